@@ -1,0 +1,54 @@
+// GridSpec: a regular 3D grid, x fastest. Point (i,j,k) lies at origin + (i,j,k)*spacing.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "dcsgrid/core/atoms.hpp"
+
+namespace dcsgrid {
+
+struct GridSpec {
+  std::array<double, 3> origin{};          // Å, position of point (0,0,0)
+  std::array<double, 3> spacing{1, 1, 1};  // Å
+  std::array<std::int64_t, 3> dims{};      // nx, ny, nz
+
+  std::int64_t nx() const { return dims[0]; }
+  std::int64_t ny() const { return dims[1]; }
+  std::int64_t nz() const { return dims[2]; }
+  std::size_t point_count() const { return std::size_t(dims[0]) * dims[1] * dims[2]; }
+  std::size_t plane_size() const { return std::size_t(dims[0]) * dims[1]; }
+  std::size_t index(std::int64_t i, std::int64_t j, std::int64_t k) const {
+    return (std::size_t(k) * dims[1] + j) * dims[0] + i;
+  }
+  std::array<std::int64_t, 3> ijk(std::size_t index) const;
+  std::array<double, 3> position(std::int64_t i, std::int64_t j, std::int64_t k) const {
+    return {origin[0] + i * spacing[0], origin[1] + j * spacing[1], origin[2] + k * spacing[2]};
+  }
+  // Position of the last point along each axis.
+  std::array<double, 3> far_corner() const { return position(dims[0] - 1, dims[1] - 1, dims[2] - 1); }
+  bool same_as(const GridSpec& other, double tolerance = 1e-6) const;
+  std::string describe() const;  // "129x129x129 points, 0.5 Å, origin (x, y, z)"
+};
+
+// Throws Error unless dims are positive and spacing is positive and finite.
+void validate(const GridSpec& grid);
+
+// A grid covering box grown by padding on every side, at the given spacing. The point count
+// along an axis is ceil(extent/spacing)+1, the box is centred in the grid.
+GridSpec grid_around(const Box& box, double spacing, double padding);
+// An AutoGrid-style box: centre and edge lengths, Å.
+GridSpec grid_centered(const std::array<double, 3>& center, const std::array<double, 3>& size,
+                       double spacing);
+// Origin plus point counts.
+GridSpec grid_from_origin(const std::array<double, 3>& origin, const std::array<std::int64_t, 3>& dims,
+                          double spacing);
+
+// Bytes the float32 potential of this grid takes.
+std::size_t grid_bytes(const GridSpec& grid);
+// Throws Error, saying how much is needed and how much there is, when the grid's float32 data
+// would not fit in the memory available (MemAvailable from /proc/meminfo, less a margin).
+void require_host_memory(const GridSpec& grid, std::size_t copies = 1);
+
+}  // namespace dcsgrid

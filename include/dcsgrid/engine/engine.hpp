@@ -1,0 +1,92 @@
+// One request, several backends (cpu, cuda), in the manner of OpenMM's platforms. The unit of work
+// is a z-slab of one grid, with no global state, so threads, GPUs and ranks can share it out.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dcsgrid/core/atoms.hpp"
+#include "dcsgrid/core/grid.hpp"
+#include "dcsgrid/core/physics.hpp"
+
+namespace dcsgrid::engine {
+
+enum class Method { direct, cutoff };
+std::string method_name(Method m);
+Method parse_method(const std::string& name);
+
+// Cutoff potential forms, for r < rc (zero beyond):
+//   truncated: q·g(r)                                  (discontinuous at rc)
+//   shifted:   q·g(r)·(1 − r²/rc²)²                    (the GPU cutoff literature's smoothing)
+//   switched:  q·g(r)·S(r), S a C1 cubic switch from 1 at r_switch to 0 at rc
+enum class CutoffForm { truncated, shifted, switched };
+std::string cutoff_form_name(CutoffForm f);
+CutoffForm parse_cutoff_form(const std::string& name);
+
+struct CutoffOptions {
+  double radius = 12.0;         // Å
+  CutoffForm form = CutoffForm::shifted;
+  double switch_start = 10.0;   // Å, for the switched form
+  int bin_capacity = 0;         // atoms per bin; 0 = chosen from the histogram (~95% fit)
+  bool dynamic_bins = false;    // prefix-sum bins instead of fixed capacity
+};
+
+struct PotentialRequest {
+  const AtomSet* atoms = nullptr;
+  GridSpec grid;
+  Physics physics;
+  Method method = Method::direct;
+  CutoffOptions cutoff;
+};
+
+// Planes [z_begin, z_end) of the grid.
+struct Slab {
+  std::int64_t z_begin = 0, z_end = 0;
+  std::int64_t planes() const { return z_end - z_begin; }
+};
+
+// Receives each finished slab, in z order: plane_size()*planes() floats, x fastest.
+using SlabSink = std::function<void(Slab, const float*)>;
+// Called after each slab with the fraction of the grid done.
+using Progress = std::function<void(double fraction)>;
+
+// Timings a backend reports about its last run, seconds.
+struct RunStats {
+  double setup_seconds = 0;    // device start-up, uploads, binning
+  double compute_seconds = 0;  // kernels / compute loops
+  double overflow_seconds = 0; // CPU overflow path (cutoff on GPU)
+  double sink_seconds = 0;     // time spent in the sink (writing)
+  std::string device;          // what ran it, in words
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;  // "cpu", "cuda"
+  virtual bool supports(Method method) const = 0;
+  // Computes planes [slab.z_begin, slab.z_end) into out (host memory, plane_size*planes floats).
+  virtual void compute(const PotentialRequest& request, Slab slab, float* out) = 0;
+  // Computes the whole grid slab by slab, handing each to sink. The default computes one slab
+  // after another into a host buffer of at most slab_bytes; backends that can overlap compute
+  // with the sink override it.
+  virtual RunStats run(const PotentialRequest& request, const SlabSink& sink,
+                       const Progress& progress = {});
+  // Bytes of host memory a slab buffer may use.
+  std::size_t slab_bytes = std::size_t(1) << 30;
+};
+
+// "auto" (GPU when one is usable, else CPU with a notice), "cpu" or "gpu". gpus: device ids to
+// use, empty for all.
+std::unique_ptr<Backend> make_backend(const std::string& device, const std::vector<int>& gpus = {});
+// True when this build has the CUDA backend and a GPU is visible.
+bool gpu_available();
+
+// Checks a request before any work: atoms present, grid valid, physics valid, method supported.
+void validate(const PotentialRequest& request);
+
+// Computes the whole grid into memory (tests, small grids).
+std::vector<float> compute_grid(Backend& backend, const PotentialRequest& request);
+
+}  // namespace dcsgrid::engine

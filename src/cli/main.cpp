@@ -1,0 +1,2 @@
+#include <cstdio>
+int main() { std::puts("dcsgrid: CLI under construction"); return 1; }

@@ -1,0 +1,119 @@
+#include "dcsgrid/core/grid.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "dcsgrid/core/error.hpp"
+
+namespace dcsgrid {
+
+std::array<std::int64_t, 3> GridSpec::ijk(std::size_t index) const {
+  const std::int64_t i = std::int64_t(index % dims[0]);
+  const std::size_t rest = index / dims[0];
+  return {i, std::int64_t(rest % dims[1]), std::int64_t(rest / dims[1])};
+}
+
+bool GridSpec::same_as(const GridSpec& other, double tolerance) const {
+  for (int a = 0; a < 3; ++a) {
+    if (dims[a] != other.dims[a]) return false;
+    if (std::abs(origin[a] - other.origin[a]) > tolerance) return false;
+    if (std::abs(spacing[a] - other.spacing[a]) > tolerance) return false;
+  }
+  return true;
+}
+
+std::string GridSpec::describe() const {
+  std::string space = spacing[0] == spacing[1] && spacing[1] == spacing[2]
+                          ? fmt::format("{:g} Å", spacing[0])
+                          : fmt::format("{:g}x{:g}x{:g} Å", spacing[0], spacing[1], spacing[2]);
+  return fmt::format("{}x{}x{} points ({:.3g} M), {}, origin ({:.3f}, {:.3f}, {:.3f})", dims[0],
+                     dims[1], dims[2], point_count() / 1e6, space, origin[0], origin[1], origin[2]);
+}
+
+void validate(const GridSpec& grid) {
+  for (int a = 0; a < 3; ++a) {
+    if (grid.dims[a] < 1)
+      throw Error(fmt::format("grid dimension {} is {}: every axis needs at least one point",
+                              "xyz"[a], grid.dims[a]));
+    if (!(grid.spacing[a] > 0) || !std::isfinite(grid.spacing[a]))
+      throw Error(fmt::format("grid spacing must be positive and finite, got {}", grid.spacing[a]));
+    if (!std::isfinite(grid.origin[a])) throw Error("grid origin is not finite");
+  }
+  if (grid.dims[0] > (1 << 30) || grid.dims[1] > (1 << 30) || grid.dims[2] > (1 << 30))
+    throw Error("grid dimension above 2^30 points");
+}
+
+static void require_spacing(double spacing) {
+  if (!(spacing > 0) || !std::isfinite(spacing))
+    throw Error(fmt::format("--spacing must be a positive number of Å, got {}", spacing));
+}
+
+GridSpec grid_around(const Box& box, double spacing, double padding) {
+  require_spacing(spacing);
+  if (!(padding >= 0) || !std::isfinite(padding))
+    throw Error(fmt::format("--padding must be zero or a positive number of Å, got {}", padding));
+  GridSpec grid;
+  for (int a = 0; a < 3; ++a) {
+    const double extent = box.hi[a] - box.lo[a] + 2 * padding;
+    const std::int64_t intervals = std::int64_t(std::ceil(extent / spacing - 1e-9));
+    grid.dims[a] = std::max<std::int64_t>(intervals, 0) + 1;
+    grid.spacing[a] = spacing;
+    grid.origin[a] = (box.lo[a] + box.hi[a]) / 2 - spacing * double(grid.dims[a] - 1) / 2;
+  }
+  validate(grid);
+  return grid;
+}
+
+GridSpec grid_centered(const std::array<double, 3>& center, const std::array<double, 3>& size,
+                       double spacing) {
+  require_spacing(spacing);
+  GridSpec grid;
+  for (int a = 0; a < 3; ++a) {
+    if (!(size[a] >= 0) || !std::isfinite(size[a]))
+      throw Error(fmt::format("--size must be non-negative edge lengths in Å, got {}", size[a]));
+    grid.dims[a] = std::int64_t(std::ceil(size[a] / spacing - 1e-9)) + 1;
+    grid.spacing[a] = spacing;
+    grid.origin[a] = center[a] - spacing * double(grid.dims[a] - 1) / 2;
+  }
+  validate(grid);
+  return grid;
+}
+
+GridSpec grid_from_origin(const std::array<double, 3>& origin,
+                          const std::array<std::int64_t, 3>& dims, double spacing) {
+  require_spacing(spacing);
+  GridSpec grid;
+  grid.origin = origin;
+  grid.dims = dims;
+  grid.spacing = {spacing, spacing, spacing};
+  validate(grid);
+  return grid;
+}
+
+std::size_t grid_bytes(const GridSpec& grid) { return grid.point_count() * sizeof(float); }
+
+static std::size_t available_host_memory() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::size_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return 0;  // unknown: do not refuse
+}
+
+void require_host_memory(const GridSpec& grid, std::size_t copies) {
+  const std::size_t need = grid_bytes(grid) * copies;
+  const std::size_t have = available_host_memory();
+  // Leave a tenth of what is free for everything else.
+  if (have && need > have / 10 * 9)
+    throw Error(fmt::format(
+        "the grid {} needs {:.2f} GiB of memory but only {:.2f} GiB is available; use a coarser "
+        "--spacing, a smaller --padding/--size, or write HDF5 (streamed in slabs)",
+        grid.describe(), need / 1073741824.0, have / 1073741824.0));
+}
+
+}  // namespace dcsgrid

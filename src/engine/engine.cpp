@@ -1,0 +1,108 @@
+#include "dcsgrid/engine/engine.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include <spdlog/spdlog.h>
+
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/engine/cpu_backend.hpp"
+#include "dcsgrid/engine/cuda_backend.hpp"
+
+namespace dcsgrid::engine {
+
+std::string method_name(Method m) { return m == Method::direct ? "direct" : "cutoff"; }
+
+Method parse_method(const std::string& name) {
+  if (name == "direct") return Method::direct;
+  if (name == "cutoff") return Method::cutoff;
+  throw Error("unknown method '" + name + "': use direct or cutoff");
+}
+
+std::string cutoff_form_name(CutoffForm f) {
+  switch (f) {
+    case CutoffForm::truncated: return "truncated";
+    case CutoffForm::shifted: return "shifted";
+    case CutoffForm::switched: return "switched";
+  }
+  return "?";
+}
+
+CutoffForm parse_cutoff_form(const std::string& name) {
+  for (CutoffForm f : {CutoffForm::truncated, CutoffForm::shifted, CutoffForm::switched})
+    if (name == cutoff_form_name(f)) return f;
+  throw Error("unknown cutoff form '" + name + "': use truncated, shifted or switched");
+}
+
+void validate(const PotentialRequest& request) {
+  if (!request.atoms || request.atoms->empty()) throw Error("no atoms to compute a potential from");
+  validate(request.grid);
+  validate(request.physics);
+  if (request.method == Method::cutoff) {
+    const auto& c = request.cutoff;
+    if (!(c.radius > 0)) throw Error("--cutoff must be a positive radius in Å");
+    if (c.form == CutoffForm::switched && !(c.switch_start >= 0 && c.switch_start < c.radius))
+      throw Error("--switch-start must lie between 0 and the cutoff radius");
+    if (c.bin_capacity < 0) throw Error("--bin-capacity must be positive (0 = automatic)");
+  }
+}
+
+RunStats Backend::run(const PotentialRequest& request, const SlabSink& sink,
+                      const Progress& progress) {
+  using clock = std::chrono::steady_clock;
+  validate(request);
+  const GridSpec& grid = request.grid;
+  const std::int64_t plane_bytes = std::int64_t(grid.plane_size() * sizeof(float));
+  const std::int64_t planes_per_slab =
+      std::clamp<std::int64_t>(std::int64_t(slab_bytes) / plane_bytes, 1, grid.nz());
+  std::vector<float> buffer(grid.plane_size() * planes_per_slab);
+  RunStats stats;
+  stats.device = name();
+  for (std::int64_t z = 0; z < grid.nz(); z += planes_per_slab) {
+    const Slab slab{z, std::min(grid.nz(), z + planes_per_slab)};
+    const auto t0 = clock::now();
+    compute(request, slab, buffer.data());
+    const auto t1 = clock::now();
+    sink(slab, buffer.data());
+    const auto t2 = clock::now();
+    stats.compute_seconds += std::chrono::duration<double>(t1 - t0).count();
+    stats.sink_seconds += std::chrono::duration<double>(t2 - t1).count();
+    if (progress) progress(double(slab.z_end) / grid.nz());
+  }
+  return stats;
+}
+
+std::vector<float> compute_grid(Backend& backend, const PotentialRequest& request) {
+  validate(request);
+  std::vector<float> out(request.grid.point_count());
+  const std::size_t plane = request.grid.plane_size();
+  backend.run(request, [&](Slab slab, const float* data) {
+    std::copy(data, data + plane * slab.planes(), out.begin() + plane * slab.z_begin);
+  });
+  return out;
+}
+
+bool gpu_available() {
+#ifdef DCSGRID_HAVE_CUDA
+  return cuda_device_count() > 0;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& device, const std::vector<int>& gpus) {
+  if (device == "cpu") return make_cpu_backend();
+  if (device != "auto" && device != "gpu")
+    throw Error("unknown --device '" + device + "': use auto, cpu or gpu");
+#ifdef DCSGRID_HAVE_CUDA
+  if (cuda_device_count() > 0) return make_cuda_backend(gpus);
+  if (device == "gpu") throw Error("--device gpu: no usable CUDA device was found");
+  spdlog::info("no CUDA device found: computing on the CPU");
+#else
+  if (device == "gpu") throw Error("--device gpu: this build of dcsgrid has no CUDA support");
+  if (!gpus.empty()) spdlog::warn("--gpus ignored: this build has no CUDA support");
+#endif
+  return make_cpu_backend();
+}
+
+}  // namespace dcsgrid::engine

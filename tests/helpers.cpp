@@ -1,0 +1,94 @@
+#include "helpers.hpp"
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include <sys/wait.h>
+
+#include "dcsgrid/engine/engine.hpp"
+
+namespace dcsgrid::test {
+
+std::filesystem::path source_dir() { return DCSGRID_SOURCE_DIR; }
+std::filesystem::path data_file(const std::string& name) { return source_dir() / "data" / name; }
+
+std::filesystem::path temp_dir(const std::string& tag) {
+  std::random_device rd;
+  auto dir = std::filesystem::temp_directory_path() /
+             ("dcsgrid-test-" + tag + "-" + std::to_string(rd()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+AtomSet random_atoms(std::size_t n, const Box& box, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0), charge(-1.0, 1.0);
+  AtomSet atoms;
+  atoms.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double px = box.lo[0] + unit(rng) * (box.hi[0] - box.lo[0]);
+    const double py = box.lo[1] + unit(rng) * (box.hi[1] - box.lo[1]);
+    const double pz = box.lo[2] + unit(rng) * (box.hi[2] - box.lo[2]);
+    atoms.push_back(px, py, pz, charge(rng));
+  }
+  return atoms;
+}
+
+std::vector<double> reference_direct(const AtomSet& atoms, const GridSpec& grid,
+                                     const PairKernel& kernel, std::int64_t z_begin,
+                                     std::int64_t z_end) {
+  if (z_end < 0) z_end = grid.nz();
+  std::vector<double> out(grid.plane_size() * (z_end - z_begin), 0.0);
+#pragma omp parallel for collapse(2) schedule(static)
+  for (std::int64_t k = z_begin; k < z_end; ++k)
+    for (std::int64_t j = 0; j < grid.ny(); ++j)
+      for (std::int64_t i = 0; i < grid.nx(); ++i) {
+        const auto p = grid.position(i, j, k);
+        double sum = 0;
+        for (std::size_t a = 0; a < atoms.size(); ++a) {
+          const double dx = p[0] - atoms.x[a], dy = p[1] - atoms.y[a], dz = p[2] - atoms.z[a];
+          sum += atoms.q[a] * pair_term_double(kernel, dx * dx + dy * dy + dz * dz);
+        }
+        out[((k - z_begin) * grid.ny() + j) * grid.nx() + i] = kernel.scale_d * sum;
+      }
+  return out;
+}
+
+template <typename T>
+static double relative_l2_impl(const std::vector<float>& a, const std::vector<T>& ref) {
+  if (a.size() != ref.size()) return INFINITY;
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double d = double(a[i]) - double(ref[i]);
+    num += d * d;
+    den += double(ref[i]) * double(ref[i]);
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+double relative_l2(const std::vector<float>& a, const std::vector<double>& ref) {
+  return relative_l2_impl(a, ref);
+}
+double relative_l2(const std::vector<float>& a, const std::vector<float>& ref) {
+  return relative_l2_impl(a, ref);
+}
+
+CommandResult run_command(const std::string& command) {
+  CommandResult result;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return result;
+  std::array<char, 4096> buf;
+  std::size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) result.output.append(buf.data(), n);
+  const int status = ::pclose(pipe);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+std::string dcsgrid_binary() { return DCSGRID_BINARY; }
+
+bool have_gpu() { return engine::gpu_available(); }
+
+}  // namespace dcsgrid::test

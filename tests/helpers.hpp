@@ -1,0 +1,51 @@
+// Helpers shared by the tests: float64 references, random inputs, paths, running the CLI.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "dcsgrid/core/atoms.hpp"
+#include "dcsgrid/core/grid.hpp"
+#include "dcsgrid/core/physics.hpp"
+
+namespace dcsgrid::test {
+
+// Project folders.
+std::filesystem::path source_dir();
+std::filesystem::path data_file(const std::string& name);  // data/<name>
+// A fresh empty folder under the system temp dir, removed by the caller if it wants.
+std::filesystem::path temp_dir(const std::string& tag);
+
+// n atoms uniformly inside box, charges uniform in [-1, 1], reproducible from seed.
+AtomSet random_atoms(std::size_t n, const Box& box, std::uint64_t seed);
+
+// Float64 direct sum of planes [z_begin, z_end) (all planes when z_end < 0), the reference every
+// backend is held to.
+std::vector<double> reference_direct(const AtomSet& atoms, const GridSpec& grid,
+                                     const PairKernel& kernel, std::int64_t z_begin = 0,
+                                     std::int64_t z_end = -1);
+
+// ||a − ref|| / ||ref|| over all entries.
+double relative_l2(const std::vector<float>& a, const std::vector<double>& ref);
+double relative_l2(const std::vector<float>& a, const std::vector<float>& ref);
+
+// Runs a shell command, returns its exit status and captures stdout+stderr.
+struct CommandResult {
+  int status = -1;
+  std::string output;
+};
+CommandResult run_command(const std::string& command);
+// The dcsgrid binary built alongside the tests.
+std::string dcsgrid_binary();
+
+// True when a CUDA device is usable (false in CPU-only builds).
+bool have_gpu();
+
+}  // namespace dcsgrid::test
+
+// In a GPU test: skips with a clear message when no device is present.
+#define DCSGRID_REQUIRE_GPU()                                                    \
+  do {                                                                           \
+    if (!::dcsgrid::test::have_gpu()) GTEST_SKIP() << "no CUDA device present: GPU test skipped"; \
+  } while (0)

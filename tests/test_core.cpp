@@ -1,0 +1,101 @@
+// Grid geometry, units and the pair kernel's physics against hand-derived values.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/grid.hpp"
+#include "dcsgrid/core/physics.hpp"
+#include "dcsgrid/core/units.hpp"
+
+using namespace dcsgrid;
+
+TEST(Grid, IndexPositionRoundTrip) {
+  const GridSpec g = grid_from_origin({-3.5, 2.0, 10.25}, {7, 5, 3}, 0.5);
+  for (std::size_t n = 0; n < g.point_count(); ++n) {
+    const auto ijk = g.ijk(n);
+    EXPECT_EQ(g.index(ijk[0], ijk[1], ijk[2]), n);
+    const auto p = g.position(ijk[0], ijk[1], ijk[2]);
+    EXPECT_DOUBLE_EQ(p[0], -3.5 + 0.5 * ijk[0]);
+    EXPECT_DOUBLE_EQ(p[2], 10.25 + 0.5 * ijk[2]);
+  }
+  EXPECT_EQ(g.index(1, 0, 0), 1u);  // x fastest
+  EXPECT_EQ(g.index(0, 1, 0), 7u);
+  EXPECT_EQ(g.index(0, 0, 1), 35u);
+}
+
+TEST(Grid, AroundBoxCoversAtomsWithPadding) {
+  Box box{{-1.0, 0.0, 2.0}, {3.0, 0.2, 2.0}};
+  const GridSpec g = grid_around(box, 0.5, 10.0);
+  for (int a = 0; a < 3; ++a) {
+    EXPECT_LE(g.origin[a], box.lo[a] - 10.0 + 1e-9);
+    EXPECT_GE(g.far_corner()[a], box.hi[a] + 10.0 - 1e-9);
+    EXPECT_LT(g.far_corner()[a] - g.origin[a], box.hi[a] - box.lo[a] + 20.0 + 0.5);  // tight
+    EXPECT_NEAR((g.origin[a] + g.far_corner()[a]) / 2, box.center()[a], 1e-9);
+  }
+  EXPECT_EQ(g.dims[0], 49);  // 24 Å / 0.5 + 1
+}
+
+TEST(Grid, CenteredBoxAndBadInput) {
+  const GridSpec g = grid_centered({1, 2, 3}, {10, 20, 5}, 0.375);
+  EXPECT_NEAR(g.origin[0] + g.far_corner()[0], 2.0, 1e-9);
+  EXPECT_GE(g.far_corner()[1] - g.origin[1], 20.0 - 1e-9);
+  EXPECT_THROW(grid_centered({0, 0, 0}, {1, 1, 1}, 0.0), Error);
+  EXPECT_THROW(grid_from_origin({0, 0, 0}, {0, 4, 4}, 1.0), Error);
+  EXPECT_THROW(grid_around(Box{}, 0.5, -1.0), Error);
+}
+
+TEST(Grid, RefusesGridsBeyondMemory) {
+  const GridSpec huge = grid_from_origin({0, 0, 0}, {1 << 20, 1 << 20, 1 << 10}, 1.0);
+  try {
+    require_host_memory(huge);
+    FAIL() << "a 4 PiB grid was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("GiB"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Units, ConversionsFromKcal) {
+  // kT at 298.15 K is 0.592483 kcal/mol.
+  EXPECT_NEAR(1.0 / unit_factor(Unit::kT_per_e, 298.15), 0.592483, 1e-5);
+  EXPECT_DOUBLE_EQ(unit_factor(Unit::kJ_per_mol_e, 300), 4.184);
+  EXPECT_NEAR(unit_factor(Unit::volt, 300), 0.0433641, 1e-6);  // 1 kcal/mol/e in volts
+  EXPECT_EQ(parse_unit("kcal/mol/e"), Unit::kcal_per_mol_e);
+  EXPECT_THROW(parse_unit("eV"), Error);
+}
+
+TEST(Units, DebyeLengthOfWater) {
+  // 1/κ = 3.04 Å / sqrt(I) for a 1:1 salt in water (ε 78.54) at 298.15 K.
+  EXPECT_NEAR(1.0 / debye_kappa(0.15, 78.54, 298.15), 3.043 / std::sqrt(0.15), 0.01);
+  EXPECT_EQ(debye_kappa(0.0, 78.54, 298.15), 0.0);
+}
+
+TEST(Physics, KernelForms) {
+  Physics p;
+  p.unit = Unit::kcal_per_mol_e;
+  p.dielectric = 4;
+  PairKernel k = make_pair_kernel(p);
+  EXPECT_EQ(k.form, PairForm::coulomb);
+  EXPECT_DOUBLE_EQ(k.scale_d, 332.0637 / 4);
+  EXPECT_DOUBLE_EQ(pair_term_double(k, 4.0), 0.5);
+  EXPECT_DOUBLE_EQ(pair_term_double(k, 0.0), 1.0 / p.min_distance);  // clamped, finite
+  EXPECT_NEAR(pair_term<PairForm::coulomb>(4.0f, 0), 0.5f, 1e-7);
+
+  p.dielectric = 1;
+  p.distance_dependent = true;
+  k = make_pair_kernel(p);
+  EXPECT_EQ(k.form, PairForm::distance_dependent);
+  EXPECT_DOUBLE_EQ(k.scale_d * pair_term_double(k, 9.0), 332.0637 / (4 * 3 * 3));
+
+  p.distance_dependent = false;
+  p.dielectric = 78.54;
+  p.ionic_strength = 0.1;
+  k = make_pair_kernel(p);
+  EXPECT_EQ(k.form, PairForm::debye_huckel);
+  EXPECT_NEAR(pair_term_double(k, 25.0), std::exp(-k.kappa_d * 5.0) / 5.0, 1e-15);
+  EXPECT_NEAR(pair_term<PairForm::debye_huckel>(25.0f, k.kappa), std::exp(-k.kappa_d * 5.0) / 5.0,
+              1e-7);
+
+  p.distance_dependent = true;
+  EXPECT_THROW(make_pair_kernel(p), Error);  // ddd with screening
+}
