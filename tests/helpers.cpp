@@ -7,7 +7,9 @@
 
 #include <sys/wait.h>
 
-#include "dcsgrid/engine/engine.hpp"
+#ifdef DCSGRID_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 namespace dcsgrid::test {
 
@@ -89,6 +91,17 @@ CommandResult run_command(const std::string& command) {
 
 std::string dcsgrid_binary() { return DCSGRID_BINARY; }
 
-bool have_gpu() { return engine::gpu_available(); }
+bool have_gpu() {
+#ifdef DCSGRID_HAVE_CUDA
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return n > 0;
+#else
+  return false;
+#endif
+}
 
 }  // namespace dcsgrid::test
