@@ -1,2 +1,37 @@
+// dcsgrid's entry point: dispatches to a command and turns errors into messages and exit codes.
 #include <cstdio>
-int main() { std::puts("dcsgrid: CLI under construction"); return 1; }
+#include <cstring>
+#include <exception>
+#include <new>
+
+#include "dcsgrid/cli/commands.hpp"
+#include "dcsgrid/core/error.hpp"
+
+namespace {
+
+struct Command {
+  const char* name;
+  int (*run)(int, char**);
+};
+
+constexpr Command kCommands[] = {
+    {"info", dcsgrid::cli::info_command},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc > 1)
+      for (const Command& c : kCommands)
+        if (std::strcmp(argv[1], c.name) == 0) return c.run(argc - 1, argv + 1);
+    return dcsgrid::cli::main_job(argc, argv);
+  } catch (const dcsgrid::Error& e) {
+    std::fprintf(stderr, "dcsgrid: error: %s\n", e.what());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "dcsgrid: error: out of memory\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dcsgrid: internal error: %s\n", e.what());
+  }
+  return 1;
+}

@@ -1,0 +1,17 @@
+// The dcsgrid commands. Each parses its own arguments (argv[0] is the command's name) and returns
+// the process exit status; errors the user can fix are printed and give 1, usage errors 2.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace dcsgrid::cli {
+
+int main_job(int argc, char** argv);      // dcsgrid INPUT -o OUT [options]
+int info_command(int argc, char** argv);  // dcsgrid info FILE.h5
+
+// Sets spdlog's level from -v (count) and -q, and its pattern ("dcsgrid: warning: ...").
+void setup_logging(int verbose, bool quiet);
+// The command line as one shell-quoted string, for provenance.
+std::string joined_command_line(int argc, char** argv);
+
+}  // namespace dcsgrid::cli

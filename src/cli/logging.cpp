@@ -1,0 +1,36 @@
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "dcsgrid/cli/commands.hpp"
+
+namespace dcsgrid::cli {
+
+void setup_logging(int verbose, bool quiet) {
+  // Messages go to stderr so that stdout stays clean for --json.
+  auto logger = spdlog::stderr_color_mt("dcsgrid");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%^dcsgrid: %l:%$ %v");
+  spdlog::set_level(quiet ? spdlog::level::warn
+                          : verbose >= 2 ? spdlog::level::trace
+                          : verbose == 1 ? spdlog::level::debug
+                                         : spdlog::level::info);
+}
+
+std::string joined_command_line(int argc, char** argv) {
+  std::string line;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    const bool plain = !arg.empty() && arg.find_first_of(" \t\n'\"\\$`*?;&|<>()") == std::string::npos;
+    if (i) line += ' ';
+    if (plain) {
+      line += arg;
+    } else {
+      line += '\'';
+      for (char c : arg) line += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      line += '\'';
+    }
+  }
+  return line;
+}
+
+}  // namespace dcsgrid::cli

@@ -1,0 +1,378 @@
+// dcsgrid INPUT -o OUT [options]: read atoms, compute the potential on a grid, write the maps.
+#include <omp.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "dcsgrid/cli/commands.hpp"
+#include "dcsgrid/cli/progress.hpp"
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/engine/engine.hpp"
+#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/read.hpp"
+
+namespace dcsgrid::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+struct MainOptions {
+  std::string input;
+  std::vector<std::string> outputs;
+  io::ReadOptions read;
+  std::string unknown = "error";
+  double spacing = 0.5, padding = 10.0;
+  std::vector<double> center, size, origin;
+  std::vector<std::int64_t> dims;
+  Physics physics;
+  std::string units = "kT/e";
+  std::string method = "direct";
+  std::string cutoff_form = "shifted";
+  engine::CutoffOptions cutoff;
+  std::string device = "auto";
+  std::string gpus = "all";
+  int threads = 0;
+  bool compress = false;
+  bool json = false;
+  int verbose = 0;
+  bool quiet = false;
+};
+
+const char* kExamples = R"(Examples:
+  dcsgrid protein.pqr -o pot.h5                    potential in kT/e, 0.5 Å grid, 10 Å padding
+  dcsgrid 1abc.pdb -o pot.dx -o pot.ccp4           charges from AMBER; maps for VMD/PyMOL/Chimera
+  dcsgrid lig.pdbqt -o pot.h5 --center 10,2,-4 --size 24,24,24 --spacing 0.375   AutoGrid-style box
+  dcsgrid big.pqr -o pot.h5 --method cutoff --cutoff 12      fast cutoff summation
+  dcsgrid in.pqr -o pot.h5 --dielectric 78.54 --ionic-strength 0.15   screened (Debye–Hückel)
+  dcsgrid info pot.h5                              grid, units, provenance, min/max/mean
+  dcsgrid compare direct.h5 cutoff.h5              accuracy of one map against another
+
+Inputs: .pqr .pdb .ent .cif .mmcif .pdbqt .xyz, optionally .gz. PDB/mmCIF get charges from a
+pdb2pqr force-field table (missing hydrogens folded onto their heavy atoms).
+Outputs: .h5 (HDF5, /potential [nz][ny][nx] + pot.xmf for ParaView), .dx (OpenDX), .ccp4/.mrc/.map.
+Potential: V(p) = k_C Σ q_i / (ε |p − r_i|), k_C = 332.0637 kcal·Å/(mol·e²); distances below
+--min-distance count as --min-distance, so no point yields inf/NaN.
+Other commands: info, compare (run `dcsgrid COMMAND --help`).)";
+
+void add_options(CLI::App& app, MainOptions& o) {
+  app.add_option("input", o.input, "Atoms with charges: PQR, PDB, mmCIF, PDBQT or XYZ (.gz too)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("-o,--output", o.outputs,
+                 "Output map; the extension picks the format (.h5, .dx, .ccp4/.mrc/.map). Repeat "
+                 "for several")
+      ->required();
+
+  const std::string in = "Input and charges";
+  app.add_option("--forcefield", o.read.forcefield, "Charges for PDB/mmCIF: amber, charmm, parse")
+      ->check(CLI::IsMember({"amber", "charmm", "parse"}))
+      ->capture_default_str()
+      ->group(in);
+  app.add_option("--forcefield-dir", o.read.forcefield_dir,
+                 "Folder with pdb2pqr's <FF>.DAT and .names (default: $DCSGRID_FORCEFIELD_DIR, "
+                 "then " DCSGRID_DEFAULT_FORCEFIELD_DIR ")")
+      ->group(in);
+  app.add_option("--unknown", o.unknown,
+                 "Residues/atoms missing from the force field: error (list them) or zero (warn, "
+                 "charge 0)")
+      ->check(CLI::IsMember({"error", "zero"}))
+      ->capture_default_str()
+      ->group(in);
+  app.add_option("--model", o.read.model, "Model number of a multi-model PDB/mmCIF")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group(in);
+
+  const std::string grid = "Grid (default: the atoms' box plus --padding)";
+  app.add_option("--spacing", o.spacing, "Grid spacing, Å")->capture_default_str()->group(grid);
+  app.add_option("--padding", o.padding, "Margin around the atoms' bounding box, Å")
+      ->capture_default_str()
+      ->group(grid);
+  auto* center = app.add_option("--center", o.center, "Box centre x,y,z (Å), with --size")
+                     ->delimiter(',')
+                     ->expected(3)
+                     ->group(grid);
+  auto* size = app.add_option("--size", o.size, "Box edge lengths x,y,z (Å), with --center")
+                   ->delimiter(',')
+                   ->expected(3)
+                   ->group(grid);
+  auto* origin = app.add_option("--origin", o.origin, "Position of the first point x,y,z (Å), with --dims")
+                     ->delimiter(',')
+                     ->expected(3)
+                     ->group(grid);
+  auto* dims = app.add_option("--dims", o.dims, "Points along x,y,z, with --origin")
+                   ->delimiter(',')
+                   ->expected(3)
+                   ->group(grid);
+  center->needs(size);
+  size->needs(center);
+  origin->needs(dims);
+  dims->needs(origin);
+  center->excludes(origin);
+  size->excludes(dims);
+
+  const std::string phys = "Physics";
+  app.add_option("--dielectric", o.physics.dielectric, "Relative permittivity ε")
+      ->capture_default_str()
+      ->group(phys);
+  app.add_flag("--ddd", o.physics.distance_dependent, "Distance-dependent dielectric ε(r) = 4r")
+      ->group(phys);
+  app.add_option("--ionic-strength", o.physics.ionic_strength,
+                 "Debye–Hückel screening by a 1:1 salt of this ionic strength, mol/L")
+      ->capture_default_str()
+      ->group(phys);
+  app.add_option("--temperature", o.physics.temperature, "Temperature, K (for kT/e and screening)")
+      ->capture_default_str()
+      ->group(phys);
+  app.add_option("--min-distance", o.physics.min_distance,
+                 "Distances below this count as this, Å (keeps points on atoms finite)")
+      ->capture_default_str()
+      ->group(phys);
+  app.add_option("--units", o.units, "Output unit: kT/e, kcal/mol/e, kJ/mol/e or V")
+      ->check(CLI::IsMember({"kT/e", "kcal/mol/e", "kJ/mol/e", "V"}))
+      ->capture_default_str()
+      ->group(phys);
+
+  const std::string meth = "Method";
+  app.add_option("--method", o.method, "direct (exact sum over all atoms) or cutoff")
+      ->check(CLI::IsMember({"direct", "cutoff"}))
+      ->capture_default_str()
+      ->group(meth);
+  app.add_option("--cutoff", o.cutoff.radius, "Cutoff radius for --method cutoff, Å")
+      ->capture_default_str()
+      ->group(meth);
+  app.add_option("--cutoff-form", o.cutoff_form,
+                 "truncated, shifted q/r·(1−r²/rc²)², or switched (C1 from --switch-start to rc)")
+      ->check(CLI::IsMember({"truncated", "shifted", "switched"}))
+      ->capture_default_str()
+      ->group(meth);
+  app.add_option("--switch-start", o.cutoff.switch_start, "Where the switched form starts, Å")
+      ->capture_default_str()
+      ->group(meth);
+  app.add_option("--bin-capacity", o.cutoff.bin_capacity,
+                 "Atoms per bin for the GPU cutoff (0: chosen so ~95% of atoms fit)")
+      ->capture_default_str()
+      ->group(meth);
+  app.add_flag("--dynamic-bins", o.cutoff.dynamic_bins,
+               "Prefix-sum bins instead of fixed capacity (very uneven atom densities)")
+      ->group(meth);
+
+  const std::string dev = "Hardware";
+  app.add_option("--device", o.device, "auto (GPU when present), cpu or gpu")
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
+      ->capture_default_str()
+      ->group(dev);
+  app.add_option("--gpus", o.gpus, "GPUs to use: all or a list like 0,1")
+      ->capture_default_str()
+      ->group(dev);
+  app.add_option("--threads", o.threads, "CPU threads (0: all cores)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group(dev);
+
+  const std::string out = "Output and messages";
+  app.add_flag("--compress", o.compress, "HDF5: shuffle + deflate compression")->group(out);
+  app.add_flag("--json", o.json, "Print the run summary as JSON on stdout")->group(out);
+  app.add_flag("-v,--verbose", o.verbose, "More messages (-vv for all)")->group(out);
+  app.add_flag("-q,--quiet", o.quiet, "Only warnings and errors")->group(out);
+}
+
+std::vector<int> parse_gpu_list(const std::string& text) {
+  std::vector<int> ids;
+  if (text == "all") return ids;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    try {
+      std::size_t used = 0;
+      const int id = std::stoi(item, &used);
+      if (used != item.size() || id < 0) throw std::invalid_argument(item);
+      ids.push_back(id);
+    } catch (const std::exception&) {
+      throw Error("--gpus: '" + text + "' is not 'all' or a list of device numbers like 0,1");
+    }
+    pos = comma + 1;
+  }
+  return ids;
+}
+
+GridSpec choose_grid(const MainOptions& o, const AtomSet& atoms) {
+  if (!o.center.empty())
+    return grid_centered({o.center[0], o.center[1], o.center[2]}, {o.size[0], o.size[1], o.size[2]},
+                         o.spacing);
+  if (!o.origin.empty())
+    return grid_from_origin({o.origin[0], o.origin[1], o.origin[2]}, {o.dims[0], o.dims[1], o.dims[2]},
+                            o.spacing);
+  return grid_around(bounding_box(atoms), o.spacing, o.padding);
+}
+
+// Refuses, before any work, outputs whose format is unknown or whose folder cannot take a file.
+void check_outputs(const std::vector<std::string>& outputs) {
+  for (const auto& out : outputs) {
+    io::map_format_from_path(out);
+    const fs::path dir = fs::path(out).parent_path().empty() ? fs::path(".") : fs::path(out).parent_path();
+    if (!fs::is_directory(dir)) throw Error("output folder " + dir.string() + " does not exist");
+    if (fs::is_directory(out)) throw Error("output " + out + " is a folder");
+  }
+}
+
+io::MapMetadata make_metadata(const MainOptions& o, const engine::PotentialRequest& request,
+                              const io::Structure& structure, const std::string& command_line) {
+  io::MapMetadata meta;
+  meta.units = unit_name(request.physics.unit);
+  meta.temperature = request.physics.temperature;
+  meta.method = engine::method_name(request.method);
+  if (request.method == engine::Method::cutoff) {
+    meta.parameters["cutoff"] = fmt::format("{:g}", request.cutoff.radius);
+    meta.parameters["cutoff_form"] = engine::cutoff_form_name(request.cutoff.form);
+    if (request.cutoff.form == engine::CutoffForm::switched)
+      meta.parameters["switch_start"] = fmt::format("{:g}", request.cutoff.switch_start);
+  }
+  meta.dielectric = request.physics.dielectric;
+  meta.dielectric_model = request.physics.distance_dependent ? "distance-dependent 4r" : "constant";
+  meta.ionic_strength = request.physics.ionic_strength;
+  meta.min_distance = request.physics.min_distance;
+  meta.atom_count = structure.atoms.size();
+  meta.total_charge = structure.atoms.total_charge();
+  meta.input_file = o.input;
+  meta.input_sha256 = io::sha256_file(o.input);
+  meta.program_version = DCSGRID_VERSION;
+  meta.command_line = command_line;
+  return meta;
+}
+
+int run(MainOptions& o, const std::string& command_line) {
+  const auto t_start = clock_type::now();
+  if (o.threads > 0) omp_set_num_threads(o.threads);
+  check_outputs(o.outputs);
+
+  // Read.
+  o.read.unknown_zero = o.unknown == "zero";
+  const auto t_read = clock_type::now();
+  const io::Structure structure = io::read_structure(o.input, o.read);
+  const double read_seconds = seconds_since(t_read);
+  for (const auto& w : structure.warnings) spdlog::warn("{}", w);
+  const double total_charge = structure.atoms.total_charge();
+  spdlog::info("{}: {} atoms, total charge {:+.4f} e (charges from {})", o.input,
+               structure.atoms.size(), total_charge, structure.charge_source);
+
+  // Set up.
+  engine::PotentialRequest request;
+  request.atoms = &structure.atoms;
+  o.physics.unit = parse_unit(o.units);
+  request.physics = o.physics;
+  request.method = engine::parse_method(o.method);
+  o.cutoff.form = engine::parse_cutoff_form(o.cutoff_form);
+  request.cutoff = o.cutoff;
+  request.grid = choose_grid(o, structure.atoms);
+  engine::validate(request);
+
+  // HDF5 outputs are streamed slab by slab; the others need the whole grid in memory.
+  std::vector<std::string> whole_grid_outputs;
+  for (const auto& out : o.outputs)
+    if (io::map_format_from_path(out) != io::MapFormat::hdf5) whole_grid_outputs.push_back(out);
+  if (!whole_grid_outputs.empty()) require_host_memory(request.grid);
+
+  auto backend = engine::make_backend(o.device, parse_gpu_list(o.gpus));
+  if (!backend->supports(request.method))
+    throw Error("the " + backend->name() + " backend does not support --method " + o.method);
+  spdlog::info("grid {}", request.grid.describe());
+  spdlog::info("{} summation on {}: {}", o.method, backend->name(), describe(request.physics));
+
+  const io::MapMetadata meta = make_metadata(o, request, structure, command_line);
+  io::WriteOptions write_options;
+  write_options.compress = o.compress;
+  std::vector<std::unique_ptr<io::Hdf5MapWriter>> streams;
+  for (const auto& out : o.outputs)
+    if (io::map_format_from_path(out) == io::MapFormat::hdf5)
+      streams.push_back(std::make_unique<io::Hdf5MapWriter>(out, request.grid, meta, write_options));
+  std::vector<float> whole;
+  if (!whole_grid_outputs.empty()) whole.resize(request.grid.point_count());
+
+  // Compute, handing each slab to the writers.
+  const std::size_t plane = request.grid.plane_size();
+  ProgressBar bar("computing", !o.quiet);
+  const auto t_compute = clock_type::now();
+  const engine::RunStats stats = backend->run(
+      request,
+      [&](engine::Slab slab, const float* data) {
+        for (auto& s : streams) s->write_planes(slab.z_begin, slab.planes(), data);
+        if (!whole.empty())
+          std::copy(data, data + plane * slab.planes(), whole.begin() + plane * slab.z_begin);
+      },
+      [&](double fraction) { bar.update(fraction); });
+  const double run_seconds = seconds_since(t_compute);
+  bar.finish();
+
+  const auto t_write = clock_type::now();
+  for (auto& s : streams) s->finish();
+  for (const auto& out : whole_grid_outputs) io::write_map(out, request.grid, whole.data(), meta);
+  const double write_seconds = seconds_since(t_write) + stats.sink_seconds;
+  const double total_seconds = seconds_since(t_start);
+
+  const double pairs = double(structure.atoms.size()) * double(request.grid.point_count());
+  const double compute_seconds = stats.compute_seconds > 0 ? stats.compute_seconds : run_seconds;
+  nlohmann::json summary = {
+      {"input", o.input},
+      {"atoms", structure.atoms.size()},
+      {"total_charge", total_charge},
+      {"grid", {{"dims", request.grid.dims}, {"origin", request.grid.origin},
+                {"spacing", request.grid.spacing}}},
+      {"method", o.method},
+      {"units", o.units},
+      {"device", stats.device.empty() ? backend->name() : stats.device},
+      {"outputs", o.outputs},
+      {"seconds", {{"read", read_seconds}, {"setup", stats.setup_seconds},
+                   {"compute", compute_seconds}, {"overflow_cpu", stats.overflow_seconds},
+                   {"write", write_seconds}, {"total", total_seconds}}},
+  };
+  if (request.method == engine::Method::direct)
+    summary["evaluations_per_second"] = pairs / compute_seconds;
+  if (o.json) {
+    std::printf("%s\n", summary.dump(2).c_str());
+  } else if (!o.quiet) {
+    std::fprintf(stderr,
+                 "done: %zu atoms, total charge %+.4f e, %s\n"
+                 "      %s on %s, %.3f s (read %.3f, setup %.3f, compute %.3f, write %.3f)%s\n",
+                 structure.atoms.size(), total_charge, request.grid.describe().c_str(),
+                 o.method.c_str(), summary["device"].get<std::string>().c_str(), total_seconds,
+                 read_seconds, stats.setup_seconds, compute_seconds, write_seconds,
+                 request.method == engine::Method::direct
+                     ? fmt::format(", {:.3g} evaluations/s", pairs / compute_seconds).c_str()
+                     : "");
+    for (const auto& out : o.outputs) std::fprintf(stderr, "      wrote %s\n", out.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main_job(int argc, char** argv) {
+  CLI::App app{"dcsgrid: electrostatic potential of a biomolecule on a 3D grid", "dcsgrid"};
+  app.set_version_flag("--version", std::string("dcsgrid ") + DCSGRID_VERSION);
+  app.footer(kExamples);
+  app.get_formatter()->column_width(34);
+  MainOptions options;
+  add_options(app, options);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  setup_logging(options.verbose, options.quiet);
+  return run(options, joined_command_line(argc, argv));
+}
+
+}  // namespace dcsgrid::cli

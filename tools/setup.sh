@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs dcsgrid's build dependencies (Debian/Ubuntu packages) and builds it in build/.
+#   tools/setup.sh            install what is missing, configure, build
+#   BUILD_DIR=... CMAKE_ARGS="-DDCSGRID_CUDA=OFF" tools/setup.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  libhdf5-dev libcli11-dev libspdlog-dev libfmt-dev libgtest-dev nlohmann-json3-dev zlib1g-dev
+  gemmi-dev tao-pegtl-dev   # PDB/mmCIF/CCP4 through gemmi (header-only)
+  python3-pdb2pqr           # AMBER/CHARMM/PARSE force-field tables for PDB/mmCIF charges
+  python3-h5py python3-numpy python3-matplotlib   # tools/plot_map.py
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+build_dir=${BUILD_DIR:-build}
+# shellcheck disable=SC2086
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} >/dev/null
+cmake --build "$build_dir" --parallel "$(nproc)"
+echo "setup: built $build_dir/dcsgrid"
