@@ -52,6 +52,14 @@ using SlabSink = std::function<void(Slab, const float*)>;
 // Called after each slab with the fraction of the grid done.
 using Progress = std::function<void(double fraction)>;
 
+// One device's share of a run (GPU backends), seconds.
+struct DeviceRunStats {
+  std::string device;          // "GPU 0 (NVIDIA H100 80GB HBM3)"
+  double setup_seconds = 0;    // context, streams, uploads, buffers
+  double compute_seconds = 0;  // kernel time (CUDA events)
+  std::int64_t slabs = 0;      // slabs it computed
+};
+
 // Timings a backend reports about its last run, seconds.
 struct RunStats {
   double setup_seconds = 0;    // device start-up, uploads, binning
@@ -59,6 +67,7 @@ struct RunStats {
   double overflow_seconds = 0; // CPU overflow path (cutoff on GPU)
   double sink_seconds = 0;     // time spent in the sink (writing)
   std::string device;          // what ran it, in words
+  std::vector<DeviceRunStats> devices;  // per GPU (empty on the CPU)
 };
 
 class Backend {
