@@ -1,5 +1,6 @@
 // Writing and reading potential maps: HDF5 (+ XDMF sidecar), OpenDX, CCP4/MRC.
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -19,9 +20,20 @@ struct WriteOptions {
   int compression_level = 4;
 };
 
-// Streams planes into an HDF5 file: dataset /potential, float32, [nz][ny][nx], chunked, with the
-// grid and metadata as attributes, and an XDMF sidecar (same stem, .xmf). Slabs arrive in any
-// order; the file appears under its name only at finish().
+// Streams planes into an HDF5 file, laid out as follows (h5py: f["potential"][k, j, i]):
+//   dataset /potential   float32, shape [nz][ny][nx] (x fastest), chunked by whole x rows,
+//                        shuffle + deflate when options.compress
+//   its attributes       origin, spacing (3 doubles each, x,y,z order, Å), dims (3 int64, nx,ny,nz),
+//                        axis_order ("x fastest; dataset [nz][ny][nx]"), then every MapMetadata
+//                        field under its own name (strings: variable-length UTF-8; atom_count:
+//                        int64; the rest double) and each method parameter as the string attribute
+//                        "parameter:<name>".
+// and an XDMF 2 sidecar <stem>.xmf (3DCoRectMesh, ORIGIN_DXDYDZ, Node attribute "potential" ->
+// <file>.h5:/potential, relative) that ParaView and VisIt open directly.
+// Slabs arrive in any order; the file and sidecar appear under their names only at finish(), which
+// fails if a plane was never written. Destroyed without finish(), nothing is left on disk.
+// Errors are dcsgrid::Error naming the file and the failed step. Calls into HDF5 are serialised
+// (hdf5::library_mutex), so writers may be used from different threads.
 class Hdf5MapWriter {
  public:
   Hdf5MapWriter(const std::filesystem::path& path, const GridSpec& grid, const MapMetadata& meta,
@@ -38,11 +50,21 @@ class Hdf5MapWriter {
   std::unique_ptr<Impl> impl_;
 };
 
-// Whole-grid writers, each atomic (temporary name, then rename).
+// Whole-grid writers, each atomic (temporary name in the target folder, then rename).
 void write_hdf5(const std::filesystem::path& path, const GridSpec& grid, const float* data,
                 const MapMetadata& meta, const WriteOptions& options = {});
+// OpenDX as APBS writes it (VMD, PyMOL, ChimeraX read it): "# name: value" comments with units and
+// provenance (the HDF5 attribute names; values on one line, cut at 1000 characters), gridpositions counts nx ny nz, origin, three axis-aligned
+// deltas, gridconnections, one double array of nx*ny*nz values listed with x SLOWEST and z fastest
+// (the transpose of our layout), three a line, each the shortest text that reads back as the same
+// float32.
 void write_dx(const std::filesystem::path& path, const GridSpec& grid, const float* data,
               const MapMetadata& meta);
+// CCP4/MRC-2014, mode 2 (float32), MAPC/MAPR/MAPS = 1,2,3 (x fastest, as in memory). A non-periodic
+// map: the "unit cell" is dims*spacing sampled by MX,MY,MZ = nx,ny,nz, so point i sits at
+// (NXSTART + i)*spacing. NXSTART.. = round(origin/spacing) when the origin lies on that lattice
+// (else 0), and the MRC-2014 ORIGIN words (50-52) always hold the origin in Å, so viewers that
+// use either place the map alike (off the lattice, only those reading ORIGIN place it exactly). Two labels name the program, units, method and input.
 void write_ccp4(const std::filesystem::path& path, const GridSpec& grid, const float* data,
                 const MapMetadata& meta);
 // By extension.
@@ -54,10 +76,12 @@ struct MapFile {
   MapMetadata meta;
   std::vector<float> data;  // x fastest
 };
-// Reads a map written by write_hdf5/Hdf5MapWriter (attributes included). Throws Error naming the
-// file on anything missing or inconsistent.
+// Reads a map written by write_hdf5/Hdf5MapWriter (attributes included). Throws InputError naming
+// the file on a missing dataset or attribute, or a dataset shape that disagrees with dims.
 MapFile read_hdf5(const std::filesystem::path& path);
-// Reads an OpenDX map (the subset APBS, VMD and we write).
+// Reads an OpenDX map (the subset APBS, VMD and we write; axis-aligned grids, data in the file).
+// "# name: value" comments with MapMetadata's field names fill meta; other comments are ignored.
+// Throws InputError (file, line, problem) on anything else.
 MapFile read_dx(const std::filesystem::path& path);
 
 // Hex SHA-256 of a file's bytes (provenance attribute).

@@ -1,0 +1,268 @@
+// OpenDX maps in the subset APBS writes and VMD, PyMOL and ChimeraX read: a regular axis-aligned
+// grid (gridpositions + gridconnections) and one scalar array listed with x slowest, z fastest.
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <fstream>
+#include <optional>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/map_io.hpp"
+#include "map_output_file.hpp"
+
+namespace dcsgrid::io {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Comment text on one line, short enough for VMD's DX reader (it reads lines of up to ~2 KB and
+// would take the rest of a longer comment for grid syntax).
+std::string one_line(std::string text) {
+  constexpr std::size_t max_length = 1000;
+  if (text.size() > max_length) text = text.substr(0, max_length - 3) + "...";
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
+std::string field_text(const std::string& value) { return one_line(value); }
+std::string field_text(double value) { return shortest(value); }
+std::string field_text(std::size_t value) { return std::to_string(value); }
+
+// Comments first (provenance as "# name: value", the names of the HDF5 attributes), then the grid.
+std::string dx_header(const GridSpec& grid, const MapMetadata& meta) {
+  std::string text = "# OpenDX potential map written by dcsgrid " + one_line(meta.program_version) +
+                     ", units " + one_line(meta.units) + "\n" +
+                     "# Point (i,j,k) lies at origin + (i*dx, j*dy, k*dz), in Angstrom; values are "
+                     "listed with x slowest and z fastest.\n";
+  for_each_field(meta, [&](const char* name, const auto& value) {
+    text += std::string("# ") + name + ": " + field_text(value) + "\n";
+  });
+  for (const auto& [name, value] : meta.parameters)
+    text += "# " + std::string(kParameterPrefix) + one_line(name) + ": " + one_line(value) + "\n";
+
+  const std::string counts = std::to_string(grid.nx()) + " " + std::to_string(grid.ny()) + " " +
+                             std::to_string(grid.nz());
+  text += "object 1 class gridpositions counts " + counts + "\n";
+  text += "origin " + shortest(grid.origin[0]) + " " + shortest(grid.origin[1]) + " " +
+          shortest(grid.origin[2]) + "\n";
+  for (int axis = 0; axis < 3; ++axis) {
+    text += "delta";
+    for (int c = 0; c < 3; ++c) text += " " + (c == axis ? shortest(grid.spacing[axis]) : "0");
+    text += "\n";
+  }
+  text += "object 2 class gridconnections counts " + counts + "\n";
+  text += "object 3 class array type double rank 0 items " + std::to_string(grid.point_count()) +
+          " data follows\n";
+  return text;
+}
+
+constexpr const char* kDxTrailer =
+    "attribute \"dep\" string \"positions\"\n"
+    "object \"regular positions regular connections\" class field\n"
+    "component \"positions\" value 1\n"
+    "component \"connections\" value 2\n"
+    "component \"data\" value 3\n";
+
+std::vector<std::string_view> split(std::string_view line) {
+  std::vector<std::string_view> tokens;
+  std::size_t pos = 0;
+  while ((pos = line.find_first_not_of(" \t\r", pos)) != std::string_view::npos) {
+    const std::size_t end = std::min(line.find_first_of(" \t\r", pos), line.size());
+    tokens.push_back(line.substr(pos, end - pos));
+    pos = end;
+  }
+  return tokens;
+}
+
+bool has(const std::vector<std::string_view>& tokens, std::string_view word) {
+  return std::find(tokens.begin(), tokens.end(), word) != tokens.end();
+}
+
+template <typename T>
+std::optional<T> parse_number(std::string_view text) {
+  if (!text.empty() && text[0] == '+') text.remove_prefix(1);
+  T value{};
+  const auto result = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (result.ec != std::errc() || result.ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// Reads a DX file line by line, numbering lines for errors.
+class DxReader {
+ public:
+  explicit DxReader(const fs::path& path) : file_(path.string()), in_(path, std::ios::binary) {
+    if (!in_) fail("cannot open the file");
+  }
+  MapFile read();
+
+ private:
+  [[noreturn]] void fail(const std::string& problem) const { throw InputError(file_, line_no_, problem); }
+  bool next_line() {
+    if (!std::getline(in_, line_)) return false;
+    ++line_no_;
+    return true;
+  }
+  template <typename T>
+  T number(std::string_view token) const {
+    const auto value = parse_number<T>(token);
+    if (!value) fail("'" + std::string(token) + "' is not a number");
+    return *value;
+  }
+  // The three numbers after keyword in tokens ("counts 3 4 5").
+  template <typename T>
+  std::array<T, 3> three_after(const std::vector<std::string_view>& tokens, std::string_view keyword) const;
+  void read_comment(MapMetadata& meta) const;
+  void read_values(const GridSpec& grid, std::vector<float>& data);
+
+  std::string file_;
+  std::ifstream in_;
+  std::string line_;
+  std::size_t line_no_ = 0;
+};
+
+template <typename T>
+std::array<T, 3> DxReader::three_after(const std::vector<std::string_view>& tokens,
+                                       std::string_view keyword) const {
+  const auto at = std::find(tokens.begin(), tokens.end(), keyword);
+  if (tokens.end() - at < 4) fail("expected three numbers after '" + std::string(keyword) + "'");
+  return {number<T>(at[1]), number<T>(at[2]), number<T>(at[3])};
+}
+
+// "# name: value" comments with the names of MapMetadata's fields fill them in; others are ignored.
+void DxReader::read_comment(MapMetadata& meta) const {
+  const std::string_view body = std::string_view(line_).substr(line_.find('#') + 1);
+  const std::size_t colon = body.find(": ");
+  if (colon == std::string_view::npos) return;
+  const auto name_tokens = split(body.substr(0, colon));
+  if (name_tokens.size() != 1) return;  // prose, not "name: value"
+  const std::string name(name_tokens[0]);
+  std::string value(body.substr(colon + 2));
+  while (!value.empty() && (value.back() == '\r' || value.back() == ' ')) value.pop_back();
+  const std::string prefix = kParameterPrefix;
+  if (name.compare(0, prefix.size(), prefix) == 0 && name.size() > prefix.size()) {
+    meta.parameters[name.substr(prefix.size())] = value;
+    return;
+  }
+  for_each_field(meta, [&](const char* field_name, auto& field) {
+    if (name != field_name) return;
+    using T = std::decay_t<decltype(field)>;
+    if constexpr (std::is_same_v<T, std::string>) field = value;
+    else field = number<T>(value);
+  });
+}
+
+void DxReader::read_values(const GridSpec& grid, std::vector<float>& data) {
+  const std::size_t total = grid.point_count();
+  const std::size_t nz = grid.nz(), nyz = std::size_t(grid.ny()) * nz;
+  data.assign(total, 0.0f);
+  std::size_t n = 0;  // values read so far, in DX order: n = (i*ny + j)*nz + k
+  while (n < total && next_line()) {
+    for (std::string_view token : split(line_)) {
+      if (n == total) fail("more values than the " + std::to_string(total) + " announced");
+      const std::size_t i = n / nyz, j = (n / nz) % grid.ny(), k = n % nz;
+      data[grid.index(i, j, k)] = number<float>(token);
+      ++n;
+    }
+  }
+  if (n < total)
+    fail("the file ends after " + std::to_string(n) + " of " + std::to_string(total) + " values");
+}
+
+MapFile DxReader::read() {
+  MapFile map;
+  std::optional<std::array<std::int64_t, 3>> counts;
+  std::optional<std::array<double, 3>> origin;
+  std::vector<std::array<double, 3>> deltas;
+  std::optional<std::int64_t> items;
+  while (!items && next_line()) {
+    const auto tokens = split(line_);
+    if (tokens.empty()) continue;
+    if (tokens[0].front() == '#') {
+      read_comment(map.meta);
+    } else if (tokens[0] == "origin") {
+      origin = three_after<double>(tokens, "origin");
+    } else if (tokens[0] == "delta") {
+      if (deltas.size() == 3) fail("more than three delta lines");
+      deltas.push_back(three_after<double>(tokens, "delta"));
+    } else if (tokens[0] == "object" && has(tokens, "gridpositions")) {
+      counts = three_after<std::int64_t>(tokens, "counts");
+    } else if (tokens[0] == "object" && has(tokens, "gridconnections")) {
+      if (!counts || three_after<std::int64_t>(tokens, "counts") != *counts)
+        fail("gridconnections counts differ from the gridpositions counts");
+    } else if (tokens[0] == "object" && has(tokens, "array")) {
+      const auto at = std::find(tokens.begin(), tokens.end(), "items");
+      if (tokens.end() - at < 2) fail("expected the number of items");
+      items = number<std::int64_t>(at[1]);
+      if (tokens.size() < 2 || tokens[tokens.size() - 2] != "data" || tokens.back() != "follows")
+        fail("only arrays whose data follow in the same file ('data follows') are supported");
+      const auto rank = std::find(tokens.begin(), tokens.end(), "rank");
+      if (rank != tokens.end() && (tokens.end() - rank < 2 || rank[1] != "0"))
+        fail("only scalar arrays (rank 0) are supported");
+    } else {
+      fail("unexpected line '" + line_ + "'");
+    }
+  }
+  if (!items) fail("no 'object ... class array ... data follows' line");
+  if (!counts) fail("no gridpositions counts before the data");
+  if (!origin) fail("no origin line before the data");
+  if (deltas.size() != 3) fail("expected three delta lines before the data");
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b)
+      if ((a == b) != (deltas[a][b] != 0))
+        fail("delta line " + std::to_string(a + 1) + " is not along axis " + std::to_string(a + 1) +
+             " (only axis-aligned grids are supported)");
+
+  map.grid.dims = *counts;
+  map.grid.origin = *origin;
+  map.grid.spacing = {deltas[0][0], deltas[1][1], deltas[2][2]};
+  try {
+    validate(map.grid);
+  } catch (const Error& e) {
+    fail(e.what());
+  }
+  if (std::size_t(*items) != map.grid.point_count())
+    fail(std::to_string(*items) + " items announced for a grid of " +
+         std::to_string(map.grid.point_count()) + " points");
+  read_values(map.grid, map.data);
+  return map;
+}
+
+}  // namespace
+
+void write_dx(const fs::path& path, const GridSpec& grid, const float* data, const MapMetadata& meta) {
+  validate(grid);
+  AtomicFile target(path);
+  OutputFile out(target.temp_path(), path);
+  out.write(dx_header(grid, meta));
+
+  // Three values a line, x slowest and z fastest, written in blocks of about 1 MiB.
+  std::string block;
+  block.reserve((std::size_t(1) << 20) + 64);
+  std::size_t n = 0;
+  for (std::int64_t i = 0; i < grid.nx(); ++i)
+    for (std::int64_t j = 0; j < grid.ny(); ++j)
+      for (std::int64_t k = 0; k < grid.nz(); ++k) {
+        char number[32];
+        const auto end = std::to_chars(number, number + sizeof number, data[grid.index(i, j, k)]).ptr;
+        block.append(number, end);
+        block += (++n % 3 == 0 || n == grid.point_count()) ? '\n' : ' ';
+        if (block.size() >= (std::size_t(1) << 20)) {
+          out.write(block);
+          block.clear();
+        }
+      }
+  out.write(block);
+  out.write(kDxTrailer);
+  out.close();
+  target.commit();
+}
+
+MapFile read_dx(const fs::path& path) { return DxReader(path).read(); }
+
+}  // namespace dcsgrid::io

@@ -1,0 +1,274 @@
+// HDF5 maps: the streaming writer, its XDMF sidecar, and the reader.
+#include <algorithm>
+#include <type_traits>
+
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/hdf5_util.hpp"
+#include "dcsgrid/io/map_io.hpp"
+#include "map_output_file.hpp"
+
+namespace dcsgrid::io {
+
+namespace fs = std::filesystem;
+using hdf5::checked_handle;
+using hdf5::Handle;
+
+namespace {
+
+constexpr const char* kDataset = "potential";
+constexpr const char* kAxisOrder = "x fastest; dataset [nz][ny][nx]";
+
+// Chunks of whole x rows, as many planes as fit in about 1 MiB (at least one row): slabs arrive as
+// whole planes and viewers read planes or rows, so a chunk is never split across the fast axis,
+// and 1 MiB matches HDF5's default chunk cache size and keeps deflate blocks efficient without
+// making a small read pull in much more than it needs.
+std::array<hsize_t, 3> chunk_shape(const GridSpec& grid) {
+  constexpr std::size_t target_bytes = std::size_t(1) << 20;
+  const std::size_t row_bytes = std::size_t(grid.nx()) * sizeof(float);
+  const std::size_t plane_bytes = row_bytes * std::size_t(grid.ny());
+  if (plane_bytes <= target_bytes) {
+    const std::size_t planes = std::min<std::size_t>(grid.nz(), target_bytes / plane_bytes);
+    return {planes, hsize_t(grid.ny()), hsize_t(grid.nx())};
+  }
+  const std::size_t rows = std::clamp<std::size_t>(target_bytes / row_bytes, 1, grid.ny());
+  return {1, rows, hsize_t(grid.nx())};
+}
+
+std::string escape_xml(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// Three numbers in z, y, x order, as XDMF wants for 3DCoRectMesh.
+template <typename T>
+std::string zyx(const std::array<T, 3>& v) {
+  auto text = [](T x) {
+    if constexpr (std::is_floating_point_v<T>) return shortest(x);
+    else return std::to_string(x);
+  };
+  return text(v[2]) + " " + text(v[1]) + " " + text(v[0]);
+}
+
+// XDMF 2 description of the HDF5 map so ParaView and VisIt open it directly.
+std::string xdmf_text(const GridSpec& grid, const std::string& h5_name, const MapMetadata& meta) {
+  const std::string dims = zyx(grid.dims);
+  return R"(<?xml version="1.0" ?>
+<!DOCTYPE Xdmf SYSTEM "Xdmf.dtd" []>
+<Xdmf Version="2.0">
+  <Domain>
+    <Grid Name="potential" GridType="Uniform">
+      <Information Name="units" Value=")" + escape_xml(meta.units) + R"("/>
+      <Topology TopologyType="3DCoRectMesh" Dimensions=")" + dims + R"("/>
+      <Geometry GeometryType="ORIGIN_DXDYDZ">
+        <DataItem Name="Origin" Dimensions="3" NumberType="Float" Precision="8" Format="XML">)" +
+         zyx(grid.origin) + R"(</DataItem>
+        <DataItem Name="Spacing" Dimensions="3" NumberType="Float" Precision="8" Format="XML">)" +
+         zyx(grid.spacing) + R"(</DataItem>
+      </Geometry>
+      <Attribute Name="potential" AttributeType="Scalar" Center="Node">
+        <DataItem Dimensions=")" + dims + R"(" NumberType="Float" Precision="4" Format="HDF">)" +
+         escape_xml(h5_name) + ":/" + kDataset + R"(</DataItem>
+      </Attribute>
+    </Grid>
+  </Domain>
+</Xdmf>
+)";
+}
+
+void write_attributes(hid_t dataset, const GridSpec& grid, const MapMetadata& meta,
+                      const fs::path& file) {
+  hdf5::write_attribute(dataset, "origin", grid.origin, file);
+  hdf5::write_attribute(dataset, "spacing", grid.spacing, file);
+  hdf5::write_attribute(dataset, "dims", grid.dims, file);
+  hdf5::write_attribute(dataset, "axis_order", std::string(kAxisOrder), file);
+  for_each_field(meta, [&](const char* name, const auto& value) {
+    hdf5::write_attribute(dataset, name, value, file);
+  });
+  for (const auto& [name, value] : meta.parameters)
+    hdf5::write_attribute(dataset, kParameterPrefix + name, value, file);
+}
+
+// Dataset creation: chunked, optionally shuffle + deflate.
+Handle creation_properties(const GridSpec& grid, const WriteOptions& options, const fs::path& file) {
+  const std::string what = "set up the dataset's storage";
+  Handle plist = checked_handle(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, file, what);
+  const std::array<hsize_t, 3> chunk = chunk_shape(grid);
+  hdf5::check(H5Pset_chunk(plist.get(), 3, chunk.data()), file, what);
+  if (options.compress) {
+    if (options.compression_level < 0 || options.compression_level > 9)
+      throw Error(file.string() + ": compression level " + std::to_string(options.compression_level) +
+                  " is outside 0..9");
+    if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0)
+      throw Error(file.string() + ": this HDF5 library has no deflate (zlib) filter");
+    hdf5::check(H5Pset_shuffle(plist.get()), file, "enable the shuffle filter");
+    hdf5::check(H5Pset_deflate(plist.get(), unsigned(options.compression_level)), file,
+                "enable deflate compression");
+  }
+  return plist;
+}
+
+// Dataset access: a chunk cache that holds the partly written chunks at a slab boundary until the
+// next slab completes them (w0 = 1 evicts fully written chunks first).
+Handle access_properties(const fs::path& file) {
+  Handle plist = checked_handle(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose, file, "set up the chunk cache");
+  hdf5::check(H5Pset_chunk_cache(plist.get(), 521, std::size_t(32) << 20, 1.0), file,
+              "set up the chunk cache");
+  return plist;
+}
+
+}  // namespace
+
+struct Hdf5MapWriter::Impl {
+  // Declared first so they are destroyed last: the temporaries go once every handle is closed.
+  AtomicFile h5;
+  AtomicFile xmf;
+  GridSpec grid;
+  MapMetadata meta;
+  Handle file;
+  Handle dataset;
+  std::vector<bool> plane_written;
+  bool finished = false;
+
+  Impl(const fs::path& path, const GridSpec& g, const MapMetadata& m)
+      : h5(path), xmf(fs::path(path).replace_extension(".xmf")), grid(g), meta(m),
+        plane_written(std::size_t(g.nz()), false) {}
+  const fs::path& target() const { return h5.target(); }
+};
+
+Hdf5MapWriter::Hdf5MapWriter(const fs::path& path, const GridSpec& grid, const MapMetadata& meta,
+                             const WriteOptions& options) {
+  validate(grid);
+  std::lock_guard lock(hdf5::library_mutex());
+  hdf5::silence_errors();
+  auto impl = std::make_unique<Impl>(path, grid, meta);
+  impl->file = checked_handle(
+      H5Fcreate(impl->h5.temp_path().c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
+      path, "create the file (as " + impl->h5.temp_path().filename().string() + ")");
+  const hsize_t shape[3] = {hsize_t(grid.nz()), hsize_t(grid.ny()), hsize_t(grid.nx())};
+  Handle space = checked_handle(H5Screate_simple(3, shape, nullptr), H5Sclose, path,
+                                "create the dataspace");
+  Handle create = creation_properties(grid, options, path);
+  Handle access = access_properties(path);
+  impl->dataset = checked_handle(H5Dcreate2(impl->file.get(), kDataset, H5T_IEEE_F32LE, space.get(),
+                                            H5P_DEFAULT, create.get(), access.get()),
+                                 H5Dclose, path, std::string("create the dataset /") + kDataset);
+  write_attributes(impl->dataset.get(), grid, meta, path);
+  impl_ = std::move(impl);
+}
+
+Hdf5MapWriter::~Hdf5MapWriter() {
+  std::lock_guard lock(hdf5::library_mutex());
+  impl_.reset();
+}
+
+void Hdf5MapWriter::write_planes(std::int64_t z_begin, std::int64_t planes, const float* data) {
+  std::lock_guard lock(hdf5::library_mutex());
+  Impl& w = *impl_;
+  const fs::path& path = w.target();
+  if (w.finished) throw Error(path.string() + ": write_planes() after finish()");
+  if (z_begin < 0 || planes <= 0 || z_begin + planes > w.grid.nz())
+    throw Error(path.string() + ": planes " + std::to_string(z_begin) + ".." +
+                std::to_string(z_begin + planes - 1) + " are outside the grid's " +
+                std::to_string(w.grid.nz()) + " planes");
+  const hsize_t start[3] = {hsize_t(z_begin), 0, 0};
+  const hsize_t count[3] = {hsize_t(planes), hsize_t(w.grid.ny()), hsize_t(w.grid.nx())};
+  const std::string what = "write planes " + std::to_string(z_begin) + ".." +
+                           std::to_string(z_begin + planes - 1);
+  Handle file_space = checked_handle(H5Dget_space(w.dataset.get()), H5Sclose, path, what);
+  hdf5::check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
+              path, what);
+  Handle memory_space = checked_handle(H5Screate_simple(3, count, nullptr), H5Sclose, path, what);
+  hdf5::check(H5Dwrite(w.dataset.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(),
+                       H5P_DEFAULT, data),
+              path, what);
+  std::fill_n(w.plane_written.begin() + z_begin, planes, true);
+}
+
+void Hdf5MapWriter::finish() {
+  std::lock_guard lock(hdf5::library_mutex());
+  Impl& w = *impl_;
+  const fs::path& path = w.target();
+  if (w.finished) throw Error(path.string() + ": finish() called twice");
+  const auto missing = std::find(w.plane_written.begin(), w.plane_written.end(), false);
+  if (missing != w.plane_written.end())
+    throw Error(path.string() + ": plane " + std::to_string(missing - w.plane_written.begin()) +
+                " was never written");
+  hdf5::check(w.dataset.close(), path, "close the dataset");
+  hdf5::check(w.file.close(), path, "finish writing the file");
+
+  OutputFile xmf(w.xmf.temp_path(), w.xmf.target());
+  xmf.write(xdmf_text(w.grid, path.filename().string(), w.meta));
+  xmf.close();
+  w.h5.commit();
+  w.xmf.commit();
+  w.finished = true;
+}
+
+void write_hdf5(const fs::path& path, const GridSpec& grid, const float* data,
+                const MapMetadata& meta, const WriteOptions& options) {
+  Hdf5MapWriter writer(path, grid, meta, options);
+  writer.write_planes(0, grid.nz(), data);
+  writer.finish();
+}
+
+MapFile read_hdf5(const fs::path& path) {
+  std::lock_guard lock(hdf5::library_mutex());
+  hdf5::silence_errors();
+  auto fail = [&](const std::string& problem) { throw InputError(path.string(), 0, problem); };
+  if (!fs::exists(path)) fail("no such file");
+  if (H5Fis_hdf5(path.c_str()) <= 0) fail("not an HDF5 file");
+  Handle file = checked_handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, path,
+                               "open the file");
+  const htri_t has_dataset = H5Lexists(file.get(), kDataset, H5P_DEFAULT);
+  hdf5::check(has_dataset, path, "look for the dataset");
+  if (!has_dataset) fail(std::string("no dataset /") + kDataset);
+  Handle dataset = checked_handle(H5Dopen2(file.get(), kDataset, H5P_DEFAULT), H5Dclose, path,
+                                  std::string("open the dataset /") + kDataset);
+
+  MapFile map;
+  const hid_t ds = dataset.get();
+  hdf5::read_attribute(ds, "origin", map.grid.origin, path);
+  hdf5::read_attribute(ds, "spacing", map.grid.spacing, path);
+  hdf5::read_attribute(ds, "dims", map.grid.dims, path);
+  try {
+    validate(map.grid);
+  } catch (const Error& e) {
+    fail(std::string("attributes describe an invalid grid: ") + e.what());
+  }
+  for_each_field(map.meta, [&](const char* name, auto& value) {
+    hdf5::read_attribute(ds, name, value, path);
+  });
+  const std::string prefix = kParameterPrefix;
+  for (const std::string& name : hdf5::attribute_names(ds, path))
+    if (name.compare(0, prefix.size(), prefix) == 0)
+      hdf5::read_attribute(ds, name, map.meta.parameters[name.substr(prefix.size())], path);
+
+  Handle type = checked_handle(H5Dget_type(ds), H5Tclose, path, "get the dataset's type");
+  if (H5Tget_class(type.get()) != H5T_FLOAT) fail(std::string("/") + kDataset + " is not floating point");
+  Handle space = checked_handle(H5Dget_space(ds), H5Sclose, path, "get the dataset's shape");
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  hdf5::check(rank, path, "get the dataset's shape");
+  hsize_t shape[3] = {0, 0, 0};
+  if (rank == 3) hdf5::check(H5Sget_simple_extent_dims(space.get(), shape, nullptr), path,
+                             "get the dataset's shape");
+  const auto& d = map.grid.dims;
+  if (rank != 3 || shape[0] != hsize_t(d[2]) || shape[1] != hsize_t(d[1]) || shape[2] != hsize_t(d[0]))
+    fail(std::string("/") + kDataset + " is not shaped [nz][ny][nx] = [" + std::to_string(d[2]) +
+         "][" + std::to_string(d[1]) + "][" + std::to_string(d[0]) + "] as the dims attribute says");
+  map.data.resize(map.grid.point_count());
+  hdf5::check(H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, map.data.data()), path,
+              "read the potential");
+  return map;
+}
+
+}  // namespace dcsgrid::io

@@ -1,0 +1,223 @@
+#include "dcsgrid/io/hdf5_util.hpp"
+
+#include <algorithm>
+
+#include "dcsgrid/core/error.hpp"
+
+namespace dcsgrid::io::hdf5 {
+
+namespace fs = std::filesystem;
+
+Handle& Handle::operator=(Handle&& other) noexcept {
+  if (this != &other) {
+    close();
+    id_ = other.id_;
+    closer_ = other.closer_;
+    other.id_ = -1;
+  }
+  return *this;
+}
+
+herr_t Handle::close() {
+  if (id_ < 0) return 0;
+  const herr_t status = closer_(id_);
+  id_ = -1;
+  return status;
+}
+
+std::mutex& library_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+void silence_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+namespace {
+
+// The most specific entry of HDF5's error stack (where the failure was detected), then clears it.
+std::string take_error_message() {
+  std::string message;
+  auto innermost = [](unsigned n, const H5E_error2_t* err, void* out) -> herr_t {
+    if (n == 0 && err->desc) *static_cast<std::string*>(out) = err->desc;
+    return 0;
+  };
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, &message);
+  H5Eclear2(H5E_DEFAULT);
+  return message;
+}
+
+[[noreturn]] void fail(const fs::path& file, const std::string& problem) {
+  throw InputError(file.string(), 0, problem);
+}
+
+std::string attribute_label(const std::string& name) { return "attribute '" + name + "'"; }
+
+// Scalar dataspace for count 0, 1-D of count elements otherwise.
+Handle make_space(std::size_t count, const fs::path& file) {
+  if (count == 0) return checked_handle(H5Screate(H5S_SCALAR), H5Sclose, file, "create a dataspace");
+  const hsize_t dims[1] = {count};
+  return checked_handle(H5Screate_simple(1, dims, nullptr), H5Sclose, file, "create a dataspace");
+}
+
+void write_numeric(hid_t object, const std::string& name, hid_t file_type, hid_t memory_type,
+                   const void* data, std::size_t count, const fs::path& file) {
+  const std::string what = "write " + attribute_label(name);
+  Handle space = make_space(count, file);
+  Handle attr = checked_handle(H5Acreate2(object, name.c_str(), file_type, space.get(), H5P_DEFAULT,
+                                          H5P_DEFAULT),
+                               H5Aclose, file, what);
+  check(H5Awrite(attr.get(), memory_type, data), file, what);
+}
+
+Handle open_attribute(hid_t object, const std::string& name, const fs::path& file) {
+  const htri_t exists = H5Aexists(object, name.c_str());
+  check(exists, file, "look for " + attribute_label(name));
+  if (!exists) fail(file, "missing " + attribute_label(name));
+  return checked_handle(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose, file,
+                        "open " + attribute_label(name));
+}
+
+// Reads count numbers (count 1: a scalar or a one-element array) converted to memory_type.
+void read_numeric(hid_t object, const std::string& name, hid_t memory_type, void* data,
+                  std::size_t count, const fs::path& file) {
+  Handle attr = open_attribute(object, name, file);
+  Handle type = checked_handle(H5Aget_type(attr.get()), H5Tclose, file,
+                               "get the type of " + attribute_label(name));
+  const H5T_class_t type_class = H5Tget_class(type.get());
+  if (type_class != H5T_INTEGER && type_class != H5T_FLOAT)
+    fail(file, attribute_label(name) + " is not a number");
+  Handle space = checked_handle(H5Aget_space(attr.get()), H5Sclose, file,
+                                "get the shape of " + attribute_label(name));
+  const hssize_t points = H5Sget_simple_extent_npoints(space.get());
+  if (points != hssize_t(count))
+    fail(file, attribute_label(name) + " holds " + std::to_string(points) + " values, expected " +
+                   std::to_string(count));
+  check(H5Aread(attr.get(), memory_type, data), file, "read " + attribute_label(name));
+}
+
+}  // namespace
+
+hid_t check(hid_t result, const fs::path& file, const std::string& what) {
+  if (result < 0) {
+    const std::string detail = take_error_message();
+    throw Error(file.string() + ": cannot " + what + (detail.empty() ? "" : " (HDF5: " + detail + ")"));
+  }
+  return result;
+}
+
+Handle checked_handle(hid_t id, Handle::Closer closer, const fs::path& file, const std::string& what) {
+  return Handle(check(id, file, what), closer);
+}
+
+void write_attribute(hid_t object, const std::string& name, double value, const fs::path& file) {
+  write_numeric(object, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value, 0, file);
+}
+
+void write_attribute(hid_t object, const std::string& name, std::int64_t value,
+                     const fs::path& file) {
+  write_numeric(object, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &value, 0, file);
+}
+
+void write_attribute(hid_t object, const std::string& name, std::size_t value,
+                     const fs::path& file) {
+  write_attribute(object, name, std::int64_t(value), file);
+}
+
+void write_attribute(hid_t object, const std::string& name, const std::array<double, 3>& value,
+                     const fs::path& file) {
+  write_numeric(object, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, value.data(), 3, file);
+}
+
+void write_attribute(hid_t object, const std::string& name,
+                     const std::array<std::int64_t, 3>& value, const fs::path& file) {
+  write_numeric(object, name, H5T_STD_I64LE, H5T_NATIVE_INT64, value.data(), 3, file);
+}
+
+void write_attribute(hid_t object, const std::string& name, const std::string& value,
+                     const fs::path& file) {
+  const std::string what = "write " + attribute_label(name);
+  Handle type = checked_handle(H5Tcopy(H5T_C_S1), H5Tclose, file, what);
+  check(H5Tset_size(type.get(), H5T_VARIABLE), file, what);
+  check(H5Tset_cset(type.get(), H5T_CSET_UTF8), file, what);
+  Handle space = make_space(0, file);
+  Handle attr = checked_handle(
+      H5Acreate2(object, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
+      file, what);
+  const char* text = value.c_str();
+  check(H5Awrite(attr.get(), type.get(), &text), file, what);
+}
+
+void read_attribute(hid_t object, const std::string& name, double& value, const fs::path& file) {
+  read_numeric(object, name, H5T_NATIVE_DOUBLE, &value, 1, file);
+}
+
+void read_attribute(hid_t object, const std::string& name, std::int64_t& value,
+                    const fs::path& file) {
+  read_numeric(object, name, H5T_NATIVE_INT64, &value, 1, file);
+}
+
+void read_attribute(hid_t object, const std::string& name, std::size_t& value,
+                    const fs::path& file) {
+  std::int64_t signed_value = 0;
+  read_attribute(object, name, signed_value, file);
+  if (signed_value < 0) fail(file, attribute_label(name) + " is negative");
+  value = std::size_t(signed_value);
+}
+
+void read_attribute(hid_t object, const std::string& name, std::array<double, 3>& value,
+                    const fs::path& file) {
+  read_numeric(object, name, H5T_NATIVE_DOUBLE, value.data(), 3, file);
+}
+
+void read_attribute(hid_t object, const std::string& name, std::array<std::int64_t, 3>& value,
+                    const fs::path& file) {
+  read_numeric(object, name, H5T_NATIVE_INT64, value.data(), 3, file);
+}
+
+void read_attribute(hid_t object, const std::string& name, std::string& value,
+                    const fs::path& file) {
+  const std::string what = "read " + attribute_label(name);
+  Handle attr = open_attribute(object, name, file);
+  Handle type = checked_handle(H5Aget_type(attr.get()), H5Tclose, file, what);
+  if (H5Tget_class(type.get()) != H5T_STRING) fail(file, attribute_label(name) + " is not a string");
+  Handle space = checked_handle(H5Aget_space(attr.get()), H5Sclose, file, what);
+  if (H5Sget_simple_extent_npoints(space.get()) != 1)
+    fail(file, attribute_label(name) + " holds more than one string");
+
+  const htri_t variable = check(H5Tis_variable_str(type.get()), file, what);
+  Handle memory_type = checked_handle(H5Tcopy(H5T_C_S1), H5Tclose, file, what);
+  check(H5Tset_cset(memory_type.get(), H5Tget_cset(type.get())), file, what);
+  if (variable) {
+    check(H5Tset_size(memory_type.get(), H5T_VARIABLE), file, what);
+    char* text = nullptr;
+    check(H5Aread(attr.get(), memory_type.get(), &text), file, what);
+    value = text ? text : "";
+    H5Dvlen_reclaim(memory_type.get(), space.get(), H5P_DEFAULT, &text);
+  } else {
+    // Fixed length: read the bytes as stored and drop the padding.
+    const std::size_t size = H5Tget_size(type.get());
+    const H5T_str_t padding = H5Tget_strpad(type.get());
+    check(H5Tset_size(memory_type.get(), size), file, what);
+    check(H5Tset_strpad(memory_type.get(), padding), file, what);
+    std::string buffer(size, '\0');
+    check(H5Aread(attr.get(), memory_type.get(), buffer.data()), file, what);
+    if (padding == H5T_STR_SPACEPAD)
+      buffer.erase(buffer.find_last_not_of(' ') + 1);
+    else
+      buffer.erase(std::min(buffer.find('\0'), buffer.size()));
+    value = buffer;
+  }
+}
+
+std::vector<std::string> attribute_names(hid_t object, const fs::path& file) {
+  std::vector<std::string> names;
+  auto collect = [](hid_t, const char* name, const H5A_info_t*, void* out) -> herr_t {
+    static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+    return 0;
+  };
+  check(H5Aiterate2(object, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names), file,
+        "list the attributes");
+  return names;
+}
+
+}  // namespace dcsgrid::io::hdf5
