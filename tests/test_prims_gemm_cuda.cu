@@ -1,0 +1,144 @@
+// CUDA GEMM against a float64 loop: every transpose pair, shapes around both tile sizes, α/β,
+// β = 0 over NaN, unaligned operands (scalar load path), the split-k path and its determinism,
+// m beyond one grid's rows. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include "dcsgrid/core/cuda_support.hpp"
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/prims/gemm.hpp"
+#include "helpers.hpp"
+#include "test_prims_gemm_reference.hpp"
+
+namespace dcsgrid::test {
+namespace {
+
+using prims::Op;
+
+template <typename T>
+cuda::DeviceBuffer<T> upload(const std::vector<T>& host, std::size_t offset = 0) {
+  cuda::DeviceBuffer<T> d(host.size() + offset);
+  DCSGRID_CUDA_CHECK(cudaMemcpy(d.data() + offset, host.data(), host.size() * sizeof(T),
+                                cudaMemcpyHostToDevice));
+  return d;
+}
+
+// Runs the case on the GPU; offset shifts every operand by that many floats from the
+// allocation's 256-byte alignment (1: no float4 access anywhere).
+std::vector<float> run_cuda(const GemmProblem& p, std::size_t offset = 0) {
+  auto a = upload(p.a, offset), b = upload(p.b, offset), c = upload(p.c, offset);
+  prims::gemm_cuda(p.gc.op_a, p.gc.op_b, p.gc.m, p.gc.n, p.gc.k, p.gc.alpha, a.data() + offset,
+                   p.lda, b.data() + offset, p.ldb, p.gc.beta, c.data() + offset, p.ldc);
+  DCSGRID_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<float> out(p.c.size());
+  DCSGRID_CUDA_CHECK(cudaMemcpy(out.data(), c.data() + offset, out.size() * sizeof(float),
+                                cudaMemcpyDeviceToHost));
+  return out;
+}
+
+TEST(GemmCuda, AllTransposesAndShapesMatchFloat64) {
+  DCSGRID_REQUIRE_GPU();
+  std::uint64_t seed = 1;
+  for (Op op_a : {Op::none, Op::transpose})
+    for (Op op_b : {Op::none, Op::transpose})
+      for (const auto& [m, n, k] : gemm_shapes())
+        for (std::int64_t pad : {0, 3}) {
+          const GemmProblem p = make_gemm_problem({op_a, op_b, m, n, k, 1.0f, 0.0f, pad}, seed++);
+          expect_gemm_matches(p, run_cuda(p));
+        }
+}
+
+TEST(GemmCuda, AlphaBetaAndIntegerExactness) {
+  DCSGRID_REQUIRE_GPU();
+  std::uint64_t seed = 100;
+  for (Op op_a : {Op::none, Op::transpose})
+    for (Op op_b : {Op::none, Op::transpose})
+      for (auto [alpha, beta] : {std::pair{1.0f, 1.0f}, {-0.5f, 2.0f}, {2.0f, 0.0f}}) {
+        const GemmProblem p = make_gemm_problem({op_a, op_b, 150, 131, 77, alpha, beta, 0}, seed++);
+        expect_gemm_matches(p, run_cuda(p));
+        const GemmProblem q =
+            make_gemm_problem({op_a, op_b, 140, 70, 600, alpha, beta, 4}, seed++, true);
+        expect_gemm_matches(q, run_cuda(q), true);
+      }
+}
+
+// Operands one float off 16-byte alignment take the guarded scalar loads and stores.
+TEST(GemmCuda, UnalignedOperands) {
+  DCSGRID_REQUIRE_GPU();
+  std::uint64_t seed = 200;
+  for (Op op_a : {Op::none, Op::transpose})
+    for (Op op_b : {Op::none, Op::transpose}) {
+      const GemmProblem p = make_gemm_problem({op_a, op_b, 130, 129, 100, 1.0f, 0.5f, 0}, seed++, true);
+      expect_gemm_matches(p, run_cuda(p, 1), true);
+      const GemmProblem q = make_gemm_problem({op_a, op_b, 40, 50, 3000, 1.0f, 0.0f, 0}, seed++, true);
+      expect_gemm_matches(q, run_cuda(q, 1), true);
+    }
+}
+
+TEST(GemmCuda, AlphaZeroAndEmptyK) {
+  DCSGRID_REQUIRE_GPU();
+  const GemmProblem p = make_gemm_problem({Op::none, Op::none, 70, 90, 0, 1.0f, 0.0f, 0}, 5);
+  expect_gemm_matches(p, run_cuda(p));
+  GemmProblem q = make_gemm_problem({Op::none, Op::none, 70, 90, 30, 0.0f, 2.0f, 0}, 6);
+  std::fill(q.a.begin(), q.a.end(), std::numeric_limits<float>::quiet_NaN());
+  expect_gemm_matches(q, run_cuda(q), true);  // 2·C exactly, A not read
+}
+
+// Few outputs, long k: the split-k path (partials + ordered sum) for both tile shapes, with
+// β ≠ 0, exact integer sums, and bitwise-identical repeats.
+TEST(GemmCuda, SplitKLongInner) {
+  DCSGRID_REQUIRE_GPU();
+  std::uint64_t seed = 300;
+  for (Op op_b : {Op::transpose, Op::none}) {
+    const GemmProblem p = make_gemm_problem({Op::none, op_b, 64, 64, 100000, 1.0f, -1.0f, 0}, seed++);
+    const auto first = run_cuda(p);
+    expect_gemm_matches(p, first);
+    EXPECT_EQ(first, run_cuda(p)) << "split-k sum is not deterministic";
+    const GemmProblem q = make_gemm_problem({Op::none, op_b, 61, 7, 100003, 0.5f, 0.0f, 1}, seed++, true);
+    expect_gemm_matches(q, run_cuda(q), true);
+    const GemmProblem r = make_gemm_problem({Op::transpose, op_b, 200, 150, 12001, 1.0f, 0.0f, 0}, seed++);
+    expect_gemm_matches(r, run_cuda(r));
+  }
+}
+
+// The Gram matrix of maps: one device pointer as both operands, symmetric result.
+TEST(GemmCuda, GramMatrixOfMaps) {
+  DCSGRID_REQUIRE_GPU();
+  const std::int64_t maps = 16, voxels = 1 << 18;
+  const GemmProblem p = make_gemm_problem({Op::none, Op::none, maps, 1, voxels, 1.0f, 0.0f, 0}, 400);
+  auto a = upload(p.a);
+  cuda::DeviceBuffer<float> c(maps * maps);
+  prims::gemm_cuda(Op::none, Op::transpose, maps, maps, voxels, 1.0f, a.data(), voxels, a.data(),
+                   voxels, 0.0f, c.data(), maps);
+  std::vector<float> gram(maps * maps);
+  DCSGRID_CUDA_CHECK(cudaMemcpy(gram.data(), c.data(), c.bytes(), cudaMemcpyDeviceToHost));
+  for (std::int64_t i = 0; i < maps; ++i)
+    for (std::int64_t j = 0; j < maps; ++j) {
+      double want = 0, bound = 0;
+      for (std::int64_t q = 0; q < voxels; ++q) {
+        const double t = double(p.a[i * voxels + q]) * p.a[j * voxels + q];
+        want += t;
+        bound += std::abs(t);
+      }
+      EXPECT_NEAR(gram[i * maps + j], want, 2.0 * (voxels + 2) * 1.2e-7 * bound);
+      EXPECT_EQ(gram[i * maps + j], gram[j * maps + i]);
+    }
+}
+
+// More rows than one grid holds (65535 row tiles of 64): launched in row chunks.
+TEST(GemmCuda, RowsBeyondOneGrid) {
+  DCSGRID_REQUIRE_GPU();
+  const GemmProblem p =
+      make_gemm_problem({Op::none, Op::none, 65535 * 64 + 100, 3, 5, 1.0f, 0.0f, 0}, 500, true);
+  expect_gemm_matches(p, run_cuda(p), true);
+}
+
+TEST(GemmCuda, RejectsBadArguments) {
+  float* x = nullptr;
+  EXPECT_THROW(prims::gemm_cuda(Op::none, Op::none, 2, 2, 3, 1, x, 2, x, 2, 0, x, 2), Error);
+  EXPECT_THROW(prims::gemm_cuda(Op::none, Op::none, 1, 1, -1, 1, x, 1, x, 1, 0, x, 1), Error);
+}
+
+}  // namespace
+}  // namespace dcsgrid::test
