@@ -1,10 +1,345 @@
-// Placeholder; being replaced by the CUDA direct-summation engine.
-#include <cuda_runtime.h>
-
-#include "dcsgrid/core/error.hpp"
+// The CUDA backend: a grid computed in z-slabs on one or several GPUs. One host thread per device
+// prepares the method (atoms uploaded once), then for each of its slabs enqueues the kernel on a
+// compute stream and the copy to a pinned host buffer on a copy stream; the calling thread hands
+// the slabs to the sink in z order. With two device and two host buffers per device, slab i+1
+// computes while slab i copies back and slab i−1 is in the sink.
 #include "dcsgrid/engine/cuda_backend.hpp"
 
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "dcsgrid/core/cuda_support.hpp"
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/engine/cuda_device.hpp"
+#include "dcsgrid/engine/cuda_direct.cuh"
+
 namespace dcsgrid::engine {
+
+std::unique_ptr<DeviceMethod> make_device_method(const PotentialRequest& request, cudaStream_t stream) {
+  switch (request.method) {
+    case Method::direct: return make_direct_method(request, stream);
+    case Method::cutoff: break;
+  }
+  throw Error("the cuda backend has no '" + method_name(request.method) + "' method yet");
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+constexpr std::int64_t kMaxPlanesPerLaunch = 65535;  // gridDim.z
+constexpr std::size_t kDeviceMemoryReserve = std::size_t(256) << 20;
+
+// Slabs of equal size (the last may be smaller) covering range, at most cap planes each, and, when
+// the planes allow, at least two per device (so every device overlaps a kernel with the copy and
+// sink of the slab before) and a multiple of the device count (slab s runs on device s % count).
+std::vector<Slab> plan_slabs(Slab range, std::int64_t cap, std::int64_t devices) {
+  const std::int64_t planes = range.planes();
+  std::int64_t count = std::max((planes + cap - 1) / cap, std::min(planes, 2 * devices));
+  const std::int64_t balanced = (count + devices - 1) / devices * devices;
+  if (balanced <= planes) count = balanced;
+  const std::int64_t per_slab = (planes + count - 1) / count;
+  std::vector<Slab> slabs;
+  for (std::int64_t z = range.z_begin; z < range.z_end; z += per_slab)
+    slabs.push_back({z, std::min(range.z_end, z + per_slab)});
+  return slabs;
+}
+
+// What the device threads and the calling thread share. Every wait returns early once the run is
+// aborted (a device failed, or the sink threw).
+class Handoff {
+ public:
+  explicit Handoff(std::size_t devices) : capacity_(devices, -1) {}
+
+  // Device threads.
+  void post_capacity(std::size_t device, std::int64_t planes) {
+    update([&] { capacity_[device] = planes; });
+  }
+  // The slab plan, or nullptr when aborted.
+  const std::vector<Slab>* wait_plan() {
+    std::unique_lock lock(mutex_);
+    wait(lock, [&] { return planned_; });
+    return aborted_ ? nullptr : &slabs_;
+  }
+  // False when aborted.
+  bool wait_consumed(std::size_t slab) {
+    std::unique_lock lock(mutex_);
+    wait(lock, [&] { return consumed_[slab] != 0; });
+    return !aborted_;
+  }
+  void publish(std::size_t slab, const float* data) { update([&] { ready_[slab] = data; }); }
+  void fail(std::exception_ptr error) {
+    update([&] {
+      if (!error_) error_ = std::move(error);
+      aborted_ = true;
+    });
+  }
+
+  // The calling thread. The waits rethrow the first device error.
+  std::int64_t wait_capacities() {
+    std::unique_lock lock(mutex_);
+    wait(lock, [&] { return std::ranges::all_of(capacity_, [](std::int64_t c) { return c >= 0; }); });
+    rethrow_locked();
+    return std::ranges::min(capacity_);
+  }
+  void set_plan(std::vector<Slab> slabs) {
+    update([&] {
+      ready_.assign(slabs.size(), nullptr);
+      consumed_.assign(slabs.size(), 0);
+      slabs_ = std::move(slabs);
+      planned_ = true;
+    });
+  }
+  const float* wait_ready(std::size_t slab) {
+    std::unique_lock lock(mutex_);
+    wait(lock, [&] { return ready_[slab] != nullptr; });
+    rethrow_locked();
+    return ready_[slab];
+  }
+  void consumed(std::size_t slab) { update([&] { consumed_[slab] = 1; }); }
+  void abort() { update([&] { aborted_ = true; }); }
+  void rethrow_if_failed() {
+    std::lock_guard lock(mutex_);
+    rethrow_locked();
+  }
+
+ private:
+  template <typename F>
+  void update(F&& change) {
+    {
+      std::lock_guard lock(mutex_);
+      change();
+    }
+    cv_.notify_all();
+  }
+  template <typename Pred>
+  void wait(std::unique_lock<std::mutex>& lock, Pred done) {
+    cv_.wait(lock, [&] { return aborted_ || done(); });
+  }
+  void rethrow_locked() {
+    if (error_) std::rethrow_exception(error_);
+    if (aborted_) throw Error("the GPU run was aborted");
+  }
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<std::int64_t> capacity_;  // planes that fit on each device, −1 until known
+  bool planned_ = false;
+  std::vector<Slab> slabs_;
+  std::vector<const float*> ready_;  // per slab: its data on the host once copied
+  std::vector<char> consumed_;       // per slab: the sink is done with it
+  bool aborted_ = false;
+  std::exception_ptr error_;
+};
+
+// One device's part of a run, used from that device's thread only (the device is current).
+class DeviceWorker {
+ public:
+  explicit DeviceWorker(const PotentialRequest& request)
+      : grid_(request.grid),
+        method_(make_device_method(request, compute_.get())),
+        layout_(method_->layout()) {}
+  // Nothing may still write into the buffers when they are freed (after an abort).
+  ~DeviceWorker() {
+    cudaStreamSynchronize(compute_.get());
+    cudaStreamSynchronize(copy_.get());
+  }
+  DeviceWorker(const DeviceWorker&) = delete;
+  DeviceWorker& operator=(const DeviceWorker&) = delete;
+
+  // Planes per slab for which both device buffers fit in the free memory.
+  std::int64_t max_planes() const {
+    std::size_t free = 0, total = 0;
+    DCSGRID_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    const std::size_t usable = free > kDeviceMemoryReserve ? free - kDeviceMemoryReserve : 0;
+    const std::int64_t planes = std::int64_t(usable / (2 * layout_.plane_bytes()));
+    if (planes < 1)
+      throw Error("not enough free memory for two planes of the grid (" +
+                  std::to_string(2 * layout_.plane_bytes() >> 20) + " MiB needed, " +
+                  std::to_string(free >> 20) + " MiB free)");
+    return planes;
+  }
+
+  void allocate(std::int64_t planes) {
+    for (int b = 0; b < 2; ++b) {
+      device_[b].resize(std::size_t(planes) * layout_.plane_bytes() / sizeof(float));
+      host_[b] = cuda::PinnedBuffer<float>(std::size_t(planes) * grid_.plane_size());
+    }
+  }
+
+  // Computes slabs[mine[0]], slabs[mine[1]], ... and publishes each once it is on the host.
+  void run(const std::vector<Slab>& slabs, const std::vector<std::size_t>& mine, Handoff& handoff) {
+    for (std::size_t n = 0; n < mine.size(); ++n) {
+      const std::size_t b = n % 2;
+      // Device buffer b is free once the copy of the slab two back is done.
+      DCSGRID_CUDA_CHECK(cudaStreamWaitEvent(compute_.get(), copied_[b].get()));
+      started_[b].record(compute_.get());
+      method_->enqueue(slabs[mine[n]], device_[b].data(), compute_.get());
+      computed_[b].record(compute_.get());
+      // Host buffer b is free once the sink is done with the slab two back.
+      if (n >= 2 && !handoff.wait_consumed(mine[n - 2])) return;
+      DCSGRID_CUDA_CHECK(cudaStreamWaitEvent(copy_.get(), computed_[b].get()));
+      copy_to_host(slabs[mine[n]], b);
+      copied_[b].record(copy_.get());
+      if (n >= 1) hand_over(mine[n - 1], slabs[mine[n - 1]], (n - 1) % 2, handoff);
+    }
+    if (!mine.empty()) hand_over(mine.back(), slabs[mine.back()], (mine.size() - 1) % 2, handoff);
+  }
+
+  double kernel_seconds() const { return kernel_seconds_; }
+  double host_seconds() const { return host_seconds_; }
+
+ private:
+  void copy_to_host(Slab slab, std::size_t b) {
+    const std::size_t nx = std::size_t(grid_.nx()), ny = std::size_t(grid_.ny());
+    cudaMemcpy3DParms p{};
+    p.srcPtr = make_cudaPitchedPtr(device_[b].data(), std::size_t(layout_.pitch_x) * sizeof(float), nx,
+                                   std::size_t(layout_.rows_per_plane));
+    p.dstPtr = make_cudaPitchedPtr(host_[b].data(), nx * sizeof(float), nx, ny);
+    p.extent = make_cudaExtent(nx * sizeof(float), ny, std::size_t(slab.planes()));
+    p.kind = cudaMemcpyDeviceToHost;
+    DCSGRID_CUDA_CHECK(cudaMemcpy3DAsync(&p, copy_.get()));
+  }
+
+  void hand_over(std::size_t index, Slab slab, std::size_t b, Handoff& handoff) {
+    copied_[b].synchronize();
+    kernel_seconds_ += computed_[b].seconds_since(started_[b]);
+    host_seconds_ += method_->finish_on_host(slab, host_[b].data());
+    handoff.publish(index, host_[b].data());
+  }
+
+  static constexpr unsigned kWaitFlags = cudaEventDisableTiming | cudaEventBlockingSync;
+
+  GridSpec grid_;
+  cuda::Stream compute_, copy_;
+  std::unique_ptr<DeviceMethod> method_;
+  SlabLayout layout_;
+  std::array<cuda::DeviceBuffer<float>, 2> device_;
+  std::array<cuda::PinnedBuffer<float>, 2> host_;
+  std::array<cuda::Event, 2> started_, computed_;
+  std::array<cuda::Event, 2> copied_{cuda::Event(kWaitFlags), cuda::Event(kWaitFlags)};
+  double kernel_seconds_ = 0, host_seconds_ = 0;
+};
+
+struct DeviceResult {
+  DeviceRunStats stats;
+  double host_seconds = 0;
+};
+
+// The body of device thread `index` (of `count`), running on `device`. Errors go to the handoff,
+// prefixed with the device.
+void device_thread(int device, std::size_t index, std::size_t count, const PotentialRequest& request,
+                   Handoff& handoff, DeviceResult& result) {
+  result.stats.device = cuda::device_label(device);
+  try {
+    const auto t0 = Clock::now();
+    DCSGRID_CUDA_CHECK(cudaSetDevice(device));
+    DeviceWorker worker(request);
+    handoff.post_capacity(index, worker.max_planes());
+    const std::vector<Slab>* slabs = handoff.wait_plan();
+    if (!slabs) return;
+    std::vector<std::size_t> mine;
+    std::int64_t planes = 0;
+    for (std::size_t s = index; s < slabs->size(); s += count) {
+      mine.push_back(s);
+      planes = std::max(planes, (*slabs)[s].planes());
+    }
+    worker.allocate(planes);
+    result.stats.setup_seconds = seconds_since(t0);
+    worker.run(*slabs, mine, handoff);
+    result.stats.compute_seconds = worker.kernel_seconds();
+    result.stats.slabs = std::int64_t(mine.size());
+    result.host_seconds = worker.host_seconds();
+  } catch (const std::exception& e) {
+    handoff.fail(std::make_exception_ptr(Error(result.stats.device + ": " + e.what())));
+  } catch (...) {
+    handoff.fail(std::current_exception());
+  }
+}
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(std::vector<int> devices) : devices_(std::move(devices)) {}
+  std::string name() const override { return "cuda"; }
+  bool supports(Method m) const override { return m == Method::direct; }
+
+  void compute(const PotentialRequest& request, Slab slab, float* out) override {
+    if (slab.z_begin < 0 || slab.z_end > request.grid.nz() || slab.planes() <= 0)
+      throw Error("cuda backend: planes [" + std::to_string(slab.z_begin) + ", " +
+                  std::to_string(slab.z_end) + ") are not in the grid");
+    const std::size_t plane = request.grid.plane_size();
+    run_range(request, slab, [&](Slab s, const float* data) {
+      std::copy(data, data + plane * s.planes(), out + plane * (s.z_begin - slab.z_begin));
+    }, {});
+  }
+
+  RunStats run(const PotentialRequest& request, const SlabSink& sink, const Progress& progress) override {
+    return run_range(request, {0, request.grid.nz()}, sink, progress);
+  }
+
+ private:
+  RunStats run_range(const PotentialRequest& request, Slab range, const SlabSink& sink,
+                     const Progress& progress) {
+    validate(request);
+    if (!supports(request.method))
+      throw Error("the cuda backend cannot compute the '" + method_name(request.method) + "' method");
+    const std::size_t count = devices_.size();
+    Handoff handoff(count);
+    std::vector<DeviceResult> results(count);
+    std::vector<std::thread> threads;
+    RunStats stats;
+    auto join_all = [&] {
+      for (auto& t : threads) t.join();
+    };
+    try {
+      for (std::size_t d = 0; d < count; ++d)
+        threads.emplace_back(device_thread, devices_[d], d, count, std::cref(request), std::ref(handoff),
+                             std::ref(results[d]));
+      const std::int64_t host_cap = std::int64_t(slab_bytes / (request.grid.plane_size() * sizeof(float)));
+      const std::int64_t cap = std::clamp(std::min(host_cap, handoff.wait_capacities()),
+                                          std::int64_t(1), kMaxPlanesPerLaunch);
+      const std::vector<Slab> slabs = plan_slabs(range, cap, std::int64_t(count));
+      handoff.set_plan(slabs);
+      for (std::size_t s = 0; s < slabs.size(); ++s) {
+        const float* data = handoff.wait_ready(s);
+        const auto t0 = Clock::now();
+        sink(slabs[s], data);
+        stats.sink_seconds += seconds_since(t0);
+        handoff.consumed(s);
+        if (progress) progress(double(slabs[s].z_end - range.z_begin) / double(range.planes()));
+      }
+    } catch (...) {
+      handoff.abort();
+      join_all();
+      throw;
+    }
+    join_all();
+    handoff.rethrow_if_failed();
+
+    stats.device = "cuda:";
+    for (const DeviceResult& r : results) {
+      stats.device += (stats.devices.empty() ? " " : ", ") + r.stats.device;
+      stats.setup_seconds = std::max(stats.setup_seconds, r.stats.setup_seconds);
+      stats.compute_seconds = std::max(stats.compute_seconds, r.stats.compute_seconds);
+      stats.overflow_seconds += r.host_seconds;
+      stats.devices.push_back(r.stats);
+    }
+    return stats;
+  }
+
+  std::vector<int> devices_;
+};
+
+}  // namespace
 
 int cuda_device_count() {
   int n = 0;
@@ -15,8 +350,8 @@ int cuda_device_count() {
   return n;
 }
 
-std::unique_ptr<Backend> make_cuda_backend(const std::vector<int>&) {
-  throw Error("the CUDA backend is not built yet");
+std::unique_ptr<Backend> make_cuda_backend(const std::vector<int>& gpus) {
+  return std::make_unique<CudaBackend>(cuda::resolve_devices(gpus));
 }
 
 }  // namespace dcsgrid::engine

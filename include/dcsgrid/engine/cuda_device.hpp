@@ -1,0 +1,155 @@
+// What the CUDA engines share (CUDA builds only): device selection, RAII streams, events and pinned
+// buffers, and DeviceMethod, the interface through which a method (direct, cutoff) plugs into the
+// CUDA backend's slab pipeline.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dcsgrid/core/cuda_support.hpp"
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/engine/engine.hpp"
+
+namespace dcsgrid::cuda {
+
+// "GPU 1 (NVIDIA H100 80GB HBM3)"; never throws.
+inline std::string device_label(int device) {
+  cudaDeviceProp prop{};
+  std::string label = "GPU " + std::to_string(device);
+  if (cudaGetDeviceProperties(&prop, device) == cudaSuccess) return label + " (" + prop.name + ")";
+  cudaGetLastError();
+  return label;
+}
+
+// The device ids to run on: every visible device when ids is empty. Throws Error for ids that do not
+// exist or repeat, and when no device is visible.
+inline std::vector<int> resolve_devices(const std::vector<int>& ids) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    count = 0;
+  }
+  if (count == 0) throw Error("no usable CUDA device was found");
+  const std::string visible = " (" + std::to_string(count) + " CUDA device" +
+                              (count > 1 ? "s: 0-" + std::to_string(count - 1) : ": 0") + ")";
+  if (ids.empty()) {
+    std::vector<int> all(count);
+    for (int d = 0; d < count; ++d) all[d] = d;
+    return all;
+  }
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= count)
+      throw Error("--gpus: there is no GPU " + std::to_string(ids[i]) + visible);
+    for (std::size_t j = 0; j < i; ++j)
+      if (ids[j] == ids[i]) throw Error("--gpus: GPU " + std::to_string(ids[i]) + " is listed twice");
+  }
+  return ids;
+}
+
+// A stream that does not synchronise with the legacy default stream.
+class Stream {
+ public:
+  Stream() { DCSGRID_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  ~Stream() {
+    if (s_) cudaStreamDestroy(s_);
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return s_; }
+  void synchronize() const { DCSGRID_CUDA_CHECK(cudaStreamSynchronize(s_)); }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+class Event {
+ public:
+  // cudaEventDefault for timing; cudaEventDisableTiming | cudaEventBlockingSync for waiting
+  // without spinning a core.
+  explicit Event(unsigned flags = cudaEventDefault) {
+    DCSGRID_CUDA_CHECK(cudaEventCreateWithFlags(&e_, flags));
+  }
+  ~Event() {
+    if (e_) cudaEventDestroy(e_);
+  }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return e_; }
+  void record(cudaStream_t stream) { DCSGRID_CUDA_CHECK(cudaEventRecord(e_, stream)); }
+  void synchronize() const { DCSGRID_CUDA_CHECK(cudaEventSynchronize(e_)); }
+  // Seconds from start to this event; both recorded and complete.
+  double seconds_since(const Event& start) const {
+    float ms = 0;
+    DCSGRID_CUDA_CHECK(cudaEventElapsedTime(&ms, start.e_, e_));
+    return ms * 1e-3;
+  }
+
+ private:
+  cudaEvent_t e_ = nullptr;
+};
+
+// Page-locked host memory (cudaMallocHost), for asynchronous copies.
+template <typename T>
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  explicit PinnedBuffer(std::size_t count) : n_(count) {
+    if (count) DCSGRID_CUDA_CHECK(cudaMallocHost(&ptr_, count * sizeof(T)));
+  }
+  ~PinnedBuffer() {
+    if (ptr_) cudaFreeHost(ptr_);
+  }
+  PinnedBuffer(PinnedBuffer&& o) noexcept
+      : ptr_(std::exchange(o.ptr_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(n_, o.n_);
+    return *this;
+  }
+  T* data() { return ptr_; }
+  const T* data() const { return ptr_; }
+  std::size_t size() const { return n_; }
+
+ private:
+  T* ptr_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+}  // namespace dcsgrid::cuda
+
+namespace dcsgrid::engine {
+
+// How a method lays out a slab in device memory: rows of pitch_x floats, rows_per_plane rows per
+// plane (pitch_x >= nx, rows_per_plane >= ny: kernels pad so that they need no bounds checks).
+struct SlabLayout {
+  std::int64_t pitch_x = 0;
+  std::int64_t rows_per_plane = 0;
+  std::size_t plane_bytes() const { return std::size_t(pitch_x) * rows_per_plane * sizeof(float); }
+};
+
+// One method (direct, cutoff) prepared on one device for one request. The CUDA backend creates one
+// per device, with that device current, from the device's own host thread; its uploads go on the
+// stream it is given. The backend owns slab planning, output buffers, copies and the sink.
+class DeviceMethod {
+ public:
+  virtual ~DeviceMethod() = default;
+  virtual SlabLayout layout() const = 0;
+  // Enqueues planes [slab.z_begin, slab.z_end) of the request's grid into out (device memory in
+  // layout(), slab.planes() planes) on stream.
+  virtual void enqueue(Slab slab, float* out, cudaStream_t stream) = 0;
+  // Host work on the slab once it is copied (x fastest, unpadded), such as a CPU pass over atoms
+  // the device could not take. Runs on the device's host thread; returns the seconds it took
+  // (reported as RunStats::overflow_seconds).
+  virtual double finish_on_host(Slab /*slab*/, float* /*host*/) { return 0; }
+};
+
+// The method for request.method, on the current device. Defined in cuda_backend.cu: a new method
+// adds its case there.
+std::unique_ptr<DeviceMethod> make_device_method(const PotentialRequest& request, cudaStream_t stream);
+
+}  // namespace dcsgrid::engine

@@ -1,0 +1,70 @@
+// The CUDA direct-summation engine (CUDA builds only): atoms on a device, kernel launches for any
+// compiled configuration, and the DeviceMethod the CUDA backend runs.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "dcsgrid/core/atoms.hpp"
+#include "dcsgrid/core/cuda_support.hpp"
+#include "dcsgrid/core/grid.hpp"
+#include "dcsgrid/core/physics.hpp"
+#include "dcsgrid/engine/cuda_device.hpp"
+#include "dcsgrid/engine/cuda_direct_config.hpp"
+#include "dcsgrid/engine/engine.hpp"
+
+namespace dcsgrid::engine {
+
+// The kernels work in float in a frame centred on the grid, so that coordinates, and the rounding of
+// point–atom differences, are as small as the grid allows.
+struct LocalFrame {
+  std::array<double, 3> centre{};  // Å, in the input frame
+  float x0 = 0, y0 = 0, z0 = 0;    // point (0,0,0) in the local frame
+  float hx = 1, hy = 1, hz = 1;    // spacing
+};
+LocalFrame local_frame(const GridSpec& grid);
+
+// Atoms as (x, y, z, q) in the frame, padded up to count with q = 0 far away (so that padding adds
+// exactly zero whatever the pair form).
+std::vector<float4> atoms_in_frame(const AtomSet& atoms, const LocalFrame& frame, std::size_t count);
+
+// Atoms on one device, in the grid's local frame, padded to whole tiles of kDirectTileAtoms.
+struct DeviceAtoms {
+  cuda::DeviceBuffer<float4> data;
+  std::size_t count = 0;  // real atoms
+  int tiles() const { return int(data.size() / kDirectTileAtoms); }
+};
+// Copies on stream and waits for the copy. Throws Error beyond 2^31 atoms.
+DeviceAtoms upload_atoms(const AtomSet& atoms, const GridSpec& grid, cudaStream_t stream);
+
+// Padded device layout of a slab for config: x to whole blocks of 32·points_x, y to block_y·points_y.
+SlabLayout direct_layout(const DirectConfig& config, const GridSpec& grid);
+
+// Enqueues one launch for planes [slab.z_begin, slab.z_end) (at most 65535) into out, laid out as
+// direct_layout(config, grid), on stream. config must be one of kDirectConfigs (else Error).
+void launch_direct(const DirectConfig& config, const PairKernel& kernel, const DeviceAtoms& atoms,
+                   const GridSpec& grid, Slab slab, float* out, cudaStream_t stream);
+
+// The direct method of the CUDA backend on the current device: uploads the atoms once.
+std::unique_ptr<DeviceMethod> make_direct_method(const PotentialRequest& request, cudaStream_t stream,
+                                                 const DirectConfig& config = kDefaultDirectConfig);
+
+// What one kernel launch reads (internal to the engine's .cu files).
+struct DirectLaunch {
+  const float4* atoms = nullptr;  // tiles·kDirectTileAtoms
+  int tiles = 0;
+  float x0 = 0, y0 = 0, z0 = 0, hx = 1, hy = 1, hz = 1;  // LocalFrame
+  int z_begin = 0;                                       // grid index of the first plane
+  int pitch_x = 0, rows_per_plane = 0;                   // SlabLayout
+  float scale = 1, min_r2 = 0.25f;
+  float exp2_kappa = 0;  // −κ·log2(e): exp(−κr) = exp2(exp2_kappa·r)
+  float* out = nullptr;
+};
+// Launches kDirectConfigs[config] for one pair form; defined per form in cuda_direct_<form>.cu.
+template <PairForm Form>
+void launch_direct_form(std::size_t config, const DirectLaunch& launch, dim3 blocks, cudaStream_t stream);
+
+}  // namespace dcsgrid::engine

@@ -1,0 +1,135 @@
+// The CUDA direct-summation engine: local frame, atom upload, launch dispatch, the DeviceMethod.
+// The kernel itself is in include/dcsgrid/engine/cuda_direct_kernel.cuh.
+#include "dcsgrid/engine/cuda_direct.cuh"
+
+#include <algorithm>
+#include <climits>
+
+#include "dcsgrid/core/error.hpp"
+
+namespace dcsgrid::engine {
+
+namespace {
+
+constexpr float kFarAway = 1.0e6f;  // Å: where padding atoms (q = 0) sit
+constexpr double kLog2e = 1.4426950408889634;
+
+std::int64_t round_up(std::int64_t n, std::int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
+
+std::size_t config_index(const DirectConfig& config) {
+  const auto it = std::find(kDirectConfigs.begin(), kDirectConfigs.end(), config);
+  if (it == kDirectConfigs.end())
+    throw Error("direct kernel configuration '" + config.name() + "' is not compiled in (see "
+                "kDirectConfigs in dcsgrid/engine/cuda_direct_config.hpp)");
+  return std::size_t(it - kDirectConfigs.begin());
+}
+
+}  // namespace
+
+LocalFrame local_frame(const GridSpec& grid) {
+  LocalFrame f;
+  float* start[3] = {&f.x0, &f.y0, &f.z0};
+  float* step[3] = {&f.hx, &f.hy, &f.hz};
+  for (int a = 0; a < 3; ++a) {
+    // The centre is a grid point, so point coordinates (i − m)·h are exact for spacings like 0.5 Å.
+    const std::int64_t m = (grid.dims[a] - 1) / 2;
+    f.centre[a] = grid.origin[a] + double(m) * grid.spacing[a];
+    *start[a] = float(-double(m) * grid.spacing[a]);
+    *step[a] = float(grid.spacing[a]);
+  }
+  return f;
+}
+
+std::vector<float4> atoms_in_frame(const AtomSet& atoms, const LocalFrame& frame, std::size_t count) {
+  std::vector<float4> out(std::max(count, atoms.size()), make_float4(kFarAway, kFarAway, kFarAway, 0.0f));
+  for (std::size_t i = 0; i < atoms.size(); ++i)
+    out[i] = make_float4(float(double(atoms.x[i]) - frame.centre[0]),
+                         float(double(atoms.y[i]) - frame.centre[1]),
+                         float(double(atoms.z[i]) - frame.centre[2]), atoms.q[i]);
+  return out;
+}
+
+DeviceAtoms upload_atoms(const AtomSet& atoms, const GridSpec& grid, cudaStream_t stream) {
+  if (atoms.empty()) throw Error("no atoms to upload");
+  if (atoms.size() > std::size_t(INT_MAX) - kDirectTileAtoms)
+    throw Error("too many atoms for the CUDA direct engine: " + std::to_string(atoms.size()));
+  const std::size_t padded = std::size_t(round_up(std::int64_t(atoms.size()), kDirectTileAtoms));
+  const std::vector<float4> host = atoms_in_frame(atoms, local_frame(grid), padded);
+  DeviceAtoms d;
+  d.count = atoms.size();
+  d.data.resize(padded);
+  DCSGRID_CUDA_CHECK(cudaMemcpyAsync(d.data.data(), host.data(), d.data.bytes(), cudaMemcpyHostToDevice, stream));
+  DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return d;
+}
+
+SlabLayout direct_layout(const DirectConfig& config, const GridSpec& grid) {
+  return {round_up(grid.nx(), config.tile_x()), round_up(grid.ny(), config.tile_y())};
+}
+
+void launch_direct(const DirectConfig& config, const PairKernel& kernel, const DeviceAtoms& atoms,
+                   const GridSpec& grid, Slab slab, float* out, cudaStream_t stream) {
+  const std::size_t index = config_index(config);
+  if (atoms.tiles() == 0) throw Error("launch_direct: no atoms on the device");
+  if (slab.z_begin < 0 || slab.z_end > grid.nz() || slab.planes() <= 0 || slab.planes() > 65535)
+    throw Error("launch_direct: planes [" + std::to_string(slab.z_begin) + ", " +
+                std::to_string(slab.z_end) + ") do not fit one launch on a grid of " +
+                std::to_string(grid.nz()) + " planes");
+  const SlabLayout layout = direct_layout(config, grid);
+  const std::int64_t blocks_y = layout.rows_per_plane / config.tile_y();
+  if (blocks_y > 65535 || layout.pitch_x > INT_MAX || grid.nz() > INT_MAX)
+    throw Error("launch_direct: grid " + grid.describe() + " is too large for one launch");
+  const LocalFrame f = local_frame(grid);
+  DirectLaunch a;
+  a.atoms = atoms.data.data();
+  a.tiles = atoms.tiles();
+  a.x0 = f.x0, a.y0 = f.y0, a.z0 = f.z0;
+  a.hx = f.hx, a.hy = f.hy, a.hz = f.hz;
+  a.z_begin = int(slab.z_begin);
+  a.pitch_x = int(layout.pitch_x);
+  a.rows_per_plane = int(layout.rows_per_plane);
+  a.scale = kernel.scale;
+  a.min_r2 = kernel.min_r2;
+  a.exp2_kappa = float(-kernel.kappa_d * kLog2e);
+  a.out = out;
+  const dim3 blocks(unsigned(layout.pitch_x / config.tile_x()), unsigned(blocks_y), unsigned(slab.planes()));
+  switch (kernel.form) {
+    case PairForm::coulomb: return launch_direct_form<PairForm::coulomb>(index, a, blocks, stream);
+    case PairForm::distance_dependent:
+      return launch_direct_form<PairForm::distance_dependent>(index, a, blocks, stream);
+    case PairForm::debye_huckel: return launch_direct_form<PairForm::debye_huckel>(index, a, blocks, stream);
+  }
+  throw Error("launch_direct: unknown pair form");
+}
+
+namespace {
+
+class DirectMethod final : public DeviceMethod {
+ public:
+  DirectMethod(const PotentialRequest& request, cudaStream_t stream, const DirectConfig& config)
+      : grid_(request.grid),
+        kernel_(make_pair_kernel(request.physics)),
+        config_(config),
+        atoms_(upload_atoms(*request.atoms, request.grid, stream)) {
+    config_index(config_);  // fail now rather than at the first slab
+  }
+  SlabLayout layout() const override { return direct_layout(config_, grid_); }
+  void enqueue(Slab slab, float* out, cudaStream_t stream) override {
+    launch_direct(config_, kernel_, atoms_, grid_, slab, out, stream);
+  }
+
+ private:
+  GridSpec grid_;
+  PairKernel kernel_;
+  DirectConfig config_;
+  DeviceAtoms atoms_;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceMethod> make_direct_method(const PotentialRequest& request, cudaStream_t stream,
+                                                 const DirectConfig& config) {
+  return std::make_unique<DirectMethod>(request, stream, config);
+}
+
+}  // namespace dcsgrid::engine

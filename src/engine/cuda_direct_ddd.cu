@@ -1,0 +1,9 @@
+// The direct-summation kernel for the distance-dependent (ε = 4r) pair form, every configuration
+// (one file per form so the kernels compile in parallel).
+#include "dcsgrid/engine/cuda_direct_kernel.cuh"
+
+namespace dcsgrid::engine {
+
+template void launch_direct_form<PairForm::distance_dependent>(std::size_t, const DirectLaunch&, dim3, cudaStream_t);
+
+}  // namespace dcsgrid::engine
