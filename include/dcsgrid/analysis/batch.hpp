@@ -1,0 +1,92 @@
+// run_batch: the potential of many structures (files, a list file, or every model of a
+// multi-model PDB/mmCIF) on one shared grid, into one batch file (batch_file.hpp).
+//
+// Three stages run at once, one thread each, joined by bounded queues: reading frame i+1,
+// computing frame i (engine backend, GPU when present) and writing frame i−1 (the only thread
+// that touches HDF5). Resumable: with resume, the file is reopened, its inputs, grid and physics
+// checked against the options, and only frames not marked complete are computed.
+#pragma once
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dcsgrid/analysis/batch_file.hpp"
+#include "dcsgrid/analysis/stats.hpp"
+#include "dcsgrid/core/grid.hpp"
+#include "dcsgrid/core/physics.hpp"
+#include "dcsgrid/engine/engine.hpp"
+#include "dcsgrid/io/read.hpp"
+
+namespace dcsgrid::analysis {
+
+struct BatchOptions {
+  // Structure files; an entry "@list.txt" stands for the paths listed in that file (one a line,
+  // blank lines and # comments ignored, relative paths taken from the list's folder).
+  std::vector<std::string> inputs;
+  std::filesystem::path output;  // .h5
+  bool models_all = false;       // every model of multi-model files, one frame each
+  io::ReadOptions read;
+
+  // The shared grid: `grid` when given, else the union of every input's box grown by padding.
+  std::optional<GridSpec> grid;
+  double spacing = 0.5, padding = 10.0;
+
+  Physics physics;
+  engine::Method method = engine::Method::direct;
+  engine::CutoffOptions cutoff;
+  std::string device = "auto";  // auto, cpu, gpu
+  std::vector<int> gpus;
+
+  bool resume = false;     // continue an existing output
+  bool overwrite = false;  // replace an existing output (without resume)
+  bool fail_fast = false;  // stop at the first frame that fails (it is still recorded)
+
+  bool stats = true;  // per-frame min/max/mean/std and histogram under /analysis
+  HistogramOptions histogram;
+  bool ensemble = false;  // mean and std maps over the complete frames (when all are complete)
+
+  std::size_t queue_depth = 2;  // frames waiting between two stages
+  std::string command_line;     // provenance, stored with the metadata
+
+  // Called by the writer thread after each frame it records: (frames done in this run, to do).
+  std::function<void(std::size_t done, std::size_t total)> progress;
+  // For tests: called by the writer thread after each step of each frame it writes.
+  BatchFile::StepHook step_hook;
+};
+
+struct BatchResult {
+  std::filesystem::path output;
+  GridSpec grid;
+  std::string device;
+  std::size_t frames = 0;      // in the file
+  std::size_t computed = 0;    // written complete in this run
+  std::size_t skipped = 0;     // already complete (resume)
+  std::size_t failed = 0;      // failed in this run
+  std::size_t pending = 0;     // left pending (fail_fast stopped the run)
+  std::vector<FrameRecord> failures;  // the frames that failed in this run
+  double scan_seconds = 0;     // first pass over the inputs (boxes, checksums)
+  double pipeline_seconds = 0; // the three-stage pipeline, wall clock
+  double ensemble_seconds = 0;
+  double frames_per_second = 0;  // computed / pipeline_seconds
+  // Busy time of each stage, seconds; share = busy / pipeline_seconds.
+  double read_busy = 0, compute_busy = 0, write_busy = 0;
+  nlohmann::json to_json() const;
+};
+
+// Runs (or resumes) a batch. Throws Error for bad options, unreadable list files, an existing
+// output without overwrite/resume, a resume whose file does not match the options, and (with
+// fail_fast) the first failed frame, after recording it.
+BatchResult run_batch(const BatchOptions& options);
+
+// The inputs with every @list expanded. Throws InputError for a list file that cannot be read.
+std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs);
+
+// Metadata stored with batch maps: the options' physics and method, the program version.
+io::MapMetadata batch_metadata(const BatchOptions& options);
+
+}  // namespace dcsgrid::analysis

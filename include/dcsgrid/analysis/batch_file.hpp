@@ -1,0 +1,131 @@
+// The batch file: many potential maps on one grid in one HDF5 file, written so that a process
+// killed at any moment leaves a file that opens, whose complete frames are intact.
+//
+// Layout (all datasets created, with their storage allocated, before the first frame; afterwards
+// only raw data is written, never HDF5 metadata, so a kill cannot leave half-updated structure):
+//   /potential             float32 [frames][nz][ny][nx], chunks of one frame's few planes; the
+//                          grid and map metadata as attributes, as in single-map files, and
+//                          batch_options: JSON of the options that made the file
+//   /frames/source         fixed-length string: input file as given
+//   /frames/model          int32: model number (0: every model of a file that failed to read)
+//   /frames/input_sha256   fixed-length string: SHA-256 of the input file
+//   /frames/atom_count     int64
+//   /frames/total_charge   float64, e
+//   /frames/status         enum int8 {pending = 0, complete = 1, failed = 2}
+//   /frames/message        fixed-length string (up to 255 bytes): why a frame failed
+//   /analysis/stats        float64 [frames][4]: min, max, mean, std     (when stats are on)
+//   /analysis/histogram    uint64 [frames][bins + 2]: bins, then below and above the range
+//   /analysis/histogram_edges float64 [frames][bins + 1]
+//   /analysis/mean, /analysis/std  float32 [nz][ny][nx] over the complete frames (when ensemble
+//                          maps are on) and /analysis/ensemble_frames int64: how many frames they
+//                          cover (0: not computed yet)
+// A frame's status turns complete only after its data (potential, stats, table row) has been
+// flushed; the status is flushed again after. Contents of frames not complete are undefined.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dcsgrid/analysis/stats.hpp"
+#include "dcsgrid/core/grid.hpp"
+#include "dcsgrid/io/map_metadata.hpp"
+
+namespace dcsgrid::analysis {
+
+enum class FrameStatus : std::int8_t { pending = 0, complete = 1, failed = 2 };
+std::string status_name(FrameStatus status);
+
+struct FrameRecord {
+  std::string source;      // input file as given
+  int model = 1;           // model number in the file
+  std::string input_sha256;
+  std::size_t atom_count = 0;
+  double total_charge = 0;
+  FrameStatus status = FrameStatus::pending;
+  std::string message;     // why it failed (truncated to 255 bytes in the file)
+};
+
+// What a batch file is created with.
+struct BatchLayout {
+  GridSpec grid;
+  io::MapMetadata meta;
+  std::vector<FrameRecord> frames;
+  int histogram_bins = 0;  // 0: no /analysis/stats and histograms
+  bool ensemble = false;   // reserve /analysis/mean and /analysis/std
+  std::string options_json;  // what made the file (run_batch checks it on resume)
+};
+
+// Points in the writer's sequence of steps for one frame; a test hook can stop the process at
+// any of them to check that the file survives.
+enum class WriteStep { data_written, data_flushed, status_written, status_flushed };
+
+// An open batch file. Not thread-safe (HDF5 is not): one thread uses it.
+class BatchFile {
+ public:
+  // Creates the file with every dataset allocated, under a temporary name renamed into place when
+  // complete. Throws Error when it exists (callers decide about overwriting).
+  static void create(const std::filesystem::path& path, const BatchLayout& layout);
+  // Opens an existing batch file; throws Error naming the file when it is not one.
+  explicit BatchFile(const std::filesystem::path& path, bool writable = false);
+  ~BatchFile();
+  BatchFile(BatchFile&&) noexcept;
+  BatchFile& operator=(BatchFile&&) noexcept;
+
+  const std::filesystem::path& path() const;
+  const GridSpec& grid() const;
+  const io::MapMetadata& meta() const;
+  const std::vector<FrameRecord>& frames() const;  // as read at open, updated by this object
+  int histogram_bins() const;  // 0 when the file has no stats datasets
+  bool has_ensemble() const;
+  const std::string& options_json() const;
+
+  // Writes frame `index` (the grid's point_count floats, x fastest), its stats when the file has
+  // them, and its table row, then marks it complete as the header describes. hook, when set, is
+  // called after each step.
+  using StepHook = std::function<void(std::size_t index, WriteStep step)>;
+  void write_frame(std::size_t index, const float* data, const FrameRecord& record,
+                   const MapStats* stats, const StepHook& hook = {});
+  // Records a failed frame (table row with status failed and the message), flushed.
+  void write_failure(std::size_t index, const FrameRecord& record);
+  // Reads frame `index` into out (point_count floats).
+  void read_frame(std::size_t index, float* out) const;
+  // The ensemble maps (point_count floats each) and how many frames they cover, flushed.
+  void write_ensemble(const float* mean, const float* stddev, std::size_t frames);
+  std::size_t ensemble_frames() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// True when the file has the batch layout (a 4-D /potential and /frames).
+bool is_batch_file(const std::filesystem::path& path);
+
+// The maps a file holds: one for a single-map file, the complete frames of a batch file. The
+// common reader of sample, similarity, stats and ensemble.
+class MapReader {
+ public:
+  explicit MapReader(const std::filesystem::path& path);
+  ~MapReader();
+  MapReader(MapReader&&) noexcept;
+  MapReader& operator=(MapReader&&) noexcept;
+
+  bool is_batch() const;
+  const GridSpec& grid() const;
+  const io::MapMetadata& meta() const;
+  std::size_t size() const;                     // maps available
+  std::size_t frame_count() const;              // frames in the file, complete or not (1: map)
+  std::size_t frame_index(std::size_t i) const; // frame number of map i (0 for a single map)
+  std::string label(std::size_t i) const;       // "file" or "file#frame"
+  void read(std::size_t i, float* out) const;   // grid().point_count() floats
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dcsgrid::analysis

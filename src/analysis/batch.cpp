@@ -1,0 +1,543 @@
+// run_batch: scan the inputs, create or reopen the batch file, then read, compute and write the
+// frames in a three-stage pipeline.
+#include "dcsgrid/analysis/batch.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+
+#include "batch_queue.hpp"
+#include "dcsgrid/analysis/ensemble.hpp"
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/engine/engine.hpp"
+#include "dcsgrid/io/map_io.hpp"
+
+namespace dcsgrid::analysis {
+
+namespace fs = std::filesystem;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return {};
+  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
+void read_list_file(const fs::path& list, std::vector<std::string>& out) {
+  std::ifstream in(list);
+  if (!in) throw InputError(list.string(), 0, "cannot open the list file");
+  std::string line;
+  while (std::getline(in, line)) {
+    line = trim(line.substr(0, line.find('#')));
+    if (line.empty()) continue;
+    const fs::path p(line);
+    out.push_back(p.is_absolute() || list.parent_path().empty() ? line
+                                                                : (list.parent_path() / p).string());
+  }
+}
+
+// The options a resume must agree with, as JSON (stored in the file).
+nlohmann::json options_fingerprint(const BatchOptions& o, const std::vector<std::string>& files) {
+  const Physics& p = o.physics;
+  nlohmann::json j = {
+      {"inputs", files},
+      {"models_all", o.models_all},
+      {"model", o.read.model},
+      {"forcefield", o.read.forcefield},
+      {"unknown_zero", o.read.unknown_zero},
+      {"physics",
+       {{"dielectric", p.dielectric}, {"distance_dependent", p.distance_dependent},
+        {"ionic_strength", p.ionic_strength}, {"temperature", p.temperature},
+        {"min_distance", p.min_distance}, {"unit", unit_name(p.unit)}}},
+      {"method", engine::method_name(o.method)},
+      {"stats", o.stats},
+      {"histogram", {{"bins", o.histogram.bins}, {"lo", o.histogram.lo}, {"hi", o.histogram.hi}}},
+      {"ensemble", o.ensemble},
+  };
+  if (o.method == engine::Method::cutoff)
+    j["cutoff"] = {{"radius", o.cutoff.radius},
+                   {"form", engine::cutoff_form_name(o.cutoff.form)},
+                   {"switch_start", o.cutoff.switch_start}};
+  if (o.grid)
+    j["grid"] = {{"origin", o.grid->origin}, {"spacing", o.grid->spacing}, {"dims", o.grid->dims}};
+  else
+    j["grid"] = {{"spacing", o.spacing}, {"padding", o.padding}};
+  return j;
+}
+
+// Names the first key whose value differs, or "" when they agree. Values compare as JSON text
+// (NaN, an unset histogram end, is stored as null).
+std::string first_difference(const nlohmann::json& recorded, const nlohmann::json& now) {
+  for (const auto& [key, value] : now.items())
+    if (!recorded.contains(key) || recorded[key].dump() != value.dump()) return key;
+  for (const auto& [key, value] : recorded.items())
+    if (!now.contains(key)) return key;
+  return {};
+}
+
+// The frames of the inputs and, when the grid must come from them, their union box.
+struct Scan {
+  std::vector<FrameRecord> frames;
+  std::optional<Box> box;
+  std::string first_error;
+};
+
+Scan scan_inputs(const std::vector<std::string>& files, const BatchOptions& o) {
+  const bool need_box = !o.grid.has_value();
+  Scan scan;
+  auto add_box = [&](const AtomSet& atoms) {
+    const Box b = bounding_box(atoms);
+    scan.box = scan.box ? union_box(*scan.box, b) : b;
+  };
+  auto note_failure = [&](const std::string& file, const std::exception& e) {
+    spdlog::warn("{}: {} (the frame will be recorded as failed)", file, e.what());
+    if (scan.first_error.empty()) scan.first_error = e.what();
+  };
+  for (const auto& file : files) {
+    FrameRecord record;
+    record.source = file;
+    record.model = o.read.model;
+    try {
+      record.input_sha256 = io::sha256_file(file);
+    } catch (const std::exception& e) {
+      note_failure(file, e);
+      scan.frames.push_back(record);
+      continue;
+    }
+    if (o.models_all) {
+      try {
+        for (const auto& s : io::read_all_models(file, o.read)) {
+          record.model = s.model;
+          scan.frames.push_back(record);
+          add_box(s.atoms);
+        }
+      } catch (const std::exception& e) {
+        note_failure(file, e);
+        record.model = 0;  // models unknown
+        scan.frames.push_back(record);
+      }
+      continue;
+    }
+    if (need_box) {
+      try {
+        add_box(io::read_structure(file, o.read).atoms);
+      } catch (const std::exception& e) {
+        note_failure(file, e);
+      }
+    }
+    scan.frames.push_back(record);
+  }
+  return scan;
+}
+
+// Reads the atoms of one frame; with models_all, a file's models are read once and kept while
+// its frames come by.
+class FrameReader {
+ public:
+  explicit FrameReader(const BatchOptions& o) : options_(o) {}
+  AtomSet read(const FrameRecord& record) {
+    if (!options_.models_all) {
+      io::ReadOptions read = options_.read;
+      read.model = record.model;
+      return io::read_structure(record.source, read).atoms;
+    }
+    if (record.model == 0)
+      throw Error(record.source + ": could not be read when the batch was set up, so its models "
+                                  "are unknown; start a new batch");
+    if (cached_source_ != record.source) {
+      cached_.clear();
+      cached_source_.clear();
+      cached_ = io::read_all_models(record.source, options_.read);
+      cached_source_ = record.source;
+    }
+    for (auto& s : cached_)
+      if (s.model == record.model) return s.atoms;
+    throw Error(fmt::format("{}: has no model {} any more", record.source, record.model));
+  }
+
+ private:
+  const BatchOptions& options_;
+  std::string cached_source_;
+  std::vector<io::Structure> cached_;
+};
+
+struct ReadItem {
+  std::size_t index = 0;
+  AtomSet atoms;
+  std::string error;
+};
+struct ComputedItem {
+  std::size_t index = 0;
+  std::vector<float> data;
+  std::size_t atom_count = 0;
+  double total_charge = 0;
+  std::string error;
+};
+
+// The three stages and what they share. Any stage that hits an error that is not a frame's own
+// (a failed write, say) stores it and aborts every queue; run() rethrows it after the joins.
+class Pipeline {
+ public:
+  Pipeline(const BatchOptions& o, BatchFile& file, std::vector<FrameRecord>& records,
+           engine::Backend& backend)
+      : options_(o), file_(file), records_(records), backend_(backend),
+        read_q_(o.queue_depth), computed_q_(o.queue_depth), free_buffers_(o.queue_depth + 2) {}
+
+  void run(const std::vector<std::size_t>& todo, BatchResult& result) {
+    for (std::size_t i = 0; i < options_.queue_depth + 2; ++i)
+      free_buffers_.push(std::vector<float>(file_.grid().point_count()));
+    const auto t0 = clock_type::now();
+    std::thread reader([&] { guard([&] { read_stage(todo); }); });
+    std::thread computer([&] { guard([&] { compute_stage(); }); });
+    std::thread writer([&] { guard([&] { write_stage(todo.size(), result); }); });
+    reader.join();
+    computer.join();
+    writer.join();
+    result.pipeline_seconds = seconds_since(t0);
+    result.read_busy = read_busy_;
+    result.compute_busy = compute_busy_;
+    result.write_busy = write_busy_;
+    if (!device_.empty()) result.device = device_;
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  template <typename F>
+  void guard(F&& stage) {
+    try {
+      stage();
+    } catch (...) {
+      {
+        std::lock_guard lock(error_mutex_);
+        if (!error_) error_ = std::current_exception();
+      }
+      abort_all();
+    }
+  }
+  void abort_all() {
+    read_q_.abort();
+    computed_q_.abort();
+    free_buffers_.abort();
+  }
+
+  void read_stage(const std::vector<std::size_t>& todo) {
+    FrameReader reader(options_);
+    for (std::size_t index : todo) {
+      const auto t0 = clock_type::now();
+      ReadItem item;
+      item.index = index;
+      try {
+        item.atoms = reader.read(records_[index]);
+      } catch (const std::exception& e) {
+        item.error = e.what();
+      }
+      read_busy_ += seconds_since(t0);
+      if (!read_q_.push(std::move(item))) return;
+    }
+    read_q_.close();
+  }
+
+  void compute_stage() {
+    engine::PotentialRequest request;
+    request.grid = file_.grid();
+    request.physics = options_.physics;
+    request.method = options_.method;
+    request.cutoff = options_.cutoff;
+    const std::size_t plane = request.grid.plane_size();
+    while (auto item = read_q_.pop()) {
+      ComputedItem out;
+      out.index = item->index;
+      out.error = std::move(item->error);
+      if (out.error.empty()) {
+        auto buffer = free_buffers_.pop();
+        if (!buffer) return;
+        const auto t0 = clock_type::now();
+        out.atom_count = item->atoms.size();
+        out.total_charge = item->atoms.total_charge();
+        request.atoms = &item->atoms;
+        float* dst = buffer->data();
+        try {
+          const engine::RunStats stats = backend_.run(request, [&](engine::Slab slab, const float* d) {
+            std::copy(d, d + plane * slab.planes(), dst + plane * slab.z_begin);
+          });
+          if (device_.empty()) device_ = stats.device;
+          out.data = std::move(*buffer);
+        } catch (const std::exception& e) {
+          out.error = e.what();
+          free_buffers_.push(std::move(*buffer));
+        }
+        compute_busy_ += seconds_since(t0);
+      }
+      if (!computed_q_.push(std::move(out))) return;
+    }
+    computed_q_.close();
+  }
+
+  void write_stage(std::size_t total, BatchResult& result) {
+    std::size_t done = 0;
+    while (auto item = computed_q_.pop()) {
+      const auto t0 = clock_type::now();
+      FrameRecord record = records_[item->index];
+      record.atom_count = item->atom_count;
+      record.total_charge = item->total_charge;
+      if (!item->error.empty()) {
+        record.status = FrameStatus::failed;
+        record.message = item->error;
+        file_.write_failure(item->index, record);
+        spdlog::warn("frame {} ({} model {}) failed: {}", item->index, record.source, record.model,
+                     record.message);
+        result.failures.push_back(record);
+        ++result.failed;
+      } else {
+        record.status = FrameStatus::complete;
+        record.message.clear();
+        std::optional<MapStats> stats;
+        if (options_.stats) stats = map_stats(item->data, options_.histogram);
+        file_.write_frame(item->index, item->data.data(), record, stats ? &*stats : nullptr,
+                          options_.step_hook);
+        ++result.computed;
+        free_buffers_.push(std::move(item->data));
+      }
+      records_[item->index] = record;
+      write_busy_ += seconds_since(t0);
+      ++done;
+      if (options_.progress) options_.progress(done, total);
+      if (record.status == FrameStatus::failed && options_.fail_fast) {
+        fail_fast_stop_ = true;
+        abort_all();
+        return;
+      }
+    }
+  }
+
+ public:
+  bool stopped_by_fail_fast() const { return fail_fast_stop_; }
+
+ private:
+  const BatchOptions& options_;
+  BatchFile& file_;
+  std::vector<FrameRecord>& records_;
+  engine::Backend& backend_;
+  BoundedQueue<ReadItem> read_q_;
+  BoundedQueue<ComputedItem> computed_q_;
+  BoundedQueue<std::vector<float>> free_buffers_;
+  double read_busy_ = 0, compute_busy_ = 0, write_busy_ = 0;
+  std::string device_;
+  std::atomic<bool> fail_fast_stop_{false};
+  std::mutex error_mutex_;
+  std::exception_ptr error_;
+};
+
+void check_output_folder(const fs::path& output) {
+  const fs::path dir = output.parent_path().empty() ? fs::path(".") : output.parent_path();
+  if (!fs::is_directory(dir)) throw Error("output folder " + dir.string() + " does not exist");
+  if (fs::is_directory(output)) throw Error("output " + output.string() + " is a folder");
+}
+
+// Reopens an existing batch for resume: the options must match what made it, and the inputs of
+// complete frames must be unchanged. Returns the records with the current inputs' checksums.
+std::vector<FrameRecord> check_resume(const BatchFile& file, const nlohmann::json& fingerprint,
+                                      const std::vector<std::string>& files) {
+  nlohmann::json recorded;
+  try {
+    recorded = nlohmann::json::parse(file.options_json());
+  } catch (const nlohmann::json::exception&) {
+    throw Error(file.path().string() + ": its batch_options attribute is not valid JSON");
+  }
+  const std::string key = first_difference(recorded, fingerprint);
+  if (!key.empty())
+    throw Error(fmt::format("cannot resume {}: '{}' differs from the run that made it (was {}, now "
+                            "{}); use the same options, or --overwrite to start again",
+                            file.path().string(), key,
+                            recorded.contains(key) ? recorded[key].dump() : "absent",
+                            fingerprint.contains(key) ? fingerprint[key].dump() : "absent"));
+  std::vector<FrameRecord> records = file.frames();
+  std::map<std::string, std::string> sha;
+  for (const auto& f : files) {
+    try {
+      sha[f] = io::sha256_file(f);
+    } catch (const std::exception&) {
+      sha[f] = "";
+    }
+  }
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    auto& r = records[i];
+    const std::string now = sha[r.source];
+    if (r.status == FrameStatus::complete && now != r.input_sha256)
+      throw Error(fmt::format("cannot resume {}: input {} changed since frame {} was computed "
+                              "(SHA-256 differs); use --overwrite to start again",
+                              file.path().string(), r.source, i));
+    r.input_sha256 = now;
+  }
+  return records;
+}
+
+}  // namespace
+
+std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
+  std::vector<std::string> out;
+  for (const auto& in : inputs) {
+    if (!in.empty() && in[0] == '@')
+      read_list_file(in.substr(1), out);
+    else
+      out.push_back(in);
+  }
+  return out;
+}
+
+io::MapMetadata batch_metadata(const BatchOptions& o) {
+  io::MapMetadata meta;
+  const Physics& p = o.physics;
+  meta.units = unit_name(p.unit);
+  meta.temperature = p.temperature;
+  meta.method = engine::method_name(o.method);
+  if (o.method == engine::Method::cutoff) {
+    meta.parameters["cutoff"] = fmt::format("{:g}", o.cutoff.radius);
+    meta.parameters["cutoff_form"] = engine::cutoff_form_name(o.cutoff.form);
+    if (o.cutoff.form == engine::CutoffForm::switched)
+      meta.parameters["switch_start"] = fmt::format("{:g}", o.cutoff.switch_start);
+  }
+  meta.dielectric = p.dielectric;
+  meta.dielectric_model = p.distance_dependent ? "distance-dependent 4r" : "constant";
+  meta.ionic_strength = p.ionic_strength;
+  meta.min_distance = p.min_distance;
+  std::string inputs;
+  for (const auto& in : o.inputs) inputs += (inputs.empty() ? "" : " ") + in;
+  meta.input_file = inputs;  // per-frame sources and checksums are in /frames
+  meta.program_version = DCSGRID_VERSION;
+  meta.command_line = o.command_line;
+  return meta;
+}
+
+BatchResult run_batch(const BatchOptions& o) {
+  if (o.inputs.empty()) throw Error("batch: no inputs given");
+  if (o.output.empty()) throw Error("batch: no output file given");
+  if (o.stats) validate(o.histogram);
+  check_output_folder(o.output);
+  const std::vector<std::string> files = expand_inputs(o.inputs);
+  if (files.empty()) throw Error("batch: the input lists name no files");
+  const nlohmann::json fingerprint = options_fingerprint(o, files);
+  const bool exists = fs::exists(o.output);
+  if (exists && !o.resume && !o.overwrite)
+    throw Error(o.output.string() + " exists: use --resume to continue it or --overwrite");
+
+  BatchResult result;
+  result.output = o.output;
+  const auto t_scan = clock_type::now();
+  std::vector<FrameRecord> records;
+  if (exists && o.resume) {
+    BatchFile probe(o.output);
+    records = check_resume(probe, fingerprint, files);
+  } else {
+    Scan scan = scan_inputs(files, o);
+    if (!o.grid && !scan.box)
+      throw Error(fmt::format("batch: none of the {} inputs could be read, so there is no box for "
+                              "the grid (first error: {})",
+                              files.size(), scan.first_error));
+    BatchLayout layout;
+    layout.grid = o.grid ? *o.grid : grid_around(*scan.box, o.spacing, o.padding);
+    validate(layout.grid);
+    layout.meta = batch_metadata(o);
+    layout.frames = std::move(scan.frames);
+    layout.histogram_bins = o.stats ? o.histogram.bins : 0;
+    layout.ensemble = o.ensemble;
+    layout.options_json = fingerprint.dump();
+    if (exists) fs::remove(o.output);
+    BatchFile::create(o.output, layout);
+    records = std::move(layout.frames);
+  }
+  result.scan_seconds = seconds_since(t_scan);
+
+  BatchFile file(o.output, true);
+  result.grid = file.grid();
+  result.frames = records.size();
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (records[i].status == FrameStatus::complete)
+      ++result.skipped;
+    else
+      todo.push_back(i);
+  }
+  spdlog::info("batch: {} frames on grid {}; {} to compute", records.size(),
+               file.grid().describe(), todo.size());
+
+  if (!todo.empty()) {
+    require_host_memory(file.grid(), o.queue_depth + 2);
+    auto backend = engine::make_backend(o.device, o.gpus);
+    if (!backend->supports(o.method))
+      throw Error("the " + backend->name() + " backend does not support --method " +
+                  engine::method_name(o.method));
+    result.device = backend->name();
+    Pipeline pipeline(o, file, records, *backend);
+    pipeline.run(todo, result);
+    if (pipeline.stopped_by_fail_fast()) {
+      const FrameRecord& f = result.failures.back();
+      throw Error(fmt::format("batch stopped (fail-fast): {} model {} failed: {}; {} frames are "
+                              "complete in {} (--resume continues)",
+                              f.source, f.model, f.message, result.skipped + result.computed,
+                              o.output.string()));
+    }
+  }
+  if (result.pipeline_seconds > 0) result.frames_per_second = result.computed / result.pipeline_seconds;
+  std::size_t complete = 0;
+  for (const auto& r : records) {
+    if (r.status == FrameStatus::complete) ++complete;
+    if (r.status == FrameStatus::pending) ++result.pending;
+  }
+
+  if (o.ensemble) {
+    if (complete == 0) {
+      spdlog::warn("batch: no complete frame, so no ensemble maps");
+    } else {
+      const auto t0 = clock_type::now();
+      EnsembleAccumulator acc(file.grid().point_count());
+      std::vector<float> frame(file.grid().point_count());
+      for (std::size_t i = 0; i < records.size(); ++i) {
+        if (records[i].status != FrameStatus::complete) continue;
+        file.read_frame(i, frame.data());
+        acc.add(frame.data());
+      }
+      file.write_ensemble(acc.mean().data(), acc.stddev().data(), acc.count());
+      result.ensemble_seconds = seconds_since(t0);
+    }
+  }
+  return result;
+}
+
+nlohmann::json BatchResult::to_json() const {
+  nlohmann::json failed_frames = nlohmann::json::array();
+  for (const auto& f : failures)
+    failed_frames.push_back({{"source", f.source}, {"model", f.model}, {"message", f.message}});
+  auto share = [&](double busy) { return pipeline_seconds > 0 ? busy / pipeline_seconds : 0.0; };
+  return {
+      {"output", output.string()},
+      {"grid", {{"dims", grid.dims}, {"origin", grid.origin}, {"spacing", grid.spacing}}},
+      {"device", device},
+      {"frames", frames},
+      {"computed", computed},
+      {"skipped", skipped},
+      {"failed", failed},
+      {"pending", pending},
+      {"failures", failed_frames},
+      {"seconds", {{"scan", scan_seconds}, {"pipeline", pipeline_seconds},
+                   {"ensemble", ensemble_seconds}}},
+      {"frames_per_second", frames_per_second},
+      {"stage_busy_share", {{"read", share(read_busy)}, {"compute", share(compute_busy)},
+                            {"write", share(write_busy)}}},
+  };
+}
+
+}  // namespace dcsgrid::analysis

@@ -1,0 +1,205 @@
+// Map statistics: block partial sums in double combined in block order (deterministic for any
+// thread count), the histogram from prims' histogram_values_cpu.
+#include "dcsgrid/analysis/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "batch_hdf5.hpp"
+#include "dcsgrid/analysis/batch_file.hpp"
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/prims/histogram.hpp"
+
+namespace dcsgrid::analysis {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::size_t kBlock = std::size_t(1) << 16;
+
+struct Partial {
+  std::size_t count = 0, nan = 0, neg_inf = 0, pos_inf = 0;
+  double min = INFINITY, max = -INFINITY, sum = 0;
+};
+
+// Runs block(b, begin, end) for every block of n values on OpenMP threads, then returns the
+// per-block results in block order.
+template <typename T, typename F>
+std::vector<T> per_block(std::size_t n, F&& block) {
+  const std::size_t blocks = (n + kBlock - 1) / kBlock;
+  std::vector<T> out(blocks);
+#pragma omp parallel for schedule(static)
+  for (std::size_t b = 0; b < blocks; ++b) out[b] = block(b * kBlock, std::min(n, (b + 1) * kBlock));
+  return out;
+}
+
+}  // namespace
+
+void validate(const HistogramOptions& o) {
+  if (o.bins < 1) throw Error(fmt::format("histogram bins must be at least 1, got {}", o.bins));
+  const bool lo_set = !std::isnan(o.lo), hi_set = !std::isnan(o.hi);
+  if (lo_set != hi_set) throw Error("histogram range: give both ends or neither");
+  if (lo_set && !(std::isfinite(o.lo) && std::isfinite(o.hi) && o.lo < o.hi))
+    throw Error(fmt::format("histogram range [{}, {}] must be finite with low < high", o.lo, o.hi));
+}
+
+MapStats map_stats(std::span<const float> values, const HistogramOptions& options) {
+  validate(options);
+  const std::size_t n = values.size();
+  const float* v = values.data();
+  const std::vector<Partial> partials = per_block<Partial>(n, [&](std::size_t b, std::size_t e) {
+    Partial p;
+    for (std::size_t i = b; i < e; ++i) {
+      const double x = v[i];
+      if (std::isnan(x)) {
+        ++p.nan;
+      } else if (std::isinf(x)) {
+        ++(x < 0 ? p.neg_inf : p.pos_inf);
+      } else {
+        ++p.count;
+        p.sum += x;
+        p.min = std::min(p.min, x);
+        p.max = std::max(p.max, x);
+      }
+    }
+    return p;
+  });
+  Partial all;
+  for (const Partial& p : partials) {
+    all.count += p.count;
+    all.nan += p.nan;
+    all.neg_inf += p.neg_inf;
+    all.pos_inf += p.pos_inf;
+    all.sum += p.sum;
+    all.min = std::min(all.min, p.min);
+    all.max = std::max(all.max, p.max);
+  }
+  MapStats s;
+  s.count = all.count;
+  s.non_finite = all.nan + all.neg_inf + all.pos_inf;
+  if (all.count > 0) {
+    s.min = all.min;
+    s.max = all.max;
+    s.mean = all.sum / double(all.count);
+    const std::vector<double> squares = per_block<double>(n, [&](std::size_t b, std::size_t e) {
+      double sum = 0;
+      for (std::size_t i = b; i < e; ++i)
+        if (std::isfinite(v[i])) sum += (v[i] - s.mean) * (v[i] - s.mean);
+      return sum;
+    });
+    double m2 = 0;
+    for (double q : squares) m2 += q;
+    s.stddev = std::sqrt(m2 / double(all.count));
+  } else {
+    s.min = s.max = s.mean = s.stddev = NAN;
+  }
+
+  // Range: the given one, or [min, max] (widened by 0.5 each way for a constant map).
+  const bool automatic = std::isnan(options.lo);
+  double lo = options.lo, hi = options.hi;
+  if (automatic) {
+    lo = all.count ? all.min : 0.0;
+    hi = all.count ? all.max : 1.0;
+    if (!(lo < hi)) {
+      lo -= 0.5;
+      hi += 0.5;
+    }
+  }
+  const prims::ValueHistogram h =
+      prims::histogram_values_cpu(v, n, lo, hi, std::uint32_t(options.bins));
+  s.counts = h.counts;
+  // Infinities land in under/overflow; they are not finite values outside the range.
+  s.below = h.underflow - all.neg_inf;
+  s.above = h.overflow - all.pos_inf;
+  if (automatic && all.count) {  // the maximum itself is v = hi: it belongs to the last bin
+    s.counts.back() += s.above;
+    s.above = 0;
+  }
+  s.edges.resize(std::size_t(options.bins) + 1);
+  for (int b = 0; b <= options.bins; ++b) s.edges[std::size_t(b)] = lo + (hi - lo) * b / options.bins;
+  return s;
+}
+
+nlohmann::json MapStats::to_json() const {
+  return {{"count", count}, {"non_finite", non_finite}, {"min", min},     {"max", max},
+          {"mean", mean},   {"std", stddev},           {"edges", edges}, {"counts", counts},
+          {"below", below}, {"above", above}};
+}
+
+nlohmann::json FileStats::to_json() const {
+  nlohmann::json list = nlohmann::json::array();
+  for (std::size_t i = 0; i < maps.size(); ++i) {
+    nlohmann::json m = maps[i].to_json();
+    m["frame"] = frames[i];
+    list.push_back(std::move(m));
+  }
+  return {{"file", file}, {"units", units}, {"maps", list}};
+}
+
+FileStats file_stats(const FileStatsOptions& options) {
+  validate(options.histogram);
+  FileStats result;
+  result.file = options.file.string();
+  std::size_t frames_in_file = 1;
+  {
+    MapReader reader(options.file);
+    result.units = reader.meta().units;
+    std::vector<float> map(reader.grid().point_count());
+    for (std::size_t i = 0; i < reader.size(); ++i) {
+      reader.read(i, map.data());
+      result.frames.push_back(reader.frame_index(i));
+      result.maps.push_back(map_stats(map, options.histogram));
+    }
+    frames_in_file = reader.frame_count();
+  }
+  if (!options.write) return result;
+
+  // Into a copy, renamed over the original when complete.
+  const fs::path& path = options.file;
+  io::AtomicFile atomic(path);
+  std::error_code ec;
+  fs::copy_file(path, atomic.temp_path(), ec);
+  if (ec) throw Error("cannot copy " + path.string() + " to add statistics: " + ec.message());
+  {
+    std::lock_guard lock(io::hdf5::library_mutex());
+    io::hdf5::Handle file = h5::open_file(atomic.temp_path(), true);
+    const hid_t f = file.get();
+    if (!h5::exists(f, "analysis", path)) h5::create_group(f, "analysis", path);
+    for (const char* name : {h5::names::stats, h5::names::histogram, h5::names::edges})
+      if (h5::exists(f, name, path))
+        io::hdf5::check(H5Ldelete(f, name, H5P_DEFAULT), path, std::string("replace /") + name);
+    const std::size_t bins = std::size_t(options.histogram.bins);
+    h5::create_stats_datasets(f, frames_in_file, bins, result.units, path);
+    for (std::size_t i = 0; i < result.maps.size(); ++i)
+      h5::write_stats_row(f, result.frames[i], result.maps[i], bins, path);
+    io::hdf5::check(file.close(), path, "finish writing the statistics");
+  }
+  atomic.commit();
+  return result;
+}
+
+std::optional<FileStats> read_stored_stats(const fs::path& path) {
+  MapReader reader(path);  // which frames are complete, and the units
+  std::lock_guard lock(io::hdf5::library_mutex());
+  io::hdf5::Handle file = h5::open_file(path, false);
+  if (!h5::exists(file.get(), "analysis", path) || !h5::exists(file.get(), h5::names::stats, path))
+    return std::nullopt;
+  const std::vector<MapStats> rows = h5::read_stats_rows(file.get(), path);
+  FileStats result;
+  result.file = path.string();
+  result.units = reader.meta().units;
+  for (std::size_t i = 0; i < reader.size(); ++i) {
+    const std::size_t frame = reader.frame_index(i);
+    if (frame >= rows.size())
+      throw InputError(path.string(), 0, "/analysis/stats has fewer rows than the file has frames");
+    result.frames.push_back(frame);
+    result.maps.push_back(rows[frame]);
+  }
+  return result;
+}
+
+}  // namespace dcsgrid::analysis

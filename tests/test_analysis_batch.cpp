@@ -1,0 +1,461 @@
+// run_batch: frames against the engine run directly, the shared grid, list files, failed frames,
+// fail-fast, resume checks, stats and ensemble maps in the file, and recovery after kill -9 at
+// every step of the writer (real SIGKILL in a child process, then resume: byte-identical).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dcsgrid/analysis/batch.hpp"
+#include "dcsgrid/analysis/batch_file.hpp"
+#include "dcsgrid/analysis/ensemble.hpp"
+#include "dcsgrid/analysis/stats.hpp"
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/engine/cpu_backend.hpp"
+#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/read.hpp"
+#include "helpers.hpp"
+#include "test_analysis_batch_util.hpp"
+
+using namespace dcsgrid;
+using namespace dcsgrid::analysis;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Three small structures in different places, written as PQR files in dir.
+std::vector<std::string> write_frames(const fs::path& dir, int count = 3, std::uint64_t seed = 1,
+                                      std::size_t atoms_per_frame = 12) {
+  std::vector<std::string> files;
+  for (int f = 0; f < count; ++f) {
+    const double shift = 1.5 * f;
+    const AtomSet atoms =
+        test::random_atoms(atoms_per_frame, Box{{shift, 0, -1}, {shift + 4, 3, 2}}, seed + f);
+    const fs::path path = dir / ("frame" + std::to_string(f) + ".pqr");
+    test::write_pqr(path, atoms);
+    files.push_back(path.string());
+  }
+  return files;
+}
+
+BatchOptions cpu_options(const std::vector<std::string>& inputs, const fs::path& output) {
+  BatchOptions o;
+  o.inputs = inputs;
+  o.output = output;
+  o.device = "cpu";
+  o.spacing = 0.5;
+  o.padding = 2.0;
+  o.histogram.bins = 16;
+  return o;
+}
+
+std::vector<float> frame_data(const BatchFile& file, std::size_t i) {
+  std::vector<float> out(file.grid().point_count());
+  file.read_frame(i, out.data());
+  return out;
+}
+
+// The potential of one input file on grid, from the CPU engine called directly.
+std::vector<float> direct_map(const std::string& file, const GridSpec& grid, const Physics& physics) {
+  const io::Structure s = io::read_structure(file);
+  engine::PotentialRequest request;
+  request.atoms = &s.atoms;
+  request.grid = grid;
+  request.physics = physics;
+  auto backend = engine::make_cpu_backend();
+  return engine::compute_grid(*backend, request);
+}
+
+// Everything a batch file stores for its complete frames, for exact comparison.
+struct Contents {
+  std::vector<FrameStatus> status;
+  std::vector<std::vector<float>> frames;
+  std::vector<std::size_t> atoms;
+  std::vector<double> charges;
+  std::vector<MapStats> stats;
+};
+Contents contents(const fs::path& path) {
+  Contents c;
+  BatchFile file(path);
+  for (std::size_t i = 0; i < file.frames().size(); ++i) {
+    const FrameRecord& r = file.frames()[i];
+    c.status.push_back(r.status);
+    c.frames.push_back(r.status == FrameStatus::complete ? frame_data(file, i) : std::vector<float>{});
+    c.atoms.push_back(r.atom_count);
+    c.charges.push_back(r.total_charge);
+  }
+  if (auto stored = read_stored_stats(path)) c.stats = stored->maps;
+  return c;
+}
+
+void expect_same_bytes(const Contents& a, const Contents& b) {
+  ASSERT_EQ(a.status, b.status);
+  ASSERT_EQ(a.frames.size(), b.frames.size());
+  for (std::size_t i = 0; i < a.frames.size(); ++i) {
+    ASSERT_EQ(a.frames[i].size(), b.frames[i].size());
+    EXPECT_EQ(0, std::memcmp(a.frames[i].data(), b.frames[i].data(), a.frames[i].size() * sizeof(float)))
+        << "frame " << i;
+  }
+  EXPECT_EQ(a.atoms, b.atoms);
+  EXPECT_EQ(a.charges, b.charges);
+  ASSERT_EQ(a.stats.size(), b.stats.size());
+  for (std::size_t i = 0; i < a.stats.size(); ++i) {
+    EXPECT_EQ(0, std::memcmp(&a.stats[i].min, &b.stats[i].min, sizeof(double)));
+    EXPECT_EQ(0, std::memcmp(&a.stats[i].stddev, &b.stats[i].stddev, sizeof(double)));
+    EXPECT_EQ(a.stats[i].counts, b.stats[i].counts);
+    EXPECT_EQ(a.stats[i].edges, b.stats[i].edges);
+  }
+}
+
+}  // namespace
+
+TEST(Batch, FramesMatchTheEngineOnTheUnionGrid) {
+  const fs::path dir = test::temp_dir("batch-basic");
+  const auto files = write_frames(dir);
+  BatchOptions o = cpu_options(files, dir / "out.h5");
+  o.ensemble = true;
+  const BatchResult r = run_batch(o);
+  EXPECT_EQ(r.frames, 3u);
+  EXPECT_EQ(r.computed, 3u);
+  EXPECT_EQ(r.failed, 0u);
+  EXPECT_GT(r.frames_per_second, 0);
+  EXPECT_EQ(r.to_json()["computed"], 3);
+
+  BatchFile file(o.output);
+  const GridSpec& g = file.grid();
+  // The grid covers every frame's atoms plus the padding.
+  for (const auto& f : files) {
+    const Box b = bounding_box(io::read_structure(f).atoms);
+    for (int a = 0; a < 3; ++a) {
+      EXPECT_LE(g.origin[a], b.lo[a] - o.padding + 1e-6);
+      EXPECT_GE(g.far_corner()[a], b.hi[a] + o.padding - 1e-6);
+    }
+  }
+  std::vector<std::vector<float>> maps;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const FrameRecord& rec = file.frames()[i];
+    EXPECT_EQ(rec.status, FrameStatus::complete);
+    EXPECT_EQ(rec.source, files[i]);
+    EXPECT_EQ(rec.atom_count, 12u);
+    EXPECT_EQ(rec.input_sha256, io::sha256_file(files[i]));
+    const io::Structure s = io::read_structure(files[i]);
+    EXPECT_NEAR(rec.total_charge, s.atoms.total_charge(), 1e-12);
+    maps.push_back(frame_data(file, i));
+    EXPECT_EQ(maps.back(), direct_map(files[i], g, o.physics)) << "frame " << i;
+    // And the engine itself against float64.
+    const auto ref = test::reference_direct(s.atoms, g, make_pair_kernel(o.physics));
+    EXPECT_LT(test::relative_l2(maps.back(), ref), 1e-5);
+  }
+  // Stats stored per frame equal map_stats of the frame.
+  const auto stored = read_stored_stats(o.output);
+  ASSERT_TRUE(stored.has_value());
+  ASSERT_EQ(stored->maps.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const MapStats s = map_stats(maps[i], o.histogram);
+    EXPECT_EQ(stored->maps[i].min, s.min);
+    EXPECT_EQ(stored->maps[i].max, s.max);
+    EXPECT_EQ(stored->maps[i].mean, s.mean);
+    EXPECT_EQ(stored->maps[i].stddev, s.stddev);
+    EXPECT_EQ(stored->maps[i].counts, s.counts);
+    EXPECT_EQ(stored->maps[i].edges, s.edges);
+  }
+  // Ensemble maps were written (their values are checked in EnsembleMapsAgainstNaiveLoop).
+  EXPECT_EQ(file.ensemble_frames(), 3u);
+  MapReader reader(o.output);
+  EXPECT_EQ(reader.size(), 3u);
+  EXPECT_EQ(reader.label(1), o.output.string() + "#1");
+}
+
+TEST(Batch, EnsembleMapsAgainstNaiveLoop) {
+  const fs::path dir = test::temp_dir("batch-ensemble");
+  const auto files = write_frames(dir, 4, 7);
+  BatchOptions o = cpu_options(files, dir / "out.h5");
+  o.ensemble = true;
+  run_batch(o);
+  BatchFile file(o.output);
+  const std::size_t n = file.grid().point_count();
+  std::vector<std::vector<float>> maps;
+  for (std::size_t i = 0; i < 4; ++i) maps.push_back(frame_data(file, i));
+  // Written into the batch file, and to separate files by compute_ensemble: both agree with a
+  // two-pass float64 computation.
+  const EnsembleResult e = compute_ensemble({o.output, dir / "mean.h5", dir / "std.h5"});
+  EXPECT_EQ(e.frames, 4u);
+  const io::MapFile mean = io::read_hdf5(dir / "mean.h5"), stddev = io::read_hdf5(dir / "std.h5");
+  ASSERT_EQ(mean.data.size(), n);
+  EXPECT_TRUE(mean.grid.same_as(file.grid()));
+  double max_std = 0;
+  for (std::size_t p = 0; p < n; ++p) {
+    double m = 0;
+    for (const auto& map : maps) m += map[p];
+    m /= 4;
+    double v = 0;
+    for (const auto& map : maps) v += (map[p] - m) * (map[p] - m);
+    const double s = std::sqrt(v / 4);
+    max_std = std::max(max_std, s);
+    ASSERT_NEAR(mean.data[p], m, 1e-6 * (1 + std::abs(m))) << p;
+    ASSERT_NEAR(stddev.data[p], s, 1e-5 * (1 + s)) << p;
+  }
+  EXPECT_NEAR(e.max_std, max_std, 1e-5 * max_std);
+}
+
+TEST(Batch, ListFilesExplicitGridAndModels) {
+  const fs::path dir = test::temp_dir("batch-list");
+  const auto files = write_frames(dir, 2);
+  fs::create_directories(dir / "sub");
+  test::write_text(dir / "sub" / "list.txt",
+                   "# frames\n../frame1.pqr   \n\n" + files[0] + "  # absolute\n");
+  const auto expanded = expand_inputs({"@" + (dir / "sub" / "list.txt").string()});
+  ASSERT_EQ(expanded.size(), 2u);
+  EXPECT_EQ(fs::weakly_canonical(expanded[0]), fs::weakly_canonical(files[1]));
+  EXPECT_EQ(expanded[1], files[0]);
+  EXPECT_THROW(expand_inputs({"@" + (dir / "missing.txt").string()}), InputError);
+
+  // A two-model file with models_all, an explicit grid.
+  const AtomSet m1 = test::random_atoms(5, Box{{0, 0, 0}, {2, 2, 2}}, 11);
+  const AtomSet m2 = test::random_atoms(7, Box{{1, 0, 0}, {3, 2, 2}}, 12);
+  test::write_text(dir / "models.pqr", test::pqr_text({m1, m2}));
+  BatchOptions o = cpu_options({(dir / "models.pqr").string(), files[0]}, dir / "out.h5");
+  o.models_all = true;
+  o.grid = grid_from_origin({-3, -3, -3}, {13, 11, 11}, 0.75);
+  const BatchResult r = run_batch(o);
+  EXPECT_EQ(r.frames, 3u);
+  BatchFile file(o.output);
+  EXPECT_TRUE(file.grid().same_as(*o.grid));
+  EXPECT_EQ(file.frames()[0].model, 1);
+  EXPECT_EQ(file.frames()[1].model, 2);
+  EXPECT_EQ(file.frames()[1].atom_count, 7u);
+  EXPECT_EQ(file.frames()[2].source, files[0]);
+  const auto ref = test::reference_direct(test::as_stored(m2), *o.grid, make_pair_kernel(o.physics));
+  EXPECT_LT(test::relative_l2(frame_data(file, 1), ref), 1e-5);
+}
+
+TEST(Batch, FailedFramesAreRecordedAndFailFastStops) {
+  const fs::path dir = test::temp_dir("batch-fail");
+  auto files = write_frames(dir, 3);
+  test::write_text(dir / "bad.pqr", "ATOM      1  C   MOL A   1       1.000   2.000   x.000  0.5 1.7\n");
+  files.insert(files.begin() + 1, (dir / "bad.pqr").string());
+  files.push_back((dir / "missing.pqr").string());
+  BatchOptions o = cpu_options(files, dir / "out.h5");
+  const BatchResult r = run_batch(o);
+  EXPECT_EQ(r.computed, 3u);
+  EXPECT_EQ(r.failed, 2u);
+  ASSERT_EQ(r.failures.size(), 2u);
+  EXPECT_EQ(r.failures[0].source, files[1]);
+  EXPECT_NE(r.failures[0].message.find("bad.pqr:1"), std::string::npos) << r.failures[0].message;
+  BatchFile file(o.output);
+  EXPECT_EQ(file.frames()[1].status, FrameStatus::failed);
+  EXPECT_EQ(file.frames()[1].message, r.failures[0].message.substr(0, 255));
+  EXPECT_EQ(file.frames()[4].status, FrameStatus::failed);
+  EXPECT_EQ(file.frames()[2].status, FrameStatus::complete);
+  EXPECT_EQ(MapReader(o.output).size(), 3u);
+
+  o.output = dir / "fast.h5";
+  o.fail_fast = true;
+  try {
+    run_batch(o);
+    FAIL() << "fail_fast did not stop the batch";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.pqr"), std::string::npos) << e.what();
+  }
+  BatchFile fast(o.output);
+  EXPECT_EQ(fast.frames()[0].status, FrameStatus::complete);
+  EXPECT_EQ(fast.frames()[1].status, FrameStatus::failed);
+  EXPECT_EQ(fast.frames()[3].status, FrameStatus::pending);  // never reached the writer
+}
+
+TEST(Batch, ResumeChecksOptionsAndInputs) {
+  const fs::path dir = test::temp_dir("batch-resume-check");
+  const auto files = write_frames(dir, 3);
+  BatchOptions o = cpu_options(files, dir / "out.h5");
+  run_batch(o);
+  EXPECT_THROW(run_batch(o), Error);  // exists, neither resume nor overwrite
+
+  BatchOptions changed = o;
+  changed.resume = true;
+  changed.physics.dielectric = 4;
+  try {
+    run_batch(changed);
+    FAIL() << "a resume with another dielectric was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("physics"), std::string::npos) << e.what();
+  }
+  changed = o;
+  changed.resume = true;
+  changed.inputs.pop_back();
+  EXPECT_THROW(run_batch(changed), Error);
+
+  // Nothing left to do: a resume computes nothing.
+  BatchOptions again = o;
+  again.resume = true;
+  const BatchResult r = run_batch(again);
+  EXPECT_EQ(r.computed, 0u);
+  EXPECT_EQ(r.skipped, 3u);
+
+  // An input of a complete frame changed on disk.
+  test::write_pqr(files[2], test::random_atoms(3, Box{{0, 0, 0}, {1, 1, 1}}, 99));
+  try {
+    run_batch(again);
+    FAIL() << "a changed input was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("frame2.pqr"), std::string::npos) << e.what();
+  }
+  BatchOptions over = o;
+  over.overwrite = true;
+  EXPECT_EQ(run_batch(over).computed, 3u);
+}
+
+// An interruption inside the process (the hook throws while frame 1 is half written), then a
+// resume: the file equals an uninterrupted run byte for byte.
+TEST(Batch, ResumeAfterInterruptionIsByteIdentical) {
+  const fs::path dir = test::temp_dir("batch-resume");
+  const auto files = write_frames(dir, 4);
+  BatchOptions o = cpu_options(files, dir / "reference.h5");
+  run_batch(o);
+
+  BatchOptions cut = cpu_options(files, dir / "cut.h5");
+  cut.step_hook = [](std::size_t frame, WriteStep step) {
+    if (frame == 2 && step == WriteStep::data_flushed) throw std::runtime_error("interrupted");
+  };
+  EXPECT_THROW(run_batch(cut), std::runtime_error);
+  {
+    BatchFile file(cut.output);
+    EXPECT_EQ(file.frames()[1].status, FrameStatus::complete);
+    EXPECT_EQ(file.frames()[2].status, FrameStatus::pending);
+  }
+  cut.step_hook = {};
+  cut.resume = true;
+  const BatchResult r = run_batch(cut);
+  EXPECT_EQ(r.skipped, 2u);
+  EXPECT_EQ(r.computed, 2u);
+  expect_same_bytes(contents(o.output), contents(cut.output));
+}
+
+// ---- kill -9 ----------------------------------------------------------------------------------
+// The child: this test binary run again with only the disabled test below, which reads its job
+// from the environment and is killed by SIGKILL from its own hook.
+
+namespace {
+
+constexpr const char* kChildVariable = "DCSGRID_TEST_BATCH_CHILD";
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t next = s.find(sep, pos);
+    out.push_back(s.substr(pos, next - pos));
+    if (next == std::string::npos) return out;
+    pos = next + 1;
+  }
+}
+
+// Starts the child with job "output|kill_frame|kill_step|input1,input2,...". The environment
+// and arguments are built before fork, so the child only calls execve.
+pid_t start_child(const std::string& job) {
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e; ++e) env_text.emplace_back(*e);
+  env_text.push_back(std::string(kChildVariable) + "=" + job);
+  std::vector<char*> env;
+  for (auto& e : env_text) env.push_back(e.data());
+  env.push_back(nullptr);
+  std::string args_text[] = {"child", "--gtest_filter=BatchCrashChild.DISABLED_Run",
+                             "--gtest_also_run_disabled_tests", "--gtest_brief=1"};
+  std::vector<char*> args;
+  for (auto& a : args_text) args.push_back(a.data());
+  args.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execve("/proc/self/exe", args.data(), env.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+int wait_child(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return status;
+}
+
+// Runs the child to its end; its wait status.
+int run_child(const std::string& job) { return wait_child(start_child(job)); }
+
+}  // namespace
+
+TEST(BatchCrashChild, DISABLED_Run) {
+  const char* job = std::getenv(kChildVariable);
+  if (!job) GTEST_SKIP() << "runs only as the child of BatchCrash tests";
+  const auto parts = split(job, '|');
+  ASSERT_EQ(parts.size(), 4u);
+  BatchOptions o = cpu_options(split(parts[3], ','), parts[0]);
+  o.resume = true;
+  const std::size_t kill_frame = std::stoul(parts[1]);
+  const int kill_step = std::stoi(parts[2]);
+  o.step_hook = [&](std::size_t frame, WriteStep step) {
+    if (frame == kill_frame && int(step) == kill_step) raise(SIGKILL);
+  };
+  run_batch(o);
+}
+
+TEST(BatchCrash, KillNineAtEveryWriteStepThenResume) {
+  const fs::path dir = test::temp_dir("batch-kill");
+  const auto files = write_frames(dir, 4);
+  std::string inputs;
+  for (const auto& f : files) inputs += (inputs.empty() ? "" : ",") + f;
+  const fs::path reference = dir / "reference.h5";
+  ASSERT_EQ(run_child(reference.string() + "|99|0|" + inputs), 0);  // no kill: the reference
+
+  for (WriteStep step : {WriteStep::data_written, WriteStep::data_flushed, WriteStep::status_written,
+                         WriteStep::status_flushed}) {
+    SCOPED_TRACE("killed at step " + std::to_string(int(step)));
+    const fs::path out = dir / ("killed" + std::to_string(int(step)) + ".h5");
+    const int status = run_child(out.string() + "|1|" + std::to_string(int(step)) + "|" + inputs);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
+    {
+      BatchFile file(out);  // opens after the kill
+      EXPECT_EQ(file.frames()[0].status, FrameStatus::complete);
+      if (step == WriteStep::status_flushed) EXPECT_EQ(file.frames()[1].status, FrameStatus::complete);
+      if (step <= WriteStep::data_flushed) EXPECT_EQ(file.frames()[1].status, FrameStatus::pending);
+      EXPECT_EQ(file.frames()[2].status, FrameStatus::pending);
+      // The complete frames are already the reference's.
+      BatchFile ref(reference);
+      for (std::size_t i = 0; i < 2; ++i)
+        if (file.frames()[i].status == FrameStatus::complete)
+          EXPECT_EQ(frame_data(file, i), frame_data(ref, i)) << "frame " << i;
+    }
+    // Resume in a second child (so this process never forks after using OpenMP).
+    ASSERT_EQ(run_child(out.string() + "|99|0|" + inputs), 0);
+    expect_same_bytes(contents(reference), contents(out));
+  }
+}
+
+// Killed from outside after a random delay, wherever it is (scan, create, pipeline, writes).
+TEST(BatchCrash, KillNineAtRandomMomentsThenResume) {
+  const fs::path dir = test::temp_dir("batch-kill-random");
+  const auto files = write_frames(dir, 12, 5, 300);
+  std::string inputs;
+  for (const auto& f : files) inputs += (inputs.empty() ? "" : ",") + f;
+  const fs::path reference = dir / "reference.h5";
+  ASSERT_EQ(run_child(reference.string() + "|999|0|" + inputs), 0);
+  for (int delay_ms : {15, 40, 80, 120, 200}) {
+    const fs::path out = dir / ("random" + std::to_string(delay_ms) + ".h5");
+    const std::string job = out.string() + "|999|0|" + inputs;
+    const pid_t pid = start_child(job);
+    usleep(useconds_t(delay_ms) * 1000);
+    kill(pid, SIGKILL);
+    wait_child(pid);
+    if (fs::exists(out)) {  // a file that exists must open
+      BatchFile opened(out);
+      std::size_t complete = 0;
+      for (const auto& f : opened.frames()) complete += f.status == FrameStatus::complete;
+      std::printf("killed at %d ms: %zu of 12 frames complete\n", delay_ms, complete);
+    }
+    ASSERT_EQ(run_child(job), 0) << "resume after a kill at " << delay_ms << " ms";
+    expect_same_bytes(contents(reference), contents(out));
+  }
+}
