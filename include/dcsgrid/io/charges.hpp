@@ -1,0 +1,55 @@
+// Charges for structures that carry none (PDB, mmCIF), from pdb2pqr's force-field tables.
+//
+// Per residue, in the spirit of pdb2pqr but without adding atoms:
+//  - the residue becomes a topology variant: chain termini take the N-/C-terminal one (NALA,
+//    CALA; N-terminal PRO the 2-hydrogen one, as pdb2pqr does; an amino acid holding OXT is
+//    C-terminal anywhere), HIS is HIE unless its hydrogens say HID (HD1 only) or HIP (both), CYS
+//    is CYX when its SG lies within 2.5 Å of another SG, ASP/GLU with their acid hydrogen are
+//    ASH/GLH, nucleotides are R*/D* by O2' with 5'/3' variants at chain ends (not at a 5' end
+//    that keeps its phosphate);
+//  - every atom of the variant present in the file gets its table charge; the charge of an
+//    absent hydrogen goes to the heavy atom it bonds to (hydrogen_parent), that of an absent
+//    OXT to O, that of another absent heavy atom to its nearest present bonded neighbour (with a
+//    warning), so each residue keeps its integer net charge;
+//  - waters (HOH WAT TIP3 SOL H2O...) take the table's water, else TIP3P (O -0.834, H +0.417;
+//    absent hydrogens folded on O); ions (NA K CL MG CA ZN, one atom) their formal charge;
+//  - other residues found in the table as they are (ACE, NME...) take its entries, absent
+//    hydrogens folded the same way;
+//  - anything else is unknown: an InputError listing residue name, number, chain and atom, or
+//    with unknown_zero a warning and charge 0.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "dcsgrid/io/forcefield.hpp"
+
+namespace dcsgrid::io {
+
+struct AtomRecord {
+  std::string name;       // as in the file ("HB2", "1HB", "OXT")
+  bool hydrogen = false;  // element H or D
+  double x = 0, y = 0, z = 0;
+};
+
+struct ResidueRecord {
+  std::string name;  // "ALA", "HOH"
+  std::string number;  // sequence number with insertion code, for messages ("52", "52A")
+  std::vector<AtomRecord> atoms;
+};
+
+// Residues of one chain in file order; termini are found per chain.
+struct ChainRecord {
+  std::string name;
+  std::vector<ResidueRecord> residues;
+};
+
+struct ChargeResult {
+  std::vector<double> charges;  // one per atom, chains, residues and atoms in order
+  std::vector<std::string> warnings;
+};
+
+// Throws InputError(file, 0, ...) listing unknown residues/atoms unless unknown_zero.
+ChargeResult assign_charges(const std::vector<ChainRecord>& chains, const ChargeTables& tables,
+                            bool unknown_zero, const std::string& file);
+
+}  // namespace dcsgrid::io

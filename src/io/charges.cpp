@@ -1,0 +1,414 @@
+#include "dcsgrid/io/charges.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "dcsgrid/core/error.hpp"
+
+namespace dcsgrid::io {
+namespace {
+
+// ---- what a residue should hold ----
+
+// The atoms of one residue variant with their charges: from a topology variant and the force
+// field, from the force-field table alone, or TIP3P water.
+struct Template {
+  std::string label;                // for messages: "NALA (AMBER)"
+  std::vector<std::string> names;   // canonical atom names
+  std::vector<std::optional<double>> charges;  // empty: the table lacks the atom
+  std::vector<bool> hydrogen;
+  std::vector<std::vector<int>> bonds;  // may be empty when the source knows no bonds
+  std::vector<int> fold_to;             // hydrogens: parent; OXT: O; else -1
+  std::unordered_map<std::string, int> lookup;  // file atom name -> index
+
+  int add(std::string name, std::optional<double> charge) {
+    hydrogen.push_back(is_hydrogen_name(name));
+    lookup.emplace(name, int(names.size()));
+    names.push_back(std::move(name));
+    charges.push_back(charge);
+    return int(names.size()) - 1;
+  }
+  int index(const std::string& name) const {
+    const auto it = lookup.find(name);
+    return it == lookup.end() ? -1 : it->second;
+  }
+  // Absent hydrogens go to their parent by name, an absent OXT to its twin O.
+  void set_fold_targets() {
+    std::vector<std::string> heavy;
+    for (std::size_t k = 0; k < names.size(); ++k)
+      if (!hydrogen[k]) heavy.push_back(names[k]);
+    fold_to.assign(names.size(), -1);
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      if (hydrogen[k]) fold_to[k] = index(hydrogen_parent(names[k], heavy));
+      else if (names[k] == "OXT") fold_to[k] = index("O");
+    }
+  }
+};
+
+constexpr double kTip3pOxygen = -0.834, kTip3pHydrogen = 0.417;
+
+const std::set<std::string, std::less<>> kWaterNames = {"HOH", "WAT", "TIP3", "TIP", "SOL", "H2O",
+                                                        "DOD", "TP3", "T3P", "SPC"};
+const std::map<std::string, int, std::less<>> kIonCharges = {
+    {"NA", 1},  {"K", 1},    {"CL", -1},  {"MG", 2},  {"CA", 2},  {"ZN", 2},  {"SOD", 1},
+    {"POT", 1}, {"CLA", -1}, {"CAL", 2}, {"ZN2", 2}, {"NA+", 1}, {"K+", 1}, {"CL-", -1}};
+const std::set<std::string, std::less<>> kCarboxyCaps = {"NME", "NHE", "NH2"};
+
+enum class Kind { amino, nucleic, water, ion, other };
+
+struct Classified {
+  Kind kind = Kind::other;
+  std::string base;  // amino/nucleic: the topology name before termini ("HIE", "DA")
+};
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = char(std::toupper((unsigned char)c));
+  return out;
+}
+
+bool has_atom(const ResidueRecord& r, const TopologyResidue* topo, std::string_view name) {
+  for (const AtomRecord& a : r.atoms)
+    if (a.name == name || (topo && topo->canonical(a.name) == name)) return true;
+  return false;
+}
+
+double distance2(const AtomRecord& a, const AtomRecord& b) {
+  const double dx = a.x - b.x, dy = a.y - b.y, dz = a.z - b.z;
+  return dx * dx + dy * dy + dz * dz;
+}
+
+// Cysteines whose SG lies within 2.5 Å of another SG: disulfide-bonded (CYX).
+std::set<const ResidueRecord*> disulfide_cysteines(const std::vector<ChainRecord>& chains) {
+  std::vector<std::pair<const ResidueRecord*, const AtomRecord*>> sulfurs;
+  for (const ChainRecord& chain : chains)
+    for (const ResidueRecord& r : chain.residues)
+      if (const std::string name = upper(r.name); name == "CYS" || name == "CYX")
+        for (const AtomRecord& a : r.atoms)
+          if (a.name == "SG") sulfurs.emplace_back(&r, &a);
+  std::sort(sulfurs.begin(), sulfurs.end(),
+            [](const auto& a, const auto& b) { return a.second->x < b.second->x; });
+  constexpr double kBond = 2.5;
+  std::set<const ResidueRecord*> bonded;
+  for (std::size_t i = 0; i < sulfurs.size(); ++i)
+    for (std::size_t j = i + 1; j < sulfurs.size() && sulfurs[j].second->x - sulfurs[i].second->x < kBond; ++j)
+      if (sulfurs[i].first != sulfurs[j].first &&
+          distance2(*sulfurs[i].second, *sulfurs[j].second) < kBond * kBond) {
+        bonded.insert(sulfurs[i].first);
+        bonded.insert(sulfurs[j].first);
+      }
+  return bonded;
+}
+
+class Assigner {
+ public:
+  Assigner(const ChargeTables& tables, bool unknown_zero)
+      : tables_(tables), ff_(tables.forcefield), unknown_zero_(unknown_zero),
+        ff_label_(upper(ff_.name)) {}
+
+  ChargeResult run(const std::vector<ChainRecord>& chains, const std::string& file);
+
+ private:
+  Classified classify(const ResidueRecord& r) const;
+  std::string amino_base(const ResidueRecord& r, const std::string& name) const;
+  const Template* topology_template(const std::string& ffname, const std::string& topo_name);
+  const Template* table_template(const std::string& name);
+  const Template* water_template();
+  const Template* template_for(const ResidueRecord& r, const Classified& c, char terminus);
+  void apply(const ResidueRecord& r, const std::string& where, const Template& t, double* charges);
+  void unknown(const std::string& where, const std::string& what) {
+    unknown_.push_back(where + ": " + what);
+  }
+
+  const ChargeTables& tables_;
+  const ForceField& ff_;
+  bool unknown_zero_;
+  std::string ff_label_;
+  std::set<const ResidueRecord*> disulfides_;
+  std::unordered_map<std::string, std::optional<Template>> cache_;
+  std::vector<std::string> unknown_, relocated_, non_integral_;
+  std::size_t folded_hydrogens_ = 0;
+};
+
+bool is_amino_topology(const TopologyResidue& t) { return t.find("N") && t.find("CA") && t.find("C"); }
+bool is_nucleic_topology(const TopologyResidue& t) { return t.find("C1'") != nullptr; }
+
+std::string Assigner::amino_base(const ResidueRecord& r, const std::string& name) const {
+  const Topology& topo = tables_.topology;
+  static const std::map<std::string, std::string, std::less<>> kCharmmHistidine = {
+      {"HSD", "HID"}, {"HSE", "HIE"}, {"HSP", "HIP"}};
+  if (const auto it = kCharmmHistidine.find(name); it != kCharmmHistidine.end()) return it->second;
+  if (name == "HIS") {
+    const TopologyResidue* his = topo.find("HIS");
+    const bool hd1 = has_atom(r, his, "HD1"), he2 = has_atom(r, his, "HE2");
+    return hd1 && he2 ? "HIP" : hd1 ? "HID" : "HIE";
+  }
+  if (name == "CYS" && disulfides_.count(&r) && !has_atom(r, topo.find("CYS"), "HG")) return "CYX";
+  if (name == "ASP" && has_atom(r, topo.find("ASH"), "HD2")) return "ASH";
+  if (name == "GLU" && has_atom(r, topo.find("GLH"), "HE2")) return "GLH";
+  return name;
+}
+
+Classified Assigner::classify(const ResidueRecord& r) const {
+  const std::string name = upper(r.name);
+  if (kWaterNames.count(name)) return {Kind::water, "WAT"};
+  if (r.atoms.size() == 1 && kIonCharges.count(name)) return {Kind::ion, name};
+  const Topology& topo = tables_.topology;
+  const std::string amino = amino_base(r, name);
+  if (const TopologyResidue* t = topo.find(amino); t && is_amino_topology(*t)) return {Kind::amino, amino};
+  // Nucleotides: "DA", "A", "RA" -> RA or DA by the presence of O2'.
+  std::string letter = name;
+  if (letter.size() == 2 && (letter[0] == 'D' || letter[0] == 'R')) letter.erase(0, 1);
+  if (letter.size() == 1) {
+    const TopologyResidue* ribo = topo.find("R" + letter);
+    const bool has_o2 = has_atom(r, ribo, "O2'");
+    const std::string base = (has_o2 ? "R" : "D") + letter;
+    if (const TopologyResidue* t = topo.find(base); t && is_nucleic_topology(*t)) return {Kind::nucleic, base};
+  }
+  return {Kind::other, name};
+}
+
+const Template* Assigner::topology_template(const std::string& ffname, const std::string& topo_name) {
+  const std::string key = "topology:" + ffname + ":" + topo_name;
+  if (const auto it = cache_.find(key); it != cache_.end()) return it->second ? &*it->second : nullptr;
+  auto& slot = cache_[key];
+  const TopologyResidue* topo = tables_.topology.find(topo_name);
+  if (!topo || !ff_.residue(ffname)) return nullptr;
+  Template t;
+  t.label = ffname + " (" + ff_label_ + ")";
+  for (const TopologyAtom& a : topo->atoms) {
+    const auto* p = ff_.find(ffname, a.name);
+    t.add(a.name, p ? std::optional<double>(p->charge) : std::nullopt);
+  }
+  for (const auto& [alt, name] : topo->altnames)
+    if (const int k = t.index(name); k >= 0) t.lookup.emplace(alt, k);
+  t.bonds.resize(t.names.size());
+  for (std::size_t k = 0; k < topo->atoms.size(); ++k)
+    for (const std::string& b : topo->atoms[k].bonds)
+      if (const int j = t.index(b); j >= 0) t.bonds[k].push_back(j);
+  t.set_fold_targets();
+  slot = std::move(t);
+  return &*slot;
+}
+
+// A residue the table has under its own name (ACE, NME, a user's ligand): its entries are the atoms.
+const Template* Assigner::table_template(const std::string& name) {
+  const std::string key = "table:" + name;
+  if (const auto it = cache_.find(key); it != cache_.end()) return it->second ? &*it->second : nullptr;
+  auto& slot = cache_[key];
+  const ForceField::AtomMap* atoms = ff_.residue(name);
+  if (!atoms) return nullptr;
+  Template t;
+  t.label = name + " (" + ff_label_ + ")";
+  std::map<std::size_t, int> by_parameter;
+  for (const auto& [atom, p] : *atoms)
+    if (!by_parameter.count(p)) by_parameter[p] = t.add(ff_.parameters[p].atom, ff_.parameters[p].charge);
+  for (const auto& [atom, p] : *atoms) t.lookup.emplace(atom, by_parameter[p]);
+  t.set_fold_targets();
+  slot = std::move(t);
+  return &*slot;
+}
+
+// The table's water when it has one (O, H1, H2 with charges), else TIP3P; also under GROMACS's
+// names (OW, HW1, HW2).
+const Template* Assigner::water_template() {
+  if (const auto it = cache_.find("water"); it != cache_.end()) return &*it->second;
+  const Template* table = topology_template("WAT", "WAT");
+  Template t;
+  if (table && table->names.size() == 3 &&
+      std::all_of(table->charges.begin(), table->charges.end(), [](const auto& q) { return q.has_value(); })) {
+    t = *table;
+    t.label = "water (" + ff_label_ + ")";
+  } else {
+    t.label = "TIP3P water";
+    t.add("O", kTip3pOxygen);
+    t.add("H1", kTip3pHydrogen);
+    t.add("H2", kTip3pHydrogen);
+    t.set_fold_targets();
+  }
+  for (const auto& [alt, name] : {std::pair{"OW", "O"}, {"OH2", "O"}, {"HW1", "H1"}, {"HW2", "H2"}})
+    if (const int k = t.index(name); k >= 0) t.lookup.emplace(alt, k);
+  return &*(cache_["water"] = std::move(t));
+}
+
+// terminus: 'N', 'C', '5', '3' or 0.
+const Template* Assigner::template_for(const ResidueRecord& r, const Classified& c, char terminus) {
+  switch (c.kind) {
+    case Kind::water: return water_template();
+    case Kind::amino: {
+      if (terminus != 'N' && terminus != 'C') return topology_template(c.base, c.base);
+      const std::string ffname = terminus + c.base;
+      // pdb2pqr gives an N-terminal proline two hydrogens (its NEUTRAL-NTERM patch).
+      const std::string topo_name =
+          terminus == 'N' && c.base == "PRO" ? "NEUTRAL-NPRO" : ffname;
+      return topology_template(ffname, topo_name);
+    }
+    case Kind::nucleic: {
+      if (terminus == '5' || terminus == '3') {
+        const std::string end = c.base + terminus;
+        if (const Template* t = topology_template(end, end)) return t;
+      }
+      return topology_template(c.base, c.base);
+    }
+    case Kind::ion:
+    case Kind::other: return table_template(upper(r.name));
+  }
+  return nullptr;
+}
+
+std::string residue_label(const ResidueRecord& r, const std::string& chain) {
+  return r.name + " " + r.number + (chain.empty() ? "" : " " + chain);
+}
+
+// Charges for the atoms of one residue from its template.
+void Assigner::apply(const ResidueRecord& r, const std::string& where, const Template& t,
+                     double* charges) {
+  std::vector<int> present(t.names.size(), -1);
+  std::vector<std::string> unknown_atoms;
+  for (std::size_t i = 0; i < r.atoms.size(); ++i) {
+    int k = t.index(r.atoms[i].name);
+    if (k >= 0 && (present[k] >= 0 || !t.charges[k])) k = -1;  // a duplicate, or not in the table
+    if (k < 0) unknown_atoms.push_back(r.atoms[i].name);
+    else present[k] = int(i);
+  }
+  if (!unknown_atoms.empty()) {
+    std::string list;
+    for (const std::string& a : unknown_atoms) list += (list.empty() ? "" : " ") + a;
+    unknown(where, "atom" + std::string(unknown_atoms.size() > 1 ? "s " : " ") + list +
+                       " not in " + t.label);
+  }
+
+  // Where an absent atom's charge goes: along its fold targets (hydrogen -> parent, OXT -> O)
+  // to the first present one, else from the last absent one along the bonds to the nearest
+  // present heavy atom.
+  auto destination = [&](int k) {
+    while (t.fold_to[k] >= 0) {
+      k = t.fold_to[k];
+      if (present[k] >= 0) return present[k];
+    }
+    if (t.bonds.empty()) return -1;
+    std::vector<bool> seen(t.names.size(), false);
+    std::deque<int> queue{k};
+    seen[k] = true;
+    while (!queue.empty()) {
+      const int at = queue.front();
+      queue.pop_front();
+      if (present[at] >= 0 && !t.hydrogen[at]) return present[at];
+      for (int next : t.bonds[at])
+        if (!seen[next]) seen[next] = true, queue.push_back(next);
+    }
+    return -1;
+  };
+
+  std::string relocated;
+  for (std::size_t k = 0; k < t.names.size(); ++k) {
+    if (!t.charges[k]) continue;
+    const double q = *t.charges[k];
+    if (present[k] >= 0) {
+      charges[present[k]] += q;
+      continue;
+    }
+    const int to = destination(int(k));
+    if (t.hydrogen[k] && to >= 0) ++folded_hydrogens_;
+    if (!t.hydrogen[k] && t.names[k] != "OXT")
+      relocated += " " + t.names[k] + "->" + (to >= 0 ? r.atoms[to].name : std::string("lost"));
+    if (to >= 0) charges[to] += q;
+  }
+  if (!relocated.empty()) relocated_.push_back(where + ":" + relocated);
+  double total = 0;
+  for (std::size_t i = 0; i < r.atoms.size(); ++i) total += charges[i];
+  if (unknown_atoms.empty() && std::abs(total - std::round(total)) > 1e-3)
+    non_integral_.push_back(where + " (" + t.label + ": " + std::to_string(total) + ")");
+}
+
+// "first 20 items; ... and N more"
+std::string summarize(const std::vector<std::string>& items, std::size_t shown = 20) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size() && i < shown; ++i) out += (i ? "; " : "") + items[i];
+  if (items.size() > shown) out += "; ... and " + std::to_string(items.size() - shown) + " more";
+  return out;
+}
+
+ChargeResult Assigner::run(const std::vector<ChainRecord>& chains, const std::string& file) {
+  disulfides_ = disulfide_cysteines(chains);
+  ChargeResult result;
+  std::size_t total_atoms = 0;
+  for (const ChainRecord& chain : chains)
+    for (const ResidueRecord& r : chain.residues) total_atoms += r.atoms.size();
+  result.charges.assign(total_atoms, 0.0);
+
+  double* out = result.charges.data();
+  for (const ChainRecord& chain : chains) {
+    std::vector<Classified> kinds;
+    kinds.reserve(chain.residues.size());
+    for (const ResidueRecord& r : chain.residues) kinds.push_back(classify(r));
+
+    // Termini: the chain's first residue that is not water or an ion, and scanning back from
+    // its end past waters, ions and ligands, the last amino acid or nucleotide (not past a
+    // C-terminal cap).
+    std::vector<char> terminus(chain.residues.size(), 0);
+    const auto solvent = [&](std::size_t i) {
+      return kinds[i].kind == Kind::water || kinds[i].kind == Kind::ion;
+    };
+    for (std::size_t i = chain.residues.size(); i-- > 0;) {
+      const Kind k = kinds[i].kind;
+      if (k == Kind::amino) terminus[i] = 'C';
+      if (k == Kind::nucleic) terminus[i] = '3';
+      if (k == Kind::amino || k == Kind::nucleic || kCarboxyCaps.count(upper(chain.residues[i].name))) break;
+    }
+    for (std::size_t i = 0; i < chain.residues.size(); ++i) {
+      if (kinds[i].kind == Kind::amino && has_atom(chain.residues[i], nullptr, "OXT")) terminus[i] = 'C';
+    }
+    for (std::size_t i = 0; i < chain.residues.size(); ++i) {
+      if (solvent(i)) continue;
+      if (kinds[i].kind == Kind::amino) terminus[i] = 'N';
+      // A 5' end that keeps its phosphate stays the inner variant.
+      if (kinds[i].kind == Kind::nucleic && !has_atom(chain.residues[i], nullptr, "P")) terminus[i] = '5';
+      break;
+    }
+
+    for (std::size_t i = 0; i < chain.residues.size(); ++i) {
+      const ResidueRecord& r = chain.residues[i];
+      const std::string where = residue_label(r, chain.name);
+      if (kinds[i].kind == Kind::ion) {
+        out[0] = kIonCharges.find(upper(r.name))->second;
+      } else if (const Template* t = template_for(r, kinds[i], terminus[i])) {
+        apply(r, where, *t, out);
+      } else {
+        unknown(where, "residue not in the " + ff_label_ + " table (" +
+                           std::to_string(r.atoms.size()) + " atoms)");
+      }
+      out += r.atoms.size();
+    }
+  }
+
+  if (!unknown_.empty()) {
+    const std::string list = summarize(unknown_);
+    if (!unknown_zero_)
+      throw InputError(file, 0,
+                       "cannot assign " + ff_label_ + " charges: " + list +
+                           " (--unknown zero gives them charge 0)");
+    result.warnings.push_back("charge 0 for atoms not in the " + ff_label_ + " table: " + list);
+  }
+  if (folded_hydrogens_)
+    result.warnings.push_back("folded the charges of " + std::to_string(folded_hydrogens_) +
+                              " absent hydrogens onto their heavy atoms");
+  if (!relocated_.empty())
+    result.warnings.push_back("absent heavy atoms, charge moved to a bonded atom: " + summarize(relocated_));
+  if (!non_integral_.empty())
+    result.warnings.push_back("residues with a non-integer net charge: " + summarize(non_integral_));
+  return result;
+}
+
+}  // namespace
+
+ChargeResult assign_charges(const std::vector<ChainRecord>& chains, const ChargeTables& tables,
+                            bool unknown_zero, const std::string& file) {
+  return Assigner(tables, unknown_zero).run(chains, file);
+}
+
+}  // namespace dcsgrid::io

@@ -1,0 +1,172 @@
+// PDB and mmCIF through gemmi; charges from the force-field tables (charges.hpp).
+#include <gemmi/cif.hpp>
+#include <gemmi/mmcif.hpp>
+#include <gemmi/pdb.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <set>
+
+#include "dcsgrid/io/charges.hpp"
+#include "dcsgrid/io/forcefield.hpp"
+#include "read_formats.hpp"
+
+namespace dcsgrid::io::detail {
+namespace {
+
+// gemmi parses numbers leniently; check the coordinate and occupancy columns of every atom
+// record first so that a bad one is reported with its line. Columns 79-80 (formal charge, unused
+// here) are blanked: old files keep a line serial there ("1HPV1704") that gemmi rejects.
+void check_pdb_atom_records(TextFile& file) {
+  struct Column {
+    const char* what;
+    std::size_t begin, end;
+  };
+  static constexpr Column kCoordinates[3] = {{"x coordinate (columns 31-38)", 30, 38},
+                                             {"y coordinate (columns 39-46)", 38, 46},
+                                             {"z coordinate (columns 47-54)", 46, 54}};
+  static constexpr Column kOccupancy = {"occupancy (columns 55-60)", 54, 60};
+  Lines lines(file.data);
+  while (lines.next()) {
+    const std::string_view line = lines.line();
+    if (!is_atom_record(line)) continue;
+    for (std::size_t c = 78; c < std::min<std::size_t>(line.size(), 80); ++c)
+      file.data[std::size_t(line.data() - file.data.data()) + c] = ' ';
+    if (line.size() < 54)
+      throw InputError(file.name, lines.number(),
+                       "truncated atom record: " + std::to_string(line.size()) +
+                           " characters, the coordinates need columns 31-54");
+    double value;
+    for (const Column& c : kCoordinates) {
+      const auto field = line.substr(c.begin, c.end - c.begin);
+      if (const auto status = parse_number(field, value); status != NumberStatus::ok)
+        throw InputError(file.name, lines.number(), describe_bad_number(c.what, field, status));
+    }
+    if (line.size() > kOccupancy.begin) {
+      const auto field = line.substr(kOccupancy.begin, kOccupancy.end - kOccupancy.begin);
+      if (!trim(field).empty())
+        if (const auto status = parse_number(field, value); status != NumberStatus::ok)
+          throw InputError(file.name, lines.number(), describe_bad_number(kOccupancy.what, field, status));
+    }
+  }
+}
+
+// The line number in gemmi's messages: "Problem in line 12: ..." (PDB) or "name:12:3(...)" (CIF).
+std::size_t line_in_message(const std::string& message, const std::string& file) {
+  std::string_view rest;
+  if (const auto at = message.find("line "); at != std::string::npos)
+    rest = std::string_view(message).substr(at + 5);
+  else if (const auto at = message.find(file + ":"); at != std::string::npos)
+    rest = std::string_view(message).substr(at + file.size() + 1);
+  std::size_t line = 0;
+  std::from_chars(rest.data(), rest.data() + rest.size(), line);
+  return line;
+}
+
+gemmi::Structure parse(const TextFile& file, Format format) {
+  try {
+    if (format == Format::pdb) return gemmi::read_pdb_from_memory(file.data.data(), file.data.size(), file.name);
+    return gemmi::make_structure(gemmi::cif::read_memory(file.data.data(), file.data.size(), file.name.c_str()));
+  } catch (const std::exception& e) {
+    throw InputError(file.name, line_in_message(e.what(), file.name), e.what());
+  }
+}
+
+// One atom per name: of alternative locations the highest occupancy, the first on ties.
+std::vector<const gemmi::Atom*> resolve_altlocs(const std::vector<const gemmi::Atom*>& atoms) {
+  std::vector<const gemmi::Atom*> kept;
+  kept.reserve(atoms.size());
+  for (const gemmi::Atom* a : atoms) {
+    if (a->altloc == '\0') {
+      kept.push_back(a);
+      continue;
+    }
+    const auto same = std::find_if(kept.begin(), kept.end(), [&](const gemmi::Atom* k) {
+      return k->altloc != '\0' && k->name == a->name;
+    });
+    if (same == kept.end()) kept.push_back(a);
+    else if (a->occ > (*same)->occ) *same = a;
+  }
+  return kept;
+}
+
+// gemmi's residues, split where an atom name comes again without an altloc: large MD files
+// repeat residue numbers and gemmi then files two residues under one.
+std::vector<ResidueRecord> residue_records(const gemmi::Residue& res) {
+  std::vector<ResidueRecord> out;
+  std::vector<const gemmi::Atom*> run;
+  std::set<std::string_view> names;
+  auto flush = [&] {
+    ResidueRecord r{res.name, res.seqid.str(), {}};
+    for (const gemmi::Atom* a : resolve_altlocs(run))
+      r.atoms.push_back({a->name, a->element.is_hydrogen(), a->pos.x, a->pos.y, a->pos.z});
+    out.push_back(std::move(r));
+    run.clear();
+    names.clear();
+  };
+  for (const gemmi::Atom& a : res.atoms) {
+    if (a.altloc == '\0' && !names.insert(a.name).second) flush(), names.insert(a.name);
+    run.push_back(&a);
+  }
+  if (!run.empty()) flush();
+  return out;
+}
+
+std::vector<ChainRecord> chain_records(const gemmi::Model& model) {
+  std::vector<ChainRecord> chains;
+  for (const gemmi::Chain& ch : model.chains) {
+    ChainRecord c{ch.name, {}};
+    for (const gemmi::Residue& res : ch.residues)
+      for (ResidueRecord& r : residue_records(res))
+        if (!r.atoms.empty()) c.residues.push_back(std::move(r));
+    chains.push_back(std::move(c));
+  }
+  return chains;
+}
+
+Structure charged_structure(const TextFile& file, const std::vector<ChainRecord>& chains,
+                            const ChargeTables& tables, const ReadOptions& options) {
+  ChargeResult charges = assign_charges(chains, tables, options.unknown_zero, file.name);
+  Structure s;
+  s.atoms.reserve(charges.charges.size());
+  std::size_t i = 0;
+  for (const ChainRecord& c : chains)
+    for (const ResidueRecord& r : c.residues)
+      for (const AtomRecord& a : r.atoms) {
+        if (!std::isfinite(a.x) || !std::isfinite(a.y) || !std::isfinite(a.z))
+          throw InputError(file.name, 0,
+                           "atom " + a.name + " of " + r.name + " " + r.number + " chain " + c.name +
+                               ": coordinates are not finite numbers");
+        s.atoms.push_back(a.x, a.y, a.z, charges.charges[i++]);
+      }
+  s.warnings = std::move(charges.warnings);
+  s.charge_source = tables.forcefield.name;
+  return s;
+}
+
+}  // namespace
+
+std::vector<Structure> read_macromolecule(TextFile& file, Format format, int model,
+                                          const ReadOptions& options) {
+  if (format == Format::pdb) check_pdb_atom_records(file);
+  gemmi::Structure st = parse(file, format);
+  std::erase_if(st.models, [](const gemmi::Model& m) {
+    return std::all_of(m.chains.begin(), m.chains.end(), [](const gemmi::Chain& c) {
+      return std::all_of(c.residues.begin(), c.residues.end(),
+                         [](const gemmi::Residue& r) { return r.atoms.empty(); });
+    });
+  });
+  const int count = int(st.models.size());
+  std::vector<Structure> models;
+  if (count > 0 && model <= count) {
+    const auto tables =
+        charge_tables(resolve_forcefield_dir(options.forcefield_dir), options.forcefield);
+    for (int m = model == 0 ? 1 : model; m <= (model == 0 ? count : model); ++m)
+      models.push_back(charged_structure(file, chain_records(st.models[m - 1]), *tables, options));
+  }
+  finish_models(file, model, count, models);
+  return models;
+}
+
+}  // namespace dcsgrid::io::detail

@@ -1,0 +1,46 @@
+// Text access shared by the readers: whole files (plain or gzip), line iteration with line numbers,
+// and allocation-free field splitting and number parsing for the hot loops.
+#pragma once
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace dcsgrid::io::detail {
+
+struct TextFile {
+  std::string name;  // as given, for messages
+  std::string data;
+};
+
+// Reads a whole file, gunzipping it when it holds gzip data (whatever its name). Throws InputError
+// when it is missing, unreadable, a corrupt or truncated gzip stream, or binary (control bytes;
+// the message names the line).
+TextFile load_text(const std::filesystem::path& path);
+
+// Lines of a text without their line ends ("\n" or "\r\n"), numbered from 1.
+class Lines {
+ public:
+  explicit Lines(std::string_view text) : text_(text) {}
+  bool next();
+  std::string_view line() const { return line_; }
+  std::size_t number() const { return number_; }
+
+ private:
+  std::string_view text_, line_;
+  std::size_t pos_ = 0, number_ = 0;
+};
+
+std::string_view trim(std::string_view s);
+bool starts_with_record(std::string_view line, std::string_view record);  // "ATOM", "MODEL", ...
+
+enum class NumberStatus { ok, not_a_number, not_finite };
+// The whole field (blanks around it allowed) as a finite number.
+NumberStatus parse_number(std::string_view field, double& value);
+// "x is not a number: 'abc'" style text for an error message.
+std::string describe_bad_number(std::string_view what, std::string_view field, NumberStatus status);
+
+// Splits at blanks into fields[0..max); returns how many fields the line has (may exceed max).
+std::size_t split_fields(std::string_view line, std::string_view* fields, std::size_t max);
+
+}  // namespace dcsgrid::io::detail
