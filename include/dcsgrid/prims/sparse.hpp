@@ -40,9 +40,12 @@ struct HybridMatrix {
   std::vector<float> coo_values;
 };
 
-// Throws dcsgrid::Error naming the first problem: sizes that disagree, offsets that decrease or
-// do not end at nnz, a column outside [0, cols), dimensions ≥ 2^31. O(nnz).
+// Throw dcsgrid::Error naming the first problem: sizes that disagree, offsets that decrease or
+// do not end at nnz, a column outside [0, cols) (ELL: or -1 padding), COO rows out of order,
+// dimensions ≥ 2^31. O(nnz). Conversions and uploads call them; the products check sizes only.
 void check(const CsrMatrix& a);
+void check(const EllMatrix& a);
+void check(const HybridMatrix& a);
 
 // ELL with width = the longest row.
 EllMatrix csr_to_ell(const CsrMatrix& a);
