@@ -4,6 +4,7 @@
 #include <gemmi/pdb.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <set>
@@ -52,16 +53,21 @@ void check_pdb_atom_records(TextFile& file) {
   }
 }
 
-// The line number in gemmi's messages: "Problem in line 12: ..." (PDB) or "name:12:3(...)" (CIF).
-std::size_t line_in_message(const std::string& message, const std::string& file) {
-  std::string_view rest;
-  if (const auto at = message.find("line "); at != std::string::npos)
-    rest = std::string_view(message).substr(at + 5);
-  else if (const auto at = message.find(file + ":"); at != std::string::npos)
-    rest = std::string_view(message).substr(at + file.size() + 1);
+// gemmi's messages carry the line as "Problem in line 12: ..." (PDB) or "name:12:3: ..." (CIF);
+// split that off so that InputError says it once.
+std::pair<std::size_t, std::string> split_gemmi_message(const std::string& message,
+                                                        const std::string& file) {
+  std::string_view rest = message;
+  if (rest.starts_with("Problem in line ")) rest.remove_prefix(16);
+  else if (rest.starts_with(file + ":")) rest.remove_prefix(file.size() + 1);
+  else return {0, message};
   std::size_t line = 0;
-  std::from_chars(rest.data(), rest.data() + rest.size(), line);
-  return line;
+  const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), line);
+  if (ec != std::errc()) return {0, message};
+  rest.remove_prefix(std::size_t(end - rest.data()));
+  while (!rest.empty() && (rest.front() == ':' || std::isdigit((unsigned char)rest.front()) || rest.front() == ' '))
+    rest.remove_prefix(1);
+  return {line, std::string(rest)};
 }
 
 gemmi::Structure parse(const TextFile& file, Format format) {
@@ -69,7 +75,8 @@ gemmi::Structure parse(const TextFile& file, Format format) {
     if (format == Format::pdb) return gemmi::read_pdb_from_memory(file.data.data(), file.data.size(), file.name);
     return gemmi::make_structure(gemmi::cif::read_memory(file.data.data(), file.data.size(), file.name.c_str()));
   } catch (const std::exception& e) {
-    throw InputError(file.name, line_in_message(e.what(), file.name), e.what());
+    auto [line, problem] = split_gemmi_message(e.what(), file.name);
+    throw InputError(file.name, line, problem);
   }
 }
 
@@ -158,6 +165,11 @@ std::vector<Structure> read_macromolecule(TextFile& file, Format format, int mod
     });
   });
   const int count = int(st.models.size());
+  if (count == 0 && format == Format::mmcif && file.data.find("_atom_site.") != std::string::npos)
+    throw InputError(file.name, 0,
+                     "no atoms read from _atom_site: gemmi needs its columns id, type_symbol, "
+                     "label_alt_id, label_asym_id, Cartn_x, Cartn_y, Cartn_z, occupancy, "
+                     "B_iso_or_equiv and auth_seq_id");
   std::vector<Structure> models;
   if (count > 0 && model <= count) {
     const auto tables =

@@ -54,6 +54,8 @@ TextFile load_text(const std::filesystem::path& path) {
     if (got < 0) {
       int code = 0;
       const char* message = gzerror(gz.get(), &code);
+      if (code == Z_BUF_ERROR)
+        throw InputError(file.name, 0, "truncated gzip data (the file ends inside the stream)");
       throw InputError(file.name, 0, std::string("cannot read (corrupt gzip data?): ") + message);
     }
     file.data.resize(old_size + std::size_t(got));

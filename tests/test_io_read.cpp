@@ -1,0 +1,395 @@
+// The readers on the real files of data/ and on broken inputs: atom counts, coordinates and
+// charges against the file text parsed here independently, gzip equal to plain, models, altlocs,
+// and an InputError naming file, line and problem for every malformed input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iterator>
+
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/io/read.hpp"
+#include "helpers.hpp"
+#include "test_io_read_files.hpp"
+
+using namespace dcsgrid;
+using namespace dcsgrid::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Structures read from the pdb2pqr tables shipped in data/ (the tests do not depend on the
+// installed package).
+io::ReadOptions test_options() {
+  io::ReadOptions o;
+  o.forcefield_dir = data_file("pdb2pqr");
+  o.unknown_zero = true;
+  return o;
+}
+
+void expect_same_atoms(const AtomSet& a, const AtomSet& b) {
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(a.x, b.x);
+  EXPECT_EQ(a.y, b.y);
+  EXPECT_EQ(a.z, b.z);
+  EXPECT_EQ(a.q, b.q);
+}
+
+// Reading `name` from data/ equals reading it the other way round: gzipped if plain, plain if
+// gzipped, written to a temp folder.
+void expect_gz_equals_plain(const std::string& name, const io::ReadOptions& options = {}) {
+  const fs::path original = data_file(name);
+  const fs::path dir = temp_dir("gz");
+  const std::string text = read_text(original);
+  fs::path other;
+  if (name.ends_with(".gz")) {
+    other = dir / fs::path(name).stem();
+    write_text(other, text);
+  } else {
+    other = dir / (name + ".gz");
+    write_gz(other, text);
+  }
+  expect_same_atoms(io::read_structure(original, options).atoms,
+                    io::read_structure(other, options).atoms);
+  fs::remove_all(dir);
+}
+
+struct PdbColumns {  // atom-record fields by fixed columns
+  double x, y, z;
+};
+PdbColumns pdb_columns(const std::string& line) {
+  return {column_number(line, 31, 38), column_number(line, 39, 46), column_number(line, 47, 54)};
+}
+
+void expect_atom_at(const AtomSet& atoms, std::size_t i, double x, double y, double z) {
+  EXPECT_NEAR(atoms.x[i], x, 1e-4) << "atom " << i;
+  EXPECT_NEAR(atoms.y[i], y, 1e-4) << "atom " << i;
+  EXPECT_NEAR(atoms.z[i], z, 1e-4) << "atom " << i;
+}
+
+}  // namespace
+
+TEST(ReadFormat, FromExtension) {
+  EXPECT_EQ(io::format_from_path("a.pqr"), io::Format::pqr);
+  EXPECT_EQ(io::format_from_path("dir.x/A.PDB"), io::Format::pdb);
+  EXPECT_EQ(io::format_from_path("pdb1abc.ent.gz"), io::Format::pdb);
+  EXPECT_EQ(io::format_from_path("x.cif"), io::Format::mmcif);
+  EXPECT_EQ(io::format_from_path("x.mmcif.gz"), io::Format::mmcif);
+  EXPECT_EQ(io::format_from_path("lig.pdbqt"), io::Format::pdbqt);
+  EXPECT_EQ(io::format_from_path("w.xyz.GZ"), io::Format::xyz);
+  for (const char* bad : {"x.mol2", "x.gz", "noext", "x.pdb.bz2"}) {
+    try {
+      io::format_from_path(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file, bad);
+      EXPECT_EQ(e.line, 0u);
+      EXPECT_NE(e.problem.find(".pqr .pdb .ent .cif .mmcif .pdbqt or .xyz"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(ReadPqr, RealFileMatchesItsText) {
+  const fs::path path = data_file("1d7h-min.pqr");
+  const auto lines = atom_lines(read_text(path));
+  const io::Structure s = io::read_structure(path);
+  ASSERT_EQ(s.atoms.size(), lines.size());
+  EXPECT_EQ(s.charge_source, "file");
+  EXPECT_EQ(s.models_in_file, 1);
+  double total = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const auto w = words(lines[i]);
+    const double q = std::stod(w[w.size() - 2]);
+    total += q;
+    EXPECT_NEAR(s.atoms.q[i], q, 1e-6);
+    if (i % 97 == 0 || i + 1 == lines.size())
+      expect_atom_at(s.atoms, i, std::stod(w[w.size() - 5]), std::stod(w[w.size() - 4]),
+                     std::stod(w[w.size() - 3]));
+  }
+  EXPECT_NEAR(s.atoms.total_charge(), total, 1e-4);
+}
+
+TEST(ReadPqr, ChainOptionalAndLongSerials) {
+  const fs::path dir = temp_dir("pqr");
+  const fs::path path = dir / "mixed.pqr";
+  write_text(path,
+             "REMARK   1 chain column present in some lines only\n"
+             "ATOM      1  N   GLY A   1     -1.000   2.000   3.500  -0.300   1.824\n"
+             "ATOM      2  CA  GLY     1      1.250  -2.000   0.000   0.300   1.908\n"
+             "HETATM123456  O   HOH  9999     10.000  20.000  30.000  -0.834   1.661\n"
+             "ATOM      4  C   GLY A1000     1e1  +2.5  -0.0  0.5  1.9\n"
+             "TER\nEND\n");
+  const io::Structure s = io::read_structure(path);
+  ASSERT_EQ(s.atoms.size(), 4u);
+  expect_atom_at(s.atoms, 0, -1.0, 2.0, 3.5);
+  expect_atom_at(s.atoms, 1, 1.25, -2.0, 0.0);
+  expect_atom_at(s.atoms, 2, 10.0, 20.0, 30.0);
+  expect_atom_at(s.atoms, 3, 10.0, 2.5, 0.0);
+  EXPECT_NEAR(s.atoms.total_charge(), -0.3 + 0.3 - 0.834 + 0.5, 1e-6);
+  fs::remove_all(dir);
+}
+
+TEST(ReadPqr, GzEqualsPlain) { expect_gz_equals_plain("1d7h-min.pqr"); }
+
+TEST(ReadPdbqt, LigandWithTorsionTree) {
+  const fs::path path = data_file("1pgp_lig.pdbqt");
+  const std::string text = read_text(path);
+  const auto lines = atom_lines(text);
+  ASSERT_NE(text.find("BRANCH"), std::string::npos);
+  ASSERT_NE(text.find("TORSDOF"), std::string::npos);
+  const io::Structure s = io::read_structure(path);
+  ASSERT_EQ(s.atoms.size(), lines.size());
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const auto c = pdb_columns(lines[i]);
+    expect_atom_at(s.atoms, i, c.x, c.y, c.z);
+    EXPECT_NEAR(s.atoms.q[i], column_number(lines[i], 71, 76), 1e-6);
+  }
+}
+
+TEST(ReadPdbqt, ReceptorGzippedAndPlain) {
+  const fs::path path = data_file("1pgp_rec.pdbqt.gz");
+  const auto lines = atom_lines(read_text(path));
+  const io::Structure s = io::read_structure(path);
+  ASSERT_EQ(s.atoms.size(), lines.size());
+  double total = 0;
+  for (const std::string& l : lines) total += column_number(l, 71, 76);
+  EXPECT_NEAR(s.atoms.total_charge(), total, 1e-3);
+  const auto last = pdb_columns(lines.back());
+  expect_atom_at(s.atoms, lines.size() - 1, last.x, last.y, last.z);
+  expect_gz_equals_plain("1pgp_rec.pdbqt.gz");
+}
+
+TEST(ReadPdbqt, PosesAreModels) {
+  const fs::path dir = temp_dir("pdbqt");
+  const fs::path path = dir / "poses.pdbqt";
+  const std::string atom1 = "ATOM      1  C1  LIG     1       1.000   2.000   3.000  1.00  0.00     0.250 C \n";
+  const std::string atom2 = "ATOM      1  C1  LIG     1       4.000   5.000   6.000  1.00  0.00    -0.125 C \n";
+  write_text(path, "MODEL 1\nROOT\n" + atom1 + "ENDROOT\nTORSDOF 0\nENDMDL\nMODEL 2\nROOT\n" + atom2 +
+                       "ENDROOT\nTORSDOF 0\nENDMDL\n");
+  const auto models = io::read_all_models(path);
+  ASSERT_EQ(models.size(), 2u);
+  EXPECT_EQ(models[1].model, 2);
+  EXPECT_EQ(models[1].models_in_file, 2);
+  expect_atom_at(models[1].atoms, 0, 4, 5, 6);
+  EXPECT_FLOAT_EQ(models[1].atoms.q[0], -0.125f);
+  io::ReadOptions second;
+  second.model = 2;
+  expect_same_atoms(io::read_structure(path, second).atoms, models[1].atoms);
+  fs::remove_all(dir);
+}
+
+TEST(ReadXyz, FramesAreModels) {
+  const fs::path path = data_file("water_dimer_2frames.xyz");
+  const auto lines = lines_of(read_text(path));
+  const auto frames = io::read_all_models(path);
+  ASSERT_EQ(frames.size(), 2u);
+  for (std::size_t f = 0; f < 2; ++f) {
+    EXPECT_EQ(frames[f].model, int(f) + 1);
+    ASSERT_EQ(frames[f].atoms.size(), std::size_t(std::stoi(lines[f * 8])));
+    for (std::size_t i = 0; i < 6; ++i) {
+      const auto w = words(lines[f * 8 + 2 + i]);
+      expect_atom_at(frames[f].atoms, i, std::stod(w[1]), std::stod(w[2]), std::stod(w[3]));
+      EXPECT_NEAR(frames[f].atoms.q[i], std::stod(w[4]), 1e-6);
+    }
+    EXPECT_NEAR(frames[f].atoms.total_charge(), 0.0, 1e-6);
+  }
+  // The second frame is the first moved by (1, 2, 3).
+  for (std::size_t i = 0; i < 6; ++i)
+    EXPECT_NEAR(frames[1].atoms.z[i], frames[0].atoms.z[i] + 3.0, 1e-5);
+  expect_same_atoms(io::read_structure(path).atoms, frames[0].atoms);
+  expect_gz_equals_plain("water_dimer_2frames.xyz");
+}
+
+TEST(ReadXyz, PlainLinesWithoutHeader) {
+  const io::Structure s = io::read_structure(data_file("nacl_plain.xyz"));
+  ASSERT_EQ(s.atoms.size(), 4u);
+  expect_atom_at(s.atoms, 1, 2.82, 0, 0);
+  expect_atom_at(s.atoms, 3, -5.0, 1.5, -1.25);
+  EXPECT_FLOAT_EQ(s.atoms.q[0], 1.0f);
+  EXPECT_FLOAT_EQ(s.atoms.q[3], -0.5f);
+  EXPECT_NEAR(s.atoms.total_charge(), 0.0, 1e-7);
+  EXPECT_EQ(s.models_in_file, 1);
+}
+
+TEST(ReadPdb, RealFilesMatchTheirText) {
+  for (const char* name : {"1hpv.pdb", "1tii.pdb.gz", "pept.pdb"}) {
+    SCOPED_TRACE(name);
+    const fs::path path = data_file(name);
+    const auto lines = atom_lines(read_text(path));
+    const io::Structure s = io::read_structure(path, test_options());
+    ASSERT_EQ(s.atoms.size(), lines.size());
+    EXPECT_EQ(s.charge_source, "amber");
+    for (std::size_t i : {std::size_t(0), lines.size() / 3, lines.size() - 1}) {
+      const auto c = pdb_columns(lines[i]);
+      expect_atom_at(s.atoms, i, c.x, c.y, c.z);
+    }
+  }
+}
+
+TEST(ReadPdb, GzEqualsPlain) {
+  expect_gz_equals_plain("1tii.pdb.gz", test_options());
+  expect_gz_equals_plain("1hpv.pdb", test_options());
+}
+
+TEST(ReadMmcif, SameStructureAsThePdbItWasMadeFrom) {
+  const io::Structure pdb = io::read_structure(data_file("1hpv.pdb"), test_options());
+  const io::Structure cif = io::read_structure(data_file("1hpv.cif.gz"), test_options());
+  expect_same_atoms(pdb.atoms, cif.atoms);
+  expect_gz_equals_plain("1hpv.cif.gz", test_options());
+}
+
+TEST(ReadModels, PdbAndMmcifModels) {
+  for (const char* name : {"pept_3models.pdb", "pept_3models.cif"}) {
+    SCOPED_TRACE(name);
+    const fs::path path = data_file(name);
+    const auto models = io::read_all_models(path, test_options());
+    ASSERT_EQ(models.size(), 3u);
+    // Model k is model 1 moved by (k-1) * (10, -5, 2.5) Å (data/README.md).
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_EQ(models[k].model, k + 1);
+      EXPECT_EQ(models[k].models_in_file, 3);
+      ASSERT_EQ(models[k].atoms.size(), models[0].atoms.size());
+      EXPECT_EQ(models[k].atoms.q, models[0].atoms.q);
+      for (std::size_t i = 0; i < models[0].atoms.size(); ++i) {
+        EXPECT_NEAR(models[k].atoms.x[i], models[0].atoms.x[i] + 10.0 * k, 1e-3);
+        EXPECT_NEAR(models[k].atoms.y[i], models[0].atoms.y[i] - 5.0 * k, 1e-3);
+        EXPECT_NEAR(models[k].atoms.z[i], models[0].atoms.z[i] + 2.5 * k, 1e-3);
+      }
+    }
+    io::ReadOptions options = test_options();
+    EXPECT_EQ(io::read_structure(path, options).model, 1);
+    options.model = 3;
+    const io::Structure third = io::read_structure(path, options);
+    EXPECT_EQ(third.model, 3);
+    expect_same_atoms(third.atoms, models[2].atoms);
+    options.model = 4;
+    try {
+      io::read_structure(path, options);
+      ADD_FAILURE() << "model 4 of 3 was read";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file, path.string());
+      EXPECT_NE(e.problem.find("model 4"), std::string::npos) << e.what();
+      EXPECT_NE(e.problem.find("3 models"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(ReadPdb, AltlocsKeepTheHighestOccupancyFirstOnTies) {
+  const fs::path dir = temp_dir("altloc");
+  const fs::path path = dir / "altloc.pdb";
+  // A glycine whose CA has two conformers (B more occupied) and whose C has two equal ones.
+  write_text(path,
+             "ATOM      1  N   GLY A   1       0.000   0.000   0.000  1.00  0.00           N\n"
+             "ATOM      2  CA AGLY A   1       1.000   0.000   0.000  0.40  0.00           C\n"
+             "ATOM      3  CA BGLY A   1       1.100   0.200   0.000  0.60  0.00           C\n"
+             "ATOM      4  C  AGLY A   1       2.000   1.000   0.000  0.50  0.00           C\n"
+             "ATOM      5  C  BGLY A   1       2.100   1.300   0.000  0.50  0.00           C\n"
+             "ATOM      6  O   GLY A   1       2.500   2.000   0.000  1.00  0.00           O\n");
+  const io::Structure s = io::read_structure(path, test_options());
+  ASSERT_EQ(s.atoms.size(), 4u);
+  expect_atom_at(s.atoms, 1, 1.1, 0.2, 0.0);  // CA B (0.60)
+  expect_atom_at(s.atoms, 2, 2.0, 1.0, 0.0);  // C A (first of 0.50 and 0.50)
+  expect_atom_at(s.atoms, 3, 2.5, 2.0, 0.0);
+  fs::remove_all(dir);
+}
+
+// ---- malformed inputs ----
+
+namespace {
+
+struct Broken {
+  std::string name, content;
+  std::size_t line;      // expected line, 0 = the file as a whole
+  std::string problem;   // expected part of the message
+};
+
+const std::string kPqrAtom = "ATOM      1  N   GLY     1      21.421   3.562  16.781   0.294   1.821\n";
+const std::string kPdbAtom = "ATOM      1  N   GLY A   1      21.421   3.562  16.781  1.00  0.00           N\n";
+const std::string kPdbqtAtom = "ATOM      1  C1  LIG     1       1.000   2.000   3.000  1.00  0.00     0.250 C \n";
+
+std::string replaced(std::string s, const std::string& from, const std::string& to) {
+  s.replace(s.find(from), from.size(), to);
+  return s;
+}
+
+void expect_input_error(const fs::path& path, std::size_t line, const std::string& problem,
+                        const io::ReadOptions& options = test_options()) {
+  try {
+    io::read_structure(path, options);
+    ADD_FAILURE() << path << " was read without an error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file, path.string()) << e.what();
+    EXPECT_EQ(e.line, line) << e.what();
+    EXPECT_NE(e.problem.find(problem), std::string::npos) << "expected '" << problem << "' in: " << e.what();
+  }
+}
+
+}  // namespace
+
+TEST(ReadBroken, EveryMalformedInputNamesFileLineAndProblem) {
+  using namespace std::string_literals;
+  const std::string binary = "REMARK fine\nREMARK fine\nATOM \x01\x02\x00\xff garbage\n"s;
+  // 1hpv.cif with the x coordinate of its first atom row (the tenth value) made unknown ('?').
+  const std::string cif_text = read_text(data_file("1hpv.cif.gz"));
+  const std::string last_tag = "_atom_site.pdbx_PDB_model_num\n";
+  const std::size_t cif_row = cif_text.find(last_tag) + last_tag.size();
+  const std::string cif_first_row = cif_text.substr(cif_row, cif_text.find('\n', cif_row) - cif_row);
+  const auto cif_words = words(cif_first_row);
+  const std::vector<Broken> cases = {
+      {"truncated.pqr", kPqrAtom + kPqrAtom + "ATOM      3  CA  GLY     1      21.0   3.5  16.7  0.29\n", 3, "truncated PQR atom record"},
+      {"bad_number.pqr", kPqrAtom + replaced(kPqrAtom, "3.562", "3.5x2"), 2, "y coordinate is not a number: '3.5x2'"},
+      {"nan.pqr", kPqrAtom + kPqrAtom + kPqrAtom + replaced(kPqrAtom, "16.781", "nan"), 4, "z coordinate is not finite"},
+      {"inf_charge.pqr", replaced(kPqrAtom, "0.294", "inf"), 1, "charge is not finite"},
+      {"no_atoms.pqr", "REMARK nothing here\nEND\n", 0, "no atoms"},
+      {"empty.pqr", "", 0, "no atoms"},
+      {"binary.pqr", binary, 3, "binary data"},
+      {"truncated.pdb", "HEADER    TEST\n" + kPdbAtom + kPdbAtom + kPdbAtom + kPdbAtom.substr(0, 45) + "\n", 5, "truncated atom record"},
+      {"bad_number.pdb", kPdbAtom + replaced(kPdbAtom, " 21.421", "  2x.42"), 2, "x coordinate (columns 31-38) is not a number"},
+      {"nan.pdb", kPdbAtom + replaced(kPdbAtom, "  3.562", "    nan"), 2, "y coordinate (columns 39-46) is not finite"},
+      {"bad_occupancy.pdb", replaced(kPdbAtom, "1.00", "1.x0"), 1, "occupancy"},
+      {"no_atoms.pdb", "HEADER    TEST\nREMARK   1 NO COORDINATES\nEND\n", 0, "no atoms"},
+      {"binary.pdb.gz", binary, 3, "binary data"},
+      {"truncated.pdbqt", kPdbqtAtom + kPdbqtAtom.substr(0, 72) + "\n", 2, "partial charge needs columns 71-76"},
+      {"bad_charge.pdbqt", "ROOT\n" + replaced(kPdbqtAtom, " 0.250", " 0.2.5"), 2, "partial charge (columns 71-76) is not a number"},
+      {"short_frame.xyz", "3\ncomment\nO 0 0 0 -0.8\nH 1 0 0 0.4\n", 4, "file ends after 2 of the 3 atoms"},
+      {"bad_count.xyz", "1\nc\nNa 0 0 0 1\nnot-a-count\n", 4, "expected the atom count of frame 2"},
+      {"fields.xyz", "2\nc\nO 0 0 0 -0.8\nH 1 0 0 0.4 extra\n", 4, "found 6 fields"},
+      {"bad_number.xyz", "0 0 0 1\n# comment\n1 0 zero 1\n", 3, "z coordinate is not a number"},
+      {"syntax.cif", "data_x\nloop_\n_atom_site.id\n_atom_site.Cartn_x\n1 \"unterminated\n", 5, "unterminated"},
+      {"missing_coordinate.cif",
+       replaced(cif_text, cif_first_row, replaced(cif_first_row, " " + cif_words[9] + " ", " ? ")), 0,
+       "coordinates are not finite"},
+      {"no_atoms.cif", "data_x\n_cell.length_a 10\n", 0, "no atoms"},
+  };
+  const fs::path dir = temp_dir("broken");
+  for (const Broken& c : cases) {
+    SCOPED_TRACE(c.name);
+    const fs::path path = dir / c.name;
+    if (c.name.ends_with(".gz")) write_gz(path, c.content);
+    else write_text(path, c.content);
+    expect_input_error(path, c.line, c.problem);
+  }
+  fs::remove_all(dir);
+}
+
+TEST(ReadBroken, FilesThatCannotBeRead) {
+  const fs::path dir = temp_dir("unreadable");
+  expect_input_error(dir / "missing.pqr", 0, "file not found");
+  fs::create_directories(dir / "folder.pdb");
+  expect_input_error(dir / "folder.pdb", 0, "is a directory");
+  expect_input_error(dir / "structure.mol2", 0, "unknown extension '.mol2'");
+
+  // A gzip stream cut in the middle.
+  const fs::path whole = dir / "whole.pqr.gz", cut = dir / "cut.pqr.gz";
+  write_gz(whole, read_text(data_file("1d7h-min.pqr")));
+  const std::string bytes = [&] {
+    std::ifstream in(whole, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  write_text(cut, bytes.substr(0, bytes.size() / 2));
+  expect_input_error(cut, 0, "truncated gzip");
+
+  io::ReadOptions zero;
+  zero.model = 0;
+  expect_input_error(data_file("1d7h-min.pqr"), 0, "model 0", zero);
+  fs::remove_all(dir);
+}

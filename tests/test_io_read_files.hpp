@@ -1,0 +1,70 @@
+// File helpers for the reader and charge tests: whole files in and out (gzip too), lines, and
+// the independent column parsing the tests check the readers against.
+#pragma once
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "dcsgrid/io/read.hpp"
+
+namespace dcsgrid::test {
+
+// The text of a file, gunzipped when it is gzip data.
+inline std::string read_text(const std::filesystem::path& path) {
+  gzFile f = gzopen(path.string().c_str(), "rb");
+  if (!f) throw std::runtime_error("cannot open " + path.string());
+  std::string text;
+  char buf[65536];
+  int n;
+  while ((n = gzread(f, buf, sizeof buf)) > 0) text.append(buf, std::size_t(n));
+  gzclose(f);
+  return text;
+}
+
+inline void write_text(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+inline void write_gz(const std::filesystem::path& path, const std::string& text) {
+  gzFile f = gzopen(path.string().c_str(), "wb9");
+  if (!f || gzwrite(f, text.data(), unsigned(text.size())) != int(text.size()))
+    throw std::runtime_error("cannot write " + path.string());
+  gzclose(f);
+}
+
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+inline bool is_atom_line(const std::string& line) {
+  return line.rfind("ATOM", 0) == 0 || line.rfind("HETATM", 0) == 0;
+}
+
+inline std::vector<std::string> atom_lines(const std::string& text) {
+  std::vector<std::string> out;
+  for (const std::string& l : lines_of(text))
+    if (is_atom_line(l)) out.push_back(l);
+  return out;
+}
+
+inline std::vector<std::string> words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// Fixed PDB columns, 1-based inclusive, as a number.
+inline double column_number(const std::string& line, std::size_t first, std::size_t last) {
+  return std::stod(line.substr(first - 1, last - first + 1));
+}
+
+}  // namespace dcsgrid::test
