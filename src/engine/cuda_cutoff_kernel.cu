@@ -1,0 +1,241 @@
+// The GPU cutoff kernel (cuda_cutoff.hpp): persistent blocks, one 8×8×8 brick at a time.
+#include <algorithm>
+#include <string>
+
+#include "dcsgrid/core/cuda_support.hpp"
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/engine/cuda_cutoff.hpp"
+#include "dcsgrid/engine/cutoff_form.hpp"
+#include "dcsgrid/prims/block_scan.cuh"
+
+namespace dcsgrid::engine {
+namespace {
+
+constexpr int kColumns = kBrickPoints * kBrickPoints;  // threads per block: one per (x, y) column
+constexpr int kChunkAtoms = 256;                        // atoms staged in shared memory at a time
+constexpr int kRowsPerThread = kMaxNeighbourRows / kColumns;
+static_assert(kMaxNeighbourRows % kColumns == 0);
+
+// Everything the kernel reads besides the atoms, passed by value: it lives in the parameter
+// (constant) bank, neighbour rows included.
+struct CutoffKernelArgs {
+  const float4* slots;
+  const std::uint32_t* start;  // dynamic bins: bins + 1 offsets; nullptr for fixed capacity
+  std::uint32_t capacity;      // fixed capacity
+  int bins_x, bins_y;
+  int bricks[3];
+  int bins_per_brick[3], bricks_per_bin[3], halo[3];
+  float first[3], spacing[3];
+  int planes;
+  long long pitch_x, rows_per_plane;
+  float* out;
+  unsigned* brick_counter;
+  unsigned total_bricks;
+  CutoffParams cut;
+  float scale, kappa, min_r2;
+  int row_count;
+  NeighbourRow rows[kMaxNeighbourRows];
+};
+
+__device__ __forceinline__ int anchor_bin(const CutoffKernelArgs& a, int axis, int brick) {
+  return a.halo[axis] + (a.bricks_per_bin[axis] > 1 ? brick / a.bricks_per_bin[axis]
+                                                    : brick * a.bins_per_brick[axis]);
+}
+
+// g·S at squared distance r2 (< rc²), r clamped below at the minimum distance.
+template <PairForm P, CutoffForm C>
+__device__ __forceinline__ float pair_value(float r2, const CutoffKernelArgs& a) {
+  const float r2c = fmaxf(r2, a.min_r2);
+  float r = 0.0f;
+  if constexpr (C == CutoffForm::switched) r = r2c * rsqrtf(r2c);
+  return pair_term<P>(r2c, a.kappa) * cutoff_factor<C>(r2c, r, a.cut);
+}
+
+template <PairForm P, CutoffForm C>
+__global__ void __launch_bounds__(kColumns)
+    cutoff_kernel(const __grid_constant__ CutoffKernelArgs a) {
+  using RowScan = prims::BlockScan<kColumns, kRowsPerThread, int>;
+  __shared__ float4 s_atoms[kChunkAtoms];
+  __shared__ std::uint32_t s_row_begin[kMaxNeighbourRows];   // first slot of each row
+  __shared__ int s_row_prefix[kMaxNeighbourRows + 1];        // atoms before each row
+  __shared__ typename RowScan::TempStorage s_scan;
+  __shared__ unsigned s_brick;
+
+  const int tx = threadIdx.x % kBrickPoints, ty = threadIdx.x / kBrickPoints;
+  const float rc2 = a.cut.rc2;
+  for (;;) {
+    if (threadIdx.x == 0) s_brick = atomicAdd(a.brick_counter, 1u);
+    __syncthreads();
+    const unsigned brick = s_brick;
+    if (brick >= a.total_bricks) return;
+    const int bx = int(brick % unsigned(a.bricks[0]));
+    const int by = int(brick / unsigned(a.bricks[0]) % unsigned(a.bricks[1]));
+    const int bz = int(brick / (unsigned(a.bricks[0]) * unsigned(a.bricks[1])));
+    const int ax = anchor_bin(a, 0, bx), ay = anchor_bin(a, 1, by), az = anchor_bin(a, 2, bz);
+
+    // This brick's rows: where each starts in slots and how many atoms it holds, then their
+    // offsets in the brick's list of atoms (a block-wide scan).
+    int count[kRowsPerThread];
+    std::uint32_t begin[kRowsPerThread];
+#pragma unroll
+    for (int i = 0; i < kRowsPerThread; ++i) {
+      const int r = threadIdx.x * kRowsPerThread + i;
+      count[i] = 0;
+      begin[i] = 0;
+      if (r < a.row_count) {
+        const NeighbourRow row = a.rows[r];
+        const std::uint32_t bin0 =
+            (std::uint32_t(az + row.dz) * a.bins_y + std::uint32_t(ay + row.dy)) * a.bins_x +
+            std::uint32_t(ax + row.dx);
+        if (a.start) {
+          begin[i] = a.start[bin0];
+          count[i] = int(a.start[bin0 + row.len] - begin[i]);
+        } else {
+          begin[i] = bin0 * a.capacity;
+          count[i] = int(row.len * a.capacity);
+        }
+      }
+    }
+    int total = 0;
+    RowScan(s_scan).exclusive_sum(count, total);
+#pragma unroll
+    for (int i = 0; i < kRowsPerThread; ++i) {
+      const int r = threadIdx.x * kRowsPerThread + i;
+      if (r < a.row_count) {
+        s_row_prefix[r] = count[i];
+        s_row_begin[r] = begin[i];
+      }
+    }
+    if (threadIdx.x == 0) s_row_prefix[a.row_count] = total;
+    __syncthreads();
+
+    const float px = a.first[0] + float(bx * kBrickPoints + tx) * a.spacing[0];
+    const float py = a.first[1] + float(by * kBrickPoints + ty) * a.spacing[1];
+    const float pz0 = a.first[2] + float(bz * kBrickPoints) * a.spacing[2];
+    float acc[kBrickPoints];
+#pragma unroll
+    for (int k = 0; k < kBrickPoints; ++k) acc[k] = 0.0f;
+
+    int row = 0;  // the row of this thread's next load: slots only move forward
+    for (int base = 0; base < total; base += kChunkAtoms) {
+      const int n = min(kChunkAtoms, total - base);
+      for (int s = threadIdx.x; s < n; s += kColumns) {
+        const int slot = base + s;
+        while (slot >= s_row_prefix[row + 1]) ++row;
+        s_atoms[s] = __ldg(a.slots + s_row_begin[row] + std::uint32_t(slot - s_row_prefix[row]));
+      }
+      __syncthreads();
+#pragma unroll 2
+      for (int j = 0; j < n; ++j) {
+        const float4 atom = s_atoms[j];
+        const float dx = px - atom.x, dy = py - atom.y;
+        const float dxy2 = fmaf(dx, dx, dy * dy);
+        if (dxy2 < rc2) {  // the column's cylinder: one test for its 8 points
+          const float dz0 = pz0 - atom.z;
+#pragma unroll
+          for (int k = 0; k < kBrickPoints; ++k) {
+            const float dz = fmaf(float(k), a.spacing[2], dz0);
+            const float r2 = fmaf(dz, dz, dxy2);
+            if (r2 < rc2) acc[k] = fmaf(atom.w, pair_value<P, C>(r2, a), acc[k]);
+          }
+        }
+      }
+      __syncthreads();
+    }
+
+    const std::size_t x = std::size_t(bx) * kBrickPoints + tx;
+    const std::size_t y = std::size_t(by) * kBrickPoints + ty;
+#pragma unroll
+    for (int k = 0; k < kBrickPoints; ++k) {
+      const int z = bz * kBrickPoints + k;
+      if (z < a.planes)
+        a.out[(std::size_t(z) * a.rows_per_plane + y) * a.pitch_x + x] = a.scale * acc[k];
+    }
+  }
+}
+
+template <PairForm P, CutoffForm C>
+void launch(const CutoffKernelArgs& args, cudaStream_t stream) {
+  int device = 0, sms = 0, per_sm = 0;
+  DCSGRID_CUDA_CHECK(cudaGetDevice(&device));
+  DCSGRID_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  DCSGRID_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cutoff_kernel<P, C>, kColumns, 0));
+  const unsigned blocks =
+      unsigned(std::clamp<long long>(std::max(per_sm, 1) * (long long)sms, 1, args.total_bricks));
+  cutoff_kernel<P, C><<<blocks, kColumns, 0, stream>>>(args);
+  DCSGRID_CHECK_LAUNCH();
+}
+
+template <PairForm P>
+void launch_form(CutoffForm form, const CutoffKernelArgs& args, cudaStream_t stream) {
+  switch (form) {
+    case CutoffForm::truncated: return launch<P, CutoffForm::truncated>(args, stream);
+    case CutoffForm::shifted: return launch<P, CutoffForm::shifted>(args, stream);
+    case CutoffForm::switched: return launch<P, CutoffForm::switched>(args, stream);
+  }
+}
+
+}  // namespace
+
+SlabLayout cutoff_slab_layout(const GridSpec& grid) {
+  const auto whole_bricks = [](std::int64_t n) {
+    return (n + kBrickPoints - 1) / kBrickPoints * kBrickPoints;
+  };
+  return {whole_bricks(grid.nx()), whole_bricks(grid.ny())};
+}
+
+void launch_cutoff_kernel(const BinGeometry& g, const DeviceBins& bins, const PairKernel& pair,
+                          const CutoffOptions& cutoff, float* out, unsigned* brick_counter,
+                          cudaStream_t stream) {
+  if (bins.bins != g.bin_count())
+    throw Error("cutoff kernel: the bins were filled for another geometry");
+  if (g.rows.size() > std::size_t(kMaxNeighbourRows))
+    throw Error("cutoff kernel: too many neighbour rows");
+  const bool dynamic = bins.capacity == 0;
+  if (!dynamic && double(g.neighbour_bins()) * bins.capacity >= 2147483647.0)
+    throw Error("cutoff kernel: " + std::to_string(g.neighbour_bins()) + " neighbour bins of " +
+                std::to_string(bins.capacity) +
+                " atoms are too many for one brick; use a smaller --bin-capacity or --dynamic-bins");
+  if (g.brick_count() >= std::size_t(UINT32_MAX) - (std::size_t(1) << 20))
+    throw Error("cutoff kernel: the slab has too many bricks; use thinner slabs");
+
+  CutoffKernelArgs args{};
+  args.slots = bins.slots.data();
+  args.start = dynamic ? bins.start.data() : nullptr;
+  args.capacity = std::uint32_t(bins.capacity);
+  args.bins_x = g.axis[0].bins;
+  args.bins_y = g.axis[1].bins;
+  for (int a = 0; a < 3; ++a) {
+    args.bricks[a] = g.axis[a].bricks;
+    args.bins_per_brick[a] = g.axis[a].bins_per_brick;
+    args.bricks_per_bin[a] = g.axis[a].bricks_per_bin;
+    args.halo[a] = g.axis[a].halo;
+    args.first[a] = g.first_point[a];
+    args.spacing[a] = g.spacing[a];
+  }
+  const SlabLayout layout{std::int64_t(g.axis[0].bricks) * kBrickPoints,
+                          std::int64_t(g.axis[1].bricks) * kBrickPoints};
+  args.planes = int(g.points[2]);
+  args.pitch_x = layout.pitch_x;
+  args.rows_per_plane = layout.rows_per_plane;
+  args.out = out;
+  args.brick_counter = brick_counter;
+  args.total_bricks = unsigned(g.brick_count());
+  args.cut = make_cutoff_params(cutoff);
+  args.scale = pair.scale;
+  args.kappa = pair.kappa;
+  args.min_r2 = pair.min_r2;
+  args.row_count = int(g.rows.size());
+  std::copy(g.rows.begin(), g.rows.end(), args.rows);
+
+  DCSGRID_CUDA_CHECK(cudaMemsetAsync(brick_counter, 0, sizeof(unsigned), stream));
+  switch (pair.form) {
+    case PairForm::coulomb: return launch_form<PairForm::coulomb>(cutoff.form, args, stream);
+    case PairForm::distance_dependent:
+      return launch_form<PairForm::distance_dependent>(cutoff.form, args, stream);
+    case PairForm::debye_huckel: return launch_form<PairForm::debye_huckel>(cutoff.form, args, stream);
+  }
+}
+
+}  // namespace dcsgrid::engine
