@@ -135,6 +135,10 @@ struct SlabLayout {
 // One method (direct, cutoff) prepared on one device for one request. The CUDA backend creates one
 // per device, with that device current, from the device's own host thread; its uploads go on the
 // stream it is given. The backend owns slab planning, output buffers, copies and the sink.
+// Call order on a device with slabs s0, s1, s2, ... (always the same compute stream, two output
+// buffers used in turn): enqueue(s0), enqueue(s1), finish_on_host(s0), enqueue(s2),
+// finish_on_host(s1), ... — the next slab is enqueued before the previous one is finished on the
+// host, so the GPU never waits for host work; finish_on_host calls come in slab order.
 class DeviceMethod {
  public:
   virtual ~DeviceMethod() = default;

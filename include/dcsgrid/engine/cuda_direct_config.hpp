@@ -40,7 +40,7 @@ struct DirectConfig {
 
 // Every compiled configuration (each pair form gets all of them). bench_cuda_direct --sweep times
 // them on the H100; docs/gpu-direct-tuning.md holds the measured table and the reasoning.
-inline constexpr std::array<DirectConfig, 11> kDirectConfigs{{
+inline constexpr std::array<DirectConfig, 13> kDirectConfigs{{
     {2, 4, 4, 3, 2},  // the model's best: issue and MUFU both near 104 cycles per 16 points
     {2, 4, 4, 2, 2},
     {2, 4, 4, 4, 2},
@@ -52,10 +52,13 @@ inline constexpr std::array<DirectConfig, 11> kDirectConfigs{{
     {4, 2, 4, 1, 2},
     {2, 4, 2, 1, 2},
     {2, 8, 2, 3, 2},  // 256 points wide
+    {2, 8, 4, 7, 2},  // 32 points a thread: the per-atom overhead spread thinner, more registers
+    {2, 8, 4, 6, 2},
 }};
 
-// The configuration the CUDA backend runs. Chosen by measurement on an H100 SXM: see the table in
-// docs/gpu-direct-tuning.md before changing it.
+// The configuration the CUDA backend runs: the one the measured sweep on an H100 SXM puts first
+// (bench_cuda_direct --sweep; table and reasoning in docs/gpu-direct-tuning.md). Until that table
+// is filled in, the issue-slot model's best.
 inline constexpr DirectConfig kDefaultDirectConfig = kDirectConfigs[0];
 
 constexpr bool valid_direct_config(const DirectConfig& c) {
