@@ -4,7 +4,8 @@
 //                                       and multi-GPU scaling on 512³
 //   bench_cuda_direct --sweep           every compiled kernel configuration on 10^5 atoms, 256³
 //   options: --gpus N (GPUs for the scaling run; default all visible), --structure FILE (default:
-//            the first .pqr in data/), --repeats N (timed repeats after a warm-up; default 3)
+//            data/1hpv_pdb2pqr_amber.pqr.gz, HIV-1 protease with hydrogens), --repeats N (timed
+//            repeats after a warm-up; default 3)
 //
 // Kernel times are CUDA-event times of one launch over the whole grid, best of the repeats. The
 // hardware bound is what the rsqrt (MUFU) unit allows when every pair takes one rsqrt:
@@ -84,7 +85,7 @@ SlabLayout baseline_layout(const GridSpec& grid) {
 }
 
 // Σ q/r (unscaled) over all atoms into out, one launch per constant-memory chunk.
-void run_baseline(const std::vector<float4>& atoms, const GridSpec& grid, float min_r2, float* out,
+void run_baseline(const cuda::PinnedBuffer<float4>& atoms, const GridSpec& grid, float min_r2, float* out,
                   cudaStream_t stream) {
   const engine::LocalFrame f = engine::local_frame(grid);
   const SlabLayout layout = baseline_layout(grid);
@@ -201,24 +202,13 @@ AtomSet random_atoms(std::size_t n, const GridSpec& grid, bool water_charges, st
   return atoms;
 }
 
-std::filesystem::path find_structure(const std::string& given) {
-  if (!given.empty()) return given;
-  std::vector<std::filesystem::path> pqr;
-  const std::filesystem::path data = std::filesystem::path(DCSGRID_SOURCE_DIR) / "data";
-  if (std::filesystem::is_directory(data))
-    for (const auto& e : std::filesystem::directory_iterator(data))
-      if (e.path().extension() == ".pqr") pqr.push_back(e.path());
-  std::sort(pqr.begin(), pqr.end());
-  return pqr.empty() ? std::filesystem::path() : pqr.front();
-}
-
 // ---- the runs -----------------------------------------------------------------------------------
 
 struct Options {
   bool sweep = false;
   int gpus = 0;  // 0: all visible
   int repeats = 3;
-  std::string structure;
+  std::string structure = std::string(DCSGRID_SOURCE_DIR) + "/data/1hpv_pdb2pqr_amber.pqr.gz";
 };
 
 struct KernelResult {
@@ -242,7 +232,10 @@ KernelResult time_ours(const DirectConfig& config, const Case& c, const Samples&
 KernelResult time_baseline(const Case& c, const Samples& samples, int repeats) {
   cuda::Stream stream;
   const PairKernel kernel = make_pair_kernel(Physics{});
-  const std::vector<float4> atoms = engine::atoms_in_frame(c.atoms, engine::local_frame(c.grid), c.atoms.size());
+  // Pinned, so that the chunk copies queue behind the kernels without blocking the host.
+  const std::vector<float4> local = engine::atoms_in_frame(c.atoms, engine::local_frame(c.grid), c.atoms.size());
+  cuda::PinnedBuffer<float4> atoms(local.size());
+  std::copy(local.begin(), local.end(), atoms.data());
   const SlabLayout layout = baseline_layout(c.grid);
   cuda::DeviceBuffer<float> out(layout.plane_bytes() / sizeof(float) * c.grid.nz());
   KernelResult r;
@@ -266,14 +259,14 @@ void describe_context(Report& report, const Gpu& gpu) {
 void run_cases(const Options& o, const Gpu& gpu) {
   std::vector<Case> cases;
   cases.push_back({"1e5 random atoms, 256^3", random_atoms(100000, cube(256, 0.5), false, 1), cube(256, 0.5), 128});
-  if (const auto path = find_structure(o.structure); !path.empty()) {
+  if (const std::filesystem::path path = o.structure; std::filesystem::exists(path)) {
     AtomSet atoms = io::read_structure(path).atoms;
     const GridSpec grid = grid_around(bounding_box(atoms), 0.5, 10.0);
     cases.push_back({path.filename().string() + ", " + std::to_string(grid.nx()) + "x" + std::to_string(grid.ny()) +
                          "x" + std::to_string(grid.nz()),
                      std::move(atoms), grid, 128});
   } else {
-    std::cout << "(no structure: give --structure FILE or put a .pqr in data/)\n";
+    std::cout << "(no structure case: " << path << " not found)\n";
   }
   // Random positions with TIP3P charges: the cost of direct summation does not depend on where the
   // atoms are (a water-box generator is not in core/ yet).
