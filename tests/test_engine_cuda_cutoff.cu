@@ -1,0 +1,359 @@
+// The GPU cutoff method against a float64 brute-force cutoff sum over all atoms (every form and
+// pair form), on random and real structures, with empty, full and overflowing bins, atoms on bin
+// faces and outside the grid, fixed against dynamic bins, slabs, and the CPU backend.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/engine/cpu_backend.hpp"
+#include "dcsgrid/engine/cuda_backend.hpp"
+#include "dcsgrid/engine/cuda_cutoff.hpp"
+#include "dcsgrid/engine/cutoff_form.hpp"
+#include "dcsgrid/io/read.hpp"
+#include "helpers.hpp"
+
+namespace dcsgrid::engine {
+namespace {
+
+// Σ q·g(max(r, r_min))·S(max(r, r_min)) over every atom with r < rc, in double, for planes
+// [z_begin, z_end); planes shared out among threads (nvcc builds this file without OpenMP).
+std::vector<double> reference_cutoff(const PotentialRequest& request, Slab slab) {
+  const GridSpec& grid = request.grid;
+  const AtomSet& atoms = *request.atoms;
+  const PairKernel kernel = make_pair_kernel(request.physics);
+  const CutoffOptions& cut = request.cutoff;
+  const double rc2 = cut.radius * cut.radius;
+  std::vector<double> out(grid.plane_size() * slab.planes(), 0.0);
+  const auto planes = [&](std::int64_t k0, std::int64_t k1) {
+    for (std::int64_t k = k0; k < k1; ++k)
+      for (std::int64_t j = 0; j < grid.ny(); ++j)
+        for (std::int64_t i = 0; i < grid.nx(); ++i) {
+          const auto p = grid.position(i, j, k);
+          double sum = 0;
+          for (std::size_t a = 0; a < atoms.size(); ++a) {
+            const double dx = p[0] - atoms.x[a], dy = p[1] - atoms.y[a], dz = p[2] - atoms.z[a];
+            const double r2 = dx * dx + dy * dy + dz * dz;
+            if (r2 >= rc2) continue;
+            const double r2c = std::max(r2, kernel.min_r2_d);
+            sum += atoms.q[a] * pair_term_double(kernel, r2c) * cutoff_factor_double(cut.form, r2c, cut);
+          }
+          out[((k - slab.z_begin) * grid.ny() + j) * grid.nx() + i] = kernel.scale_d * sum;
+        }
+  };
+  const std::int64_t threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (std::int64_t t = 0; t < threads; ++t) {
+    const std::int64_t k0 = slab.z_begin + slab.planes() * t / threads;
+    const std::int64_t k1 = slab.z_begin + slab.planes() * (t + 1) / threads;
+    pool.emplace_back(planes, k0, k1);
+  }
+  for (auto& t : pool) t.join();
+  return out;
+}
+
+std::vector<float> gpu_cutoff(const PotentialRequest& request, Slab slab, CutoffSlabTimes* times = nullptr) {
+  std::vector<float> out(request.grid.plane_size() * slab.planes(), -1.0f);
+  cutoff_sum_cuda(request, slab, out.data(), times);
+  return out;
+}
+
+Slab all_planes(const GridSpec& grid) { return {0, grid.nz()}; }
+
+// Random atoms in the grid's box grown by `margin` on every side.
+AtomSet atoms_around(const GridSpec& grid, double margin, std::size_t n, std::uint64_t seed) {
+  const auto far = grid.far_corner();
+  Box box;
+  for (int a = 0; a < 3; ++a) {
+    box.lo[a] = grid.origin[a] - margin;
+    box.hi[a] = far[a] + margin;
+  }
+  return test::random_atoms(n, box, seed);
+}
+
+// 22 × 18.5 × 17 Å at 0.5 Å.
+GridSpec default_grid() { return grid_from_origin({-6.2, 3.1, -20.4}, {45, 38, 35}, 0.5); }
+
+// A cutoff request that owns its atoms.
+struct Problem {
+  GridSpec grid = default_grid();
+  AtomSet atoms;
+  PotentialRequest request;
+  explicit Problem(AtomSet a, CutoffOptions cutoff = {}, Physics physics = {}) : atoms(std::move(a)) {
+    request.atoms = &atoms;
+    request.grid = grid;
+    request.physics = physics;
+    request.method = Method::cutoff;
+    request.cutoff = cutoff;
+  }
+  void set_grid(const GridSpec& g) { request.grid = grid = g; }
+};
+
+void expect_matches_reference(const PotentialRequest& request, double tolerance = 1e-5,
+                              CutoffSlabTimes* times = nullptr) {
+  const Slab slab = all_planes(request.grid);
+  const auto gpu = gpu_cutoff(request, slab, times);
+  const auto ref = reference_cutoff(request, slab);
+  EXPECT_LT(test::relative_l2(gpu, ref), tolerance);
+}
+
+enum class Pair { coulomb, ddd, screened };
+Physics physics_of(Pair p) {
+  Physics phys;
+  if (p == Pair::ddd) phys.distance_dependent = true;
+  if (p == Pair::screened) {
+    phys.dielectric = 78.54;
+    phys.ionic_strength = 0.15;
+  }
+  return phys;
+}
+
+class CudaCutoffForms : public ::testing::TestWithParam<std::tuple<Pair, CutoffForm>> {};
+
+TEST_P(CudaCutoffForms, MatchFloat64Reference) {
+  DCSGRID_REQUIRE_GPU();
+  const auto [pair, form] = GetParam();
+  CutoffOptions cutoff;
+  cutoff.form = form;
+  cutoff.radius = 10.0;
+  cutoff.switch_start = 7.0;
+  cutoff.bin_capacity = 32;  // no overflow: the kernel alone
+  Problem s(atoms_around(default_grid(), 12.0, 3000, 1),
+          cutoff, physics_of(pair));
+  expect_matches_reference(s.request);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllForms, CudaCutoffForms,
+    ::testing::Combine(::testing::Values(Pair::coulomb, Pair::ddd, Pair::screened),
+                       ::testing::Values(CutoffForm::truncated, CutoffForm::shifted,
+                                         CutoffForm::switched)));
+
+TEST(CudaCutoff, AutomaticCapacityWithOverflowOnTheCpu) {
+  DCSGRID_REQUIRE_GPU();
+  Problem s(atoms_around(default_grid(), 12.0, 6000, 2));
+  CutoffSlabTimes times;
+  expect_matches_reference(s.request, 1e-5, &times);
+  EXPECT_EQ(times.run.bin_capacity % kCapacityMultiple, 0);
+  EXPECT_EQ(times.run.slabs, 1u);
+  EXPECT_GT(times.run.kernel_seconds, 0.0);
+  EXPECT_GE(times.run.overlap(), 0.0);
+  EXPECT_LE(times.run.overlap(), 1.0);
+}
+
+TEST(CudaCutoff, EmptyFullAndOverflowingBins) {
+  DCSGRID_REQUIRE_GPU();
+  // Capacity 8: bins holding exactly 8 and 13 atoms, a sparse region, and most bins empty.
+  const GridSpec grid = grid_from_origin({0.0, 0.0, 0.0}, {40, 40, 40}, 0.5);
+  const BinGeometry g = make_bin_geometry(grid, all_planes(grid), 12.0);
+  const auto bin_box = [&](int ix, int iy, int iz) {
+    Box b;
+    const int idx[3] = {ix, iy, iz};
+    for (int a = 0; a < 3; ++a) {
+      b.lo[a] = g.frame_origin[a] + g.axis[a].lower + (idx[a] + 0.05) * g.axis[a].edge;
+      b.hi[a] = g.frame_origin[a] + g.axis[a].lower + (idx[a] + 0.95) * g.axis[a].edge;
+    }
+    return b;
+  };
+  AtomSet atoms = test::random_atoms(8, bin_box(5, 5, 5), 3);
+  const AtomSet crowded = test::random_atoms(13, bin_box(7, 4, 6), 4);
+  const AtomSet sparse = test::random_atoms(30, Box{{2, 2, 2}, {18, 6, 10}}, 5);
+  for (const AtomSet* more : {&crowded, &sparse})
+    for (std::size_t i = 0; i < more->size(); ++i)
+      atoms.push_back(more->x[i], more->y[i], more->z[i], more->q[i]);
+  CutoffOptions cutoff;
+  cutoff.bin_capacity = 8;
+  Problem s(atoms, cutoff);
+  s.set_grid(grid);
+  CutoffSlabTimes times;
+  expect_matches_reference(s.request, 1e-5, &times);
+  EXPECT_GE(times.run.atoms_overflow, 5u);
+}
+
+TEST(CudaCutoff, AllAtomsInOneBinMostlyOverflow) {
+  DCSGRID_REQUIRE_GPU();
+  const GridSpec grid = grid_from_origin({0.0, 0.0, 0.0}, {36, 30, 33}, 0.5);
+  CutoffOptions cutoff;
+  cutoff.bin_capacity = 8;
+  cutoff.form = CutoffForm::switched;
+  Problem s(test::random_atoms(300, Box{{8.0, 8.0, 8.0}, {11.5, 11.5, 11.5}}, 6), cutoff);  // bin [7.75, 11.75)³
+  s.set_grid(grid);
+  CutoffSlabTimes times;
+  expect_matches_reference(s.request, 1e-5, &times);
+  EXPECT_GE(times.run.atoms_overflow, 300u - 8u);
+}
+
+TEST(CudaCutoff, AtomsOnBinFacesAndGridPoints) {
+  DCSGRID_REQUIRE_GPU();
+  const GridSpec grid = grid_from_origin({1.0, -2.0, 3.0}, {33, 29, 27}, 0.5);
+  const BinGeometry g = make_bin_geometry(grid, all_planes(grid), 9.0);
+  AtomSet atoms;
+  double q = 0.3;
+  for (int i = 0; i < g.axis[0].bins; i += 2)
+    for (int j = 1; j < g.axis[1].bins; j += 3)
+      for (int k = 0; k < g.axis[2].bins; k += 2) {
+        // A bin corner, and the middle of a face.
+        const double x = g.frame_origin[0] + g.axis[0].lower + i * g.axis[0].edge;
+        const double y = g.frame_origin[1] + g.axis[1].lower + j * g.axis[1].edge;
+        const double z = g.frame_origin[2] + g.axis[2].lower + k * g.axis[2].edge;
+        atoms.push_back(x, y, z, q);
+        atoms.push_back(x + 0.5 * g.axis[0].edge, y, z + 0.5 * g.axis[2].edge, -0.7 * q);
+        q = -q * 1.01;
+      }
+  for (std::int64_t i = 0; i < grid.nx(); i += 7) {  // on grid points: the minimum distance
+    const auto p = grid.position(i, i % grid.ny(), (2 * i) % grid.nz());
+    atoms.push_back(p[0], p[1], p[2], 0.5);
+  }
+  CutoffOptions cutoff;
+  cutoff.radius = 9.0;
+  cutoff.form = CutoffForm::shifted;
+  Problem s(atoms, cutoff);
+  s.set_grid(grid);
+  expect_matches_reference(s.request);
+}
+
+TEST(CudaCutoff, AtomsOutsideTheGridContributeWithinTheCutoffOnly) {
+  DCSGRID_REQUIRE_GPU();
+  const GridSpec grid = grid_from_origin({0.0, 0.0, 0.0}, {30, 30, 30}, 0.5);  // 14.5 Å cube
+  CutoffOptions cutoff;
+  cutoff.radius = 8.0;
+  // Within 7.5 Å of the grid's faces but outside it: they reach the grid.
+  AtomSet near;
+  for (const auto& [x, y, z] : std::vector<std::array<double, 3>>{
+           {-3, 5, 5}, {20, 7, 3}, {6, -7.4, 9}, {6, 21.5, 9}, {1, 1, -5}, {14, 14, 18}, {-2, -2, -2}})
+    near.push_back(x, y, z, 0.8);
+  Problem s(near, cutoff);
+  s.set_grid(grid);
+  const auto gpu = gpu_cutoff(s.request, all_planes(grid));
+  const auto ref = reference_cutoff(s.request, all_planes(grid));
+  EXPECT_LT(test::relative_l2(gpu, ref), 1e-5);
+  EXPECT_GT(*std::max_element(gpu.begin(), gpu.end()), 0.0f);
+
+  // Farther than 8 Å from every point: nothing.
+  AtomSet far_atoms;
+  for (const auto& [x, y, z] : std::vector<std::array<double, 3>>{
+           {-8.5, 5, 5}, {23, 7, 3}, {6, -9, 9}, {-6, -6, 5}, {300, 0, 0}})
+    far_atoms.push_back(x, y, z, 1.0);
+  Problem f(far_atoms, cutoff);
+  f.set_grid(grid);
+  for (float v : gpu_cutoff(f.request, all_planes(grid))) ASSERT_EQ(v, 0.0f);
+}
+
+TEST(CudaCutoff, FixedAndDynamicBinsAgree) {
+  DCSGRID_REQUIRE_GPU();
+  CutoffOptions cutoff;
+  Problem fixed(atoms_around(default_grid(), 12.0, 8000, 7),
+              cutoff);
+  cutoff.dynamic_bins = true;
+  Problem dynamic(fixed.atoms, cutoff);
+  const auto a = gpu_cutoff(fixed.request, all_planes(fixed.grid));
+  CutoffSlabTimes times;
+  const auto b = gpu_cutoff(dynamic.request, all_planes(dynamic.grid), &times);
+  EXPECT_LT(test::relative_l2(b, a), 1e-6);
+  EXPECT_EQ(times.run.bin_capacity, 0);
+  EXPECT_EQ(times.run.atoms_overflow, 0u);
+  EXPECT_LT(test::relative_l2(b, reference_cutoff(dynamic.request, all_planes(dynamic.grid))), 1e-5);
+}
+
+TEST(CudaCutoff, SlabsMatchTheWholeGrid) {
+  DCSGRID_REQUIRE_GPU();
+  CutoffOptions cutoff;
+  cutoff.bin_capacity = 8;  // overflow in every slab
+  Problem s(atoms_around(default_grid(), 12.0, 6000, 8), cutoff);
+  const auto ref = reference_cutoff(s.request, all_planes(s.grid));
+  const std::size_t plane = s.grid.plane_size();
+  for (const Slab slab : {Slab{0, 13}, Slab{13, 14}, Slab{14, 35}}) {
+    const auto gpu = gpu_cutoff(s.request, slab);
+    const std::vector<double> part(ref.begin() + plane * slab.z_begin, ref.begin() + plane * slab.z_end);
+    EXPECT_LT(test::relative_l2(gpu, part), 1e-5) << "planes " << slab.z_begin << ".." << slab.z_end;
+  }
+}
+
+// The way the CUDA backend drives a method: several slabs enqueued ahead, finished in order.
+TEST(CudaCutoff, DeviceMethodPipelinesSlabs) {
+  DCSGRID_REQUIRE_GPU();
+  CutoffOptions cutoff;
+  cutoff.bin_capacity = 8;
+  Problem s(atoms_around(default_grid(), 12.0, 6000, 9), cutoff);
+  cuda::Stream stream;
+  CudaCutoffMethod method(s.request, stream.get());
+  const SlabLayout layout = method.layout();
+  ASSERT_GE(layout.pitch_x, s.grid.nx());
+  ASSERT_GE(layout.rows_per_plane, s.grid.ny());
+  const std::vector<Slab> slabs{{0, 12}, {12, 24}, {24, 35}};
+  std::vector<cuda::DeviceBuffer<float>> device;
+  for (const Slab& slab : slabs) {
+    device.emplace_back(std::size_t(layout.pitch_x) * layout.rows_per_plane * slab.planes());
+    method.enqueue(slab, device.back().data(), stream.get());
+  }
+  stream.synchronize();
+  const std::size_t nx = s.grid.nx(), ny = s.grid.ny();
+  std::vector<float> out(s.grid.point_count());
+  for (std::size_t n = 0; n < slabs.size(); ++n) {
+    float* host = out.data() + s.grid.plane_size() * slabs[n].z_begin;
+    for (std::int64_t k = 0; k < slabs[n].planes(); ++k)
+      DCSGRID_CUDA_CHECK(cudaMemcpy2D(host + k * nx * ny, nx * sizeof(float),
+                                      device[n].data() + k * layout.pitch_x * layout.rows_per_plane,
+                                      layout.pitch_x * sizeof(float), nx * sizeof(float), ny,
+                                      cudaMemcpyDeviceToHost));
+    method.finish_on_host(slabs[n], host);
+  }
+  EXPECT_LT(test::relative_l2(out, reference_cutoff(s.request, all_planes(s.grid))), 1e-5);
+  const CutoffRunStats& stats = method.stats();
+  EXPECT_EQ(stats.slabs, 3u);
+  EXPECT_EQ(stats.bin_capacity, 8);
+  EXPECT_GT(stats.atoms_overflow, 0u);
+  EXPECT_GT(stats.binning_seconds, 0.0);
+  EXPECT_GE(stats.overlap(), 0.0);
+  EXPECT_LE(stats.overlap(), 1.0);
+  EXPECT_THROW(method.finish_on_host(slabs[0], out.data()), Error);  // nothing pending
+}
+
+TEST(CudaCutoff, RealProteinMatchesReference) {
+  DCSGRID_REQUIRE_GPU();
+  const auto structure = io::read_structure(test::data_file("1d7h-min.pqr"));
+  CutoffOptions cutoff;
+  cutoff.radius = 12.0;
+  Problem s(structure.atoms, cutoff);
+  s.set_grid(grid_around(bounding_box(s.atoms), 0.8, 6.0));
+  expect_matches_reference(s.request);
+  cutoff.dynamic_bins = true;
+  s.request.cutoff = cutoff;
+  expect_matches_reference(s.request);
+}
+
+TEST(CudaCutoff, AgreesWithTheCpuBackend) {
+  DCSGRID_REQUIRE_GPU();
+  auto cpu = make_cpu_backend();
+  if (!cpu->supports(Method::cutoff)) GTEST_SKIP() << "the CPU backend has no cutoff method yet";
+  for (const CutoffForm form : {CutoffForm::truncated, CutoffForm::shifted, CutoffForm::switched}) {
+    CutoffOptions cutoff;
+    cutoff.form = form;
+    Problem s(atoms_around(default_grid(), 12.0, 5000, 10), cutoff);
+    const auto on_cpu = compute_grid(*cpu, s.request);
+    EXPECT_LT(test::relative_l2(gpu_cutoff(s.request, all_planes(s.grid)), on_cpu), 1e-5)
+        << cutoff_form_name(form);
+  }
+}
+
+TEST(CudaCutoff, CudaBackendRunsTheCutoffMethod) {
+  DCSGRID_REQUIRE_GPU();
+  auto gpu = make_cuda_backend({});
+  if (!gpu->supports(Method::cutoff)) GTEST_SKIP() << "the CUDA backend does not dispatch cutoff yet";
+  Problem s(atoms_around(default_grid(), 12.0, 6000, 11));
+  gpu->slab_bytes = s.grid.plane_size() * sizeof(float) * 9;  // several slabs
+  const auto out = compute_grid(*gpu, s.request);
+  EXPECT_LT(test::relative_l2(out, reference_cutoff(s.request, all_planes(s.grid))), 1e-5);
+}
+
+TEST(CudaCutoff, RejectsOtherMethods) {
+  DCSGRID_REQUIRE_GPU();
+  Problem s(test::random_atoms(10, Box{{0, 0, 0}, {5, 5, 5}}, 12));
+  s.request.method = Method::direct;
+  cuda::Stream stream;
+  EXPECT_THROW(CudaCutoffMethod(s.request, stream.get()), Error);
+}
+
+}  // namespace
+}  // namespace dcsgrid::engine
