@@ -25,6 +25,13 @@ struct Template {
   std::vector<int> fold_to;             // hydrogens: parent; OXT: O; else -1
   std::unordered_map<std::string, int> lookup;  // file atom name -> index
 
+  // The charges add up to an integer (not so for a nucleic acid's 5'/3' ends alone).
+  bool integral() const {
+    double total = 0;
+    for (const auto& q : charges) total += q.value_or(0.0);
+    return std::abs(total - std::round(total)) < 1e-3;
+  }
+
   int add(std::string name, std::optional<double> charge) {
     hydrogen.push_back(is_hydrogen_name(name));
     lookup.emplace(name, int(names.size()));
@@ -36,15 +43,20 @@ struct Template {
     const auto it = lookup.find(name);
     return it == lookup.end() ? -1 : it->second;
   }
-  // Absent hydrogens go to their parent by name, an absent OXT to its twin O.
+  // Absent hydrogens go to the heavy atom they bond to: the topology's bond where there is one,
+  // else the one their name points to (hydrogen_parent); an absent OXT goes to its twin O.
   void set_fold_targets() {
     std::vector<std::string> heavy;
     for (std::size_t k = 0; k < names.size(); ++k)
       if (!hydrogen[k]) heavy.push_back(names[k]);
     fold_to.assign(names.size(), -1);
     for (std::size_t k = 0; k < names.size(); ++k) {
-      if (hydrogen[k]) fold_to[k] = index(hydrogen_parent(names[k], heavy));
-      else if (names[k] == "OXT") fold_to[k] = index("O");
+      if (names[k] == "OXT") fold_to[k] = index("O");
+      if (!hydrogen[k]) continue;
+      if (k < bonds.size())
+        for (int b : bonds[k])
+          if (!hydrogen[b]) fold_to[k] = b;
+      if (fold_to[k] < 0) fold_to[k] = index(hydrogen_parent(names[k], heavy));
     }
   }
 };
@@ -180,12 +192,19 @@ const Template* Assigner::topology_template(const std::string& ffname, const std
   if (!topo || !ff_.residue(ffname)) return nullptr;
   Template t;
   t.label = ffname + " (" + ff_label_ + ")";
+  const ForceField::AtomMap& table = *ff_.residue(ffname);
+  std::map<std::size_t, int> by_parameter;
   for (const TopologyAtom& a : topo->atoms) {
-    const auto* p = ff_.find(ffname, a.name);
-    t.add(a.name, p ? std::optional<double>(p->charge) : std::nullopt);
+    const auto it = table.find(a.name);
+    const int k = t.add(a.name, it == table.end() ? std::nullopt
+                                                  : std::optional<double>(ff_.parameters[it->second].charge));
+    if (it != table.end()) by_parameter.emplace(it->second, k);
   }
   for (const auto& [alt, name] : topo->altnames)
     if (const int k = t.index(name); k >= 0) t.lookup.emplace(alt, k);
+  // The table's own names for the same atoms are accepted too (OP1 for the topology's O1P).
+  for (const auto& [key, parameter] : table)
+    if (const auto it = by_parameter.find(parameter); it != by_parameter.end()) t.lookup.emplace(key, it->second);
   t.bonds.resize(t.names.size());
   for (std::size_t k = 0; k < topo->atoms.size(); ++k)
     for (const std::string& b : topo->atoms[k].bonds)
@@ -321,7 +340,7 @@ void Assigner::apply(const ResidueRecord& r, const std::string& where, const Tem
   if (!relocated.empty()) relocated_.push_back(where + ":" + relocated);
   double total = 0;
   for (std::size_t i = 0; i < r.atoms.size(); ++i) total += charges[i];
-  if (unknown_atoms.empty() && std::abs(total - std::round(total)) > 1e-3)
+  if (unknown_atoms.empty() && t.integral() && std::abs(total - std::round(total)) > 1e-3)
     non_integral_.push_back(where + " (" + t.label + ": " + std::to_string(total) + ")");
 }
 
