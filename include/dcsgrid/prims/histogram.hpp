@@ -38,7 +38,8 @@ enum class HistogramCopies {
 // How equal keys within a warp are combined before the atomic.
 enum class HistogramAggregation {
   none,      // one atomic per key
-  adaptive,  // a cheap vote per key; __match_any_sync only when neighbouring lanes agree
+  adaptive,  // cheap votes per key: a key held by >= 8 lanes costs one atomic; then
+             // __match_any_sync only when neighbouring lanes still agree
   always,    // __match_any_sync on every key: one atomic per distinct key in the warp
 };
 struct HistogramMethod {

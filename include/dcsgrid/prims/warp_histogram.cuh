@@ -20,23 +20,39 @@ __device__ __forceinline__ void warp_count_matched(std::uint32_t* counts, std::u
   if (leader && key < limit) atomicAdd(&counts[key], std::uint32_t(__popc(peers)));
 }
 
-// Whether this key is worth matching: enough lane pairs (l, l^1) hold the same key that the
-// plain atomics would be serialised. Two shuffles' cost, versus __match_any_sync's.
-__device__ __forceinline__ bool warp_keys_look_skewed(std::uint32_t key) {
-  const unsigned agree =
-      __ballot_sync(full_warp_mask, key == __shfl_xor_sync(full_warp_mask, key, 1));
-  return __popc(agree) >= 4;
+// Whether enough lane pairs (l, l^1) hold the same countable key that plain atomics would be
+// serialised: two instructions, against __match_any_sync's cost.
+__device__ __forceinline__ bool warp_keys_look_skewed(std::uint32_t key, std::uint32_t limit) {
+  const bool agree = key < limit && key == __shfl_xor_sync(full_warp_mask, key, 1);
+  return __popc(__ballot_sync(full_warp_mask, agree)) >= 4;
 }
 
+// When lane 0's key is held by at least this many lanes, lane 0 counts them all with one atomic.
+inline constexpr int dominant_key_lanes = 8;
+
+// adaptive: (1) a key that dominates the warp (one hot bin) is counted by lane 0 with one atomic,
+// for the price of a shuffle and a vote; (2) among the other lanes, __match_any_sync only when
+// neighbouring lanes agree; (3) otherwise one plain atomic per key.
 template <HistogramAggregation A>
 __device__ __forceinline__ void warp_count(std::uint32_t* counts, std::uint32_t key,
                                            std::uint32_t limit) {
-  if (A == HistogramAggregation::always ||
-      (A == HistogramAggregation::adaptive && warp_keys_look_skewed(key))) {
+  if constexpr (A == HistogramAggregation::always) {
     warp_count_matched(counts, key, limit);
-  } else if (key < limit) {
-    atomicAdd(&counts[key], 1u);
+    return;
   }
+  if constexpr (A == HistogramAggregation::adaptive) {
+    const std::uint32_t lane0_key = __shfl_sync(full_warp_mask, key, 0);
+    const unsigned same = __ballot_sync(full_warp_mask, key == lane0_key);
+    if (__popc(same) >= dominant_key_lanes) {
+      if (lane_id() == 0 && key < limit) atomicAdd(&counts[key], std::uint32_t(__popc(same)));
+      if (key == lane0_key) key = limit;  // counted
+    }
+    if (warp_keys_look_skewed(key, limit)) {
+      warp_count_matched(counts, key, limit);
+      return;
+    }
+  }
+  if (key < limit) atomicAdd(&counts[key], 1u);
 }
 
 }  // namespace dcsgrid::prims
