@@ -43,9 +43,9 @@ using engine::SlabLayout;
 
 // ---- the textbook kernel ----------------------------------------------------------------------
 // Atoms in constant memory, one chunk per launch, the potential accumulated in global memory across
-// chunks; 4 points per thread along x, a warp width apart (coalesced); the hardware rsqrtf for every
-// pair, as written in the classic GPU papers and textbooks. The same clamp as ours, so both compute
-// the same map.
+// chunks; 4 points per thread along x, a warp width apart (coalesced); the hardware rsqrtf for
+// every pair, as written in the classic GPU papers and textbooks. The same clamp as ours, so both
+// compute the same map.
 constexpr int kBaselineChunk = 4096;  // float4 atoms: 64 KiB, all the constant memory there is
 constexpr int kBaselinePoints = 4;
 constexpr int kBaselineRows = 4;  // block: 32 × 4 threads, covering 128 × 4 points
@@ -81,22 +81,25 @@ __global__ void baseline_kernel(int count, BaselineGrid g, float* out) {
 
 SlabLayout baseline_layout(const GridSpec& grid) {
   const std::int64_t w = 32 * kBaselinePoints;
-  return {(grid.nx() + w - 1) / w * w, (grid.ny() + kBaselineRows - 1) / kBaselineRows * kBaselineRows};
+  return {(grid.nx() + w - 1) / w * w,
+          (grid.ny() + kBaselineRows - 1) / kBaselineRows * kBaselineRows};
 }
 
 // Σ q/r (unscaled) over all atoms into out, one launch per constant-memory chunk.
-void run_baseline(const cuda::PinnedBuffer<float4>& atoms, const GridSpec& grid, float min_r2, float* out,
-                  cudaStream_t stream) {
+void run_baseline(const cuda::PinnedBuffer<float4>& atoms, const GridSpec& grid, float min_r2,
+                  float* out, cudaStream_t stream) {
   const engine::LocalFrame f = engine::local_frame(grid);
   const SlabLayout layout = baseline_layout(grid);
-  const BaselineGrid g{f.x0, f.y0, f.z0, f.hx, f.hy, f.hz, int(layout.pitch_x), int(layout.rows_per_plane), min_r2};
-  const dim3 blocks(unsigned(layout.pitch_x / (32 * kBaselinePoints)), unsigned(layout.rows_per_plane / kBaselineRows),
-                    unsigned(grid.nz()));
+  const BaselineGrid g{
+      f.x0, f.y0, f.z0, f.hx, f.hy, f.hz, int(layout.pitch_x), int(layout.rows_per_plane), min_r2};
+  const dim3 blocks(unsigned(layout.pitch_x / (32 * kBaselinePoints)),
+                    unsigned(layout.rows_per_plane / kBaselineRows), unsigned(grid.nz()));
   DCSGRID_CUDA_CHECK(cudaMemsetAsync(out, 0, layout.plane_bytes() * grid.nz(), stream));
   for (std::size_t first = 0; first < atoms.size(); first += kBaselineChunk) {
     const int n = int(std::min<std::size_t>(kBaselineChunk, atoms.size() - first));
-    DCSGRID_CUDA_CHECK(cudaMemcpyToSymbolAsync(baseline_atoms, atoms.data() + first, n * sizeof(float4), 0,
-                                               cudaMemcpyHostToDevice, stream));
+    DCSGRID_CUDA_CHECK(cudaMemcpyToSymbolAsync(baseline_atoms, atoms.data() + first,
+                                               n * sizeof(float4), 0, cudaMemcpyHostToDevice,
+                                               stream));
     baseline_kernel<<<blocks, dim3(32, kBaselineRows), 0, stream>>>(n, g, out);
     DCSGRID_CHECK_LAUNCH();
   }
@@ -143,11 +146,13 @@ struct Samples {
   std::vector<double> exact;
 };
 
-Samples sample_reference(const AtomSet& atoms, const GridSpec& grid, const PairKernel& kernel, int count) {
+Samples sample_reference(const AtomSet& atoms, const GridSpec& grid, const PairKernel& kernel,
+                         int count) {
   Samples s;
   std::mt19937_64 rng(17);
   for (int n = 0; n < count; ++n) {
-    const std::array<std::int64_t, 3> p{std::int64_t(rng() % grid.nx()), std::int64_t(rng() % grid.ny()),
+    const std::array<std::int64_t, 3> p{std::int64_t(rng() % grid.nx()),
+                                        std::int64_t(rng() % grid.ny()),
                                         std::int64_t(rng() % grid.nz())};
     const auto r = grid.position(p[0], p[1], p[2]);
     double sum = 0;
@@ -162,14 +167,15 @@ Samples sample_reference(const AtomSet& atoms, const GridSpec& grid, const PairK
 }
 
 // Relative L2 error at the samples of a device grid in layout, times factor.
-double sampled_error(const Samples& s, const cuda::DeviceBuffer<float>& out, const SlabLayout& layout,
-                     double factor = 1.0) {
+double sampled_error(const Samples& s, const cuda::DeviceBuffer<float>& out,
+                     const SlabLayout& layout, double factor = 1.0) {
   std::vector<float> host(out.size());
   DCSGRID_CUDA_CHECK(cudaMemcpy(host.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost));
   double num = 0, den = 0;
   for (std::size_t n = 0; n < s.points.size(); ++n) {
     const auto& p = s.points[n];
-    const double v = factor * host[(std::size_t(p[2]) * layout.rows_per_plane + p[1]) * layout.pitch_x + p[0]];
+    const double v =
+        factor * host[(std::size_t(p[2]) * layout.rows_per_plane + p[1]) * layout.pitch_x + p[0]];
     num += (v - s.exact[n]) * (v - s.exact[n]);
     den += s.exact[n] * s.exact[n];
   }
@@ -185,7 +191,9 @@ struct Case {
   int samples = 64;  // float64 reference points
 };
 
-GridSpec cube(std::int64_t n, double spacing) { return grid_from_origin({0, 0, 0}, {n, n, n}, spacing); }
+GridSpec cube(std::int64_t n, double spacing) {
+  return grid_from_origin({0, 0, 0}, {n, n, n}, spacing);
+}
 
 AtomSet random_atoms(std::size_t n, const GridSpec& grid, bool water_charges, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -215,7 +223,8 @@ struct KernelResult {
   double seconds = 0, rel_l2 = 0;
 };
 
-KernelResult time_ours(const DirectConfig& config, const Case& c, const Samples& samples, int repeats) {
+KernelResult time_ours(const DirectConfig& config, const Case& c, const Samples& samples,
+                       int repeats) {
   cuda::Stream stream;
   const PairKernel kernel = make_pair_kernel(Physics{});
   const engine::DeviceAtoms atoms = engine::upload_atoms(c.atoms, c.grid, stream.get());
@@ -223,7 +232,8 @@ KernelResult time_ours(const DirectConfig& config, const Case& c, const Samples&
   cuda::DeviceBuffer<float> out(layout.plane_bytes() / sizeof(float) * c.grid.nz());
   KernelResult r;
   r.seconds = best_kernel_seconds(repeats, stream.get(), [&] {
-    engine::launch_direct(config, kernel, atoms, c.grid, {0, c.grid.nz()}, out.data(), stream.get());
+    engine::launch_direct(config, kernel, atoms, c.grid, {0, c.grid.nz()}, out.data(),
+                          stream.get());
   });
   r.rel_l2 = sampled_error(samples, out, layout);
   return r;
@@ -233,7 +243,8 @@ KernelResult time_baseline(const Case& c, const Samples& samples, int repeats) {
   cuda::Stream stream;
   const PairKernel kernel = make_pair_kernel(Physics{});
   // Pinned, so that the chunk copies queue behind the kernels without blocking the host.
-  const std::vector<float4> local = engine::atoms_in_frame(c.atoms, engine::local_frame(c.grid), c.atoms.size());
+  const std::vector<float4> local =
+      engine::atoms_in_frame(c.atoms, engine::local_frame(c.grid), c.atoms.size());
   cuda::PinnedBuffer<float4> atoms(local.size());
   std::copy(local.begin(), local.end(), atoms.data());
   const SlabLayout layout = baseline_layout(c.grid);
@@ -246,7 +257,9 @@ KernelResult time_baseline(const Case& c, const Samples& samples, int repeats) {
   return r;
 }
 
-double pairs(const Case& c) { return double(c.grid.point_count()) * double(c.atoms.size()); }
+double pairs(const Case& c) {
+  return double(c.grid.point_count()) * double(c.atoms.size());
+}
 
 void describe_context(Report& report, const Gpu& gpu) {
   report.set_context("gpu", gpu.name);
@@ -258,12 +271,13 @@ void describe_context(Report& report, const Gpu& gpu) {
 
 void run_cases(const Options& o, const Gpu& gpu) {
   std::vector<Case> cases;
-  cases.push_back({"1e5 random atoms, 256^3", random_atoms(100000, cube(256, 0.5), false, 1), cube(256, 0.5), 128});
+  cases.push_back({"1e5 random atoms, 256^3", random_atoms(100000, cube(256, 0.5), false, 1),
+                   cube(256, 0.5), 128});
   if (const std::filesystem::path path = o.structure; std::filesystem::exists(path)) {
     AtomSet atoms = io::read_structure(path).atoms;
     const GridSpec grid = grid_around(bounding_box(atoms), 0.5, 10.0);
-    cases.push_back({path.filename().string() + ", " + std::to_string(grid.nx()) + "x" + std::to_string(grid.ny()) +
-                         "x" + std::to_string(grid.nz()),
+    cases.push_back({path.filename().string() + ", " + std::to_string(grid.nx()) + "x" +
+                         std::to_string(grid.ny()) + "x" + std::to_string(grid.nz()),
                      std::move(atoms), grid, 128});
   } else {
     std::cout << "(no structure case: " << path << " not found)\n";
@@ -271,19 +285,22 @@ void run_cases(const Options& o, const Gpu& gpu) {
   // Random positions with TIP3P charges: the cost of direct summation does not depend on where the
   // atoms are (a water-box generator is not in core/ yet).
   // 10^6 atoms at the density of water (0.1 per Å³) fill 216 Å: a 128³ grid at 1.7 Å covers them.
-  cases.push_back({"1e6 water-charge atoms, 128^3", random_atoms(1000000, cube(128, 1.7), true, 2), cube(128, 1.7), 32});
+  cases.push_back({"1e6 water-charge atoms, 128^3", random_atoms(1000000, cube(128, 1.7), true, 2),
+                   cube(128, 1.7), 32});
 
-  Report report("cuda_direct", {"case", "kernel", "atoms", "points", "seconds", "pairs_per_s", "of_rsqrt_bound",
-                                "vs_baseline", "rel_l2_sampled"});
+  Report report("cuda_direct", {"case", "kernel", "atoms", "points", "seconds", "pairs_per_s",
+                                "of_rsqrt_bound", "vs_baseline", "rel_l2_sampled"});
   describe_context(report, gpu);
   report.set_context("targets", "ours >= 4.2e12 pairs/s and >= 1.5x baseline on an H100");
   for (const Case& c : cases) {
-    const Samples samples = sample_reference(c.atoms, c.grid, make_pair_kernel(Physics{}), c.samples);
+    const Samples samples =
+        sample_reference(c.atoms, c.grid, make_pair_kernel(Physics{}), c.samples);
     const KernelResult ours = time_ours(engine::kDefaultDirectConfig, c, samples, o.repeats);
     const KernelResult base = time_baseline(c, samples, o.repeats);
     auto row = [&](const std::string& kernel, const KernelResult& r) {
-      report.add_row({c.name, kernel, c.atoms.size(), c.grid.point_count(), r.seconds, pairs(c) / r.seconds,
-                      pairs(c) / r.seconds / gpu.rsqrt_bound(), base.seconds / r.seconds, r.rel_l2});
+      report.add_row({c.name, kernel, c.atoms.size(), c.grid.point_count(), r.seconds,
+                      pairs(c) / r.seconds, pairs(c) / r.seconds / gpu.rsqrt_bound(),
+                      base.seconds / r.seconds, r.rel_l2});
     };
     row("ours [" + engine::kDefaultDirectConfig.name() + "]", ours);
     row("textbook baseline", base);
@@ -292,23 +309,26 @@ void run_cases(const Options& o, const Gpu& gpu) {
 }
 
 void run_sweep(const Options& o, const Gpu& gpu) {
-  const Case c{"1e5 random atoms, 256^3", random_atoms(100000, cube(256, 0.5), false, 1), cube(256, 0.5), 128};
+  const Case c{"1e5 random atoms, 256^3", random_atoms(100000, cube(256, 0.5), false, 1),
+               cube(256, 0.5), 128};
   const Samples samples = sample_reference(c.atoms, c.grid, make_pair_kernel(Physics{}), c.samples);
-  Report report("cuda_direct_sweep", {"config", "block", "points", "fma_points", "newton", "seconds", "pairs_per_s",
-                                      "of_rsqrt_bound", "rel_l2_sampled"});
+  Report report("cuda_direct_sweep",
+                {"config", "block", "points", "fma_points", "newton", "seconds", "pairs_per_s",
+                 "of_rsqrt_bound", "rel_l2_sampled"});
   describe_context(report, gpu);
   report.set_context("case", c.name);
   for (const DirectConfig& config : engine::kDirectConfigs) {
     const KernelResult r = time_ours(config, c, samples, o.repeats);
-    report.add_row({config.name(), std::to_string(config.tile_x()) + "x" + std::to_string(config.tile_y()),
-                    config.points(), config.fma_points, config.newton_steps, r.seconds, pairs(c) / r.seconds,
-                    pairs(c) / r.seconds / gpu.rsqrt_bound(), r.rel_l2});
+    report.add_row({config.name(),
+                    std::to_string(config.tile_x()) + "x" + std::to_string(config.tile_y()),
+                    config.points(), config.fma_points, config.newton_steps, r.seconds,
+                    pairs(c) / r.seconds, pairs(c) / r.seconds / gpu.rsqrt_bound(), r.rel_l2});
   }
   report.finish();
 }
 
-// The whole pipeline (backend.run: slabs, copies, a sink that only reads the first value) on one GPU
-// and on N.
+// The whole pipeline (backend.run: slabs, copies, a sink that only reads the first value) on one
+// GPU and on N.
 void run_scaling(const Options& o) {
   const int visible = engine::cuda_device_count();
   const int n = o.gpus > 0 ? std::min(o.gpus, visible) : visible;
@@ -322,8 +342,9 @@ void run_scaling(const Options& o) {
   warm.grid = tiny;
   const double total_pairs = double(grid.point_count()) * double(atoms.size());
 
-  Report report("cuda_direct_scaling", {"gpus", "wall_seconds", "kernel_seconds_max", "setup_seconds_max",
-                                        "pairs_per_s_wall", "speedup_wall", "speedup_kernel"});
+  Report report("cuda_direct_scaling",
+                {"gpus", "wall_seconds", "kernel_seconds_max", "setup_seconds_max",
+                 "pairs_per_s_wall", "speedup_wall", "speedup_kernel"});
   report.set_context("case", "1e5 random atoms, 512^3, backend run() with slabs and copies");
   report.set_context("target", "2 GPUs >= 1.9x one GPU");
   double one_wall = 0, one_kernel = 0;
@@ -338,13 +359,14 @@ void run_scaling(const Options& o) {
     backend->run(warm, sink);  // contexts up
     const auto t0 = std::chrono::steady_clock::now();
     const engine::RunStats stats = backend->run(request, sink);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (count == 1) one_wall = wall, one_kernel = stats.compute_seconds;
-    report.add_row({count, wall, stats.compute_seconds, stats.setup_seconds, total_pairs / wall, one_wall / wall,
-                    one_kernel / stats.compute_seconds});
+    report.add_row({count, wall, stats.compute_seconds, stats.setup_seconds, total_pairs / wall,
+                    one_wall / wall, one_kernel / stats.compute_seconds});
     for (const auto& d : stats.devices)
-      std::cout << "  " << d.device << ": setup " << d.setup_seconds << " s, kernels " << d.compute_seconds
-                << " s, " << d.slabs << " slabs\n";
+      std::cout << "  " << d.device << ": setup " << d.setup_seconds << " s, kernels "
+                << d.compute_seconds << " s, " << d.slabs << " slabs\n";
     if (!std::isfinite(sink_guard)) std::cout << "  (non-finite value in the output)\n";
   }
   if (n < 2) std::cout << "(one GPU visible: no multi-GPU ratio)\n";
@@ -359,11 +381,17 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) throw Error(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--sweep") o.sweep = true;
-    else if (a == "--gpus") o.gpus = std::stoi(value());
-    else if (a == "--repeats") o.repeats = std::max(1, std::stoi(value()));
-    else if (a == "--structure") o.structure = value();
-    else throw Error("unknown option " + a + " (use --sweep, --gpus N, --repeats N, --structure FILE)");
+    if (a == "--sweep")
+      o.sweep = true;
+    else if (a == "--gpus")
+      o.gpus = std::stoi(value());
+    else if (a == "--repeats")
+      o.repeats = std::max(1, std::stoi(value()));
+    else if (a == "--structure")
+      o.structure = value();
+    else
+      throw Error("unknown option " + a +
+                  " (use --sweep, --gpus N, --repeats N, --structure FILE)");
   }
   return o;
 }
@@ -380,8 +408,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     const bench::Gpu gpu = bench::query_gpu(0);
-    std::cout << gpu.name << ": " << gpu.sms << " SMs, " << gpu.clock_hz * 1e-9 << " GHz peak, rsqrt bound "
-              << gpu.rsqrt_bound() << " pairs/s\n";
+    std::cout << gpu.name << ": " << gpu.sms << " SMs, " << gpu.clock_hz * 1e-9
+              << " GHz peak, rsqrt bound " << gpu.rsqrt_bound() << " pairs/s\n";
     if (o.sweep) {
       bench::run_sweep(o, gpu);
     } else {

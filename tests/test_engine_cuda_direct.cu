@@ -51,7 +51,9 @@ PotentialRequest make_request(const AtomSet& atoms, const GridSpec& grid, const 
 }
 
 // 37×21×13: no axis is a multiple of any block tile.
-GridSpec odd_grid() { return grid_from_origin({-3.1, 2.7, -1.3}, {37, 21, 13}, 0.45); }
+GridSpec odd_grid() {
+  return grid_from_origin({-3.1, 2.7, -1.3}, {37, 21, 13}, 0.45);
+}
 
 // Random atoms around and inside the grid, plus a few exactly on grid points (clamped pairs).
 AtomSet atoms_around(const GridSpec& grid, std::size_t n, std::uint64_t seed) {
@@ -67,8 +69,8 @@ AtomSet atoms_around(const GridSpec& grid, std::size_t n, std::uint64_t seed) {
 }
 
 // One launch of config over the whole grid, copied back without the padding.
-std::vector<float> gpu_direct(const DirectConfig& config, const AtomSet& atoms, const GridSpec& grid,
-                              const PairKernel& kernel) {
+std::vector<float> gpu_direct(const DirectConfig& config, const AtomSet& atoms,
+                              const GridSpec& grid, const PairKernel& kernel) {
   cuda::Stream stream;
   const DeviceAtoms device_atoms = upload_atoms(atoms, grid, stream.get());
   const SlabLayout layout = direct_layout(config, grid);
@@ -86,10 +88,11 @@ std::vector<float> gpu_direct(const DirectConfig& config, const AtomSet& atoms, 
   return result;
 }
 
-std::vector<float> planes_of(const std::vector<float>& grid_values, const GridSpec& grid, std::int64_t z_begin,
-                             std::int64_t z_end) {
+std::vector<float> planes_of(const std::vector<float>& grid_values, const GridSpec& grid,
+                             std::int64_t z_begin, std::int64_t z_end) {
   const auto plane = std::ptrdiff_t(grid.plane_size());
-  return std::vector<float>(grid_values.begin() + z_begin * plane, grid_values.begin() + z_end * plane);
+  return std::vector<float>(grid_values.begin() + z_begin * plane,
+                            grid_values.begin() + z_end * plane);
 }
 
 // ---- host: the FMA-pipe reciprocal square root (bit-identical to the device's) ----
@@ -130,7 +133,8 @@ TEST(CudaDirectMath, ThreeNewtonStepsReachFloatRounding) {
 
 TEST(CudaDirectHost, UnknownConfigurationIsRejectedBeforeAnyDeviceWork) {
   const DirectConfig not_compiled{3, 3, 3, 1, 2};
-  ASSERT_EQ(std::find(kDirectConfigs.begin(), kDirectConfigs.end(), not_compiled), kDirectConfigs.end());
+  ASSERT_EQ(std::find(kDirectConfigs.begin(), kDirectConfigs.end(), not_compiled),
+            kDirectConfigs.end());
   const DeviceAtoms none;
   try {
     launch_direct(not_compiled, PairKernel{}, none, odd_grid(), {0, 1}, nullptr, nullptr);
@@ -208,9 +212,10 @@ TEST(CudaDirect, OneAtomGivesTheAnalyticPotentialEverywhere) {
       EXPECT_LT(worst, tolerance) << form.name << " [" << config.name() << "]";
       // On the atom: the clamp gives the value at min_distance, finite.
       const double at_atom = v[grid.index(9, 8, 5)];
-      const double g_min = form.physics.distance_dependent
-                               ? 1.0 / kernel.min_r2_d
-                               : std::exp(-kernel.kappa_d * form.physics.min_distance) / form.physics.min_distance;
+      const double g_min =
+          form.physics.distance_dependent
+              ? 1.0 / kernel.min_r2_d
+              : std::exp(-kernel.kappa_d * form.physics.min_distance) / form.physics.min_distance;
       EXPECT_NEAR(at_atom, kernel.scale_d * -0.7 * g_min, 5e-6 * std::abs(at_atom)) << form.name;
     }
   }
@@ -224,7 +229,8 @@ TEST(CudaDirect, AMillionAtomsStayWithin1e5OfFloat64) {
   const GridSpec grid = grid_from_origin({-10, -7, -3}, {41, 29, 7}, 0.5);
   const PairKernel kernel = make_pair_kernel(Physics{});
   const std::vector<double> first = test::reference_direct(atoms, grid, kernel, 0, 1);
-  const std::vector<double> last = test::reference_direct(atoms, grid, kernel, grid.nz() - 1, grid.nz());
+  const std::vector<double> last =
+      test::reference_direct(atoms, grid, kernel, grid.nz() - 1, grid.nz());
   for (const DirectConfig& config : kDirectConfigs) {
     const std::vector<float> v = gpu_direct(config, atoms, grid, kernel);
     const double e0 = test::relative_l2(planes_of(v, grid, 0, 1), first);
@@ -242,9 +248,11 @@ TEST(CudaDirect, AStructureMatchesFloat64ThroughTheBackend) {
   auto backend = make_cuda_backend({});
   for (const FormCase& form : form_cases()) {
     const PotentialRequest request = make_request(atoms, grid, form.physics);
-    const std::vector<double> ref = test::reference_direct(atoms, grid, make_pair_kernel(form.physics));
+    const std::vector<double> ref =
+        test::reference_direct(atoms, grid, make_pair_kernel(form.physics));
     const double err = test::relative_l2(compute_grid(*backend, request), ref);
-    std::cout << "structure " << form.name << " (" << grid.describe() << "): rel L2 " << err << "\n";
+    std::cout << "structure " << form.name << " (" << grid.describe() << "): rel L2 " << err
+              << "\n";
     EXPECT_LT(err, 1e-5) << form.name;
   }
 }
@@ -268,7 +276,8 @@ TEST(CudaDirect, ManySmallSlabsEqualOneSlabExactly) {
       request,
       [&](Slab s, const float* data) {
         seen.push_back(s);
-        std::copy(data, data + grid.plane_size() * s.planes(), got.begin() + std::ptrdiff_t(grid.plane_size() * s.z_begin));
+        std::copy(data, data + grid.plane_size() * s.planes(),
+                  got.begin() + std::ptrdiff_t(grid.plane_size() * s.z_begin));
       },
       [&](double f) { fractions.push_back(f); });
   ASSERT_EQ(seen.size(), 8u);
@@ -312,7 +321,8 @@ TEST(CudaDirect, TwoGpusEqualOneGpuExactly) {
   two->slab_bytes = 2 * grid.plane_size() * sizeof(float);
   std::vector<float> got(grid.point_count());
   const RunStats stats = two->run(request, [&](Slab s, const float* data) {
-    std::copy(data, data + grid.plane_size() * s.planes(), got.begin() + std::ptrdiff_t(grid.plane_size() * s.z_begin));
+    std::copy(data, data + grid.plane_size() * s.planes(),
+              got.begin() + std::ptrdiff_t(grid.plane_size() * s.z_begin));
   });
   EXPECT_EQ(got, compute_grid(*one, request));
   ASSERT_EQ(stats.devices.size(), 2u);

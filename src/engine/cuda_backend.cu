@@ -3,8 +3,6 @@
 // compute stream and the copy to a pinned host buffer on a copy stream; the calling thread hands
 // the slabs to the sink in z order. With two device and two host buffers per device, slab i+1
 // computes while slab i copies back and slab i−1 is in the sink.
-#include "dcsgrid/engine/cuda_backend.hpp"
-
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -16,15 +14,19 @@
 
 #include "dcsgrid/core/cuda_support.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/engine/cuda_backend.hpp"
 #include "dcsgrid/engine/cuda_device.hpp"
 #include "dcsgrid/engine/cuda_direct.cuh"
 
 namespace dcsgrid::engine {
 
-std::unique_ptr<DeviceMethod> make_device_method(const PotentialRequest& request, cudaStream_t stream) {
+std::unique_ptr<DeviceMethod> make_device_method(const PotentialRequest& request,
+                                                 cudaStream_t stream) {
   switch (request.method) {
-    case Method::direct: return make_direct_method(request, stream);
-    case Method::cutoff: break;
+    case Method::direct:
+      return make_direct_method(request, stream);
+    case Method::cutoff:
+      break;
   }
   throw Error("the cuda backend has no '" + method_name(request.method) + "' method yet");
 }
@@ -76,7 +78,9 @@ class Handoff {
     wait(lock, [&] { return consumed_[slab] != 0; });
     return !aborted_;
   }
-  void publish(std::size_t slab, const float* data) { update([&] { ready_[slab] = data; }); }
+  void publish(std::size_t slab, const float* data) {
+    update([&] { ready_[slab] = data; });
+  }
   void fail(std::exception_ptr error) {
     update([&] {
       if (!error_) error_ = std::move(error);
@@ -87,7 +91,8 @@ class Handoff {
   // The calling thread. The waits rethrow the first device error.
   std::int64_t wait_capacities() {
     std::unique_lock lock(mutex_);
-    wait(lock, [&] { return std::ranges::all_of(capacity_, [](std::int64_t c) { return c >= 0; }); });
+    wait(lock,
+         [&] { return std::ranges::all_of(capacity_, [](std::int64_t c) { return c >= 0; }); });
     rethrow_locked();
     return std::ranges::min(capacity_);
   }
@@ -105,8 +110,12 @@ class Handoff {
     rethrow_locked();
     return ready_[slab];
   }
-  void consumed(std::size_t slab) { update([&] { consumed_[slab] = 1; }); }
-  void abort() { update([&] { aborted_ = true; }); }
+  void consumed(std::size_t slab) {
+    update([&] { consumed_[slab] = 1; });
+  }
+  void abort() {
+    update([&] { aborted_ = true; });
+  }
   void rethrow_if_failed() {
     std::lock_guard lock(mutex_);
     rethrow_locked();
@@ -202,8 +211,8 @@ class DeviceWorker {
   void copy_to_host(Slab slab, std::size_t b) {
     const std::size_t nx = std::size_t(grid_.nx()), ny = std::size_t(grid_.ny());
     cudaMemcpy3DParms p{};
-    p.srcPtr = make_cudaPitchedPtr(device_[b].data(), std::size_t(layout_.pitch_x) * sizeof(float), nx,
-                                   std::size_t(layout_.rows_per_plane));
+    p.srcPtr = make_cudaPitchedPtr(device_[b].data(), std::size_t(layout_.pitch_x) * sizeof(float),
+                                   nx, std::size_t(layout_.rows_per_plane));
     p.dstPtr = make_cudaPitchedPtr(host_[b].data(), nx * sizeof(float), nx, ny);
     p.extent = make_cudaExtent(nx * sizeof(float), ny, std::size_t(slab.planes()));
     p.kind = cudaMemcpyDeviceToHost;
@@ -237,8 +246,8 @@ struct DeviceResult {
 
 // The body of device thread `index` (of `count`), running on `device`. Errors go to the handoff,
 // prefixed with the device.
-void device_thread(int device, std::size_t index, std::size_t count, const PotentialRequest& request,
-                   Handoff& handoff, DeviceResult& result) {
+void device_thread(int device, std::size_t index, std::size_t count,
+                   const PotentialRequest& request, Handoff& handoff, DeviceResult& result) {
   result.stats.device = cuda::device_label(device);
   try {
     const auto t0 = Clock::now();
@@ -277,12 +286,16 @@ class CudaBackend final : public Backend {
       throw Error("cuda backend: planes [" + std::to_string(slab.z_begin) + ", " +
                   std::to_string(slab.z_end) + ") are not in the grid");
     const std::size_t plane = request.grid.plane_size();
-    run_range(request, slab, [&](Slab s, const float* data) {
-      std::copy(data, data + plane * s.planes(), out + plane * (s.z_begin - slab.z_begin));
-    }, {});
+    run_range(request, slab,
+              [&](Slab s, const float* data) {
+                std::copy(data, data + plane * s.planes(),
+                          out + plane * (s.z_begin - slab.z_begin));
+              },
+              {});
   }
 
-  RunStats run(const PotentialRequest& request, const SlabSink& sink, const Progress& progress) override {
+  RunStats run(const PotentialRequest& request, const SlabSink& sink,
+               const Progress& progress) override {
     return run_range(request, {0, request.grid.nz()}, sink, progress);
   }
 
@@ -291,7 +304,8 @@ class CudaBackend final : public Backend {
                      const Progress& progress) {
     validate(request);
     if (!supports(request.method))
-      throw Error("the cuda backend cannot compute the '" + method_name(request.method) + "' method");
+      throw Error("the cuda backend cannot compute the '" + method_name(request.method) +
+                  "' method");
     const std::size_t count = devices_.size();
     Handoff handoff(count);
     std::vector<DeviceResult> results(count);
@@ -302,9 +316,10 @@ class CudaBackend final : public Backend {
     };
     try {
       for (std::size_t d = 0; d < count; ++d)
-        threads.emplace_back(device_thread, devices_[d], d, count, std::cref(request), std::ref(handoff),
-                             std::ref(results[d]));
-      const std::int64_t host_cap = std::int64_t(slab_bytes / (request.grid.plane_size() * sizeof(float)));
+        threads.emplace_back(device_thread, devices_[d], d, count, std::cref(request),
+                             std::ref(handoff), std::ref(results[d]));
+      const std::int64_t host_cap =
+          std::int64_t(slab_bytes / (request.grid.plane_size() * sizeof(float)));
       const std::int64_t cap = std::clamp(std::min(host_cap, handoff.wait_capacities()),
                                           std::int64_t(1), kMaxPlanesPerLaunch);
       const std::vector<Slab> slabs = plan_slabs(range, cap, std::int64_t(count));

@@ -1,11 +1,10 @@
 // The CUDA direct-summation engine: local frame, atom upload, launch dispatch, the DeviceMethod.
 // The kernel itself is in include/dcsgrid/engine/cuda_direct_kernel.cuh.
-#include "dcsgrid/engine/cuda_direct.cuh"
-
 #include <algorithm>
 #include <climits>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/engine/cuda_direct.cuh"
 
 namespace dcsgrid::engine {
 
@@ -14,12 +13,15 @@ namespace {
 constexpr float kFarAway = 1.0e6f;  // Å: where padding atoms (q = 0) sit
 constexpr double kLog2e = 1.4426950408889634;
 
-std::int64_t round_up(std::int64_t n, std::int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
+std::int64_t round_up(std::int64_t n, std::int64_t multiple) {
+  return (n + multiple - 1) / multiple * multiple;
+}
 
 std::size_t config_index(const DirectConfig& config) {
   const auto it = std::find(kDirectConfigs.begin(), kDirectConfigs.end(), config);
   if (it == kDirectConfigs.end())
-    throw Error("direct kernel configuration '" + config.name() + "' is not compiled in (see "
+    throw Error("direct kernel configuration '" + config.name() +
+                "' is not compiled in (see "
                 "kDirectConfigs in dcsgrid/engine/cuda_direct_config.hpp)");
   return std::size_t(it - kDirectConfigs.begin());
 }
@@ -40,8 +42,10 @@ LocalFrame local_frame(const GridSpec& grid) {
   return f;
 }
 
-std::vector<float4> atoms_in_frame(const AtomSet& atoms, const LocalFrame& frame, std::size_t count) {
-  std::vector<float4> out(std::max(count, atoms.size()), make_float4(kFarAway, kFarAway, kFarAway, 0.0f));
+std::vector<float4> atoms_in_frame(const AtomSet& atoms, const LocalFrame& frame,
+                                   std::size_t count) {
+  std::vector<float4> out(std::max(count, atoms.size()),
+                          make_float4(kFarAway, kFarAway, kFarAway, 0.0f));
   for (std::size_t i = 0; i < atoms.size(); ++i)
     out[i] = make_float4(float(double(atoms.x[i]) - frame.centre[0]),
                          float(double(atoms.y[i]) - frame.centre[1]),
@@ -58,7 +62,8 @@ DeviceAtoms upload_atoms(const AtomSet& atoms, const GridSpec& grid, cudaStream_
   DeviceAtoms d;
   d.count = atoms.size();
   d.data.resize(padded);
-  DCSGRID_CUDA_CHECK(cudaMemcpyAsync(d.data.data(), host.data(), d.data.bytes(), cudaMemcpyHostToDevice, stream));
+  DCSGRID_CUDA_CHECK(
+      cudaMemcpyAsync(d.data.data(), host.data(), d.data.bytes(), cudaMemcpyHostToDevice, stream));
   DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
   return d;
 }
@@ -92,12 +97,15 @@ void launch_direct(const DirectConfig& config, const PairKernel& kernel, const D
   a.min_r2 = kernel.min_r2;
   a.exp2_kappa = float(-kernel.kappa_d * kLog2e);
   a.out = out;
-  const dim3 blocks(unsigned(layout.pitch_x / config.tile_x()), unsigned(blocks_y), unsigned(slab.planes()));
+  const dim3 blocks(unsigned(layout.pitch_x / config.tile_x()), unsigned(blocks_y),
+                    unsigned(slab.planes()));
   switch (kernel.form) {
-    case PairForm::coulomb: return launch_direct_form<PairForm::coulomb>(index, a, blocks, stream);
+    case PairForm::coulomb:
+      return launch_direct_form<PairForm::coulomb>(index, a, blocks, stream);
     case PairForm::distance_dependent:
       return launch_direct_form<PairForm::distance_dependent>(index, a, blocks, stream);
-    case PairForm::debye_huckel: return launch_direct_form<PairForm::debye_huckel>(index, a, blocks, stream);
+    case PairForm::debye_huckel:
+      return launch_direct_form<PairForm::debye_huckel>(index, a, blocks, stream);
   }
   throw Error("launch_direct: unknown pair form");
 }
@@ -127,8 +135,8 @@ class DirectMethod final : public DeviceMethod {
 
 }  // namespace
 
-std::unique_ptr<DeviceMethod> make_direct_method(const PotentialRequest& request, cudaStream_t stream,
-                                                 const DirectConfig& config) {
+std::unique_ptr<DeviceMethod> make_direct_method(const PotentialRequest& request,
+                                                 cudaStream_t stream, const DirectConfig& config) {
   return std::make_unique<DirectMethod>(request, stream, config);
 }
 

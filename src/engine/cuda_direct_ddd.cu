@@ -4,6 +4,7 @@
 
 namespace dcsgrid::engine {
 
-template void launch_direct_form<PairForm::distance_dependent>(std::size_t, const DirectLaunch&, dim3, cudaStream_t);
+template void launch_direct_form<PairForm::distance_dependent>(std::size_t, const DirectLaunch&,
+                                                               dim3, cudaStream_t);
 
 }  // namespace dcsgrid::engine

@@ -26,8 +26,8 @@ inline std::string device_label(int device) {
   return label;
 }
 
-// The device ids to run on: every visible device when ids is empty. Throws Error for ids that do not
-// exist or repeat, and when no device is visible.
+// The device ids to run on: every visible device when ids is empty. Throws Error for ids that do
+// not exist or repeat, and when no device is visible.
 inline std::vector<int> resolve_devices(const std::vector<int>& ids) {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
@@ -46,7 +46,8 @@ inline std::vector<int> resolve_devices(const std::vector<int>& ids) {
     if (ids[i] < 0 || ids[i] >= count)
       throw Error("--gpus: there is no GPU " + std::to_string(ids[i]) + visible);
     for (std::size_t j = 0; j < i; ++j)
-      if (ids[j] == ids[i]) throw Error("--gpus: GPU " + std::to_string(ids[i]) + " is listed twice");
+      if (ids[j] == ids[i])
+        throw Error("--gpus: GPU " + std::to_string(ids[i]) + " is listed twice");
   }
   return ids;
 }
@@ -154,6 +155,7 @@ class DeviceMethod {
 
 // The method for request.method, on the current device. Defined in cuda_backend.cu: a new method
 // adds its case there.
-std::unique_ptr<DeviceMethod> make_device_method(const PotentialRequest& request, cudaStream_t stream);
+std::unique_ptr<DeviceMethod> make_device_method(const PotentialRequest& request,
+                                                 cudaStream_t stream);
 
 }  // namespace dcsgrid::engine

@@ -18,8 +18,8 @@
 
 namespace dcsgrid::engine {
 
-// The kernels work in float in a frame centred on the grid, so that coordinates, and the rounding of
-// point–atom differences, are as small as the grid allows.
+// The kernels work in float in a frame centred on the grid, so that coordinates, and the rounding
+// of point–atom differences, are as small as the grid allows.
 struct LocalFrame {
   std::array<double, 3> centre{};  // Å, in the input frame
   float x0 = 0, y0 = 0, z0 = 0;    // point (0,0,0) in the local frame
@@ -29,7 +29,8 @@ LocalFrame local_frame(const GridSpec& grid);
 
 // Atoms as (x, y, z, q) in the frame, padded up to count with q = 0 far away (so that padding adds
 // exactly zero whatever the pair form).
-std::vector<float4> atoms_in_frame(const AtomSet& atoms, const LocalFrame& frame, std::size_t count);
+std::vector<float4> atoms_in_frame(const AtomSet& atoms, const LocalFrame& frame,
+                                   std::size_t count);
 
 // Atoms on one device, in the grid's local frame, padded to whole tiles of kDirectTileAtoms.
 struct DeviceAtoms {
@@ -40,7 +41,8 @@ struct DeviceAtoms {
 // Copies on stream and waits for the copy. Throws Error beyond 2^31 atoms.
 DeviceAtoms upload_atoms(const AtomSet& atoms, const GridSpec& grid, cudaStream_t stream);
 
-// Padded device layout of a slab for config: x to whole blocks of 32·points_x, y to block_y·points_y.
+// Padded device layout of a slab for config: x to whole blocks of 32·points_x, y to
+// block_y·points_y.
 SlabLayout direct_layout(const DirectConfig& config, const GridSpec& grid);
 
 // Enqueues one launch for planes [slab.z_begin, slab.z_end) (at most 65535) into out, laid out as
@@ -49,7 +51,8 @@ void launch_direct(const DirectConfig& config, const PairKernel& kernel, const D
                    const GridSpec& grid, Slab slab, float* out, cudaStream_t stream);
 
 // The direct method of the CUDA backend on the current device: uploads the atoms once.
-std::unique_ptr<DeviceMethod> make_direct_method(const PotentialRequest& request, cudaStream_t stream,
+std::unique_ptr<DeviceMethod> make_direct_method(const PotentialRequest& request,
+                                                 cudaStream_t stream,
                                                  const DirectConfig& config = kDefaultDirectConfig);
 
 // What one kernel launch reads (internal to the engine's .cu files).
@@ -65,6 +68,7 @@ struct DirectLaunch {
 };
 // Launches kDirectConfigs[config] for one pair form; defined per form in cuda_direct_<form>.cu.
 template <PairForm Form>
-void launch_direct_form(std::size_t config, const DirectLaunch& launch, dim3 blocks, cudaStream_t stream);
+void launch_direct_form(std::size_t config, const DirectLaunch& launch, dim3 blocks,
+                        cudaStream_t stream);
 
 }  // namespace dcsgrid::engine

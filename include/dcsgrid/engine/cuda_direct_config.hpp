@@ -1,4 +1,4 @@
-// Shapes of the CUDA direct-summation kernel: which ones are compiled and which one runs by default.
+// Shapes of the CUDA direct-summation kernel: which are compiled, which one runs by default.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -31,8 +31,11 @@ struct DirectConfig {
   // "y2 x4 y4 f3 n2": block_y, points_x, points_y, fma_points, newton_steps
   std::string name() const {
     std::string s;
-    for (const auto& [tag, value] : {std::pair{"y", block_y}, {" x", points_x}, {" y", points_y},
-                                     {" f", fma_points}, {" n", newton_steps}})
+    for (const auto& [tag, value] : {std::pair{"y", block_y},
+                                     {" x", points_x},
+                                     {" y", points_y},
+                                     {" f", fma_points},
+                                     {" n", newton_steps}})
       s.append(tag).append(std::to_string(value));
     return s;
   }

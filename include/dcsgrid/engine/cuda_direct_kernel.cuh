@@ -4,10 +4,11 @@
 // Gather form: a thread owns points_x × points_y points of one plane and sums every atom into
 // registers; no atomics. Atoms stream through shared memory in tiles of kDirectTileAtoms, staged
 // as (x, y, dz², q) since the whole block shares one plane. Per atom a thread computes one dx per
-// column, one dy² + dz² per row, then per point r² = dx² + (dy² + dz²) (1 FFMA), the clamp (1 FMNMX),
-// 1/r on the MUFU unit or on the FMA pipe, and q/r into the sum (1 FFMA). Padding of the grid (to
-// whole blocks) and of the atoms (q = 0, far away) removes every per-point and per-atom branch.
-// Accuracy: each tile is summed in float, then added to the point's total with Kahan compensation.
+// column, one dy² + dz² per row, then per point r² = dx² + (dy² + dz²) (1 FFMA), the clamp (1
+// FMNMX), 1/r on the MUFU unit or on the FMA pipe, and q/r into the sum (1 FFMA). Padding of the
+// grid (to whole blocks) and of the atoms (q = 0, far away) removes every per-point and per-atom
+// branch. Accuracy: each tile is summed in float, then added to the point's total with Kahan
+// compensation.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -47,8 +48,10 @@ __device__ __forceinline__ float pair_value(float r2, bool fma_pipe, float exp2_
     return rcp_mufu(r2);
   } else {
     const float inv_r = fma_pipe ? rsqrt_newton<NewtonSteps>(r2) : rsqrt_mufu(r2);
-    if constexpr (Form == PairForm::coulomb) return inv_r;
-    else return exp2_mufu(exp2_kappa * (r2 * inv_r)) * inv_r;
+    if constexpr (Form == PairForm::coulomb)
+      return inv_r;
+    else
+      return exp2_mufu(exp2_kappa * (r2 * inv_r)) * inv_r;
   }
 }
 
@@ -119,7 +122,8 @@ __global__ void __launch_bounds__(32 * BlockY) direct_kernel(const DirectLaunch 
         for (int p = 0; p < PX; ++p) {
           const int n = r * PX + p;
           const float r2 = fmaxf(fmaf(dx[p], dx[p], dyz2), a.min_r2);
-          part[n] = fmaf(atom.w, pair_value<Form, NewtonSteps>(r2, n < FmaPoints, a.exp2_kappa), part[n]);
+          part[n] =
+              fmaf(atom.w, pair_value<Form, NewtonSteps>(r2, n < FmaPoints, a.exp2_kappa), part[n]);
         }
       }
     }
@@ -146,8 +150,8 @@ void launch_config(const DirectLaunch& launch, dim3 blocks, cudaStream_t stream)
 }
 
 template <PairForm Form, std::size_t... I>
-void launch_indexed(std::size_t config, const DirectLaunch& launch, dim3 blocks, cudaStream_t stream,
-                    std::index_sequence<I...>) {
+void launch_indexed(std::size_t config, const DirectLaunch& launch, dim3 blocks,
+                    cudaStream_t stream, std::index_sequence<I...>) {
   using Launcher = void (*)(const DirectLaunch&, dim3, cudaStream_t);
   static constexpr Launcher table[] = {&launch_config<Form, I>...};
   table[config](launch, blocks, stream);
@@ -158,7 +162,8 @@ void launch_indexed(std::size_t config, const DirectLaunch& launch, dim3 blocks,
 namespace dcsgrid::engine {
 
 template <PairForm Form>
-void launch_direct_form(std::size_t config, const DirectLaunch& launch, dim3 blocks, cudaStream_t stream) {
+void launch_direct_form(std::size_t config, const DirectLaunch& launch, dim3 blocks,
+                        cudaStream_t stream) {
   direct_kernel::launch_indexed<Form>(config, launch, blocks, stream,
                                       std::make_index_sequence<kDirectConfigs.size()>{});
 }
