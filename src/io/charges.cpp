@@ -1,8 +1,10 @@
 #include "dcsgrid/io/charges.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <deque>
+#include <map>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -379,9 +381,10 @@ ChargeResult Assigner::run(const std::vector<ChainRecord>& chains, const std::st
       if (k == Kind::nucleic) terminus[i] = '3';
       if (k == Kind::amino || k == Kind::nucleic || kCarboxyCaps.count(upper(chain.residues[i].name))) break;
     }
-    for (std::size_t i = 0; i < chain.residues.size(); ++i) {
-      if (kinds[i].kind == Kind::amino && has_atom(chain.residues[i], nullptr, "OXT")) terminus[i] = 'C';
-    }
+    for (std::size_t i = 0; i < chain.residues.size(); ++i)  // OXT, or its altnames (OT2)
+      if (kinds[i].kind == Kind::amino &&
+          has_atom(chain.residues[i], tables_.topology.find("C" + kinds[i].base), "OXT"))
+        terminus[i] = 'C';
     for (std::size_t i = 0; i < chain.residues.size(); ++i) {
       if (solvent(i)) continue;
       if (kinds[i].kind == Kind::amino) terminus[i] = 'N';

@@ -1,5 +1,12 @@
-// Reading atoms and charges. Formats: PQR, PDB, mmCIF, PDBQT, XYZ (x y z q or element x y z q),
-// each optionally gzipped; the format comes from the extension (before any .gz).
+// Reading atoms and charges. Formats, from the extension (before any .gz; gzip is detected from
+// the content, so a plain file named .gz reads too):
+//   .pqr          whitespace-separated PQR (APBS, pdb2pqr): charge and radius at the line's end
+//   .pdbqt        AutoDock PDBQT: partial charge in columns 71-76; torsion-tree records skipped
+//   .xyz          frames of "count / comment / element x y z charge", or plain "x y z charge" lines
+//   .pdb .ent     PDB through gemmi; charges from a force field (dcsgrid/io/charges.hpp)
+//   .cif .mmcif   mmCIF through gemmi; the same
+// Models: MODEL records (PDB, PQR, PDBQT poses), data models (mmCIF) and XYZ frames, numbered
+// from 1 in file order. Alternative locations keep the highest occupancy (the first on ties).
 #pragma once
 #include <filesystem>
 #include <string>
@@ -15,19 +22,21 @@ std::string format_name(Format f);
 Format format_from_path(const std::filesystem::path& path);
 
 struct ReadOptions {
-  // Force field for files without charges (PDB, mmCIF): "amber", "charmm" or "parse".
+  // Force field for files without charges (PDB, mmCIF): "amber", "charmm" or "parse" (any
+  // <NAME>.DAT/.names pair in the folder works).
   std::string forcefield = "amber";
-  // Folder holding <FF>.DAT and <FF>.names; empty = $DCSGRID_FORCEFIELD_DIR or the build default.
+  // Folder holding pdb2pqr's <FF>.DAT, <FF>.names, AA.xml, NA.xml and PATCHES.xml; empty =
+  // $DCSGRID_FORCEFIELD_DIR, else the build default (resolve_forcefield_dir).
   std::filesystem::path forcefield_dir;
   // Residues/atoms missing from the table: false = error listing them, true = warn, charge 0.
   bool unknown_zero = false;
-  // 1-based model number for multi-model PDB/mmCIF.
+  // 1-based model number.
   int model = 1;
 };
 
 // One structure (one model) with charges.
 struct Structure {
-  AtomSet atoms;
+  AtomSet atoms;          // in file order
   std::string source;     // file name as given
   int model = 1;          // model number read
   int models_in_file = 1; // models the file holds
@@ -35,10 +44,11 @@ struct Structure {
   std::string charge_source;          // "file" or the force field's name
 };
 
-// Reads one model. Throws InputError (file, line, problem) on any malformed input and when the
-// file holds no atoms.
+// Reads one model. Throws InputError (file, line where there is one, problem) on any malformed
+// input, a missing or unreadable file, a model the file does not have (naming the count), and
+// when the file holds no atoms.
 Structure read_structure(const std::filesystem::path& path, const ReadOptions& options = {});
-// Every model of a multi-model PDB/mmCIF (one entry for other formats).
+// Every model of the file, in order (one entry for a single-model file). options.model is ignored.
 std::vector<Structure> read_all_models(const std::filesystem::path& path,
                                        const ReadOptions& options = {});
 
