@@ -117,7 +117,7 @@ inline void store_tile(const float (&acc)[MR][NR], int rows, int cols, float alp
 
 // C = beta·C, without reading C when beta is 0.
 void scale_c(std::int64_t m, std::int64_t n, float beta, float* c, std::int64_t ldc) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (m * n > (1 << 16))
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
 }
@@ -185,7 +185,7 @@ void gemm_cpu(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, 
       }
       gemm_blocked(pa.from(0, k0), pbt.from(0, k0), m, n, k1 - k0, 1.0f, 0.0f, out, n, false);
     }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (m * n > (1 << 12))
     for (std::int64_t i = 0; i < m; ++i)
       for (std::int64_t j = 0; j < n; ++j) {
         float sum = 0.0f;
@@ -195,11 +195,12 @@ void gemm_cpu(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, 
       }
     return;
   }
-  // Row chunks bound the packed A panel (MO·KC floats).
+  // Row chunks bound the packed A panel (MO·KC floats). Small products stay on one thread.
   constexpr std::int64_t MO = 4 * NC;
+  const bool parallel = double(m) * double(n) * double(k) > double(1 << 20);
   for (std::int64_t i0 = 0; i0 < m; i0 += MO)
     gemm_blocked(pa.from(i0, 0), pbt, std::min(MO, m - i0), n, k, alpha, beta, c + i0 * ldc, ldc,
-                 true);
+                 parallel);
 }
 
 }  // namespace dcsgrid::prims

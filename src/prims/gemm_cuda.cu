@@ -14,6 +14,7 @@
 #include "dcsgrid/core/cuda_support.hpp"
 #include "dcsgrid/prims/gemm.hpp"
 #include "gemm_checks.hpp"
+#include "stream_workspace.cuh"
 
 namespace dcsgrid::prims {
 namespace {
@@ -224,18 +225,6 @@ bool aligned16(const void* p, std::int64_t ld) {
   return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && ld % 4 == 0;
 }
 
-// Frees stream-ordered memory when it goes out of scope (also on an exception).
-struct AsyncWorkspace {
-  float* data = nullptr;
-  cudaStream_t stream = nullptr;
-  AsyncWorkspace(std::size_t count, cudaStream_t s) : stream(s) {
-    DCSGRID_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&data), count * sizeof(float), s));
-  }
-  ~AsyncWorkspace() { cudaFreeAsync(data, stream); }
-  AsyncWorkspace(const AsyncWorkspace&) = delete;
-  AsyncWorkspace& operator=(const AsyncWorkspace&) = delete;
-};
-
 // One block shape: its tile, k step and the kernels for the four operand layouts.
 template <int BM, int BN, int BK, int MIN_BLOCKS>
 struct TileShape {
@@ -297,9 +286,9 @@ void launch(const GemmParams& base, bool a_k_contiguous, bool b_k_contiguous, cu
       continue;
     }
     // Partial products of each split into a packed m×n workspace, then the ordered sum.
-    AsyncWorkspace workspace(static_cast<std::size_t>(splits * p.m * p.n), stream);
+    detail::StreamWorkspace<float> workspace(static_cast<std::size_t>(splits * p.m * p.n), stream);
     GemmParams partial = p;
-    partial.c = workspace.data;
+    partial.c = workspace.data();
     partial.ldc = p.n;
     partial.split_stride = p.m * p.n;
     partial.alpha = 1.0f;
@@ -309,7 +298,7 @@ void launch(const GemmParams& base, bool a_k_contiguous, bool b_k_contiguous, cu
     DCSGRID_CHECK_LAUNCH();
     const std::int64_t blocks = (p.m * p.n + 31) / 32;
     sum_splits_kernel<<<static_cast<unsigned>(blocks), dim3(32, 8), 0, stream>>>(
-        workspace.data, static_cast<int>(splits), p.m, p.n, p.alpha, p.beta, p.c, p.ldc);
+        workspace.data(), static_cast<int>(splits), p.m, p.n, p.alpha, p.beta, p.c, p.ldc);
     DCSGRID_CHECK_LAUNCH();
   }
 }

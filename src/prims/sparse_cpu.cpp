@@ -12,6 +12,9 @@
 namespace dcsgrid::prims {
 namespace {
 
+// Products smaller than this run on one thread: a thread team costs more than it saves.
+constexpr std::int64_t kParallelMin = 1 << 16;
+
 void require(bool ok, const char* function, const std::string& problem) {
   if (!ok) throw Error(std::string(function) + ": " + problem);
 }
@@ -46,7 +49,7 @@ std::int64_t balanced_row_begin(const CsrMatrix& a, int t, int threads) {
 // Calls row_fn(r) for every row, each thread taking a balanced contiguous range.
 template <typename RowFn>
 void for_rows_balanced(const CsrMatrix& a, RowFn&& row_fn) {
-#pragma omp parallel
+#pragma omp parallel if (a.rows + a.nnz() > kParallelMin)
   {
     const int t = omp_get_thread_num(), threads = omp_get_num_threads();
     const std::int64_t begin = balanced_row_begin(a, t, threads);
@@ -57,7 +60,7 @@ void for_rows_balanced(const CsrMatrix& a, RowFn&& row_fn) {
 
 void ell_rows(const EllMatrix& a, const float* x, float* y) {
   constexpr std::int64_t block = 256;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (a.rows * a.width > kParallelMin)
   for (std::int64_t r0 = 0; r0 < a.rows; r0 += block) {
     const std::int64_t count = std::min(block, a.rows - r0);
     float sum[block] = {};
@@ -96,7 +99,7 @@ void spmv_cpu(const HybridMatrix& a, const float* x, float* y) {
   ell_rows(a.ell, x, y);
   // COO entries are sorted by row: each thread takes a range that starts at a row's first entry,
   // so every row's overflow is added by one thread, in order.
-#pragma omp parallel
+#pragma omp parallel if (count > kParallelMin)
   {
     const int t = omp_get_thread_num(), threads = omp_get_num_threads();
     auto range_start = [&](int u) {
