@@ -1,0 +1,83 @@
+// How far one potential map (the test) is from another (the reference) on the same grid: RMS,
+// maximum and relative L2 error, where the largest error is, an error histogram, and the error by
+// distance from the nearest atom (in shells), for `dcsgrid compare REFERENCE TEST`.
+// The error is test − reference; relative errors are taken against the reference.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dcsgrid/core/atoms.hpp"
+#include "dcsgrid/core/grid.hpp"
+#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/prims/histogram.hpp"
+
+namespace dcsgrid::analysis {
+
+struct CompareOptions {
+  // Shells of distance from the nearest atom, Å: [e0, e1), [e1, e2), ..., [e_last, ∞). Ascending,
+  // starting at 0.
+  std::vector<double> shell_edges{0, 2, 4, 8, 12, 20};
+  std::uint32_t histogram_bins = 40;  // over [−max |error|, max |error|]
+  bool keep_difference = false;       // fill CompareReport::difference
+  double grid_tolerance = 1e-6;       // Å: origins and spacings closer than this are the same
+};
+
+// Errors over a set of points (sums in double).
+struct ErrorSummary {
+  std::size_t points = 0;
+  double rms_error = 0;      // sqrt(mean (test − reference)²)
+  double max_abs_error = 0;
+  double relative_l2 = 0;    // ‖test − reference‖ / ‖reference‖ (‖test − reference‖ when ‖reference‖ = 0)
+  double rms_reference = 0;  // sqrt(mean reference²), for scale
+  nlohmann::json to_json() const;
+};
+
+struct ShellError {
+  double r_lo = 0, r_hi = 0;  // Å; r_hi is +inf for the last shell
+  ErrorSummary error;
+};
+
+struct CompareReport {
+  GridSpec grid;
+  std::string units;
+  ErrorSummary overall;         // over the points where both maps are finite
+  std::size_t non_finite = 0;   // points where either map is NaN or ±inf (left out)
+  // The largest |error|: its index (x fastest), grid indices, position (Å) and the two values.
+  std::size_t max_index = 0;
+  std::array<std::int64_t, 3> max_ijk{};
+  std::array<double, 3> max_position{};
+  double reference_at_max = 0, test_at_max = 0;
+  prims::ValueHistogram error_histogram;  // of test − reference, finite points
+  std::vector<ShellError> shells;         // by distance from the nearest atom; empty without atoms
+  std::vector<float> difference;          // test − reference, when CompareOptions::keep_difference
+
+  nlohmann::json to_json() const;  // everything but the difference map
+  std::string table() const;       // for a terminal
+};
+
+// Throws Error saying how the grids differ (point counts, origin or spacing beyond tolerance, Å).
+void require_same_grid(const GridSpec& reference, const GridSpec& test, double tolerance = 1e-6);
+
+// Both maps on grid (x fastest). atoms (optional): the structure, for the shells. Throws Error when
+// a map's size does not match the grid or the options are invalid.
+CompareReport compare_maps(const GridSpec& grid, std::span<const float> reference,
+                           std::span<const float> test, const AtomSet* atoms = nullptr,
+                           const CompareOptions& options = {});
+// Two map files (io::read_hdf5 / read_dx): the grids must match (require_same_grid) and so must
+// the units.
+CompareReport compare_maps(const io::MapFile& reference, const io::MapFile& test,
+                           const AtomSet* atoms = nullptr, const CompareOptions& options = {});
+
+// Distance (Å) from every grid point to the nearest atom, +inf where none lies within
+// max_distance. A cell list searched ring by ring, with empty regions skipped through each cell's
+// distance to the nearest occupied cell; OpenMP threads over planes.
+std::vector<float> nearest_atom_distance(const AtomSet& atoms, const GridSpec& grid,
+                                         double max_distance);
+
+}  // namespace dcsgrid::analysis

@@ -1,0 +1,229 @@
+// Map comparison on maps that differ by a known field: RMS, maximum and its place, relative L2,
+// histogram and shells checked against values worked out here; nearest-atom distances against
+// brute force.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "dcsgrid/analysis/compare.hpp"
+#include "dcsgrid/core/error.hpp"
+#include "helpers.hpp"
+
+namespace dcsgrid::analysis {
+namespace {
+
+// Reference values and errors that float holds exactly, so every difference is exact:
+// reference = 1 + i/16 + j/32 + k/4; error = +δ where i+j+k is even, −δ where odd, and 5δ at
+// the spike (an even point), δ = 2⁻¹⁰.
+struct KnownDifference {
+  GridSpec grid = grid_from_origin({-1.5, 2.0, 0.25}, {12, 10, 8}, 0.5);
+  std::array<std::int64_t, 3> spike{3, 4, 5};
+  double delta = 1.0 / 1024;
+  std::vector<float> reference, test;
+  KnownDifference() {
+    for (std::int64_t k = 0; k < grid.nz(); ++k)
+      for (std::int64_t j = 0; j < grid.ny(); ++j)
+        for (std::int64_t i = 0; i < grid.nx(); ++i) {
+          const double r = 1 + i / 16.0 + j / 32.0 + k / 4.0;
+          double e = (i + j + k) % 2 == 0 ? delta : -delta;
+          if (std::array<std::int64_t, 3>{i, j, k} == spike) e = 5 * delta;
+          reference.push_back(float(r));
+          test.push_back(float(r + e));
+        }
+  }
+};
+
+TEST(CompareMaps, KnownDifferenceGivesAnalyticErrors) {
+  KnownDifference d;
+  CompareOptions options;
+  options.histogram_bins = 10;
+  options.keep_difference = true;
+  const CompareReport report = compare_maps(d.grid, d.reference, d.test, nullptr, options);
+  const double n = 960;  // 12·10·8, half of the points odd
+  EXPECT_EQ(report.overall.points, 960u);
+  EXPECT_EQ(report.non_finite, 0u);
+  EXPECT_NEAR(report.overall.rms_error, d.delta * std::sqrt((n - 1 + 25) / n), 1e-15);
+  EXPECT_DOUBLE_EQ(report.overall.max_abs_error, 5 * d.delta);
+  EXPECT_EQ(report.max_ijk, d.spike);
+  EXPECT_EQ(report.max_index, d.grid.index(3, 4, 5));
+  const auto where = d.grid.position(3, 4, 5);
+  for (int a = 0; a < 3; ++a) EXPECT_DOUBLE_EQ(report.max_position[a], where[a]);
+  EXPECT_DOUBLE_EQ(report.reference_at_max, 1 + 3 / 16.0 + 4 / 32.0 + 5 / 4.0);
+  EXPECT_DOUBLE_EQ(report.test_at_max - report.reference_at_max, 5 * d.delta);
+
+  double reference2 = 0;
+  for (float r : d.reference) reference2 += double(r) * r;
+  EXPECT_NEAR(report.overall.relative_l2, d.delta * std::sqrt(n - 1 + 25) / std::sqrt(reference2), 1e-15);
+  EXPECT_NEAR(report.overall.rms_reference, std::sqrt(reference2 / n), 1e-12);
+
+  // 10 bins over about [−5δ, 5δ], each δ wide: −δ in bin 4, +δ in bin 5, the spike in bin 9.
+  const auto& h = report.error_histogram;
+  ASSERT_EQ(h.counts.size(), 10u);
+  EXPECT_NEAR(h.hi, 5 * d.delta, 1e-8);
+  EXPECT_NEAR(h.lo, -5 * d.delta, 1e-8);
+  for (std::size_t b = 0; b < 10; ++b) {
+    const std::uint64_t expected = b == 4 ? 480 : b == 5 ? 479 : b == 9 ? 1 : 0;
+    EXPECT_EQ(h.counts[b], expected) << "bin " << b;
+  }
+  EXPECT_EQ(h.underflow + h.overflow + h.nan, 0u);
+
+  ASSERT_EQ(report.difference.size(), 960u);
+  for (std::size_t i = 0; i < 960; ++i) EXPECT_EQ(report.difference[i], d.test[i] - d.reference[i]);
+}
+
+TEST(CompareMaps, IdenticalMapsHaveNoError) {
+  KnownDifference d;
+  const CompareReport report = compare_maps(d.grid, d.reference, d.reference);
+  EXPECT_EQ(report.overall.rms_error, 0.0);
+  EXPECT_EQ(report.overall.max_abs_error, 0.0);
+  EXPECT_EQ(report.overall.relative_l2, 0.0);
+  EXPECT_TRUE(report.difference.empty());
+  std::uint64_t total = 0;
+  for (auto c : report.error_histogram.counts) total += c;
+  EXPECT_EQ(total, 960u);
+}
+
+TEST(CompareMaps, NonFinitePointsAreCountedAndLeftOut) {
+  KnownDifference d;
+  d.test[7] = std::numeric_limits<float>::quiet_NaN();
+  d.reference[100] = std::numeric_limits<float>::infinity();
+  const CompareReport report = compare_maps(d.grid, d.reference, d.test);
+  EXPECT_EQ(report.non_finite, 2u);
+  EXPECT_EQ(report.overall.points, 958u);
+  EXPECT_DOUBLE_EQ(report.overall.max_abs_error, 5 * d.delta);
+  const auto& h = report.error_histogram;  // NaN − x is NaN, x − inf is −inf
+  EXPECT_EQ(h.nan, 1u);
+  EXPECT_EQ(h.underflow, 1u);
+}
+
+TEST(CompareMaps, ErrorByDistanceFromTheNearestAtom) {
+  // One atom off the grid's points; the error at each point is its distance from the atom, so
+  // each shell's RMS and maximum follow from the points that fall in it (counted here by brute
+  // force).
+  const GridSpec grid = grid_from_origin({0, 0, 0}, {30, 28, 26}, 1.0);
+  AtomSet atoms;
+  atoms.push_back(10.3, 9.6, 12.2, 1.0);
+  std::vector<float> reference(grid.point_count(), 2.0f), test(grid.point_count());
+  std::vector<double> distance(grid.point_count());
+  for (std::size_t i = 0; i < grid.point_count(); ++i) {
+    const auto ijk = grid.ijk(i);
+    const auto p = grid.position(ijk[0], ijk[1], ijk[2]);
+    distance[i] = std::hypot(p[0] - 10.3, p[1] - 9.6, p[2] - 12.2);
+    test[i] = 2.0f + float(distance[i]);
+  }
+  const CompareReport report = compare_maps(grid, reference, test, &atoms);
+  const std::vector<double> edges{0, 2, 4, 8, 12, 20};
+  ASSERT_EQ(report.shells.size(), edges.size());
+  for (std::size_t s = 0; s < edges.size(); ++s) {
+    const double hi = s + 1 < edges.size() ? edges[s + 1] : INFINITY;
+    std::size_t count = 0;
+    double sum2 = 0, most = 0;
+    for (std::size_t i = 0; i < grid.point_count(); ++i) {
+      if (distance[i] < edges[s] || distance[i] >= hi) continue;
+      ++count;
+      const double e = double(test[i]) - 2.0;
+      sum2 += e * e;
+      most = std::max(most, e);
+    }
+    const ShellError& shell = report.shells[s];
+    EXPECT_EQ(shell.r_lo, edges[s]);
+    EXPECT_EQ(shell.r_hi, hi);
+    EXPECT_EQ(shell.error.points, count) << "shell " << s;
+    if (count) {
+      EXPECT_NEAR(shell.error.rms_error, std::sqrt(sum2 / count), 1e-9) << "shell " << s;
+      EXPECT_NEAR(shell.error.max_abs_error, most, 1e-9) << "shell " << s;
+      EXPECT_NEAR(shell.error.relative_l2, std::sqrt(sum2 / (4.0 * count)), 1e-9) << "shell " << s;
+    }
+  }
+  EXPECT_GT(report.shells.back().error.points, 0u);  // the grid's far corner is > 20 Å away
+}
+
+TEST(NearestAtomDistance, MatchesBruteForce) {
+  const GridSpec grid = grid_from_origin({-4.0, 1.0, 2.5}, {33, 29, 31}, 0.75);
+  // Atoms in a corner of the grid and some outside it: the far side is beyond 8 Å of any.
+  const AtomSet atoms = test::random_atoms(150, Box{{-10, -5, 0}, {6, 8, 12}}, 3);
+  const double max_distance = 8.0;
+  const auto d = nearest_atom_distance(atoms, grid, max_distance);
+  std::size_t far = 0;
+  for (std::int64_t k = 0; k < grid.nz(); ++k)
+    for (std::int64_t j = 0; j < grid.ny(); ++j)
+      for (std::int64_t i = 0; i < grid.nx(); ++i) {
+        const auto p = grid.position(i, j, k);
+        double best = INFINITY;
+        for (std::size_t a = 0; a < atoms.size(); ++a)
+          best = std::min(best, std::hypot(p[0] - atoms.x[a], p[1] - atoms.y[a], p[2] - atoms.z[a]));
+        const float got = d[grid.index(i, j, k)];
+        if (best >= max_distance) {
+          ++far;
+          ASSERT_TRUE(std::isinf(got) || std::abs(got - best) < 1e-4) << i << "," << j << "," << k;
+        } else {
+          ASSERT_NEAR(got, best, 1e-4) << i << "," << j << "," << k;
+        }
+      }
+  EXPECT_GT(far, 1000u);
+  EXPECT_THROW(nearest_atom_distance(atoms, grid, 0.0), Error);
+  // No atoms: everything is beyond reach.
+  for (float v : nearest_atom_distance(AtomSet{}, grid, 5.0)) ASSERT_TRUE(std::isinf(v));
+}
+
+TEST(CompareMaps, GridsMustMatch) {
+  const GridSpec a = grid_from_origin({0, 0, 0}, {10, 10, 10}, 0.5);
+  GridSpec b = a;
+  b.dims[1] = 11;
+  try {
+    require_same_grid(a, b);
+    FAIL() << "different point counts accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("10x10x10 against 10x11x10"), std::string::npos) << e.what();
+  }
+  b = a;
+  b.origin[2] = 0.01;
+  EXPECT_THROW(require_same_grid(a, b), Error);
+  EXPECT_NO_THROW(require_same_grid(a, b, 0.02));
+  b = a;
+  b.spacing = {0.5, 0.5, 0.51};
+  try {
+    require_same_grid(a, b);
+    FAIL() << "different spacings accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("spacing"), std::string::npos) << e.what();
+  }
+  std::vector<float> values(1000, 1.0f), short_map(999, 1.0f);
+  EXPECT_THROW(compare_maps(a, values, short_map), Error);
+  CompareOptions bad;
+  bad.shell_edges = {1, 2};
+  EXPECT_THROW(compare_maps(a, values, values, nullptr, bad), Error);
+}
+
+TEST(CompareMaps, MapFilesNeedTheSameUnits) {
+  KnownDifference d;
+  io::MapFile reference{d.grid, {}, d.reference}, test{d.grid, {}, d.test};
+  EXPECT_NEAR(compare_maps(reference, test).overall.max_abs_error, 5 * d.delta, 1e-12);
+  test.meta.units = "kcal/mol/e";
+  EXPECT_THROW(compare_maps(reference, test), Error);
+  test.meta.units = reference.meta.units;
+  test.grid.origin[0] += 1.0;
+  EXPECT_THROW(compare_maps(reference, test), Error);
+}
+
+TEST(CompareMaps, JsonAndTable) {
+  KnownDifference d;
+  AtomSet atoms;
+  atoms.push_back(0.0, 4.0, 2.0, -1.0);
+  io::MapFile reference{d.grid, {}, d.reference}, test{d.grid, {}, d.test};
+  const CompareReport report = compare_maps(reference, test, &atoms);
+  const nlohmann::json j = report.to_json();
+  EXPECT_EQ(j["overall"]["points"], 960);
+  EXPECT_EQ(j["max_error"]["ijk"], nlohmann::json({3, 4, 5}));
+  EXPECT_EQ(j["shells"].size(), 6u);
+  EXPECT_TRUE(j["shells"].back()["r_hi"].is_null());
+  EXPECT_EQ(j["units"], "kT/e");
+  const std::string table = report.table();
+  EXPECT_NE(table.find("largest error"), std::string::npos) << table;
+  EXPECT_NE(table.find("(3, 4, 5)"), std::string::npos) << table;
+  EXPECT_NE(table.find(">20 Å"), std::string::npos) << table;
+}
+
+}  // namespace
+}  // namespace dcsgrid::analysis
