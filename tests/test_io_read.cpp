@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <iterator>
 
 #include "dcsgrid/core/error.hpp"
@@ -328,12 +329,18 @@ void expect_input_error(const fs::path& path, std::size_t line, const std::strin
 TEST(ReadBroken, EveryMalformedInputNamesFileLineAndProblem) {
   using namespace std::string_literals;
   const std::string binary = "REMARK fine\nREMARK fine\nATOM \x01\x02\x00\xff garbage\n"s;
-  // 1hpv.cif with the x coordinate of its first atom row (the tenth value) made unknown ('?').
+  // 1hpv.cif with the x coordinate of its first atom row (the tenth value) unknown ('?'), and
+  // with the z coordinate of its fifth row garbled. gemmi writes one row per line.
   const std::string cif_text = read_text(data_file("1hpv.cif.gz"));
   const std::string last_tag = "_atom_site.pdbx_PDB_model_num\n";
-  const std::size_t cif_row = cif_text.find(last_tag) + last_tag.size();
-  const std::string cif_first_row = cif_text.substr(cif_row, cif_text.find('\n', cif_row) - cif_row);
-  const auto cif_words = words(cif_first_row);
+  const std::size_t cif_rows = cif_text.find(last_tag) + last_tag.size();
+  const std::size_t first_row_line = 1 + std::size_t(std::count(cif_text.begin(), cif_text.begin() + std::ptrdiff_t(cif_rows), '\n'));
+  const auto cif_lines = lines_of(cif_text);
+  const std::string& first_row = cif_lines[first_row_line - 1];
+  const std::string& fifth_row = cif_lines[first_row_line + 3];
+  const auto first_words = words(first_row), fifth_words = words(fifth_row);
+  const std::string no_x = replaced(cif_text, first_row, replaced(first_row, " " + first_words[9] + " ", " ? "));
+  const std::string bad_z = replaced(cif_text, fifth_row, replaced(fifth_row, " " + fifth_words[11] + " ", " 1.2.3 "));
   const std::vector<Broken> cases = {
       {"truncated.pqr", kPqrAtom + kPqrAtom + "ATOM      3  CA  GLY     1      21.0   3.5  16.7  0.29\n", 3, "truncated PQR atom record"},
       {"bad_number.pqr", kPqrAtom + replaced(kPqrAtom, "3.562", "3.5x2"), 2, "y coordinate is not a number: '3.5x2'"},
@@ -355,10 +362,19 @@ TEST(ReadBroken, EveryMalformedInputNamesFileLineAndProblem) {
       {"fields.xyz", "2\nc\nO 0 0 0 -0.8\nH 1 0 0 0.4 extra\n", 4, "found 6 fields"},
       {"bad_number.xyz", "0 0 0 1\n# comment\n1 0 zero 1\n", 3, "z coordinate is not a number"},
       {"syntax.cif", "data_x\nloop_\n_atom_site.id\n_atom_site.Cartn_x\n1 \"unterminated\n", 5, "unterminated"},
-      {"missing_coordinate.cif",
-       replaced(cif_text, cif_first_row, replaced(cif_first_row, " " + cif_words[9] + " ", " ? ")), 0,
-       "coordinates are not finite"},
+      {"missing_coordinate.cif", no_x, first_row_line, "_atom_site.Cartn_x is not a number: '?'"},
+      {"bad_coordinate.cif", bad_z, first_row_line + 4, "_atom_site.Cartn_z is not a number: '1.2.3'"},
       {"no_atoms.cif", "data_x\n_cell.length_a 10\n", 0, "no atoms"},
+      {"quoted.cif",  // quoted values with blanks and quotes inside, a row over two lines
+       "data_q\nloop_\n_atom_site.group_PDB\n_atom_site.id\n_atom_site.type_symbol\n"
+       "_atom_site.label_atom_id\n_atom_site.label_alt_id\n_atom_site.label_comp_id\n"
+       "_atom_site.label_asym_id\n_atom_site.label_seq_id\n_atom_site.Cartn_x\n_atom_site.Cartn_y\n"
+       "_atom_site.Cartn_z\n_atom_site.occupancy\n_atom_site.B_iso_or_equiv\n_atom_site.auth_seq_id\n"
+       "_atom_site.auth_asym_id\n"
+       "HETATM 1 C \"C1'\" . 'L G' A 1 1.0 2.0 3.0 1 0 1 A\n"
+       "HETATM 2 O \"O5'\" . 'L G' A 1\n  1.5 2.5 3.5 1 0 1 A\n"
+       "HETATM 3 O O . 'L G' A 1 4.0 x5.0 6.0 1 0 1 A\n",
+       21, "_atom_site.Cartn_y is not a number: 'x5.0'"},
   };
   const fs::path dir = temp_dir("broken");
   for (const Broken& c : cases) {

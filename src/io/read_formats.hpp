@@ -19,6 +19,9 @@ std::vector<Structure> read_xyz(const TextFile& file, int model);
 std::vector<Structure> read_macromolecule(TextFile& file, Format format, int model,
                                           const ReadOptions& options);
 
+// Checks the _atom_site coordinates of an mmCIF text, naming the line of a bad one.
+void check_mmcif_coordinates(const TextFile& file);
+
 // Checks the model number against the count and that every model kept has atoms; numbers the
 // models and sets models_in_file.
 void finish_models(const TextFile& file, int model, int models_in_file,

@@ -157,6 +157,7 @@ Structure charged_structure(const TextFile& file, const std::vector<ChainRecord>
 std::vector<Structure> read_macromolecule(TextFile& file, Format format, int model,
                                           const ReadOptions& options) {
   if (format == Format::pdb) check_pdb_atom_records(file);
+  else check_mmcif_coordinates(file);
   gemmi::Structure st = parse(file, format);
   std::erase_if(st.models, [](const gemmi::Model& m) {
     return std::all_of(m.chains.begin(), m.chains.end(), [](const gemmi::Chain& c) {

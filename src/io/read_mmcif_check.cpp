@@ -1,0 +1,130 @@
+// gemmi turns an unreadable mmCIF coordinate into NaN without saying where it was; this pass
+// walks the _atom_site loop's values with their line numbers to report a bad one exactly.
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <string>
+
+#include "read_formats.hpp"
+
+namespace dcsgrid::io::detail {
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+// CIF tokens (bare, 'quoted', "quoted", ;text fields;) with the line each starts on.
+class CifTokens {
+ public:
+  CifTokens(std::string_view text, std::size_t pos, std::size_t line)
+      : text_(text), pos_(pos), line_(line) {}
+
+  // False at the end of the text.
+  bool next(std::string_view& token, std::size_t& line) {
+    for (;;) {
+      while (pos_ < text_.size() && is_space(text_[pos_])) {
+        if (text_[pos_] == '\n') ++line_;
+        ++pos_;
+      }
+      if (pos_ >= text_.size()) return false;
+      if (text_[pos_] != '#') break;
+      while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
+    }
+    line = line_;
+    const char c = text_[pos_];
+    const bool line_start = pos_ == 0 || text_[pos_ - 1] == '\n';
+    std::size_t begin = pos_, end;
+    if (c == ';' && line_start) {  // text field: up to a line that starts with ';'
+      auto close = text_.find("\n;", pos_);
+      if (close == std::string_view::npos) close = text_.size();
+      end = close;
+      for (std::size_t i = pos_; i < close; ++i) line_ += text_[i] == '\n';
+      pos_ = std::min(close + 2, text_.size());
+      if (close < text_.size()) ++line_;
+      token = text_.substr(begin + 1, end - begin - 1);
+      return true;
+    }
+    if (c == '\'' || c == '"') {  // quoted: the quote must be followed by a blank to close
+      std::size_t i = pos_ + 1;
+      while (i < text_.size() && text_[i] != '\n' &&
+             !(text_[i] == c && (i + 1 == text_.size() || is_space(text_[i + 1]))))
+        ++i;
+      token = text_.substr(pos_ + 1, i - pos_ - 1);
+      pos_ = i < text_.size() && text_[i] == c ? i + 1 : i;
+      return true;
+    }
+    while (pos_ < text_.size() && !is_space(text_[pos_])) ++pos_;
+    token = text_.substr(begin, pos_ - begin);
+    return true;
+  }
+
+ private:
+  std::string_view text_;
+  std::size_t pos_, line_;
+};
+
+bool is_keyword(std::string_view token) {
+  auto starts = [&](std::string_view k) {
+    if (token.size() < k.size()) return false;
+    for (std::size_t i = 0; i < k.size(); ++i)
+      if (std::tolower((unsigned char)token[i]) != k[i]) return false;
+    return true;
+  };
+  return token.front() == '_' || starts("loop_") || starts("data_") || starts("save_") ||
+         starts("global_") || starts("stop_");
+}
+
+}  // namespace
+
+void check_mmcif_coordinates(const TextFile& file) {
+  const std::string_view text = file.data;
+  // The loop whose first tag is an _atom_site. one.
+  std::size_t pos = 0, line = 1;
+  Lines lines(text);
+  bool in_loop_header = false;
+  std::vector<std::string_view> tags;
+  while (lines.next()) {
+    const std::string_view l = trim(lines.line());
+    if (l.starts_with("loop_")) {
+      in_loop_header = true;
+      tags.clear();
+      continue;
+    }
+    if (in_loop_header && l.starts_with("_atom_site.")) {
+      tags.push_back(l.substr(0, l.find_first_of(" \t")));
+      continue;
+    }
+    if (in_loop_header && !tags.empty()) {  // first row of values
+      pos = std::size_t(lines.line().data() - text.data());
+      line = lines.number();
+      break;
+    }
+    in_loop_header = false;
+  }
+  if (tags.empty()) return;
+
+  static constexpr std::array<std::string_view, 3> kCoordinates = {
+      "_atom_site.Cartn_x", "_atom_site.Cartn_y", "_atom_site.Cartn_z"};
+  std::array<std::size_t, 3> column{};
+  for (int a = 0; a < 3; ++a) {
+    const auto it = std::find(tags.begin(), tags.end(), kCoordinates[a]);
+    if (it == tags.end()) return;  // gemmi will report what is missing
+    column[a] = std::size_t(it - tags.begin());
+  }
+
+  CifTokens tokens(text, pos, line);
+  std::string_view token;
+  std::size_t token_line = 0;
+  for (std::size_t index = 0; tokens.next(token, token_line); ++index) {
+    if (is_keyword(token)) break;  // the loop has ended
+    const std::size_t col = index % tags.size();
+    for (int a = 0; a < 3; ++a) {
+      if (col != column[a]) continue;
+      double value;
+      if (const auto status = parse_number(token, value); status != NumberStatus::ok)
+        throw InputError(file.name, token_line,
+                         describe_bad_number(std::string(kCoordinates[a]), token, status));
+    }
+  }
+}
+
+}  // namespace dcsgrid::io::detail
