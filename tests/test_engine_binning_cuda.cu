@@ -32,14 +32,14 @@ struct Fixture {
   Slab slab{0, 29};
   BinGeometry g = make_bin_geometry(grid, slab, 12.0);
   cuda::Stream stream;
-  DeviceAtoms device;
+  DeviceAtomArrays device;
   DeviceBins bins;
   AtomSet atoms;
   std::vector<std::uint32_t> host_keys, host_counts;  // counts: bin_count + 1 (dropped last)
 
   void load(AtomSet a) {
     atoms = numbered(std::move(a));
-    upload_atoms(atoms, device, stream.get());
+    upload_atom_arrays(atoms, device, stream.get());
     const BinLookup lookup = make_bin_lookup(g);
     host_keys.resize(atoms.size());
     host_counts.assign(g.bin_count() + 1, 0);

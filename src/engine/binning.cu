@@ -31,7 +31,7 @@ void reserve(cuda::DeviceBuffer<T>& buf, std::size_t n) {
 }
 
 // The atoms as kernels read them, and the frame they are moved into.
-struct AtomArrays {
+struct AtomView {
   const float *x, *y, *z, *q;
   std::size_t n;
   float fx, fy, fz;  // frame origin
@@ -39,12 +39,12 @@ struct AtomArrays {
     return make_float4(x[i] - fx, y[i] - fy, z[i] - fz, q[i]);
   }
 };
-AtomArrays arrays_of(const DeviceAtoms& a, const BinGeometry& g) {
+AtomView arrays_of(const DeviceAtomArrays& a, const BinGeometry& g) {
   return {a.x.data(), a.y.data(), a.z.data(), a.q.data(), a.size(),
           g.frame_origin[0], g.frame_origin[1], g.frame_origin[2]};
 }
 
-__global__ void bin_keys_kernel(AtomArrays atoms, BinLookup lookup, std::uint32_t* __restrict__ keys) {
+__global__ void bin_keys_kernel(AtomView atoms, BinLookup lookup, std::uint32_t* __restrict__ keys) {
   const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < atoms.n) {
     const float4 p = atoms.in_frame(i);
@@ -61,7 +61,7 @@ __global__ void fill_kernel(float4* __restrict__ slots, std::size_t n, float4 va
 // One atom per thread. The bin's counter is read first and the atomic taken only when it shows
 // room, so a crowded bin costs its overflowing atoms one plain load each; those are appended to
 // the overflow list with one atomic per warp (the threads that overflow together).
-__global__ void scatter_fixed_kernel(AtomArrays atoms, const std::uint32_t* __restrict__ keys,
+__global__ void scatter_fixed_kernel(AtomView atoms, const std::uint32_t* __restrict__ keys,
                                      std::uint32_t dropped_key, std::uint32_t capacity,
                                      std::uint32_t* fill, float4* __restrict__ slots,
                                      std::uint32_t* __restrict__ overflow,
@@ -85,7 +85,7 @@ __global__ void scatter_fixed_kernel(AtomArrays atoms, const std::uint32_t* __re
   overflow[base + group.thread_rank()] = std::uint32_t(i);
 }
 
-__global__ void scatter_dynamic_kernel(AtomArrays atoms, const std::uint32_t* __restrict__ keys,
+__global__ void scatter_dynamic_kernel(AtomView atoms, const std::uint32_t* __restrict__ keys,
                                        std::uint32_t dropped_key,
                                        const std::uint32_t* __restrict__ start, std::uint32_t* fill,
                                        float4* __restrict__ slots) {
@@ -96,14 +96,14 @@ __global__ void scatter_dynamic_kernel(AtomArrays atoms, const std::uint32_t* __
   slots[start[bin] + atomicAdd(fill + bin, 1u)] = atoms.in_frame(i);
 }
 
-void check_binned(const DeviceAtoms& atoms, const BinGeometry& g, const DeviceBins& bins) {
+void check_binned(const DeviceAtomArrays& atoms, const BinGeometry& g, const DeviceBins& bins) {
   if (bins.bins != g.bin_count() || bins.atoms != atoms.size())
     throw Error("binning: count_bins must run on these atoms and this geometry before a scatter");
 }
 
 }  // namespace
 
-void upload_atoms(const AtomSet& atoms, DeviceAtoms& device, cudaStream_t stream) {
+void upload_atom_arrays(const AtomSet& atoms, DeviceAtomArrays& device, cudaStream_t stream) {
   const std::size_t n = atoms.size();
   if (n >= std::size_t(UINT32_MAX)) throw Error("too many atoms for the GPU cutoff engine");
   const std::vector<float>* host[4] = {&atoms.x, &atoms.y, &atoms.z, &atoms.q};
@@ -116,7 +116,7 @@ void upload_atoms(const AtomSet& atoms, DeviceAtoms& device, cudaStream_t stream
   }
 }
 
-void compute_bin_keys(const DeviceAtoms& atoms, const BinGeometry& g, DeviceBins& bins,
+void compute_bin_keys(const DeviceAtomArrays& atoms, const BinGeometry& g, DeviceBins& bins,
                       cudaStream_t stream) {
   const std::size_t n = atoms.size();
   bins.bins = g.bin_count();
@@ -128,7 +128,7 @@ void compute_bin_keys(const DeviceAtoms& atoms, const BinGeometry& g, DeviceBins
   DCSGRID_CHECK_LAUNCH();
 }
 
-void count_bins(const DeviceAtoms& atoms, const BinGeometry& g, DeviceBins& bins,
+void count_bins(const DeviceAtomArrays& atoms, const BinGeometry& g, DeviceBins& bins,
                 cudaStream_t stream) {
   compute_bin_keys(atoms, g, bins, stream);
   reserve(bins.counts, bins.bins + 1);
@@ -170,7 +170,7 @@ int choose_bin_capacity_cuda(DeviceBins& bins, cudaStream_t stream) {
   return choose_bin_capacity(bin_occupancy(counts));
 }
 
-void scatter_fixed(const DeviceAtoms& atoms, const BinGeometry& g, int capacity, DeviceBins& bins,
+void scatter_fixed(const DeviceAtomArrays& atoms, const BinGeometry& g, int capacity, DeviceBins& bins,
                    cudaStream_t stream) {
   check_binned(atoms, g, bins);
   if (capacity < 1) throw Error("binning: the bin capacity must be at least 1");
@@ -196,7 +196,7 @@ void scatter_fixed(const DeviceAtoms& atoms, const BinGeometry& g, int capacity,
   DCSGRID_CHECK_LAUNCH();
 }
 
-void scatter_dynamic(const DeviceAtoms& atoms, const BinGeometry& g, DeviceBins& bins,
+void scatter_dynamic(const DeviceAtomArrays& atoms, const BinGeometry& g, DeviceBins& bins,
                      cudaStream_t stream) {
   check_binned(atoms, g, bins);
   const std::size_t n = atoms.size();

@@ -28,6 +28,14 @@ struct OverflowSum {
   double cpu_begin = 0, cpu_end = 0;    // host clock around the CPU sum
 };
 
+// One enqueued slab, until finish_on_host.
+struct SlabRun {
+  Slab slab;
+  cuda::Event bin_start, bins_done, kernel_done;
+  std::future<OverflowSum> overflow;       // fixed capacity only
+  std::shared_future<void> list_fetched;   // the overflow list is on the host
+};
+
 // Points [lo, hi] of one axis within reach (rc) of coordinates [a_lo, a_hi], clipped to [0, n).
 // One point of slack on each side: distances are tested exactly later.
 std::array<std::int64_t, 2> reach_range(double a_lo, double a_hi, double rc, double origin,
@@ -103,19 +111,11 @@ nlohmann::json CutoffRunStats::to_json() const {
           {"geometry", geometry}};
 }
 
-// One enqueued slab, until finish_on_host.
-struct SlabRun {
-  Slab slab;
-  cuda::Event bin_start, bins_done, kernel_done;
-  std::future<OverflowSum> overflow;       // fixed capacity only
-  std::shared_future<void> list_fetched;   // the overflow list is on the host
-};
-
 struct CudaCutoffMethod::Impl {
   PotentialRequest request;
   int device = 0;
   PairKernel pair;
-  DeviceAtoms atoms;
+  DeviceAtomArrays atoms;
   DeviceBins bins;
   int capacity = 0;  // 0: dynamic bins
   cuda::DeviceBuffer<unsigned> brick_counter{1};
@@ -168,7 +168,7 @@ CudaCutoffMethod::CudaCutoffMethod(const PotentialRequest& request, cudaStream_t
   DCSGRID_CUDA_CHECK(cudaGetDevice(&m.device));
   m.pair = make_pair_kernel(request.physics);
   m.stats.atoms = request.atoms->size();
-  upload_atoms(*request.atoms, m.atoms, stream);
+  upload_atom_arrays(*request.atoms, m.atoms, stream);
   if (request.cutoff.dynamic_bins) {
     m.capacity = 0;
   } else if (request.cutoff.bin_capacity > 0) {

@@ -139,12 +139,12 @@ int choose_bin_capacity(const BinOccupancy& occupancy, double fraction = kCapaci
 #ifdef DCSGRID_HAVE_CUDA
 
 // Atoms on the device as uploaded (structure of arrays, float32, absolute coordinates).
-struct DeviceAtoms {
+struct DeviceAtomArrays {
   cuda::DeviceBuffer<float> x, y, z, q;
   std::size_t size() const { return q.size(); }
 };
 // Asynchronous on stream: atoms must stay alive and unchanged until the stream reaches the copy.
-void upload_atoms(const AtomSet& atoms, DeviceAtoms& device, cudaStream_t stream);
+void upload_atom_arrays(const AtomSet& atoms, DeviceAtomArrays& device, cudaStream_t stream);
 
 // Device buffers of one binning, reused (grown, never shrunk) from slab to slab.
 struct DeviceBins {
@@ -164,11 +164,11 @@ struct DeviceBins {
 
 // The steps below are asynchronous on stream unless said otherwise.
 // keys[i] = bin of atom i in the frame of g (bin_count when dropped): all a fixed scatter needs.
-void compute_bin_keys(const DeviceAtoms& atoms, const BinGeometry& g, DeviceBins& bins,
+void compute_bin_keys(const DeviceAtomArrays& atoms, const BinGeometry& g, DeviceBins& bins,
                       cudaStream_t stream);
 // compute_bin_keys, then counts[b] = atoms in bin b (in-house histogram; counts[bin_count] =
 // dropped atoms).
-void count_bins(const DeviceAtoms& atoms, const BinGeometry& g, DeviceBins& bins,
+void count_bins(const DeviceAtomArrays& atoms, const BinGeometry& g, DeviceBins& bins,
                 cudaStream_t stream);
 // From counts (after count_bins): the occupancy histogram (in-house histogram of the counts),
 // then the capacity rule of choose_bin_capacity. Synchronises stream (the answer goes to the
@@ -177,11 +177,11 @@ int choose_bin_capacity_cuda(DeviceBins& bins, cudaStream_t stream);
 // Fixed capacity (after compute_bin_keys): slots = bin_count·capacity, padded with q = 0 atoms at
 // kFarAway; an atom takes a slot only when its bin's counter shows room, else it is appended to
 // the overflow list through one atomic counter.
-void scatter_fixed(const DeviceAtoms& atoms, const BinGeometry& g, int capacity, DeviceBins& bins,
+void scatter_fixed(const DeviceAtomArrays& atoms, const BinGeometry& g, int capacity, DeviceBins& bins,
                    cudaStream_t stream);
 // Dynamic bins (after count_bins): start = exclusive scan of counts (in-house scan), atoms
 // scattered to start[bin] + rank; no padding, no overflow.
-void scatter_dynamic(const DeviceAtoms& atoms, const BinGeometry& g, DeviceBins& bins,
+void scatter_dynamic(const DeviceAtomArrays& atoms, const BinGeometry& g, DeviceBins& bins,
                      cudaStream_t stream);
 
 #endif  // DCSGRID_HAVE_CUDA
