@@ -508,6 +508,22 @@ TEST(Charges, WatersAndIons) {
   fs::remove_all(dir);
 }
 
+TEST(Charges, ResidueNumbersRepeatedInOneChain) {
+  // Large MD files wrap residue numbers; gemmi then files both waters "HOH 1" as one residue.
+  const std::string text = PdbWriter()
+                               .residue("HOH", 'W', 1, {"O", "H1", "H2"})
+                               .residue("HOH", 'W', 2, {"O", "H1", "H2"})
+                               .residue("HOH", 'W', 1, {"O", "H1", "H2"})
+                               .text;
+  const auto pdb = write_pdb(text);
+  const io::Structure s = io::read_structure(pdb->path, options());
+  ASSERT_EQ(s.atoms.size(), 9u);
+  int oxygens = 0;
+  for (float q : s.atoms.q) oxygens += std::abs(q - float(dat_charge("AMBER", "WAT", "OW"))) < 1e-6f;
+  EXPECT_EQ(oxygens, 3);
+  EXPECT_NEAR(s.atoms.total_charge(), 0.0, 1e-5);
+}
+
 TEST(Charges, NucleotideStrand) {
   // A 5'-DA-DT-3' strand, heavy atoms only (modern OP1/OP2 names); the 5' end has no phosphate.
   // Each strand of n nucleotides carries n-1 phosphates: -1 here, in both force fields.

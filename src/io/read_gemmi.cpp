@@ -107,7 +107,7 @@ std::vector<ResidueRecord> residue_records(const gemmi::Residue& res) {
   auto flush = [&] {
     ResidueRecord r{res.name, res.seqid.str(), {}};
     for (const gemmi::Atom* a : resolve_altlocs(run))
-      r.atoms.push_back({a->name, a->element.is_hydrogen(), a->pos.x, a->pos.y, a->pos.z});
+      r.atoms.push_back({a->name, a->pos.x, a->pos.y, a->pos.z});
     out.push_back(std::move(r));
     run.clear();
     names.clear();

@@ -26,8 +26,7 @@
 namespace dcsgrid::io {
 
 struct AtomRecord {
-  std::string name;       // as in the file ("HB2", "1HB", "OXT")
-  bool hydrogen = false;  // element H or D
+  std::string name;  // as in the file ("HB2", "1HB", "OXT")
   double x = 0, y = 0, z = 0;
 };
 

@@ -36,7 +36,7 @@ struct ReadOptions {
 
 // One structure (one model) with charges.
 struct Structure {
-  AtomSet atoms;          // in file order
+  AtomSet atoms;          // in file order (PDB/mmCIF: gemmi keeps a residue's atoms together)
   std::string source;     // file name as given
   int model = 1;          // model number read
   int models_in_file = 1; // models the file holds
