@@ -35,7 +35,8 @@ io::ReadOptions options(const std::string& forcefield = "amber", bool unknown_ze
 }
 
 // A charge straight from a .DAT file's text, in the force field's own names.
-double dat_charge(const std::string& forcefield, const std::string& residue, const std::string& atom) {
+double dat_charge(const std::string& forcefield, const std::string& residue,
+                  const std::string& atom) {
   for (const std::string& line : lines_of(read_text(tables_dir() / (forcefield + ".DAT")))) {
     const auto w = words(line);
     if (w.size() >= 3 && w[0] == residue && w[1] == atom) return std::stod(w[2]);
@@ -62,8 +63,9 @@ struct PdbWriter {
   int serial = 0;
 
   // One residue; atoms spaced 4 Å apart along x from `x0` unless placed explicitly.
-  PdbWriter& residue(const std::string& name, char chain, int number, const std::vector<std::string>& atoms,
-                     double x0 = 0, const std::map<std::string, std::array<double, 3>>& placed = {}) {
+  PdbWriter& residue(const std::string& name, char chain, int number,
+                     const std::vector<std::string>& atoms, double x0 = 0,
+                     const std::map<std::string, std::array<double, 3>>& placed = {}) {
     for (std::size_t i = 0; i < atoms.size(); ++i) {
       const std::string& a = atoms[i];
       std::array<double, 3> p{x0 + 4.0 * double(serial), 50.0 + number, 0.0};
@@ -71,8 +73,9 @@ struct PdbWriter {
       const bool hydrogen = is_hydrogen_atom(a);
       char line[96];
       const std::string padded = a.size() < 4 ? " " + a : a;
-      std::snprintf(line, sizeof line, "%-6s%5d %-4s %-4s%c%4d    %8.3f%8.3f%8.3f  1.00  0.00          %2s\n",
-                    "ATOM", ++serial, padded.c_str(), name.c_str(), chain, number, p[0], p[1], p[2],
+      std::snprintf(line, sizeof line,
+                    "%-6s%5d %-4s %-4s%c%4d    %8.3f%8.3f%8.3f  1.00  0.00          %2s\n", "ATOM",
+                    ++serial, padded.c_str(), name.c_str(), chain, number, p[0], p[1], p[2],
                     hydrogen ? "H" : std::string(1, a[0]).c_str());
       text += line;
     }
@@ -167,17 +170,19 @@ TEST(HydrogenParent, StandardNames) {
   EXPECT_EQ(io::hydrogen_parent("HA", backbone), "CA");
   EXPECT_EQ(io::hydrogen_parent("HA3", backbone), "CA");
   EXPECT_EQ(io::hydrogen_parent("HB2", with({"CB"})), "CB");
-  EXPECT_EQ(io::hydrogen_parent("HG1", with({"CB", "OG1", "CG2"})), "OG1");   // THR
+  EXPECT_EQ(io::hydrogen_parent("HG1", with({"CB", "OG1", "CG2"})), "OG1");          // THR
   EXPECT_EQ(io::hydrogen_parent("HG12", with({"CB", "CG1", "CG2", "CD1"})), "CG1");  // ILE
-  EXPECT_EQ(io::hydrogen_parent("HD21", with({"CB", "CG", "OD1", "ND2"})), "ND2");  // ASN
-  EXPECT_EQ(io::hydrogen_parent("HD21", with({"CB", "CG", "CD1", "CD2"})), "CD2");  // LEU
-  EXPECT_EQ(io::hydrogen_parent("HE2", with({"CB", "CG", "ND1", "CD2", "CE1", "NE2"})), "NE2");  // HIS
+  EXPECT_EQ(io::hydrogen_parent("HD21", with({"CB", "CG", "OD1", "ND2"})), "ND2");   // ASN
+  EXPECT_EQ(io::hydrogen_parent("HD21", with({"CB", "CG", "CD1", "CD2"})), "CD2");   // LEU
+  EXPECT_EQ(io::hydrogen_parent("HE2", with({"CB", "CG", "ND1", "CD2", "CE1", "NE2"})),
+            "NE2");  // HIS
   EXPECT_EQ(io::hydrogen_parent("HD2", with({"CB", "CG", "ND1", "CD2", "CE1", "NE2"})), "CD2");
   EXPECT_EQ(io::hydrogen_parent("HH12", with({"CB", "CG", "CD", "NE", "CZ", "NH1", "NH2"})), "NH1");
   EXPECT_EQ(io::hydrogen_parent("HZ3", with({"CB", "CG", "CD", "CE", "NZ"})), "NZ");
   EXPECT_EQ(io::hydrogen_parent("HH", with({"CB", "CG", "CD1", "CE1", "CZ", "OH"})), "OH");  // TYR
   EXPECT_EQ(io::hydrogen_parent("1HB", with({"CB"})), "CB");  // PDB v2 name
-  const std::vector<std::string> sugar = {"P", "O5'", "C5'", "C4'", "O4'", "C3'", "O3'", "C2'", "O2'", "C1'", "N6", "C6"};
+  const std::vector<std::string> sugar = {"P",   "O5'", "C5'", "C4'", "O4'", "C3'",
+                                          "O3'", "C2'", "O2'", "C1'", "N6",  "C6"};
   EXPECT_EQ(io::hydrogen_parent("H4'", sugar), "C4'");
   EXPECT_EQ(io::hydrogen_parent("H5''", sugar), "C5'");
   EXPECT_EQ(io::hydrogen_parent("HO2'", sugar), "O2'");
@@ -210,7 +215,8 @@ TEST(HydrogenParent, AgreesWithEveryBondOfPdb2pqrsTopology) {
         EXPECT_EQ(io::hydrogen_parent("HO2'", heavy), "O2'");
         continue;
       }
-      EXPECT_EQ(io::hydrogen_parent(a.name, heavy), a.bonds[0]) << "residue " << name << " hydrogen " << a.name;
+      EXPECT_EQ(io::hydrogen_parent(a.name, heavy), a.bonds[0])
+          << "residue " << name << " hydrogen " << a.name;
       ++checked;
     }
   }
@@ -307,7 +313,8 @@ TEST(Charges, CrystalStructureIntegerResiduesAndExpectedTotal) {
       const double q = by_residue[i].total;
       if (!near_integer(q) || std::lround(q) != expected[i]) {
         if (++wrong < 10)
-          ADD_FAILURE() << residues[i].name << " " << residues[i].key << ": " << q << ", expected " << expected[i];
+          ADD_FAILURE() << residues[i].name << " " << residues[i].key << ": " << q << ", expected "
+                        << expected[i];
       }
     }
     EXPECT_EQ(wrong, 0);
@@ -323,13 +330,16 @@ TEST(Charges, HydrogensPresentWithOldNames) {
   const std::string text = read_text(data_file("1a1p.pdb"));
   const auto residues = residues_of(text);
   int expected = 1;
-  for (const auto& r : residues) expected += (r.name == "LYS" || r.name == "ARG") - (r.name == "ASP" || r.name == "GLU");
+  for (const auto& r : residues)
+    expected += (r.name == "LYS" || r.name == "ARG") - (r.name == "ASP" || r.name == "GLU");
   const io::Structure s = io::read_structure(data_file("1a1p.pdb"), options("amber", true));
-  for (const auto& rc : charges_by_residue(text, s.atoms)) EXPECT_TRUE(near_integer(rc.total)) << rc.residue.key << " " << rc.total;
+  for (const auto& rc : charges_by_residue(text, s.atoms))
+    EXPECT_TRUE(near_integer(rc.total)) << rc.residue.key << " " << rc.total;
   EXPECT_NEAR(s.atoms.total_charge(), expected, 1e-3);
   // Present hydrogens carry their own table charge, nothing folded onto their atoms.
   const auto first = charges_by_residue(text, s.atoms).front();  // N-terminal ILE
-  EXPECT_NEAR(first.atom.at("1HG1"), dat_charge("AMBER", "NILE", "HG13"), 1e-6);  // AA.xml's altname
+  EXPECT_NEAR(first.atom.at("1HG1"), dat_charge("AMBER", "NILE", "HG13"),
+              1e-6);  // AA.xml's altname
   EXPECT_NEAR(first.atom.at("N"), dat_charge("AMBER", "NILE", "N"), 1e-6);
   ASSERT_EQ(s.warnings.size(), 1u);
   EXPECT_NE(s.warnings[0].find("NH2"), std::string::npos) << s.warnings[0];
@@ -344,9 +354,11 @@ TEST(Charges, AgreeWithPdb2pqr) {
     const io::Structure s = io::read_structure(data_file("1hpv.pdb"), options(ff, true));
     std::map<std::array<long, 3>, double> ours;
     auto key = [](double x, double y, double z) {
-      return std::array<long, 3>{std::lround(x * 1000), std::lround(y * 1000), std::lround(z * 1000)};
+      return std::array<long, 3>{std::lround(x * 1000), std::lround(y * 1000),
+                                 std::lround(z * 1000)};
     };
-    for (std::size_t i = 0; i < s.atoms.size(); ++i) ours[key(s.atoms.x[i], s.atoms.y[i], s.atoms.z[i])] = s.atoms.q[i];
+    for (std::size_t i = 0; i < s.atoms.size(); ++i)
+      ours[key(s.atoms.x[i], s.atoms.y[i], s.atoms.z[i])] = s.atoms.q[i];
 
     struct RefAtom {
       std::string name;
@@ -354,7 +366,8 @@ TEST(Charges, AgreeWithPdb2pqr) {
     };
     std::map<std::string, std::vector<RefAtom>> residues;  // residue fields -> atoms
     std::vector<std::string> order;
-    for (const std::string& line : atom_lines(read_text(data_file(std::string("1hpv_pdb2pqr_") + ff + ".pqr.gz")))) {
+    for (const std::string& line :
+         atom_lines(read_text(data_file(std::string("1hpv_pdb2pqr_") + ff + ".pqr.gz")))) {
       const auto w = words(line);
       const std::size_t off = (w[0] == "ATOM" || w[0] == "HETATM") ? 0 : 1;  // "HETATM12345"
       std::string res;
@@ -374,7 +387,8 @@ TEST(Charges, AgreeWithPdb2pqr) {
         std::size_t best = 0;
         double best_d = 1e30;
         for (std::size_t k = 0; k < heavy.size(); ++k) {
-          const double d = std::pow(heavy[k].x - h.x, 2) + std::pow(heavy[k].y - h.y, 2) + std::pow(heavy[k].z - h.z, 2);
+          const double d = std::pow(heavy[k].x - h.x, 2) + std::pow(heavy[k].y - h.y, 2) +
+                           std::pow(heavy[k].z - h.z, 2);
           if (d < best_d) best_d = d, best = k;
         }
         folded[best] += h.q;
@@ -417,13 +431,15 @@ TEST(Charges, HistidineVariantsFromTheirHydrogens) {
   const auto r = charges_by_residue(text, s.atoms);
   EXPECT_NEAR(r[1].total, 0, 1e-4);  // HID
   EXPECT_NEAR(r[1].atom.at("HD1"), dat_charge("AMBER", "HID", "HD1"), 1e-6);
-  EXPECT_NEAR(r[1].atom.at("CE1"), dat_charge("AMBER", "HID", "CE1") + dat_charge("AMBER", "HID", "HE1"), 1e-5);
+  EXPECT_NEAR(r[1].atom.at("CE1"),
+              dat_charge("AMBER", "HID", "CE1") + dat_charge("AMBER", "HID", "HE1"), 1e-5);
   EXPECT_NEAR(r[2].total, 0, 1e-4);  // HIE
   EXPECT_NEAR(r[2].atom.at("HE2"), dat_charge("AMBER", "HIE", "HE2"), 1e-6);
   EXPECT_NEAR(r[3].total, 1, 1e-4);  // HIP
   EXPECT_NEAR(r[3].atom.at("ND1"), dat_charge("AMBER", "HIP", "ND1"), 1e-6);
   EXPECT_NEAR(r[4].total, 0, 1e-4);  // no hydrogens: HIE, its HE2 folded onto NE2
-  EXPECT_NEAR(r[4].atom.at("NE2"), dat_charge("AMBER", "HIE", "NE2") + dat_charge("AMBER", "HIE", "HE2"), 1e-5);
+  EXPECT_NEAR(r[4].atom.at("NE2"),
+              dat_charge("AMBER", "HIE", "NE2") + dat_charge("AMBER", "HIE", "HE2"), 1e-5);
   EXPECT_NEAR(r[5].total, 1, 1e-4);  // CHARMM's name for HIP
 }
 
@@ -449,15 +465,21 @@ TEST(Charges, TerminiAndDisulfides) {
     const std::vector<int> expected = {1, 0, 0, -1, 1, 0, -1};
     for (std::size_t i = 0; i < r.size(); ++i) EXPECT_NEAR(r[i].total, expected[i], 1e-4) << i;
     if (std::string(ff) == "amber") {
-      EXPECT_NEAR(r[0].atom.at("N"), dat_charge("AMBER", "NPRO", "N") + 2 * dat_charge("AMBER", "NPRO", "H2"), 1e-5);
+      EXPECT_NEAR(r[0].atom.at("N"),
+                  dat_charge("AMBER", "NPRO", "N") + 2 * dat_charge("AMBER", "NPRO", "H2"), 1e-5);
       EXPECT_NEAR(r[1].atom.at("SG"), dat_charge("AMBER", "CYX", "SG"), 1e-6);  // bonded
-      EXPECT_NEAR(r[2].atom.at("SG"), dat_charge("AMBER", "CYS", "SG") + dat_charge("AMBER", "CYS", "HG"), 1e-5);
+      EXPECT_NEAR(r[2].atom.at("SG"),
+                  dat_charge("AMBER", "CYS", "SG") + dat_charge("AMBER", "CYS", "HG"), 1e-5);
       EXPECT_NEAR(r[5].atom.at("SG"), dat_charge("AMBER", "CYX", "SG"), 1e-6);
       EXPECT_NEAR(r[3].atom.at("OXT"), dat_charge("AMBER", "CALA", "OXT"), 1e-6);
-      EXPECT_NEAR(r[6].atom.at("O"), dat_charge("AMBER", "CGLY", "O") + dat_charge("AMBER", "CGLY", "OXT"), 1e-5);
-      EXPECT_NEAR(r[4].atom.at("N"), dat_charge("AMBER", "NALA", "N") + 3 * dat_charge("AMBER", "NALA", "H1"), 1e-5);
+      EXPECT_NEAR(r[6].atom.at("O"),
+                  dat_charge("AMBER", "CGLY", "O") + dat_charge("AMBER", "CGLY", "OXT"), 1e-5);
+      EXPECT_NEAR(r[4].atom.at("N"),
+                  dat_charge("AMBER", "NALA", "N") + 3 * dat_charge("AMBER", "NALA", "H1"), 1e-5);
     } else {
-      EXPECT_NEAR(r[4].atom.at("N"), dat_charge("CHARMM", "NTER", "N") + 3 * dat_charge("CHARMM", "NTER", "HT1"), 1e-5);
+      EXPECT_NEAR(r[4].atom.at("N"),
+                  dat_charge("CHARMM", "NTER", "N") + 3 * dat_charge("CHARMM", "NTER", "HT1"),
+                  1e-5);
     }
   }
 }
@@ -482,7 +504,8 @@ TEST(Charges, WatersAndIons) {
     const io::Structure s = io::read_structure(pdb->path, options(ff));
     const auto r = charges_by_residue(text, s.atoms);
     for (int w = 0; w < 4; ++w) EXPECT_NEAR(r[w].total, 0, 1e-5) << w;
-    for (std::size_t i = 0; i < ions.size(); ++i) EXPECT_DOUBLE_EQ(r[4 + i].total, ions[i]) << r[4 + i].residue.name;
+    for (std::size_t i = 0; i < ions.size(); ++i)
+      EXPECT_DOUBLE_EQ(r[4 + i].total, ions[i]) << r[4 + i].residue.name;
     const double oxygen = std::string(ff) == "amber"    ? dat_charge("AMBER", "WAT", "OW")
                           : std::string(ff) == "charmm" ? dat_charge("CHARMM", "TP3M", "OH2")
                                                         : dat_charge("PARSE", "H2O", "OH");
@@ -494,7 +517,8 @@ TEST(Charges, WatersAndIons) {
 
   // A table without water: TIP3P (PARSE's own water is -0.72/+0.36, so the two differ).
   const fs::path dir = temp_dir("nowater");
-  for (const auto& entry : fs::directory_iterator(tables_dir())) fs::copy(entry.path(), dir / entry.path().filename());
+  for (const auto& entry : fs::directory_iterator(tables_dir()))
+    fs::copy(entry.path(), dir / entry.path().filename());
   std::string dat;
   for (const std::string& line : lines_of(read_text(tables_dir() / "PARSE.DAT")))
     if (line.rfind("H2O", 0) != 0) dat += line + "\n";
@@ -519,7 +543,8 @@ TEST(Charges, ResidueNumbersRepeatedInOneChain) {
   const io::Structure s = io::read_structure(pdb->path, options());
   ASSERT_EQ(s.atoms.size(), 9u);
   int oxygens = 0;
-  for (float q : s.atoms.q) oxygens += std::abs(q - float(dat_charge("AMBER", "WAT", "OW"))) < 1e-6f;
+  for (float q : s.atoms.q)
+    oxygens += std::abs(q - float(dat_charge("AMBER", "WAT", "OW"))) < 1e-6f;
   EXPECT_EQ(oxygens, 3);
   EXPECT_NEAR(s.atoms.total_charge(), 0.0, 1e-5);
 }
@@ -529,7 +554,8 @@ TEST(Charges, NucleotideStrand) {
   // Each strand of n nucleotides carries n-1 phosphates: -1 here, in both force fields.
   const std::vector<std::string> sugar = {"O5'", "C5'", "C4'", "O4'", "C3'", "O3'", "C2'", "C1'"};
   std::vector<std::string> da = sugar, dt = {"P", "OP1", "OP2"};
-  for (const char* a : {"N9", "C8", "N7", "C5", "C6", "N6", "N1", "C2", "N3", "C4"}) da.push_back(a);
+  for (const char* a : {"N9", "C8", "N7", "C5", "C6", "N6", "N1", "C2", "N3", "C4"})
+    da.push_back(a);
   dt.insert(dt.end(), sugar.begin(), sugar.end());
   for (const char* a : {"N1", "C2", "O2", "N3", "C4", "O4", "C5", "C7", "C6"}) dt.push_back(a);
   const std::string text = PdbWriter().residue("DA", 'A', 1, da).residue("DT", 'A', 2, dt).text;
@@ -571,7 +597,8 @@ TEST(Charges, UnknownResiduesAndAtoms) {
   // An atom a known residue does not have: listed with residue, number, chain and atom.
   std::vector<std::string> odd = kAla;
   odd.push_back("XX1");
-  const std::string small = PdbWriter().residue("GLY", 'C', 1, {"N", "CA", "C", "O"})
+  const std::string small = PdbWriter()
+                                .residue("GLY", 'C', 1, {"N", "CA", "C", "O"})
                                 .residue("ALA", 'C', 2, odd)
                                 .residue("GLY", 'C', 3, {"N", "CA", "C", "O"})
                                 .text;

@@ -3,8 +3,8 @@
 // and an InputError naming file, line and problem for every malformed input.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 
 #include "dcsgrid/core/error.hpp"
@@ -84,7 +84,8 @@ TEST(ReadFormat, FromExtension) {
     } catch (const InputError& e) {
       EXPECT_EQ(e.file, bad);
       EXPECT_EQ(e.line, 0u);
-      EXPECT_NE(e.problem.find(".pqr .pdb .ent .cif .mmcif .pdbqt or .xyz"), std::string::npos) << e.what();
+      EXPECT_NE(e.problem.find(".pqr .pdb .ent .cif .mmcif .pdbqt or .xyz"), std::string::npos)
+          << e.what();
     }
   }
 }
@@ -162,10 +163,12 @@ TEST(ReadPdbqt, ReceptorGzippedAndPlain) {
 TEST(ReadPdbqt, PosesAreModels) {
   const fs::path dir = temp_dir("pdbqt");
   const fs::path path = dir / "poses.pdbqt";
-  const std::string atom1 = "ATOM      1  C1  LIG     1       1.000   2.000   3.000  1.00  0.00     0.250 C \n";
-  const std::string atom2 = "ATOM      1  C1  LIG     1       4.000   5.000   6.000  1.00  0.00    -0.125 C \n";
-  write_text(path, "MODEL 1\nROOT\n" + atom1 + "ENDROOT\nTORSDOF 0\nENDMDL\nMODEL 2\nROOT\n" + atom2 +
-                       "ENDROOT\nTORSDOF 0\nENDMDL\n");
+  const std::string atom1 =
+      "ATOM      1  C1  LIG     1       1.000   2.000   3.000  1.00  0.00     0.250 C \n";
+  const std::string atom2 =
+      "ATOM      1  C1  LIG     1       4.000   5.000   6.000  1.00  0.00    -0.125 C \n";
+  write_text(path, "MODEL 1\nROOT\n" + atom1 + "ENDROOT\nTORSDOF 0\nENDMDL\nMODEL 2\nROOT\n" +
+                       atom2 + "ENDROOT\nTORSDOF 0\nENDMDL\n");
   const auto models = io::read_all_models(path);
   ASSERT_EQ(models.size(), 2u);
   EXPECT_EQ(models[1].model, 2);
@@ -299,13 +302,16 @@ namespace {
 
 struct Broken {
   std::string name, content;
-  std::size_t line;      // expected line, 0 = the file as a whole
-  std::string problem;   // expected part of the message
+  std::size_t line;     // expected line, 0 = the file as a whole
+  std::string problem;  // expected part of the message
 };
 
-const std::string kPqrAtom = "ATOM      1  N   GLY     1      21.421   3.562  16.781   0.294   1.821\n";
-const std::string kPdbAtom = "ATOM      1  N   GLY A   1      21.421   3.562  16.781  1.00  0.00           N\n";
-const std::string kPdbqtAtom = "ATOM      1  C1  LIG     1       1.000   2.000   3.000  1.00  0.00     0.250 C \n";
+const std::string kPqrAtom =
+    "ATOM      1  N   GLY     1      21.421   3.562  16.781   0.294   1.821\n";
+const std::string kPdbAtom =
+    "ATOM      1  N   GLY A   1      21.421   3.562  16.781  1.00  0.00           N\n";
+const std::string kPdbqtAtom =
+    "ATOM      1  C1  LIG     1       1.000   2.000   3.000  1.00  0.00     0.250 C \n";
 
 std::string replaced(std::string s, const std::string& from, const std::string& to) {
   s.replace(s.find(from), from.size(), to);
@@ -320,7 +326,8 @@ void expect_input_error(const fs::path& path, std::size_t line, const std::strin
   } catch (const InputError& e) {
     EXPECT_EQ(e.file, path.string()) << e.what();
     EXPECT_EQ(e.line, line) << e.what();
-    EXPECT_NE(e.problem.find(problem), std::string::npos) << "expected '" << problem << "' in: " << e.what();
+    EXPECT_NE(e.problem.find(problem), std::string::npos)
+        << "expected '" << problem << "' in: " << e.what();
   }
 }
 
@@ -334,42 +341,60 @@ TEST(ReadBroken, EveryMalformedInputNamesFileLineAndProblem) {
   const std::string cif_text = read_text(data_file("1hpv.cif.gz"));
   const std::string last_tag = "_atom_site.pdbx_PDB_model_num\n";
   const std::size_t cif_rows = cif_text.find(last_tag) + last_tag.size();
-  const std::size_t first_row_line = 1 + std::size_t(std::count(cif_text.begin(), cif_text.begin() + std::ptrdiff_t(cif_rows), '\n'));
+  const std::size_t first_row_line =
+      1 +
+      std::size_t(std::count(cif_text.begin(), cif_text.begin() + std::ptrdiff_t(cif_rows), '\n'));
   const auto cif_lines = lines_of(cif_text);
   const std::string& first_row = cif_lines[first_row_line - 1];
   const std::string& fifth_row = cif_lines[first_row_line + 3];
   const auto first_words = words(first_row), fifth_words = words(fifth_row);
-  const std::string no_x = replaced(cif_text, first_row, replaced(first_row, " " + first_words[9] + " ", " ? "));
-  const std::string bad_z = replaced(cif_text, fifth_row, replaced(fifth_row, " " + fifth_words[11] + " ", " 1.2.3 "));
+  const std::string no_x =
+      replaced(cif_text, first_row, replaced(first_row, " " + first_words[9] + " ", " ? "));
+  const std::string bad_z =
+      replaced(cif_text, fifth_row, replaced(fifth_row, " " + fifth_words[11] + " ", " 1.2.3 "));
   const std::vector<Broken> cases = {
-      {"truncated.pqr", kPqrAtom + kPqrAtom + "ATOM      3  CA  GLY     1      21.0   3.5  16.7  0.29\n", 3, "truncated PQR atom record"},
-      {"bad_number.pqr", kPqrAtom + replaced(kPqrAtom, "3.562", "3.5x2"), 2, "y coordinate is not a number: '3.5x2'"},
-      {"nan.pqr", kPqrAtom + kPqrAtom + kPqrAtom + replaced(kPqrAtom, "16.781", "nan"), 4, "z coordinate is not finite"},
+      {"truncated.pqr",
+       kPqrAtom + kPqrAtom + "ATOM      3  CA  GLY     1      21.0   3.5  16.7  0.29\n", 3,
+       "truncated PQR atom record"},
+      {"bad_number.pqr", kPqrAtom + replaced(kPqrAtom, "3.562", "3.5x2"), 2,
+       "y coordinate is not a number: '3.5x2'"},
+      {"nan.pqr", kPqrAtom + kPqrAtom + kPqrAtom + replaced(kPqrAtom, "16.781", "nan"), 4,
+       "z coordinate is not finite"},
       {"inf_charge.pqr", replaced(kPqrAtom, "0.294", "inf"), 1, "charge is not finite"},
       {"no_atoms.pqr", "REMARK nothing here\nEND\n", 0, "no atoms"},
       {"empty.pqr", "", 0, "no atoms"},
       {"binary.pqr", binary, 3, "binary data"},
-      {"truncated.pdb", "HEADER    TEST\n" + kPdbAtom + kPdbAtom + kPdbAtom + kPdbAtom.substr(0, 45) + "\n", 5, "truncated atom record"},
-      {"bad_number.pdb", kPdbAtom + replaced(kPdbAtom, " 21.421", "  2x.42"), 2, "x coordinate (columns 31-38) is not a number"},
-      {"nan.pdb", kPdbAtom + replaced(kPdbAtom, "  3.562", "    nan"), 2, "y coordinate (columns 39-46) is not finite"},
+      {"truncated.pdb",
+       "HEADER    TEST\n" + kPdbAtom + kPdbAtom + kPdbAtom + kPdbAtom.substr(0, 45) + "\n", 5,
+       "truncated atom record"},
+      {"bad_number.pdb", kPdbAtom + replaced(kPdbAtom, " 21.421", "  2x.42"), 2,
+       "x coordinate (columns 31-38) is not a number"},
+      {"nan.pdb", kPdbAtom + replaced(kPdbAtom, "  3.562", "    nan"), 2,
+       "y coordinate (columns 39-46) is not finite"},
       {"bad_occupancy.pdb", replaced(kPdbAtom, "1.00", "1.x0"), 1, "occupancy"},
       {"no_atoms.pdb", "HEADER    TEST\nREMARK   1 NO COORDINATES\nEND\n", 0, "no atoms"},
       {"binary.pdb.gz", binary, 3, "binary data"},
-      {"truncated.pdbqt", kPdbqtAtom + kPdbqtAtom.substr(0, 72) + "\n", 2, "partial charge needs columns 71-76"},
-      {"bad_charge.pdbqt", "ROOT\n" + replaced(kPdbqtAtom, " 0.250", " 0.2.5"), 2, "partial charge (columns 71-76) is not a number"},
-      {"short_frame.xyz", "3\ncomment\nO 0 0 0 -0.8\nH 1 0 0 0.4\n", 4, "file ends after 2 of the 3 atoms"},
+      {"truncated.pdbqt", kPdbqtAtom + kPdbqtAtom.substr(0, 72) + "\n", 2,
+       "partial charge needs columns 71-76"},
+      {"bad_charge.pdbqt", "ROOT\n" + replaced(kPdbqtAtom, " 0.250", " 0.2.5"), 2,
+       "partial charge (columns 71-76) is not a number"},
+      {"short_frame.xyz", "3\ncomment\nO 0 0 0 -0.8\nH 1 0 0 0.4\n", 4,
+       "file ends after 2 of the 3 atoms"},
       {"bad_count.xyz", "1\nc\nNa 0 0 0 1\nnot-a-count\n", 4, "expected the atom count of frame 2"},
       {"fields.xyz", "2\nc\nO 0 0 0 -0.8\nH 1 0 0 0.4 extra\n", 4, "found 6 fields"},
       {"bad_number.xyz", "0 0 0 1\n# comment\n1 0 zero 1\n", 3, "z coordinate is not a number"},
-      {"syntax.cif", "data_x\nloop_\n_atom_site.id\n_atom_site.Cartn_x\n1 \"unterminated\n", 5, "unterminated"},
+      {"syntax.cif", "data_x\nloop_\n_atom_site.id\n_atom_site.Cartn_x\n1 \"unterminated\n", 5,
+       "unterminated"},
       {"missing_coordinate.cif", no_x, first_row_line, "_atom_site.Cartn_x is not a number: '?'"},
-      {"bad_coordinate.cif", bad_z, first_row_line + 4, "_atom_site.Cartn_z is not a number: '1.2.3'"},
+      {"bad_coordinate.cif", bad_z, first_row_line + 4,
+       "_atom_site.Cartn_z is not a number: '1.2.3'"},
       {"no_atoms.cif", "data_x\n_cell.length_a 10\n", 0, "no atoms"},
       {"quoted.cif",  // quoted values with blanks and quotes inside, a row over two lines
        "data_q\nloop_\n_atom_site.group_PDB\n_atom_site.id\n_atom_site.type_symbol\n"
        "_atom_site.label_atom_id\n_atom_site.label_alt_id\n_atom_site.label_comp_id\n"
        "_atom_site.label_asym_id\n_atom_site.label_seq_id\n_atom_site.Cartn_x\n_atom_site.Cartn_y\n"
-       "_atom_site.Cartn_z\n_atom_site.occupancy\n_atom_site.B_iso_or_equiv\n_atom_site.auth_seq_id\n"
+       "_atom_site.Cartn_z\n_atom_site.occupancy\n_atom_site.B_iso_or_equiv\n_atom_site.auth_seq_"
+       "id\n"
        "_atom_site.auth_asym_id\n"
        "HETATM 1 C \"C1'\" . 'L G' A 1 1.0 2.0 3.0 1 0 1 A\n"
        "HETATM 2 O \"O5'\" . 'L G' A 1\n  1.5 2.5 3.5 1 0 1 A\n"
@@ -380,8 +405,10 @@ TEST(ReadBroken, EveryMalformedInputNamesFileLineAndProblem) {
   for (const Broken& c : cases) {
     SCOPED_TRACE(c.name);
     const fs::path path = dir / c.name;
-    if (c.name.ends_with(".gz")) write_gz(path, c.content);
-    else write_text(path, c.content);
+    if (c.name.ends_with(".gz"))
+      write_gz(path, c.content);
+    else
+      write_text(path, c.content);
     expect_input_error(path, c.line, c.problem);
   }
   fs::remove_all(dir);

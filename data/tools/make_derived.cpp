@@ -3,7 +3,8 @@
 //   make_derived models N IN.pdb OUT.pdb|OUT.cif N models; model k is model 1 moved by
 //                                                (k-1) * (10, -5, 2.5) Å
 // Build (USE_STD_SNPRINTF: Debian ships gemmi without its stb_sprintf copy):
-//   g++ -std=c++20 -O1 -DGEMMI_WRITE_IMPLEMENTATION -DUSE_STD_SNPRINTF data/tools/make_derived.cpp \
+//   g++ -std=c++20 -O1 -DGEMMI_WRITE_IMPLEMENTATION -DUSE_STD_SNPRINTF data/tools/make_derived.cpp
+//   \
 //       -lz -o make_derived
 #include <fstream>
 #include <iostream>
@@ -19,8 +20,10 @@ namespace {
 
 void write(const gemmi::Structure& st, const std::string& path) {
   std::ofstream out(path);
-  if (path.ends_with(".cif")) gemmi::cif::write_cif_to_stream(out, gemmi::make_mmcif_document(st));
-  else gemmi::write_pdb(st, out);
+  if (path.ends_with(".cif"))
+    gemmi::cif::write_cif_to_stream(out, gemmi::make_mmcif_document(st));
+  else
+    gemmi::write_pdb(st, out);
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
@@ -45,7 +48,8 @@ int main(int argc, char** argv) {
     if (mode == "cif" && argc == 4) {
       write(gemmi::read_structure(gemmi::MaybeGzipped(argv[2])), argv[3]);
     } else if (mode == "models" && argc == 5) {
-      write(with_models(gemmi::read_structure(gemmi::MaybeGzipped(argv[3])), std::stoi(argv[2])), argv[4]);
+      write(with_models(gemmi::read_structure(gemmi::MaybeGzipped(argv[3])), std::stoi(argv[2])),
+            argv[4]);
     } else {
       std::cerr << "usage: make_derived cif IN OUT.cif | make_derived models N IN OUT\n";
       return 2;

@@ -19,12 +19,12 @@ namespace {
 // The atoms of one residue variant with their charges: from a topology variant and the force
 // field, from the force-field table alone, or TIP3P water.
 struct Template {
-  std::string label;                // for messages: "NALA (AMBER)"
-  std::vector<std::string> names;   // canonical atom names
+  std::string label;                           // for messages: "NALA (AMBER)"
+  std::vector<std::string> names;              // canonical atom names
   std::vector<std::optional<double>> charges;  // empty: the table lacks the atom
   std::vector<bool> hydrogen;
-  std::vector<std::vector<int>> bonds;  // may be empty when the source knows no bonds
-  std::vector<int> fold_to;             // hydrogens: parent; OXT: O; else -1
+  std::vector<std::vector<int>> bonds;          // may be empty when the source knows no bonds
+  std::vector<int> fold_to;                     // hydrogens: parent; OXT: O; else -1
   std::unordered_map<std::string, int> lookup;  // file atom name -> index
 
   // The charges add up to an integer (not so for a nucleic acid's 5'/3' ends alone).
@@ -65,10 +65,10 @@ struct Template {
 
 constexpr double kTip3pOxygen = -0.834, kTip3pHydrogen = 0.417;
 
-const std::set<std::string, std::less<>> kWaterNames = {"HOH", "WAT", "TIP3", "TIP", "SOL", "H2O",
-                                                        "DOD", "TP3", "T3P", "SPC"};
+const std::set<std::string, std::less<>> kWaterNames = {"HOH", "WAT", "TIP3", "TIP", "SOL",
+                                                        "H2O", "DOD", "TP3",  "T3P", "SPC"};
 const std::map<std::string, int, std::less<>> kIonCharges = {
-    {"NA", 1},  {"K", 1},    {"CL", -1},  {"MG", 2},  {"CA", 2},  {"ZN", 2},  {"SOD", 1},
+    {"NA", 1},  {"K", 1},    {"CL", -1}, {"MG", 2},  {"CA", 2},  {"ZN", 2}, {"SOD", 1},
     {"POT", 1}, {"CLA", -1}, {"CAL", 2}, {"ZN2", 2}, {"NA+", 1}, {"K+", 1}, {"CL-", -1}};
 const std::set<std::string, std::less<>> kCarboxyCaps = {"NME", "NHE", "NH2"};
 
@@ -109,7 +109,8 @@ std::set<const ResidueRecord*> disulfide_cysteines(const std::vector<ChainRecord
   constexpr double kBond = 2.5;
   std::set<const ResidueRecord*> bonded;
   for (std::size_t i = 0; i < sulfurs.size(); ++i)
-    for (std::size_t j = i + 1; j < sulfurs.size() && sulfurs[j].second->x - sulfurs[i].second->x < kBond; ++j)
+    for (std::size_t j = i + 1;
+         j < sulfurs.size() && sulfurs[j].second->x - sulfurs[i].second->x < kBond; ++j)
       if (sulfurs[i].first != sulfurs[j].first &&
           distance2(*sulfurs[i].second, *sulfurs[j].second) < kBond * kBond) {
         bonded.insert(sulfurs[i].first);
@@ -121,7 +122,9 @@ std::set<const ResidueRecord*> disulfide_cysteines(const std::vector<ChainRecord
 class Assigner {
  public:
   Assigner(const ChargeTables& tables, bool unknown_zero)
-      : tables_(tables), ff_(tables.forcefield), unknown_zero_(unknown_zero),
+      : tables_(tables),
+        ff_(tables.forcefield),
+        unknown_zero_(unknown_zero),
         ff_label_(upper(ff_.name)) {}
 
   ChargeResult run(const std::vector<ChainRecord>& chains, const std::string& file);
@@ -148,7 +151,9 @@ class Assigner {
   std::size_t folded_hydrogens_ = 0;
 };
 
-bool is_amino_topology(const TopologyResidue& t) { return t.find("N") && t.find("CA") && t.find("C"); }
+bool is_amino_topology(const TopologyResidue& t) {
+  return t.find("N") && t.find("CA") && t.find("C");
+}
 bool is_nucleic_topology(const TopologyResidue& t) { return t.find("C1'") != nullptr; }
 
 std::string Assigner::amino_base(const ResidueRecord& r, const std::string& name) const {
@@ -173,7 +178,8 @@ Classified Assigner::classify(const ResidueRecord& r) const {
   if (r.atoms.size() == 1 && kIonCharges.count(name)) return {Kind::ion, name};
   const Topology& topo = tables_.topology;
   const std::string amino = amino_base(r, name);
-  if (const TopologyResidue* t = topo.find(amino); t && is_amino_topology(*t)) return {Kind::amino, amino};
+  if (const TopologyResidue* t = topo.find(amino); t && is_amino_topology(*t))
+    return {Kind::amino, amino};
   // Nucleotides: "DA", "A", "RA" -> RA or DA by the presence of O2'.
   std::string letter = name;
   if (letter.size() == 2 && (letter[0] == 'D' || letter[0] == 'R')) letter.erase(0, 1);
@@ -181,14 +187,17 @@ Classified Assigner::classify(const ResidueRecord& r) const {
     const TopologyResidue* ribo = topo.find("R" + letter);
     const bool has_o2 = has_atom(r, ribo, "O2'");
     const std::string base = (has_o2 ? "R" : "D") + letter;
-    if (const TopologyResidue* t = topo.find(base); t && is_nucleic_topology(*t)) return {Kind::nucleic, base};
+    if (const TopologyResidue* t = topo.find(base); t && is_nucleic_topology(*t))
+      return {Kind::nucleic, base};
   }
   return {Kind::other, name};
 }
 
-const Template* Assigner::topology_template(const std::string& ffname, const std::string& topo_name) {
+const Template* Assigner::topology_template(const std::string& ffname,
+                                            const std::string& topo_name) {
   const std::string key = "topology:" + ffname + ":" + topo_name;
-  if (const auto it = cache_.find(key); it != cache_.end()) return it->second ? &*it->second : nullptr;
+  if (const auto it = cache_.find(key); it != cache_.end())
+    return it->second ? &*it->second : nullptr;
   auto& slot = cache_[key];
   const TopologyResidue* topo = tables_.topology.find(topo_name);
   if (!topo || !ff_.residue(ffname)) return nullptr;
@@ -198,15 +207,17 @@ const Template* Assigner::topology_template(const std::string& ffname, const std
   std::map<std::size_t, int> by_parameter;
   for (const TopologyAtom& a : topo->atoms) {
     const auto it = table.find(a.name);
-    const int k = t.add(a.name, it == table.end() ? std::nullopt
-                                                  : std::optional<double>(ff_.parameters[it->second].charge));
+    const int k =
+        t.add(a.name, it == table.end() ? std::nullopt
+                                        : std::optional<double>(ff_.parameters[it->second].charge));
     if (it != table.end()) by_parameter.emplace(it->second, k);
   }
   for (const auto& [alt, name] : topo->altnames)
     if (const int k = t.index(name); k >= 0) t.lookup.emplace(alt, k);
   // The table's own names for the same atoms are accepted too (OP1 for the topology's O1P).
   for (const auto& [key, parameter] : table)
-    if (const auto it = by_parameter.find(parameter); it != by_parameter.end()) t.lookup.emplace(key, it->second);
+    if (const auto it = by_parameter.find(parameter); it != by_parameter.end())
+      t.lookup.emplace(key, it->second);
   t.bonds.resize(t.names.size());
   for (std::size_t k = 0; k < topo->atoms.size(); ++k)
     for (const std::string& b : topo->atoms[k].bonds)
@@ -216,10 +227,12 @@ const Template* Assigner::topology_template(const std::string& ffname, const std
   return &*slot;
 }
 
-// A residue the table has under its own name (ACE, NME, a user's ligand): its entries are the atoms.
+// A residue the table has under its own name (ACE, NME, a user's ligand): its entries are the
+// atoms.
 const Template* Assigner::table_template(const std::string& name) {
   const std::string key = "table:" + name;
-  if (const auto it = cache_.find(key); it != cache_.end()) return it->second ? &*it->second : nullptr;
+  if (const auto it = cache_.find(key); it != cache_.end())
+    return it->second ? &*it->second : nullptr;
   auto& slot = cache_[key];
   const ForceField::AtomMap* atoms = ff_.residue(name);
   if (!atoms) return nullptr;
@@ -227,7 +240,8 @@ const Template* Assigner::table_template(const std::string& name) {
   t.label = name + " (" + ff_label_ + ")";
   std::map<std::size_t, int> by_parameter;
   for (const auto& [atom, p] : *atoms)
-    if (!by_parameter.count(p)) by_parameter[p] = t.add(ff_.parameters[p].atom, ff_.parameters[p].charge);
+    if (!by_parameter.count(p))
+      by_parameter[p] = t.add(ff_.parameters[p].atom, ff_.parameters[p].charge);
   for (const auto& [atom, p] : *atoms) t.lookup.emplace(atom, by_parameter[p]);
   t.set_fold_targets();
   slot = std::move(t);
@@ -241,7 +255,8 @@ const Template* Assigner::water_template() {
   const Template* table = topology_template("WAT", "WAT");
   Template t;
   if (table && table->names.size() == 3 &&
-      std::all_of(table->charges.begin(), table->charges.end(), [](const auto& q) { return q.has_value(); })) {
+      std::all_of(table->charges.begin(), table->charges.end(),
+                  [](const auto& q) { return q.has_value(); })) {
     t = *table;
     t.label = "water (" + ff_label_ + ")";
   } else {
@@ -259,13 +274,13 @@ const Template* Assigner::water_template() {
 // terminus: 'N', 'C', '5', '3' or 0.
 const Template* Assigner::template_for(const ResidueRecord& r, const Classified& c, char terminus) {
   switch (c.kind) {
-    case Kind::water: return water_template();
+    case Kind::water:
+      return water_template();
     case Kind::amino: {
       if (terminus != 'N' && terminus != 'C') return topology_template(c.base, c.base);
       const std::string ffname = terminus + c.base;
       // pdb2pqr gives an N-terminal proline two hydrogens (its NEUTRAL-NTERM patch).
-      const std::string topo_name =
-          terminus == 'N' && c.base == "PRO" ? "NEUTRAL-NPRO" : ffname;
+      const std::string topo_name = terminus == 'N' && c.base == "PRO" ? "NEUTRAL-NPRO" : ffname;
       return topology_template(ffname, topo_name);
     }
     case Kind::nucleic: {
@@ -276,7 +291,8 @@ const Template* Assigner::template_for(const ResidueRecord& r, const Classified&
       return topology_template(c.base, c.base);
     }
     case Kind::ion:
-    case Kind::other: return table_template(upper(r.name));
+    case Kind::other:
+      return table_template(upper(r.name));
   }
   return nullptr;
 }
@@ -293,14 +309,16 @@ void Assigner::apply(const ResidueRecord& r, const std::string& where, const Tem
   for (std::size_t i = 0; i < r.atoms.size(); ++i) {
     int k = t.index(r.atoms[i].name);
     if (k >= 0 && (present[k] >= 0 || !t.charges[k])) k = -1;  // a duplicate, or not in the table
-    if (k < 0) unknown_atoms.push_back(r.atoms[i].name);
-    else present[k] = int(i);
+    if (k < 0)
+      unknown_atoms.push_back(r.atoms[i].name);
+    else
+      present[k] = int(i);
   }
   if (!unknown_atoms.empty()) {
     std::string list;
     for (const std::string& a : unknown_atoms) list += (list.empty() ? "" : " ") + a;
-    unknown(where, "atom" + std::string(unknown_atoms.size() > 1 ? "s " : " ") + list +
-                       " not in " + t.label);
+    unknown(where, "atom" + std::string(unknown_atoms.size() > 1 ? "s " : " ") + list + " not in " +
+                       t.label);
   }
 
   // Where an absent atom's charge goes: along its fold targets (hydrogen -> parent, OXT -> O)
@@ -379,7 +397,9 @@ ChargeResult Assigner::run(const std::vector<ChainRecord>& chains, const std::st
       const Kind k = kinds[i].kind;
       if (k == Kind::amino) terminus[i] = 'C';
       if (k == Kind::nucleic) terminus[i] = '3';
-      if (k == Kind::amino || k == Kind::nucleic || kCarboxyCaps.count(upper(chain.residues[i].name))) break;
+      if (k == Kind::amino || k == Kind::nucleic ||
+          kCarboxyCaps.count(upper(chain.residues[i].name)))
+        break;
     }
     for (std::size_t i = 0; i < chain.residues.size(); ++i)  // OXT, or its altnames (OT2)
       if (kinds[i].kind == Kind::amino &&
@@ -389,7 +409,8 @@ ChargeResult Assigner::run(const std::vector<ChainRecord>& chains, const std::st
       if (solvent(i)) continue;
       if (kinds[i].kind == Kind::amino) terminus[i] = 'N';
       // A 5' end that keeps its phosphate stays the inner variant.
-      if (kinds[i].kind == Kind::nucleic && !has_atom(chain.residues[i], nullptr, "P")) terminus[i] = '5';
+      if (kinds[i].kind == Kind::nucleic && !has_atom(chain.residues[i], nullptr, "P"))
+        terminus[i] = '5';
       break;
     }
 
@@ -420,9 +441,11 @@ ChargeResult Assigner::run(const std::vector<ChainRecord>& chains, const std::st
     result.warnings.push_back("folded the charges of " + std::to_string(folded_hydrogens_) +
                               " absent hydrogens onto their heavy atoms");
   if (!relocated_.empty())
-    result.warnings.push_back("absent heavy atoms, charge moved to a bonded atom: " + summarize(relocated_));
+    result.warnings.push_back("absent heavy atoms, charge moved to a bonded atom: " +
+                              summarize(relocated_));
   if (!non_integral_.empty())
-    result.warnings.push_back("residues with a non-integer net charge: " + summarize(non_integral_));
+    result.warnings.push_back("residues with a non-integer net charge: " +
+                              summarize(non_integral_));
   return result;
 }
 

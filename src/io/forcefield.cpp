@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <mutex>
 #include <regex>
-#include <set>
 
 #include "dcsgrid/core/error.hpp"
 #include "forcefield_xml.hpp"
@@ -59,7 +58,8 @@ bool is_neighbour_placeholder(std::string_view name) {
   return name.find('+') != std::string_view::npos || name.ends_with("-1");
 }
 
-TopologyAtom read_topology_atom(const XmlNode& node, std::map<std::string, std::string, std::less<>>& altnames) {
+TopologyAtom read_topology_atom(const XmlNode& node,
+                                std::map<std::string, std::string, std::less<>>& altnames) {
   TopologyAtom atom{node.child_text("name"), {}};
   for (std::string& bond : node.children_text("bond"))
     if (!is_neighbour_placeholder(bond)) atom.bonds.push_back(std::move(bond));
@@ -94,8 +94,10 @@ void apply_patch(Topology& topology, const Patch& patch, const std::string& refe
   TopologyResidue patched = it->second;
   patched.name = newname;
   for (const TopologyAtom& atom : patch.add) {
-    if (TopologyAtom* existing = find_atom(patched, atom.name)) *existing = atom;
-    else patched.atoms.push_back(atom);
+    if (TopologyAtom* existing = find_atom(patched, atom.name))
+      *existing = atom;
+    else
+      patched.atoms.push_back(atom);
     for (const std::string& bond : atom.bonds)
       if (TopologyAtom* other = find_atom(patched, bond)) add_bond_once(*other, atom.name);
   }
@@ -126,8 +128,9 @@ std::vector<Patch> read_patches(const fs::path& path) {
   std::vector<Patch> patches;
   for (const XmlNode& node : root.children) {
     if (node.tag != "patch") continue;
-    Patch patch{node.child_text("name"), node.child_text("applyto"), node.child_text("newname"),
-                {}, {}, node.children_text("remove")};
+    Patch patch{
+        node.child_text("name"),     node.child_text("applyto"), node.child_text("newname"), {}, {},
+        node.children_text("remove")};
     for (const XmlNode& add : node.children)
       if (add.tag == "add")
         for (const XmlNode& atom : add.children)
@@ -149,16 +152,18 @@ void read_parameters(const fs::path& path, ForceField& ff) {
     std::string_view fields[5];
     const std::size_t n = detail::split_fields(line, fields, 5);
     if (n < 4)
-      throw InputError(file.name, lines.number(),
-                       "expected 'residue atom charge radius', found " + std::to_string(n) +
-                           " fields");
+      throw InputError(
+          file.name, lines.number(),
+          "expected 'residue atom charge radius', found " + std::to_string(n) + " fields");
     ForceField::Parameter p{std::string(fields[0]), std::string(fields[1]), 0, 0};
     const auto charge = detail::parse_number(fields[2], p.charge);
     if (charge != detail::NumberStatus::ok)
-      throw InputError(file.name, lines.number(), detail::describe_bad_number("charge", fields[2], charge));
+      throw InputError(file.name, lines.number(),
+                       detail::describe_bad_number("charge", fields[2], charge));
     const auto radius = detail::parse_number(fields[3], p.radius);
     if (radius != detail::NumberStatus::ok)
-      throw InputError(file.name, lines.number(), detail::describe_bad_number("radius", fields[3], radius));
+      throw InputError(file.name, lines.number(),
+                       detail::describe_bad_number("radius", fields[3], radius));
     ff.residues[p.residue][p.atom] = ff.parameters.size();
     ff.parameters.push_back(std::move(p));
   }
@@ -194,7 +199,8 @@ void apply_names(const fs::path& path, const Topology& reference, ForceField& ff
     }
     std::vector<std::pair<std::string, std::string>> aliases;  // new name, table name
     for (const XmlNode& atom : node.children)
-      if (atom.tag == "atom") aliases.emplace_back(atom.child_text("name"), atom.child_text("useatomname"));
+      if (atom.tag == "atom")
+        aliases.emplace_back(atom.child_text("name"), atom.child_text("useatomname"));
     if (aliases.empty()) continue;
     for (auto& [name, atoms] : ff.residues) {
       if (!std::regex_match(name, re)) continue;
@@ -206,12 +212,18 @@ void apply_names(const fs::path& path, const Topology& reference, ForceField& ff
 
 int element_rank(char element) {
   switch (element) {
-    case 'N': return 0;
-    case 'C': return 1;
-    case 'O': return 2;
-    case 'S': return 3;
-    case 'P': return 4;
-    default: return 5;
+    case 'N':
+      return 0;
+    case 'C':
+      return 1;
+    case 'O':
+      return 2;
+    case 'S':
+      return 3;
+    case 'P':
+      return 4;
+    default:
+      return 5;
   }
 }
 
@@ -296,7 +308,8 @@ ForceField load_forcefield(const fs::path& dir, std::string_view name, const Top
   return ff;
 }
 
-std::shared_ptr<const ChargeTables> charge_tables(const fs::path& dir, std::string_view forcefield) {
+std::shared_ptr<const ChargeTables> charge_tables(const fs::path& dir,
+                                                  std::string_view forcefield) {
   static std::mutex mutex;
   static std::map<std::pair<std::string, std::string>, std::shared_ptr<const ChargeTables>> cache;
   const std::lock_guard lock(mutex);
@@ -316,7 +329,8 @@ bool is_hydrogen_name(std::string_view atom) {
   return !atom.empty() && atom.front() == 'H';
 }
 
-std::string hydrogen_parent(std::string_view hydrogen, const std::vector<std::string>& heavy_atoms) {
+std::string hydrogen_parent(std::string_view hydrogen,
+                            const std::vector<std::string>& heavy_atoms) {
   if (hydrogen == "H5T") hydrogen = "HO5'";
   if (hydrogen == "H3T") hydrogen = "HO3'";
   std::string_view rest = skip_digits(hydrogen);
@@ -332,7 +346,8 @@ std::string hydrogen_parent(std::string_view hydrogen, const std::vector<std::st
     for (const std::string& heavy : heavy_atoms) {
       const std::string_view element_and_locant = skip_digits(heavy);
       if (element_and_locant.empty() || element_and_locant.substr(1) != prefix) continue;
-      if (!best || element_rank(element_and_locant.front()) < element_rank(skip_digits(*best).front()))
+      if (!best ||
+          element_rank(element_and_locant.front()) < element_rank(skip_digits(*best).front()))
         best = &heavy;
     }
     if (best) return *best;

@@ -77,10 +77,14 @@ class Parser {
   void skip_misc() {
     for (;;) {
       while (pos_ < text_.size() && is_space(text_[pos_])) ++pos_;
-      if (starts_with("<!--")) skip_past("-->", "comment");
-      else if (starts_with("<?")) skip_past("?>", "processing instruction");
-      else if (starts_with("<!")) skip_past(">", "declaration");
-      else return;
+      if (starts_with("<!--"))
+        skip_past("-->", "comment");
+      else if (starts_with("<?"))
+        skip_past("?>", "processing instruction");
+      else if (starts_with("<!"))
+        skip_past(">", "declaration");
+      else
+        return;
     }
   }
 

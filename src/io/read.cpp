@@ -20,11 +20,19 @@ std::vector<Structure> read_models(const std::filesystem::path& path, const Read
   detail::TextFile file = detail::load_text(path);
   std::vector<Structure> models;
   switch (format) {
-    case Format::pqr: models = detail::read_pqr(file, model); break;
-    case Format::pdbqt: models = detail::read_pdbqt(file, model); break;
-    case Format::xyz: models = detail::read_xyz(file, model); break;
+    case Format::pqr:
+      models = detail::read_pqr(file, model);
+      break;
+    case Format::pdbqt:
+      models = detail::read_pdbqt(file, model);
+      break;
+    case Format::xyz:
+      models = detail::read_xyz(file, model);
+      break;
     case Format::pdb:
-    case Format::mmcif: models = detail::read_macromolecule(file, format, model, options); break;
+    case Format::mmcif:
+      models = detail::read_macromolecule(file, format, model, options);
+      break;
   }
   for (Structure& s : models) {
     s.source = file.name;
@@ -37,11 +45,16 @@ std::vector<Structure> read_models(const std::filesystem::path& path, const Read
 
 std::string format_name(Format f) {
   switch (f) {
-    case Format::pqr: return "PQR";
-    case Format::pdb: return "PDB";
-    case Format::mmcif: return "mmCIF";
-    case Format::pdbqt: return "PDBQT";
-    case Format::xyz: return "XYZ";
+    case Format::pqr:
+      return "PQR";
+    case Format::pdb:
+      return "PDB";
+    case Format::mmcif:
+      return "mmCIF";
+    case Format::pdbqt:
+      return "PDBQT";
+    case Format::xyz:
+      return "XYZ";
   }
   return "?";
 }
@@ -56,9 +69,10 @@ Format format_from_path(const std::filesystem::path& path) {
       {".xyz", Format::xyz}};
   for (const auto& [e, f] : kExtensions)
     if (ext == e) return f;
-  throw InputError(path.string(), 0,
-                   (ext.empty() ? std::string("no file extension") : "unknown extension '" + ext + "'") +
-                       ": expected .pqr .pdb .ent .cif .mmcif .pdbqt or .xyz, optionally with .gz");
+  throw InputError(
+      path.string(), 0,
+      (ext.empty() ? std::string("no file extension") : "unknown extension '" + ext + "'") +
+          ": expected .pqr .pdb .ent .cif .mmcif .pdbqt or .xyz, optionally with .gz");
 }
 
 Structure read_structure(const std::filesystem::path& path, const ReadOptions& options) {
@@ -68,7 +82,8 @@ Structure read_structure(const std::filesystem::path& path, const ReadOptions& o
   return std::move(read_models(path, options, options.model).front());
 }
 
-std::vector<Structure> read_all_models(const std::filesystem::path& path, const ReadOptions& options) {
+std::vector<Structure> read_all_models(const std::filesystem::path& path,
+                                       const ReadOptions& options) {
   return read_models(path, options, 0);
 }
 

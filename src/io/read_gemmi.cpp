@@ -48,7 +48,8 @@ void check_pdb_atom_records(TextFile& file) {
       const auto field = line.substr(kOccupancy.begin, kOccupancy.end - kOccupancy.begin);
       if (!trim(field).empty())
         if (const auto status = parse_number(field, value); status != NumberStatus::ok)
-          throw InputError(file.name, lines.number(), describe_bad_number(kOccupancy.what, field, status));
+          throw InputError(file.name, lines.number(),
+                           describe_bad_number(kOccupancy.what, field, status));
     }
   }
 }
@@ -58,22 +59,28 @@ void check_pdb_atom_records(TextFile& file) {
 std::pair<std::size_t, std::string> split_gemmi_message(const std::string& message,
                                                         const std::string& file) {
   std::string_view rest = message;
-  if (rest.starts_with("Problem in line ")) rest.remove_prefix(16);
-  else if (rest.starts_with(file + ":")) rest.remove_prefix(file.size() + 1);
-  else return {0, message};
+  if (rest.starts_with("Problem in line "))
+    rest.remove_prefix(16);
+  else if (rest.starts_with(file + ":"))
+    rest.remove_prefix(file.size() + 1);
+  else
+    return {0, message};
   std::size_t line = 0;
   const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), line);
   if (ec != std::errc()) return {0, message};
   rest.remove_prefix(std::size_t(end - rest.data()));
-  while (!rest.empty() && (rest.front() == ':' || std::isdigit((unsigned char)rest.front()) || rest.front() == ' '))
+  while (!rest.empty() &&
+         (rest.front() == ':' || std::isdigit((unsigned char)rest.front()) || rest.front() == ' '))
     rest.remove_prefix(1);
   return {line, std::string(rest)};
 }
 
 gemmi::Structure parse(const TextFile& file, Format format) {
   try {
-    if (format == Format::pdb) return gemmi::read_pdb_from_memory(file.data.data(), file.data.size(), file.name);
-    return gemmi::make_structure(gemmi::cif::read_memory(file.data.data(), file.data.size(), file.name.c_str()));
+    if (format == Format::pdb)
+      return gemmi::read_pdb_from_memory(file.data.data(), file.data.size(), file.name);
+    return gemmi::make_structure(
+        gemmi::cif::read_memory(file.data.data(), file.data.size(), file.name.c_str()));
   } catch (const std::exception& e) {
     auto [line, problem] = split_gemmi_message(e.what(), file.name);
     throw InputError(file.name, line, problem);
@@ -92,8 +99,10 @@ std::vector<const gemmi::Atom*> resolve_altlocs(const std::vector<const gemmi::A
     const auto same = std::find_if(kept.begin(), kept.end(), [&](const gemmi::Atom* k) {
       return k->altloc != '\0' && k->name == a->name;
     });
-    if (same == kept.end()) kept.push_back(a);
-    else if (a->occ > (*same)->occ) *same = a;
+    if (same == kept.end())
+      kept.push_back(a);
+    else if (a->occ > (*same)->occ)
+      *same = a;
   }
   return kept;
 }
@@ -143,8 +152,8 @@ Structure charged_structure(const TextFile& file, const std::vector<ChainRecord>
       for (const AtomRecord& a : r.atoms) {
         if (!std::isfinite(a.x) || !std::isfinite(a.y) || !std::isfinite(a.z))
           throw InputError(file.name, 0,
-                           "atom " + a.name + " of " + r.name + " " + r.number + " chain " + c.name +
-                               ": coordinates are not finite numbers");
+                           "atom " + a.name + " of " + r.name + " " + r.number + " chain " +
+                               c.name + ": coordinates are not finite numbers");
         s.atoms.push_back(a.x, a.y, a.z, charges.charges[i++]);
       }
   s.warnings = std::move(charges.warnings);
@@ -156,8 +165,10 @@ Structure charged_structure(const TextFile& file, const std::vector<ChainRecord>
 
 std::vector<Structure> read_macromolecule(TextFile& file, Format format, int model,
                                           const ReadOptions& options) {
-  if (format == Format::pdb) check_pdb_atom_records(file);
-  else check_mmcif_coordinates(file);
+  if (format == Format::pdb)
+    check_pdb_atom_records(file);
+  else
+    check_mmcif_coordinates(file);
   gemmi::Structure st = parse(file, format);
   std::erase_if(st.models, [](const gemmi::Model& m) {
     return std::all_of(m.chains.begin(), m.chains.end(), [](const gemmi::Chain& c) {

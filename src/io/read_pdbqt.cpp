@@ -25,10 +25,12 @@ void parse_pdbqt_atom(const TextFile& file, std::string_view line, std::size_t l
                          " characters, the partial charge needs columns 71-76");
   double v[4];
   for (int c = 0; c < 4; ++c) {
-    const std::string_view field = line.substr(kColumns[c].begin, kColumns[c].end - kColumns[c].begin);
+    const std::string_view field =
+        line.substr(kColumns[c].begin, kColumns[c].end - kColumns[c].begin);
     const NumberStatus status = parse_number(field, v[c]);
     if (status != NumberStatus::ok)
-      throw InputError(file.name, line_number, describe_bad_number(kColumns[c].what, field, status));
+      throw InputError(file.name, line_number,
+                       describe_bad_number(kColumns[c].what, field, status));
   }
   atoms.push_back(v[0], v[1], v[2], v[3]);
 }
@@ -36,9 +38,10 @@ void parse_pdbqt_atom(const TextFile& file, std::string_view line, std::size_t l
 }  // namespace
 
 std::vector<Structure> read_pdbqt(const TextFile& file, int model) {
-  return read_atom_records(file, model, [&](std::string_view line, std::size_t number, AtomSet& atoms) {
-    parse_pdbqt_atom(file, line, number, atoms);
-  });
+  return read_atom_records(file, model,
+                           [&](std::string_view line, std::size_t number, AtomSet& atoms) {
+                             parse_pdbqt_atom(file, line, number, atoms);
+                           });
 }
 
 }  // namespace dcsgrid::io::detail

@@ -9,7 +9,8 @@ namespace dcsgrid::io::detail {
 namespace {
 
 constexpr std::size_t kMaxFields = 16;
-constexpr const char* kColumns[5] = {"x coordinate", "y coordinate", "z coordinate", "charge", "radius"};
+constexpr const char* kColumns[5] = {"x coordinate", "y coordinate", "z coordinate", "charge",
+                                     "radius"};
 
 void parse_pqr_atom(const TextFile& file, std::string_view line, std::size_t line_number,
                     AtomSet& atoms) {
@@ -39,9 +40,10 @@ void parse_pqr_atom(const TextFile& file, std::string_view line, std::size_t lin
 }  // namespace
 
 std::vector<Structure> read_pqr(const TextFile& file, int model) {
-  return read_atom_records(file, model, [&](std::string_view line, std::size_t number, AtomSet& atoms) {
-    parse_pqr_atom(file, line, number, atoms);
-  });
+  return read_atom_records(file, model,
+                           [&](std::string_view line, std::size_t number, AtomSet& atoms) {
+                             parse_pqr_atom(file, line, number, atoms);
+                           });
 }
 
 }  // namespace dcsgrid::io::detail

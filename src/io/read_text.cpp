@@ -41,8 +41,9 @@ TextFile load_text(const std::filesystem::path& path) {
   errno = 0;
   std::unique_ptr<gzFile_s, GzCloser> gz(gzopen(file.name.c_str(), "rb"));
   if (!gz)
-    throw InputError(file.name, 0,
-                     std::string("cannot open: ") + (errno ? std::strerror(errno) : "out of memory"));
+    throw InputError(
+        file.name, 0,
+        std::string("cannot open: ") + (errno ? std::strerror(errno) : "out of memory"));
   gzbuffer(gz.get(), 1 << 20);
   const auto size_hint = std::filesystem::file_size(path, ec);
   if (!ec) file.data.reserve(size_hint + 1);
@@ -113,7 +114,8 @@ NumberStatus parse_number(std::string_view field, double& value) {
   return std::isfinite(value) ? NumberStatus::ok : NumberStatus::not_finite;
 }
 
-std::string describe_bad_number(std::string_view what, std::string_view field, NumberStatus status) {
+std::string describe_bad_number(std::string_view what, std::string_view field,
+                                NumberStatus status) {
   const std::string shown(trim(field));
   if (status == NumberStatus::not_finite)
     return std::string(what) + " is not finite: '" + shown + "'";

@@ -25,7 +25,8 @@ void parse_xyz_atom(const TextFile& file, std::string_view line, std::size_t lin
   for (int c = 0; c < 4; ++c) {
     const NumberStatus status = parse_number(numbers[c], v[c]);
     if (status != NumberStatus::ok)
-      throw InputError(file.name, line_number, describe_bad_number(kColumns[c], numbers[c], status));
+      throw InputError(file.name, line_number,
+                       describe_bad_number(kColumns[c], numbers[c], status));
   }
   atoms.push_back(v[0], v[1], v[2], v[3]);
 }

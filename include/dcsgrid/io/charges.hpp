@@ -31,7 +31,7 @@ struct AtomRecord {
 };
 
 struct ResidueRecord {
-  std::string name;  // "ALA", "HOH"
+  std::string name;    // "ALA", "HOH"
   std::string number;  // sequence number with insertion code, for messages ("52", "52A")
   std::vector<AtomRecord> atoms;
 };

@@ -3,7 +3,8 @@
 //   <FF>.DAT    "residue atom charge radius [type]" lines of a force field (AMBER, CHARMM, PARSE)
 //   <FF>.names  XML mapping pdb2pqr's internal residue/atom names to the force field's own
 //   AA.xml, NA.xml, PATCHES.xml  residue topologies in PDB naming (atoms, alternative names,
-//               bonds) and the patches that make variants: NALA/CALA termini, HID/HIE/HIP, CYX, DA5...
+//               bonds) and the patches that make variants: NALA/CALA termini, HID/HIE/HIP, CYX,
+//               DA5...
 // Lookups use pdb2pqr's internal names: "NALA"/"H" finds AMBER's NALA/H1, CHARMM's NTER/HT1.
 #pragma once
 #include <cstddef>

@@ -36,10 +36,10 @@ struct ReadOptions {
 
 // One structure (one model) with charges.
 struct Structure {
-  AtomSet atoms;          // in file order (PDB/mmCIF: gemmi keeps a residue's atoms together)
-  std::string source;     // file name as given
-  int model = 1;          // model number read
-  int models_in_file = 1; // models the file holds
+  AtomSet atoms;           // in file order (PDB/mmCIF: gemmi keeps a residue's atoms together)
+  std::string source;      // file name as given
+  int model = 1;           // model number read
+  int models_in_file = 1;  // models the file holds
   std::vector<std::string> warnings;  // for the log: unknown atoms zeroed, hydrogens folded, ...
   std::string charge_source;          // "file" or the force field's name
 };
