@@ -163,6 +163,8 @@ TEST(Stats, FileStatsWrittenAndReadBack) {
   const auto stored = read_stored_stats(path);
   ASSERT_TRUE(stored.has_value());
   ASSERT_EQ(stored->maps.size(), 1u);
+  EXPECT_EQ(stored->maps[0].count, g.point_count());
+  EXPECT_EQ(stored->maps[0].non_finite, 0u);
   EXPECT_EQ(stored->maps[0].min, fs.maps[0].min);
   EXPECT_EQ(stored->maps[0].stddev, fs.maps[0].stddev);
   EXPECT_EQ(stored->maps[0].counts, fs.maps[0].counts);

@@ -15,6 +15,8 @@ using io::hdf5::Handle;
 
 namespace {
 
+constexpr std::size_t kStatsColumns = 6;  // min max mean std count non_finite
+
 [[noreturn]] void fail(const Path& path, const std::string& problem) {
   throw InputError(path.string(), 0, problem);
 }
@@ -309,11 +311,12 @@ std::vector<std::int8_t> read_status(hid_t file, std::size_t frames, const Path&
 void create_stats_datasets(hid_t file, std::size_t frames, std::size_t bins, const std::string& units,
                            const Path& path) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  const std::vector<double> stats(frames * 4, nan), edges(frames * (bins + 1), nan);
+  const std::vector<double> stats(frames * kStatsColumns, nan), edges(frames * (bins + 1), nan);
   const std::vector<std::uint64_t> counts(frames * (bins + 2), 0);
-  Handle s = create_column(file, names::stats, {frames, 4}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
-                           stats.data(), path);
-  io::hdf5::write_attribute(s.get(), "columns", std::string("min max mean std"), path);
+  Handle s = create_column(file, names::stats, {frames, kStatsColumns}, H5T_IEEE_F64LE,
+                           H5T_NATIVE_DOUBLE, stats.data(), path);
+  io::hdf5::write_attribute(s.get(), "columns", std::string("min max mean std count non_finite"),
+                            path);
   io::hdf5::write_attribute(s.get(), "units", units, path);
   Handle h = create_column(file, names::histogram, {frames, bins + 2}, H5T_STD_U64LE,
                            H5T_NATIVE_UINT64, counts.data(), path);
@@ -328,7 +331,8 @@ void write_stats_row(hid_t file, std::size_t frame, const MapStats& stats, std::
   if (stats.counts.size() != bins || stats.edges.size() != bins + 1)
     throw Error(path.string() + ": frame " + std::to_string(frame) + " needs a histogram of " +
                 std::to_string(bins) + " bins");
-  const double row[4] = {stats.min, stats.max, stats.mean, stats.stddev};
+  const double row[kStatsColumns] = {stats.min,    stats.max,          stats.mean,
+                                     stats.stddev, double(stats.count), double(stats.non_finite)};
   std::vector<std::uint64_t> counts(stats.counts);
   counts.push_back(stats.below);
   counts.push_back(stats.above);
@@ -344,10 +348,10 @@ std::vector<MapStats> read_stats_rows(hid_t file, const Path& path) {
   Dataset h = open_dataset(file, names::histogram, path);
   Dataset e = open_dataset(file, names::edges, path);
   const std::vector<hsize_t> ss = shape(s.get(), path), hs = shape(h.get(), path);
-  if (ss.size() != 2 || ss[1] != 4 || hs.size() != 2 || hs[0] != ss[0] || hs[1] < 3)
+  if (ss.size() != 2 || ss[1] != kStatsColumns || hs.size() != 2 || hs[0] != ss[0] || hs[1] < 3)
     fail(path, "/analysis/stats and /analysis/histogram have unexpected shapes");
   const std::size_t frames = ss[0], bins = hs[1] - 2;
-  std::vector<double> stats(frames * 4), edges(frames * (bins + 1));
+  std::vector<double> stats(frames * kStatsColumns), edges(frames * (bins + 1));
   std::vector<std::uint64_t> counts(frames * (bins + 2));
   read_column(s, stats.size(), H5T_NATIVE_DOUBLE, stats.data(), path);
   read_column(h, counts.size(), H5T_NATIVE_UINT64, counts.data(), path);
@@ -355,10 +359,13 @@ std::vector<MapStats> read_stats_rows(hid_t file, const Path& path) {
   std::vector<MapStats> rows(frames);
   for (std::size_t f = 0; f < frames; ++f) {
     MapStats& m = rows[f];
-    m.min = stats[f * 4];
-    m.max = stats[f * 4 + 1];
-    m.mean = stats[f * 4 + 2];
-    m.stddev = stats[f * 4 + 3];
+    const double* row = stats.data() + f * kStatsColumns;
+    m.min = row[0];
+    m.max = row[1];
+    m.mean = row[2];
+    m.stddev = row[3];
+    m.count = row[4] >= 0 ? std::size_t(row[4]) : 0;  // NaN in rows never written
+    m.non_finite = row[5] >= 0 ? std::size_t(row[5]) : 0;
     const auto c = counts.begin() + std::ptrdiff_t(f * (bins + 2));
     m.counts.assign(c, c + std::ptrdiff_t(bins));
     m.below = c[std::ptrdiff_t(bins)];

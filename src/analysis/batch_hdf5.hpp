@@ -77,13 +77,14 @@ io::hdf5::Handle status_type(const Path& path);
 // The status of every frame of a 4-D /potential.
 std::vector<std::int8_t> read_status(hid_t file, std::size_t frames, const Path& path);
 
-// /analysis/stats [frames][4], /analysis/histogram [frames][bins+2], /analysis/histogram_edges
-// [frames][bins+1], rows NaN/0 until written. The /analysis group must exist.
+// /analysis/stats [frames][6] (min max mean std count non_finite), /analysis/histogram
+// [frames][bins+2], /analysis/histogram_edges [frames][bins+1], rows NaN/0 until written. The
+// /analysis group must exist.
 void create_stats_datasets(hid_t file, std::size_t frames, std::size_t bins, const std::string& units,
                            const Path& path);
 void write_stats_row(hid_t file, std::size_t frame, const MapStats& stats, std::size_t bins,
                      const Path& path);
-// Every row (frames × bins from the datasets' shapes); MapStats::count is not stored (0).
+// Every row (frames × bins from the datasets' shapes).
 std::vector<MapStats> read_stats_rows(hid_t file, const Path& path);
 
 }  // namespace dcsgrid::analysis::h5

@@ -13,7 +13,8 @@
 //   /frames/total_charge   float64, e
 //   /frames/status         enum int8 {pending = 0, complete = 1, failed = 2}
 //   /frames/message        fixed-length string (up to 255 bytes): why a frame failed
-//   /analysis/stats        float64 [frames][4]: min, max, mean, std     (when stats are on)
+//   /analysis/stats        float64 [frames][6]: min, max, mean, std, count, non_finite
+//                          (when stats are on)
 //   /analysis/histogram    uint64 [frames][bins + 2]: bins, then below and above the range
 //   /analysis/histogram_edges float64 [frames][bins + 1]
 //   /analysis/mean, /analysis/std  float32 [nz][ny][nx] over the complete frames (when ensemble
