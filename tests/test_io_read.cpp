@@ -392,10 +392,9 @@ TEST(ReadBroken, EveryMalformedInputNamesFileLineAndProblem) {
       {"quoted.cif",  // quoted values with blanks and quotes inside, a row over two lines
        "data_q\nloop_\n_atom_site.group_PDB\n_atom_site.id\n_atom_site.type_symbol\n"
        "_atom_site.label_atom_id\n_atom_site.label_alt_id\n_atom_site.label_comp_id\n"
-       "_atom_site.label_asym_id\n_atom_site.label_seq_id\n_atom_site.Cartn_x\n_atom_site.Cartn_y\n"
-       "_atom_site.Cartn_z\n_atom_site.occupancy\n_atom_site.B_iso_or_equiv\n_atom_site.auth_seq_"
-       "id\n"
-       "_atom_site.auth_asym_id\n"
+       "_atom_site.label_asym_id\n_atom_site.label_seq_id\n_atom_site.Cartn_x\n"
+       "_atom_site.Cartn_y\n_atom_site.Cartn_z\n_atom_site.occupancy\n"
+       "_atom_site.B_iso_or_equiv\n_atom_site.auth_seq_id\n_atom_site.auth_asym_id\n"
        "HETATM 1 C \"C1'\" . 'L G' A 1 1.0 2.0 3.0 1 0 1 A\n"
        "HETATM 2 O \"O5'\" . 'L G' A 1\n  1.5 2.5 3.5 1 0 1 A\n"
        "HETATM 3 O O . 'L G' A 1 4.0 x5.0 6.0 1 0 1 A\n",
