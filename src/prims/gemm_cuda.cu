@@ -251,7 +251,7 @@ struct TileShape {
 };
 
 using LargeTiles = TileShape<128, 128, 8, 2>;  // big outputs: 256 threads
-using SmallTiles = TileShape<64, 64, 8, 6>;    // outputs with a side ≤ 64 (Gram matrices): 64 threads
+using SmallTiles = TileShape<64, 64, 16, 4>;   // outputs with a side ≤ 64 (Gram matrices): 64 threads
 
 constexpr std::int64_t kMinKPerSplit = 1024;  // below this a split's partial write costs too much
 
