@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <random>
 
 #include "dcsgrid/analysis/batch.hpp"
@@ -239,12 +240,13 @@ TEST(Sample, BatchFileOneMatrixAllFrames) {
   b.device = "cpu";
   b.padding = 3;
   run_batch(b);
-  test::write_text(dir / "pts.txt", "1 1 1\n2 0.5 2.5\n-1 -1 -1\n");
+  test::write_text(dir / "pts.txt", "1 1 1\n2 0.5 2.5\n-10 -10 -10\n");
   SampleOptions o;
   o.map = b.output;
   o.points = dir / "pts.txt";
   o.device = "cpu";
   o.maps_per_pass = 2;  // two SpMM passes
+  o.output_csv = dir / "out.csv";
   const SampleResult r = sample(o);
   ASSERT_EQ(r.labels.size(), 3u);
   EXPECT_EQ(r.frames, (std::vector<std::size_t>{0, 1, 2}));
@@ -258,10 +260,20 @@ TEST(Sample, BatchFileOneMatrixAllFrames) {
   for (std::size_t f = 0; f < 3; ++f) {
     reader.read(f, frame.data());
     const auto one = interpolate(m, frame.data(), "cpu");
-    for (std::size_t i = 0; i < 3; ++i) EXPECT_FLOAT_EQ(r.values[f * 3 + i], one[i]);
+    for (std::size_t i = 0; i < 2; ++i) EXPECT_FLOAT_EQ(r.values[f * 3 + i], one[i]);
+    EXPECT_TRUE(std::isnan(r.values[f * 3 + 2]) && std::isnan(one[2]));  // outside
   }
-  write_sample_csv(dir / "out.csv", r, pts);
-  EXPECT_TRUE(fs::exists(dir / "out.csv"));
+  // The CSV: a header, then x,y,z and one value per frame (NaN outside).
+  std::ifstream csv(o.output_csv);
+  std::string header, line;
+  std::getline(csv, header);
+  EXPECT_EQ(header, "x,y,z,\"" + b.output.string() + "#0\",\"" + b.output.string() + "#1\",\"" +
+                        b.output.string() + "#2\"");
+  std::getline(csv, line);
+  EXPECT_EQ(line.substr(0, 6), "1,1,1,");
+  std::getline(csv, line);
+  std::getline(csv, line);
+  EXPECT_EQ(line, "-10,-10,-10,nan,nan,nan");
 }
 
 #ifdef DCSGRID_HAVE_CUDA

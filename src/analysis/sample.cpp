@@ -142,6 +142,7 @@ SampleResult sample(const SampleOptions& options) {
       r.energy_kcal_mol.push_back(interaction_energy(points.points, r.values.data() + i * r.points,
                                                      r.units, maps.meta().temperature));
   }
+  if (!options.output_csv.empty()) write_sample_csv(options.output_csv, r, points);
   return r;
 }
 

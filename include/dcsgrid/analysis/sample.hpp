@@ -37,6 +37,7 @@ struct SampleOptions {
   std::string device = "auto";   // where the SpMV/SpMM runs
   // Maps interpolated per SpMM call (bounds the memory: this many maps and their values).
   std::size_t maps_per_pass = 64;
+  std::filesystem::path output_csv;  // when set, the table of values (write_sample_csv)
 };
 
 struct SampleResult {
