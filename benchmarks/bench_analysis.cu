@@ -137,8 +137,8 @@ void bench_batch(const Settings& s) {
   const double busy = r.read_busy + r.compute_busy + r.write_busy;
   Report report("bench_analysis_batch",
                 {"frames", "atoms", "grid_points", "device", "pipeline_s", "frames_per_s",
-                 "read_share", "compute_share", "write_share", "stage_sum_over_wall", "scan_s",
-                 "ensemble_s", "file_MB"});
+                 "read_share", "compute_share", "write_share", "stage_sum_over_wall",
+                 "engine_setup_s", "engine_kernel_s", "scan_s", "ensemble_s", "file_MB"});
   report.set_context("structure", s.structure.string());
   report.set_context("perturbation", "Gaussian sigma 0.3 A per coordinate, PQR files");
   report.set_context("grid", r.grid.describe());
@@ -146,7 +146,8 @@ void bench_batch(const Settings& s) {
   report.add_row({r.frames, protein.atoms.size(), r.grid.point_count(), r.device, r.pipeline_seconds,
                   r.frames_per_second, r.read_busy / r.pipeline_seconds,
                   r.compute_busy / r.pipeline_seconds, r.write_busy / r.pipeline_seconds,
-                  busy / r.pipeline_seconds, r.scan_seconds, r.ensemble_seconds,
+                  busy / r.pipeline_seconds, r.engine_setup, r.engine_kernels, r.scan_seconds,
+                  r.ensemble_seconds,
                   double(fs::file_size(o.output)) / 1e6});
   report.finish();
   if (r.computed != s.frames) throw Error(format("batch computed %zu of %zu frames", r.computed, s.frames));

@@ -7,6 +7,7 @@
 #include <exception>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <thread>
 
@@ -210,6 +211,8 @@ class Pipeline {
     result.read_busy = read_busy_;
     result.compute_busy = compute_busy_;
     result.write_busy = write_busy_;
+    result.engine_setup = engine_setup_;
+    result.engine_kernels = engine_kernels_;
     if (!device_.empty()) result.device = device_;
     if (error_) std::rethrow_exception(error_);
   }
@@ -274,6 +277,8 @@ class Pipeline {
             std::copy(d, d + plane * slab.planes(), dst + plane * slab.z_begin);
           });
           if (device_.empty()) device_ = stats.device;
+          engine_setup_ += stats.setup_seconds;
+          engine_kernels_ += stats.compute_seconds;
           out.data = std::move(*buffer);
         } catch (const std::exception& e) {
           out.error = e.what();
@@ -335,6 +340,7 @@ class Pipeline {
   BoundedQueue<ComputedItem> computed_q_;
   BoundedQueue<std::vector<float>> free_buffers_;
   double read_busy_ = 0, compute_busy_ = 0, write_busy_ = 0;
+  double engine_setup_ = 0, engine_kernels_ = 0;
   std::string device_;
   std::atomic<bool> fail_fast_stop_{false};
   std::mutex error_mutex_;
@@ -537,6 +543,7 @@ nlohmann::json BatchResult::to_json() const {
       {"frames_per_second", frames_per_second},
       {"stage_busy_share", {{"read", share(read_busy)}, {"compute", share(compute_busy)},
                             {"write", share(write_busy)}}},
+      {"engine_seconds", {{"setup", engine_setup}, {"kernels", engine_kernels}}},
   };
 }
 

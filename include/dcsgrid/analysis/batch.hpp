@@ -75,6 +75,8 @@ struct BatchResult {
   double frames_per_second = 0;  // computed / pipeline_seconds
   // Busy time of each stage, seconds; share = busy / pipeline_seconds.
   double read_busy = 0, compute_busy = 0, write_busy = 0;
+  // Inside compute: the engine's set-up (device start, uploads) and kernel seconds, summed.
+  double engine_setup = 0, engine_kernels = 0;
   nlohmann::json to_json() const;
 };
 
