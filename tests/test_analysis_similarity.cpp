@@ -8,10 +8,12 @@
 #include <random>
 #include <sstream>
 
+#include "dcsgrid/analysis/batch.hpp"
 #include "dcsgrid/analysis/similarity.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/map_io.hpp"
 #include "helpers.hpp"
+#include "test_analysis_batch_util.hpp"
 
 using namespace dcsgrid;
 using namespace dcsgrid::analysis;
@@ -186,6 +188,43 @@ TEST(Similarity, FilesEndToEndWithMaskAndOutputs) {
   EXPECT_THROW(compute_similarity(o), Error);
   o.maps = {files[0]};
   EXPECT_THROW(compute_similarity(o), Error);  // one map
+}
+
+TEST(Similarity, BatchFramesWithTheirOwnAtomsAsMask) {
+  const auto dir = test::temp_dir("similarity-batch");
+  std::vector<std::string> files;
+  std::vector<AtomSet> frames;
+  for (int f = 0; f < 3; ++f) {
+    const auto path = dir / ("f" + std::to_string(f) + ".pqr");
+    frames.push_back(test::random_atoms(6, Box{{0, 0, 0}, {3, 3, 3}}, 70 + f));
+    test::write_pqr(path, frames.back());
+    files.push_back(path.string());
+  }
+  BatchOptions b;
+  b.inputs = files;
+  b.output = dir / "batch.h5";
+  b.device = "cpu";
+  b.spacing = 0.5;
+  b.padding = 4;
+  run_batch(b);
+
+  SimilarityOptions o;
+  o.maps = {b.output};
+  o.device = "cpu";
+  o.mask_distance = 2.0;
+  o.mask_batch_inputs = true;
+  const SimilarityResult r = compute_similarity(o);
+  ASSERT_EQ(r.n, 3u);
+  EXPECT_EQ(r.labels[2], b.output.string() + "#2");
+  // The same mask from the atoms given directly (as the PQR files store them).
+  SimilarityOptions direct = o;
+  direct.mask_batch_inputs = false;
+  for (const auto& f : frames) direct.mask_atoms.push_back(test::as_stored(f));
+  const SimilarityResult d = compute_similarity(direct);
+  EXPECT_EQ(r.points_used, d.points_used);
+  EXPECT_LT(r.points_used, MapReader(b.output).grid().point_count());
+  for (std::size_t i = 0; i < 9; ++i) EXPECT_DOUBLE_EQ(r.hodgkin[i], d.hodgkin[i]);
+  EXPECT_NEAR(r.hodgkin[0], 1.0, 1e-12);
 }
 
 #ifdef DCSGRID_HAVE_CUDA

@@ -81,6 +81,25 @@ std::vector<double> gram_matrix(const float* maps, std::size_t n_maps, std::size
 
 namespace {
 
+// The atoms the mask keeps away from (see SimilarityOptions).
+std::vector<AtomSet> mask_atoms(const SimilarityOptions& o) {
+  std::vector<AtomSet> atoms = o.mask_atoms;
+  io::ReadOptions read = o.read_options;
+  read.unknown_zero = true;  // only positions matter here
+  for (const auto& s : o.mask_structures) atoms.push_back(io::read_structure(s, read).atoms);
+  if (!o.mask_batch_inputs) return atoms;
+  for (const auto& path : o.maps) {
+    if (!is_batch_file(path)) continue;
+    const BatchFile batch(path);
+    for (const FrameRecord& f : batch.frames()) {
+      if (f.status != FrameStatus::complete) continue;
+      read.model = f.model;
+      atoms.push_back(io::read_structure(f.source, read).atoms);
+    }
+  }
+  return atoms;
+}
+
 // Every map of the files, as rows over the points kept by the mask.
 struct MapRows {
   GridSpec grid;
@@ -101,10 +120,7 @@ MapRows load_maps(const SimilarityOptions& o) {
       m.grid = reader.grid();
       m.units = reader.meta().units;
       if (o.mask_distance > 0) {
-        std::vector<AtomSet> atoms = o.mask_atoms;
-        io::ReadOptions read = o.read_options;
-        read.unknown_zero = true;  // only positions matter here
-        for (const auto& s : o.mask_structures) atoms.push_back(io::read_structure(s, read).atoms);
+        const std::vector<AtomSet> atoms = mask_atoms(o);
         if (atoms.empty())
           throw Error("similarity: a mask distance needs the structures' atoms (none given)");
         mask = distance_mask(m.grid, atoms, o.mask_distance);

@@ -49,10 +49,13 @@ struct SimilarityOptions {
   // Several single-map HDF5 files on one grid, or one batch file (its complete frames).
   std::vector<std::filesystem::path> maps;
   // Mask: compare only points farther than mask_distance (Å) from every atom of these structures
-  // (files read with read_options) and of mask_atoms. mask_distance 0: every point.
+  // (files read with read_options), of mask_atoms and, with mask_batch_inputs, of the structure
+  // of every complete frame of the batch files given (their /frames sources, read again).
+  // mask_distance 0: every point.
   double mask_distance = 0;
   std::vector<std::filesystem::path> mask_structures;
   std::vector<AtomSet> mask_atoms;
+  bool mask_batch_inputs = false;
   io::ReadOptions read_options;
   std::string device = "auto";
   // Outputs (either may be empty): HDF5 with /gram, /hodgkin, /carbo, /order, /labels; CSV of the
