@@ -164,7 +164,7 @@ class FrameReader {
       cached_ = io::read_all_models(record.source, options_.read);
       cached_source_ = record.source;
     }
-    for (auto& s : cached_)
+    for (const auto& s : cached_)
       if (s.model == record.model) return s.atoms;
     throw Error(fmt::format("{}: has no model {} any more", record.source, record.model));
   }
@@ -216,6 +216,8 @@ class Pipeline {
     if (!device_.empty()) result.device = device_;
     if (error_) std::rethrow_exception(error_);
   }
+  // True when the writer stopped the run at a failed frame (fail_fast).
+  bool stopped_by_fail_fast() const { return fail_fast_stop_; }
 
  private:
   template <typename F>
@@ -327,9 +329,6 @@ class Pipeline {
       }
     }
   }
-
- public:
-  bool stopped_by_fail_fast() const { return fail_fast_stop_; }
 
  private:
   const BatchOptions& options_;
