@@ -335,6 +335,40 @@ TEST(Batch, ResumeAfterInterruptionIsByteIdentical) {
   expect_same_bytes(contents(o.output), contents(cut.output));
 }
 
+#ifdef DCSGRID_HAVE_CUDA
+// The GPU backend in the pipeline: frames agree with the float64 reference, and an interrupted
+// batch resumed on the GPU equals an uninterrupted GPU batch byte for byte (the engine is
+// deterministic).
+TEST(BatchGpu, FramesAndResume) {
+  DCSGRID_REQUIRE_GPU();
+  const fs::path dir = test::temp_dir("batch-gpu");
+  const auto files = write_frames(dir, 4, 3, 200);
+  BatchOptions o = cpu_options(files, dir / "reference.h5");
+  o.device = "gpu";
+  const BatchResult r = run_batch(o);
+  EXPECT_EQ(r.computed, 4u);
+  EXPECT_NE(r.device.find("cuda"), std::string::npos) << r.device;
+  {
+    BatchFile file(o.output);
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      const io::Structure s = io::read_structure(files[i]);
+      const auto ref = test::reference_direct(s.atoms, file.grid(), make_pair_kernel(o.physics));
+      EXPECT_LT(test::relative_l2(frame_data(file, i), ref), 1e-5) << "frame " << i;
+    }
+  }
+  BatchOptions cut = o;
+  cut.output = dir / "cut.h5";
+  cut.step_hook = [](std::size_t frame, WriteStep step) {
+    if (frame == 1 && step == WriteStep::data_flushed) throw std::runtime_error("interrupted");
+  };
+  EXPECT_THROW(run_batch(cut), std::runtime_error);
+  cut.step_hook = {};
+  cut.resume = true;
+  EXPECT_EQ(run_batch(cut).computed, 3u);
+  expect_same_bytes(contents(o.output), contents(cut.output));
+}
+#endif
+
 // ---- kill -9 ----------------------------------------------------------------------------------
 // The child: this test binary run again with only the disabled test below, which reads its job
 // from the environment and is killed by SIGKILL from its own hook.

@@ -41,9 +41,11 @@ InterpolationMatrix trilinear_matrix(const GridSpec& grid, const AtomSet& points
   validate(grid);
   if (grid.point_count() >= (std::size_t(1) << 31))
     throw Error("interpolation needs a grid of fewer than 2^31 points, got " + grid.describe());
+  const std::size_t n = points.size();
+  if (n >= (std::size_t(1) << 31))
+    throw Error("interpolation takes fewer than 2^31 points at a time, got " + std::to_string(n));
   InterpolationMatrix m;
   prims::CsrMatrix& a = m.matrix;
-  const std::size_t n = points.size();
   a.rows = std::int64_t(n);
   a.cols = std::int64_t(grid.point_count());
   a.row_offsets.reserve(n + 1);

@@ -21,7 +21,7 @@ struct InterpolationMatrix {
 // Weights at the positions of `points` (charges ignored). A point is inside when it lies in the
 // grid's box, with a tolerance of 1e-6 spacing at the faces; on a face or node the weights
 // reproduce the node values exactly. Along an axis with one point, only points on its plane are
-// inside. Throws Error for grids of 2^31 points or more (32-bit column indices).
+// inside. Throws Error for grids or point sets of 2^31 or more (32-bit indices).
 InterpolationMatrix trilinear_matrix(const GridSpec& grid, const AtomSet& points);
 
 // values[i] = map interpolated at point i (NaN outside). device: "cpu", "gpu" or "auto".
