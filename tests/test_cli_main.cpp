@@ -1,0 +1,143 @@
+// End-to-end runs of the dcsgrid binary: analytic fields through the whole pipeline, every output
+// format, provenance, and failures that must leave no file behind.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "dcsgrid/core/units.hpp"
+#include "dcsgrid/io/map_io.hpp"
+#include "helpers.hpp"
+
+namespace fs = std::filesystem;
+using namespace dcsgrid;
+using dcsgrid::test::run_command;
+
+namespace {
+
+std::string dcsgrid_cmd() { return test::dcsgrid_binary() + " --device cpu"; }
+
+void write_text(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+// Files in dir, hidden temporaries included.
+std::vector<std::string> listing(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override { dir = test::temp_dir("cli"); }
+  void TearDown() override { fs::remove_all(dir); }
+  fs::path dir;
+};
+
+}  // namespace
+
+TEST_F(Cli, PointChargeMatchesCoulombsLaw) {
+  // One +1 e charge at the origin, grid from (1,1,1) with 1 Å steps: V = k_C/(R T r) in kT/e.
+  write_text(dir / "one.xyz", "1\npoint charge\nNa 0 0 0 1.0\n");
+  const auto r = run_command(dcsgrid_cmd() + " " + (dir / "one.xyz").string() + " -o " +
+                             (dir / "pot.h5").string() + " --origin 1,1,1 --dims 5,4,3 --spacing 1 -q");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const io::MapFile map = io::read_hdf5(dir / "pot.h5");
+  ASSERT_EQ(map.data.size(), 60u);
+  const double kt = kGasConstant * 298.15;
+  for (std::size_t n = 0; n < map.data.size(); ++n) {
+    const auto ijk = map.grid.ijk(n);
+    const auto p = map.grid.position(ijk[0], ijk[1], ijk[2]);
+    const double rr = std::sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
+    EXPECT_NEAR(map.data[n], 332.0637 / kt / rr, 1e-5 * 332.0637 / kt / rr) << "point " << n;
+  }
+  EXPECT_EQ(map.meta.units, "kT/e");
+  EXPECT_EQ(map.meta.atom_count, 1u);
+  EXPECT_NEAR(map.meta.total_charge, 1.0, 1e-12);
+  EXPECT_EQ(map.meta.input_sha256.size(), 64u);
+  EXPECT_NE(map.meta.command_line.find("--dims 5,4,3"), std::string::npos);
+}
+
+TEST_F(Cli, DipoleInKcalWithDielectric) {
+  // ±0.5 e at z = ±0.5 Å in ε = 4: V = k_C/ε · Σ q/r, compared at every point.
+  write_text(dir / "dipole.xyz", "2\ndipole\nO 0 0 0.5 0.5\nO 0 0 -0.5 -0.5\n");
+  const auto r = run_command(dcsgrid_cmd() + " " + (dir / "dipole.xyz").string() + " -o " +
+                             (dir / "d.h5").string() +
+                             " --center 0,0,0 --size 8,8,8 --spacing 2 --units kcal/mol/e "
+                             "--dielectric 4 -q");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const io::MapFile map = io::read_hdf5(dir / "d.h5");
+  ASSERT_EQ(map.grid.point_count(), 125u);
+  for (std::size_t n = 0; n < map.data.size(); ++n) {
+    const auto ijk = map.grid.ijk(n);
+    const auto p = map.grid.position(ijk[0], ijk[1], ijk[2]);
+    const double r1 = std::max(0.5, std::hypot(p[0], p[1], p[2] - 0.5));
+    const double r2 = std::max(0.5, std::hypot(p[0], p[1], p[2] + 0.5));
+    const double expect = 332.0637 / 4 * (0.5 / r1 - 0.5 / r2);
+    EXPECT_NEAR(map.data[n], expect, 1e-5 * 332.0637 / 4) << "point " << n;
+  }
+}
+
+TEST_F(Cli, WritesEveryFormatAndTheyAgree) {
+  const fs::path input = test::data_file("1d7h-min.pqr");
+  ASSERT_TRUE(fs::exists(input)) << input;
+  const auto r = run_command(dcsgrid_cmd() + " " + input.string() + " -o " + (dir / "a.h5").string() +
+                             " -o " + (dir / "a.dx").string() + " -o " + (dir / "a.ccp4").string() +
+                             " --spacing 2 --padding 4 -q --json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("\"atoms\""), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(dir / "a.xmf"));
+  const io::MapFile h5 = io::read_hdf5(dir / "a.h5");
+  const io::MapFile dx = io::read_dx(dir / "a.dx");
+  ASSERT_TRUE(h5.grid.same_as(dx.grid, 1e-4));
+  double worst = 0;
+  for (std::size_t n = 0; n < h5.data.size(); ++n)
+    worst = std::max(worst, double(std::abs(h5.data[n] - dx.data[n])) / (1 + std::abs(h5.data[n])));
+  EXPECT_LT(worst, 1e-5);
+  EXPECT_GT(fs::file_size(dir / "a.ccp4"), 1024 + 4 * h5.data.size() - 1);
+
+  const auto info = run_command(test::dcsgrid_binary() + " info " + (dir / "a.h5").string());
+  ASSERT_EQ(info.status, 0) << info.output;
+  EXPECT_NE(info.output.find("kT/e"), std::string::npos) << info.output;
+  EXPECT_NE(info.output.find("1d7h-min.pqr"), std::string::npos) << info.output;
+}
+
+TEST_F(Cli, BadInputNamesFileAndLineAndLeavesNothing) {
+  write_text(dir / "bad.pqr",
+             "ATOM      1  N   ALA A   1       1.000   2.000   3.000 -0.3000 1.8240\n"
+             "ATOM      2  CA  ALA A   1       1.500   x.000   3.000  0.1000 1.9080\n");
+  const auto r = run_command(dcsgrid_cmd() + " " + (dir / "bad.pqr").string() + " -o " +
+                             (dir / "out.h5").string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("bad.pqr:2"), std::string::npos) << r.output;
+  EXPECT_EQ(listing(dir), std::vector<std::string>{"bad.pqr"});
+}
+
+TEST_F(Cli, RefusesUnknownFormatsAndImpossibleGrids) {
+  write_text(dir / "atoms.xyz", "1\n\nC 0 0 0 1\n");
+  auto r = run_command(dcsgrid_cmd() + " " + (dir / "atoms.xyz").string() + " -o " +
+                       (dir / "out.vtk").string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find(".vtk"), std::string::npos) << r.output;
+
+  r = run_command(dcsgrid_cmd() + " " + (dir / "atoms.xyz").string() + " -o " +
+                  (dir / "out.dx").string() + " --origin 0,0,0 --dims 100000,100000,100000");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("GiB"), std::string::npos) << r.output;
+  EXPECT_EQ(listing(dir), std::vector<std::string>{"atoms.xyz"});
+
+  r = run_command(dcsgrid_cmd() + " " + (dir / "missing.pqr").string() + " -o " +
+                  (dir / "out.h5").string());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("missing.pqr"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, HelpTeachesAndVersionAnswers) {
+  auto r = run_command(test::dcsgrid_binary() + " --help");
+  EXPECT_EQ(r.status, 0);
+  for (const char* needle : {"--spacing", "--method", "--ionic-strength", "Examples", "Grid", "Physics"})
+    EXPECT_NE(r.output.find(needle), std::string::npos) << needle;
+  r = run_command(test::dcsgrid_binary() + " --version");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.output.find(DCSGRID_VERSION), std::string::npos) << r.output;
+}
