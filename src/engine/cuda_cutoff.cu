@@ -66,9 +66,8 @@ void sum_on_cpu(const AtomSet& atoms, const PotentialRequest& request, Slab slab
   }
   out.dims = sub.dims;
   out.values.assign(sub.point_count(), 0.0f);
-  // TODO(cutoff): cutoff_accumulate_cpu from cpu_backend.hpp once it is published.
-  throw Error("the GPU cutoff's CPU overflow path is not wired yet (" + std::to_string(atoms.size()) +
-              " atoms beyond the bin capacity); use --dynamic-bins");
+  cutoff_accumulate_cpu(atoms, sub, make_pair_kernel(request.physics), request.cutoff,
+                        Slab{0, sub.nz()}, out.values.data());
 }
 
 // Adds a CPU sub-grid into the slab on the host, planes shared out among threads (this file is
