@@ -116,6 +116,25 @@ RsqrtError rsqrt_newton_error() {
   return e;
 }
 
+// The kernel's scaled steps (w = S·y) against the textbook form y ← y·(1.5 − (x/2)·y²), written out
+// here: powers of two apart, so they must agree to the bit.
+template <int Steps>
+void expect_scaled_steps_equal_textbook_steps() {
+  for (std::uint32_t i = float_bits(0.015625f); i < float_bits(65536.0f); i += 997) {
+    const float x = bits_float(i);
+    float y = bits_float(kRsqrtMagic - (i >> 1));
+    for (int s = 0; s < Steps; ++s)
+      y = y * std::fma(-0.5f * x, y * y, s == 1 && Steps == 2 ? kNewtonHalf3Centred : 1.5f);
+    ASSERT_EQ(rsqrt_newton_scaled<Steps>(x), kNewtonScale<Steps> * y) << "x = " << x;
+    ASSERT_EQ(rsqrt_newton<Steps>(x), y) << "x = " << x;
+  }
+}
+
+TEST(CudaDirectMath, ScaledNewtonStepsRoundLikeTheTextbookSteps) {
+  expect_scaled_steps_equal_textbook_steps<2>();
+  expect_scaled_steps_equal_textbook_steps<3>();
+}
+
 TEST(CudaDirectMath, TwoNewtonStepsAreCentredWithin3e6) {
   const RsqrtError e = rsqrt_newton_error<2>();
   std::cout << "rsqrt_newton<2>: max |rel error| " << e.max_abs << ", mean " << e.mean << "\n";

@@ -4,8 +4,9 @@
 // Gather form: a thread owns points_x × points_y points of one plane and sums every atom into
 // registers; no atomics. Atoms stream through shared memory in tiles of kDirectTileAtoms, staged
 // as (x, y, dz², q) since the whole block shares one plane. Per atom a thread computes one dx per
-// column, one dy² + dz² per row, then per point r² = dx² + (dy² + dz²) (1 FFMA), the clamp (1
-// FMNMX), 1/r on the MUFU unit or on the FMA pipe, and q/r into the sum (1 FFMA). Padding of the
+// column, one dy² + dz² per row, then per point r² = dx² + (dy² + dz²) (1 FFMA), 1/r on the MUFU
+// unit or on the FMA pipe, and q/r into the sum (1 FFMA); the min-distance clamp (1 FMNMX) only for
+// the few atoms within the clamp distance of the plane in z (split_near). Padding of the
 // grid (to whole blocks) and of the atoms (q = 0, far away) removes every per-point and per-atom
 // branch. Accuracy: each tile is summed in float, then added to the point's total with Kahan
 // compensation.
@@ -41,17 +42,22 @@ __device__ __forceinline__ float exp2_mufu(float x) {
 }
 
 // g(r) of the pair form for a clamped r²: the same functions as pair_term<Form> in physics.hpp,
-// with 1/r from the FMA pipe when fma_pipe (resolved at compile time after unrolling).
+// with 1/r from the FMA pipe when fma_pipe (resolved at compile time after unrolling). Coulomb's
+// FMA-pipe values come scaled by value_scale (S/r from rsqrt_newton_scaled): the sums are
+// unscaled once, at the store, rather than once per pair.
+template <PairForm Form, int NewtonSteps>
+__device__ __forceinline__ constexpr float value_scale(bool fma_pipe) {
+  return Form == PairForm::coulomb && fma_pipe ? kNewtonScale<NewtonSteps> : 1.0f;
+}
 template <PairForm Form, int NewtonSteps>
 __device__ __forceinline__ float pair_value(float r2, bool fma_pipe, float exp2_kappa) {
   if constexpr (Form == PairForm::distance_dependent) {
     return rcp_mufu(r2);
+  } else if constexpr (Form == PairForm::coulomb) {
+    return fma_pipe ? rsqrt_newton_scaled<NewtonSteps>(r2) : rsqrt_mufu(r2);
   } else {
     const float inv_r = fma_pipe ? rsqrt_newton<NewtonSteps>(r2) : rsqrt_mufu(r2);
-    if constexpr (Form == PairForm::coulomb)
-      return inv_r;
-    else
-      return exp2_mufu(exp2_kappa * (r2 * inv_r)) * inv_r;
+    return exp2_mufu(exp2_kappa * (r2 * inv_r)) * inv_r;
   }
 }
 
@@ -63,16 +69,49 @@ __device__ __forceinline__ void kahan_add(float& sum, float& carry, float x) {
   sum = t;
 }
 
-template <PairForm Form, int BlockY, int PX, int PY, int FmaPoints, int NewtonSteps>
-__global__ void __launch_bounds__(32 * BlockY) direct_kernel(const DirectLaunch a) {
+// One atom (x, y, dz², q) into the thread's per-point sums: a dx per column, a dy² + dz² per row,
+// then per point r² (1 FFMA), the clamp only when Clamp (1 FMNMX), 1/r, and q/r into the sum (1 FFMA).
+template <PairForm Form, int NewtonSteps, int FmaPoints, bool Clamp, int PX, int PY>
+__device__ __forceinline__ void add_atom(const float4 atom, const float (&px)[PX],
+                                         const float (&py)[PY], float (&part)[PX * PY],
+                                         float min_r2, float exp2_kappa) {
+  float dx[PX];
+#pragma unroll
+  for (int p = 0; p < PX; ++p) dx[p] = px[p] - atom.x;
+#pragma unroll
+  for (int r = 0; r < PY; ++r) {
+    const float dy = py[r] - atom.y;
+    const float dyz2 = fmaf(dy, dy, atom.z);
+#pragma unroll
+    for (int p = 0; p < PX; ++p) {
+      const int n = r * PX + p;
+      float r2 = fmaf(dx[p], dx[p], dyz2);
+      if constexpr (Clamp) r2 = fmaxf(r2, min_r2);
+      part[n] = fmaf(atom.w, pair_value<Form, NewtonSteps>(r2, n < FmaPoints, exp2_kappa), part[n]);
+    }
+  }
+}
+
+template <PairForm Form, int BlockY, int PX, int PY, int FmaPoints, int NewtonSteps, bool SplitNear,
+          int MinBlocks>
+__global__ void __launch_bounds__(32 * BlockY, MinBlocks > 0 ? MinBlocks : 1)
+    direct_kernel(const DirectLaunch a) {
   constexpr int kThreads = 32 * BlockY;
   constexpr int kLoads = kDirectTileAtoms / kThreads;  // atoms each thread stages per tile
   constexpr int kPoints = PX * PY;
+  // Warp-sized groups of a tile (warp w's load l is group l·BlockY + w); near atoms are listed per
+  // group, in tile order, so the clamped pass sums them in a fixed order.
+  constexpr int kGroups = kDirectTileAtoms / 32;
+  // Atoms per trip of the main loop: the loop's own instructions spread over more atoms.
+  constexpr int kUnroll = kPoints <= 16 ? 4 : 2;
   static_assert(kDirectTileAtoms % kThreads == 0);
 
   __shared__ float4 tile[kDirectTileAtoms];
-  const int tid = threadIdx.y * 32 + threadIdx.x;
-  const int i0 = blockIdx.x * (32 * PX) + threadIdx.x;
+  __shared__ float4 near_tile[SplitNear ? kDirectTileAtoms : 1];
+  __shared__ int near_count[kGroups];
+  const int lane = int(threadIdx.x);
+  const int tid = threadIdx.y * 32 + lane;
+  const int i0 = blockIdx.x * (32 * PX) + lane;
   const int j0 = blockIdx.y * (BlockY * PY) + threadIdx.y;
   const float pz = fmaf(float(a.z_begin + int(blockIdx.z)), a.hz, a.z0);
 
@@ -96,7 +135,21 @@ __global__ void __launch_bounds__(32 * BlockY) direct_kernel(const DirectLaunch 
 #pragma unroll
     for (int l = 0; l < kLoads; ++l) {
       const float dz = pz - next[l].z;
-      tile[l * kThreads + tid] = make_float4(next[l].x, next[l].y, dz * dz, next[l].w);
+      float4 atom = make_float4(next[l].x, next[l].y, dz * dz, next[l].w);
+      if constexpr (SplitNear) {
+        // dz² ≥ min_r2 makes every r² of the plane ≥ min_r2: the clamp is the identity. The
+        // others go to the group's near list and leave a q = 0 stand-in (r² ≥ min_r2, finite).
+        const bool near = atom.z < a.min_r2;
+        const unsigned mask = __ballot_sync(0xffffffffu, near);
+        const int group = l * BlockY + int(threadIdx.y);
+        if (near) {
+          near_tile[group * 32 + __popc(mask & ((1u << lane) - 1u))] = atom;
+          atom.z = a.min_r2;
+          atom.w = 0.0f;
+        }
+        if (lane == 0) near_count[group] = __popc(mask);
+      }
+      tile[l * kThreads + tid] = atom;
     }
     __syncthreads();
     if (t + 1 < a.tiles) {
@@ -108,23 +161,18 @@ __global__ void __launch_bounds__(32 * BlockY) direct_kernel(const DirectLaunch 
     float part[kPoints];
 #pragma unroll
     for (int n = 0; n < kPoints; ++n) part[n] = 0.0f;
-#pragma unroll 2
-    for (int m = 0; m < kDirectTileAtoms; ++m) {
-      const float4 atom = tile[m];  // x, y, dz², q
-      float dx[PX];
-#pragma unroll
-      for (int p = 0; p < PX; ++p) dx[p] = px[p] - atom.x;
-#pragma unroll
-      for (int r = 0; r < PY; ++r) {
-        const float dy = py[r] - atom.y;
-        const float dyz2 = fmaf(dy, dy, atom.z);
-#pragma unroll
-        for (int p = 0; p < PX; ++p) {
-          const int n = r * PX + p;
-          const float r2 = fmaxf(fmaf(dx[p], dx[p], dyz2), a.min_r2);
-          part[n] =
-              fmaf(atom.w, pair_value<Form, NewtonSteps>(r2, n < FmaPoints, a.exp2_kappa), part[n]);
-        }
+#pragma unroll kUnroll
+    for (int m = 0; m < kDirectTileAtoms; ++m)
+      add_atom<Form, NewtonSteps, FmaPoints, !SplitNear>(tile[m], px, py, part, a.min_r2,
+                                                         a.exp2_kappa);
+    if constexpr (SplitNear) {
+      // Block-uniform counts (no divergence); about 1% of atoms for a grid 100 planes deep.
+      for (int g = 0; g < kGroups; ++g) {
+        const int count = near_count[g];
+#pragma unroll 1
+        for (int k = 0; k < count; ++k)
+          add_atom<Form, NewtonSteps, FmaPoints, true>(near_tile[g * 32 + k], px, py, part,
+                                                       a.min_r2, a.exp2_kappa);
       }
     }
 #pragma unroll
@@ -137,15 +185,17 @@ __global__ void __launch_bounds__(32 * BlockY) direct_kernel(const DirectLaunch 
 #pragma unroll
     for (int p = 0; p < PX; ++p) {
       const int n = r * PX + p;
-      out[std::size_t(BlockY * r) * a.pitch_x + 32 * p] = a.scale * (total[n] - carry[n]);
+      // Dividing by a power of two is exact: the same as unscaling every pair.
+      const float scale = a.scale / value_scale<Form, NewtonSteps>(n < FmaPoints);
+      out[std::size_t(BlockY * r) * a.pitch_x + 32 * p] = scale * (total[n] - carry[n]);
     }
 }
 
 template <PairForm Form, std::size_t I>
 void launch_config(const DirectLaunch& launch, dim3 blocks, cudaStream_t stream) {
   constexpr DirectConfig c = kDirectConfigs[I];
-  direct_kernel<Form, c.block_y, c.points_x, c.points_y, c.fma_points, c.newton_steps>
-      <<<blocks, dim3(32, c.block_y), 0, stream>>>(launch);
+  direct_kernel<Form, c.block_y, c.points_x, c.points_y, c.fma_points, c.newton_steps,
+                c.split_near == 1, c.min_blocks><<<blocks, dim3(32, c.block_y), 0, stream>>>(launch);
   DCSGRID_CHECK_LAUNCH();
 }
 

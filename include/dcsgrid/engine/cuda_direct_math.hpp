@@ -40,20 +40,37 @@ DCSGRID_HD float bits_float(std::uint32_t i) {
 #endif
 }
 
-// 1/√x for a normal positive x, on the integer and FMA pipes only (no MUFU): 2 + 3·Steps + 1 ops.
+// Newton steps in scaled form: with w = S·y, the step y ← y·(3 − x·y²)/2 reads w ← w·(3S² − x·w²),
+// and then w = 2S³·y. So a step is FMUL, FFMA (−x is a free operand negation), FMUL: no −x/2 to
+// compute and no ·½ per step. From S = 1 at the seed: S = 2, 16, 8192 after 1, 2, 3 steps. Only
+// powers of two separate these values from the unscaled steps', so they round identically: the
+// result is exactly S times the textbook one. The kernel sums S/r and takes the S out at the end.
 template <int Steps>
-DCSGRID_HD float rsqrt_newton(float x) {
+inline constexpr float kNewtonScale = Steps == 2 ? 16.0f : 8192.0f;
+
+// S/√x (S = kNewtonScale<Steps>) for a normal positive x, on the integer and FMA pipes only (no
+// MUFU): the seed (SHF, IADD3) and 3 FMA-pipe ops a step.
+template <int Steps>
+DCSGRID_HD float rsqrt_newton_scaled(float x) {
   static_assert(Steps == 2 || Steps == 3, "2 steps (error ~2e-6, centred) or 3 (float rounding)");
-  const float neg_half_x = -0.5f * x;
-  float y = bits_float(kRsqrtMagic - (float_bits(x) >> 1));
+  float w = bits_float(kRsqrtMagic - (float_bits(x) >> 1));
+  float scale = 1.0f;  // S before the step (a compile-time constant after unrolling)
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
   for (int s = 0; s < Steps; ++s) {
-    const float c = (Steps == 2 && s == Steps - 1) ? kNewtonHalf3Centred : kNewtonHalf3;
-    y = y * fmaf(neg_half_x, y * y, c);
+    // 3S² = 2S²·1.5: the centring of the last step's 1.5 carries over exactly.
+    const float half3 = (Steps == 2 && s == Steps - 1) ? kNewtonHalf3Centred : kNewtonHalf3;
+    w = w * fmaf(-x, w * w, 2.0f * scale * scale * half3);
+    scale = 2.0f * scale * scale * scale;
   }
-  return y;
+  return w;
+}
+
+// 1/√x for a normal positive x, without MUFU.
+template <int Steps>
+DCSGRID_HD float rsqrt_newton(float x) {
+  return rsqrt_newton_scaled<Steps>(x) * (1.0f / kNewtonScale<Steps>);
 }
 
 }  // namespace dcsgrid::engine
