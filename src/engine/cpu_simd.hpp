@@ -20,9 +20,8 @@ namespace dcsgrid::engine::simd {
 inline constexpr int kLanes = 8;
 using v8f = float __attribute__((vector_size(32)));
 using v8i = std::int32_t __attribute__((vector_size(32)));
-using v4d = double __attribute__((vector_size(32)));
 
-inline v8f splat(float a) { return v8f{} + a; }
+inline v8f splat(float a) { return v8f{a, a, a, a, a, a, a, a}; }
 inline v8f lane_index() { return v8f{0, 1, 2, 3, 4, 5, 6, 7}; }
 
 inline v8f max(v8f a, v8f b) { return a < b ? b : a; }
@@ -61,6 +60,16 @@ inline v8f rsqrt(v8f x) {
 #endif
 }
 
+// 1/x for x > 0 to about 1 ulp: the 12-bit estimate and one Newton step, y + y·(1 − x·y).
+inline v8f rcp(v8f x) {
+#ifdef DCSGRID_CPU_AVX2
+  const v8f y = _mm256_rcp_ps(x);
+  return fma(y, fnma(x, y, splat(1.0f)), y);
+#else
+  return splat(1.0f) / x;
+#endif
+}
+
 // exp(x) for x <= 0, relative error about 1e-7; below −87 it returns ~1e-38 instead of
 // underflowing (the caller multiplies it by a bounded 1/r). Range reduction x = n·ln2 + t with
 // |t| <= ln2/2, e^t by its Taylor series to degree 7 (truncation error 5e-9), 2^n built in the
@@ -84,7 +93,7 @@ inline v8f exp_nonpositive(v8f x) {
 }
 
 // g(r) of physics.hpp's pair_term<F> for 8 pairs: r2 is already clamped to min_r2 and inv_r is
-// rsqrt(r2).
+// rsqrt(r2) (the compiler drops it where a form does not use it).
 template <PairForm F>
 inline v8f pair_term(v8f r2, v8f inv_r, v8f kappa);
 template <>
@@ -92,8 +101,8 @@ inline v8f pair_term<PairForm::coulomb>(v8f, v8f inv_r, v8f) {
   return inv_r;
 }
 template <>
-inline v8f pair_term<PairForm::distance_dependent>(v8f, v8f inv_r, v8f) {
-  return inv_r * inv_r;
+inline v8f pair_term<PairForm::distance_dependent>(v8f r2, v8f, v8f) {
+  return rcp(r2);
 }
 template <>
 inline v8f pair_term<PairForm::debye_huckel>(v8f r2, v8f inv_r, v8f kappa) {
@@ -120,15 +129,15 @@ inline v8f cutoff_factor<CutoffForm::switched>(v8f r2, v8f inv_r, const CutoffPa
 
 // Adds the 8 floats of v to the 8 doubles at sum (the per-point float64 accumulators).
 inline void add_to_double(double* sum, v8f v) {
-  const v4d lo = __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3), v4d);
-  const v4d hi = __builtin_convertvector(__builtin_shufflevector(v, v, 4, 5, 6, 7), v4d);
-  v4d a, b;
-  __builtin_memcpy(&a, sum, sizeof a);
-  __builtin_memcpy(&b, sum + 4, sizeof b);
-  a += lo;
-  b += hi;
-  __builtin_memcpy(sum, &a, sizeof a);
-  __builtin_memcpy(sum + 4, &b, sizeof b);
+#ifdef DCSGRID_CPU_AVX2
+  const __m256 f = v;
+  _mm256_storeu_pd(sum, _mm256_add_pd(_mm256_loadu_pd(sum),
+                                      _mm256_cvtps_pd(_mm256_castps256_ps128(f))));
+  _mm256_storeu_pd(sum + 4, _mm256_add_pd(_mm256_loadu_pd(sum + 4),
+                                          _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1))));
+#else
+  for (int i = 0; i < kLanes; ++i) sum[i] += v[i];
+#endif
 }
 
 // Calls fn(std::integral_constant<PairForm, F>{}) for the kernel's form, so one template body
