@@ -44,6 +44,72 @@ inline v8f fnma(v8f a, v8f b, v8f c) {
 // Lanes where mask is set, else 0.
 inline v8f select(v8i mask, v8f a) { return mask ? a : v8f{}; }
 
+inline v8f sqrt(v8f x) {
+#ifdef DCSGRID_CPU_AVX2
+  return _mm256_sqrt_ps(x);
+#else
+  for (int i = 0; i < kLanes; ++i) x[i] = __builtin_sqrtf(x[i]);
+  return x;
+#endif
+}
+inline v8f floor(v8f x) {
+#ifdef DCSGRID_CPU_AVX2
+  return _mm256_floor_ps(x);
+#else
+  for (int i = 0; i < kLanes; ++i) x[i] = __builtin_floorf(x[i]);
+  return x;
+#endif
+}
+inline v8f ceil(v8f x) {
+#ifdef DCSGRID_CPU_AVX2
+  return _mm256_ceil_ps(x);
+#else
+  for (int i = 0; i < kLanes; ++i) x[i] = __builtin_ceilf(x[i]);
+  return x;
+#endif
+}
+
+// Bit i set where lane i of the comparison result m is true.
+inline unsigned movemask(v8i m) {
+#ifdef DCSGRID_CPU_AVX2
+  return unsigned(_mm256_movemask_ps(std::bit_cast<__m256>(m)));
+#else
+  unsigned bits = 0;
+  for (int i = 0; i < kLanes; ++i) bits |= unsigned(m[i] != 0) << i;
+  return bits;
+#endif
+}
+
+// For each 8-bit mask, the lanes whose bit is set, in order (AVX2 has no compress store).
+struct PackTable {
+  std::int32_t lanes[256][kLanes];
+};
+constexpr PackTable make_pack_table() {
+  PackTable t{};
+  for (int m = 0; m < 256; ++m)
+    for (int i = 0, k = 0; i < kLanes; ++i)
+      if (m >> i & 1) t.lanes[m][k++] = i;
+  return t;
+}
+inline constexpr PackTable kPackTable = make_pack_table();
+
+// Writes the lanes of v whose mask bit is set, in order, to out; returns how many. Stores a whole
+// vector: out must have room for 8 values.
+template <typename V, typename T>
+inline int compress_store(V v, unsigned mask, T* out) {
+  static_assert(sizeof(V) == 32 && sizeof(T) == 4);
+#ifdef DCSGRID_CPU_AVX2
+  const __m256i lanes =
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kPackTable.lanes[mask]));
+  const __m256 packed = _mm256_permutevar8x32_ps(std::bit_cast<__m256>(v), lanes);
+  _mm256_storeu_ps(reinterpret_cast<float*>(out), packed);
+#else
+  for (int i = 0, k = 0; i < kLanes; ++i)
+    if (mask >> i & 1) out[k++] = v[i];
+#endif
+  return __builtin_popcount(mask);
+}
+
 // 1/sqrt(x) for x > 0 to about 1 ulp: the 12-bit hardware estimate and one Newton step written
 // as y + y/2·(1 − x·y²), whose residual is formed with FMA. Faster than sqrt + divide, and
 // accurate enough for the 1e-6 (relative L2) goal with a wide margin (bench_cpu_direct
