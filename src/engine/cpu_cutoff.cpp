@@ -61,23 +61,13 @@ double outside2(double v, double lo, double hi) {
   return d * d;
 }
 
-// A double as a float and the float of its remainder: differences of such pairs are exact to
-// float rounding of the difference itself, however far from 0 the values lie.
-struct Split {
-  float hi, lo;
-};
-Split split(double v) {
-  const float hi = float(v);
-  return {hi, float(v - hi)};
-}
-
-// The atoms that can reach the grid (within rc of its box), sorted into (y, z) columns. x is in
-// the row frame; y and z are split, relative to the grid origin. The same for every slab of a
+// The atoms that can reach the grid (within rc of its box), sorted into (y, z) columns, with
+// coordinates relative to the grid origin, split (cpu_frame.hpp). The same for every slab of a
 // grid, so a grid computed slab by slab sums in the same order as in one piece and gives the
 // same floats. Each array has kLanes entries of padding (charge 0, far away) so the scan can
 // load whole vectors past the end of a run.
 struct Columns {
-  std::vector<float> x, y_hi, y_lo, z_hi, z_lo, q;
+  std::vector<float> x_hi, x_lo, y_hi, y_lo, z_hi, z_lo, q;
   std::vector<std::uint32_t> start;  // column c holds atoms [start[c], start[c+1])
   double y0 = 0, z0 = 0, edge = 1;   // column (iy, iz) covers y0 + [iy, iy+1)·edge, same in z
   std::int64_t ny = 0, nz = 0;       // relative to the grid origin
@@ -131,17 +121,19 @@ Columns make_columns(const AtomSet& atoms, const GridSpec& grid, double rc) {
   for (std::size_t i = 1; i < c.start.size(); ++i) c.start[i] += c.start[i - 1];
   std::vector<std::uint32_t> fill(c.start.begin(), c.start.end() - 1);
   const std::size_t padded = near.size() + kLanes;
-  c.x.assign(padded, 1e30f);
+  c.x_hi.assign(padded, 1e30f);
+  c.x_lo.assign(padded, 0.0f);
   c.y_hi.assign(padded, 1e30f);
   c.y_lo.assign(padded, 0.0f);
   c.z_hi.assign(padded, 1e30f);
   c.z_lo.assign(padded, 0.0f);
   c.q.assign(padded, 0.0f);
-  const double x0 = middle_x(grid);
   for (std::size_t n = 0; n < near.size(); ++n) {
     const std::uint32_t a = near[n], to = fill[column[n]]++;
-    const Split y = split(atoms.y[a] - grid.origin[1]), z = split(atoms.z[a] - grid.origin[2]);
-    c.x[to] = float(double(atoms.x[a]) - x0);
+    const Split x = split(atoms.x[a] - grid.origin[0]), y = split(atoms.y[a] - grid.origin[1]),
+                z = split(atoms.z[a] - grid.origin[2]);
+    c.x_hi[to] = x.hi;
+    c.x_lo[to] = x.lo;
     c.y_hi[to] = y.hi;
     c.y_lo[to] = y.lo;
     c.z_hi[to] = z.hi;
@@ -151,8 +143,9 @@ Columns make_columns(const AtomSet& atoms, const GridSpec& grid, double rc) {
   return c;
 }
 
-// A row's atoms within rc of its line: x, dy² + dz², charge, and the vectors [first, last] of
-// the row that its chord overlaps. Sized with kLanes slack for the packing stores.
+// A row's atoms within rc of its line: the vectors [first, last] of the row that its chord
+// overlaps, x relative to the first point of vector `first`, dy² + dz² and charge. Sized with
+// kLanes slack for the packing stores.
 struct RowAtoms {
   std::vector<float> x, dyz2, q;
   std::vector<std::int32_t> first, last;
@@ -174,8 +167,8 @@ struct RowSums {
 struct RowGeometry {
   const Columns& columns;
   double rc;
-  float hx;
-  std::int64_t nx, middle;  // points per row, index of the row frame's origin
+  Split hx;           // point spacing along x
+  std::int64_t nx;    // points per row
 };
 
 // The runs of atoms [begin, end) in the columns that a row at (y, z) (relative to the grid
@@ -207,33 +200,41 @@ bool gather_row(const RowGeometry& g, std::array<double, 2> yz_absolute, const G
 
   const Split ys = split(y), zs = split(z);
   const v8f y_hi = splat(ys.hi), y_lo = splat(ys.lo), z_hi = splat(zs.hi), z_lo = splat(zs.lo);
-  const v8f rc2 = splat(float(g.rc * g.rc)), inv_hx = splat(1.0f / g.hx);
-  // Float rounding moves (x ± chord)/hx by far less than 0.01 for any row under 10^5 points; the
-  // mask r² < rc² then decides exactly.
-  const v8f lo_offset = splat(float(g.middle) - 0.01f), hi_offset = splat(float(g.middle) + 0.01f);
+  const v8f rc2 = splat(float(g.rc * g.rc)), inv_hx = splat(float(1.0 / double(g.hx.hi)));
+  const v8f hx_hi = splat(g.hx.hi), hx_lo = splat(g.hx.lo);
   const v8f last_point = splat(float(g.nx - 1));
+  // Float rounding moves x/hx by far less than 0.01 for any row under 10^5 points; the mask
+  // r² < rc² then decides exactly.
+  const v8f slack = splat(0.01f);
   for_each_run(g, y, z, [&](std::uint32_t begin, std::uint32_t end) {
     for (std::uint32_t a = begin; a < end; a += kLanes) {
       const v8f dy = (y_hi - load(&c.y_hi[a])) + (y_lo - load(&c.y_lo[a]));
       const v8f dz = (z_hi - load(&c.z_hi[a])) + (z_lo - load(&c.z_lo[a]));
       const v8f dyz2 = fma(dy, dy, dz * dz);
-      const v8f x = load(&c.x[a]);
+      const v8f x_hi = load(&c.x_hi[a]);
       // The points within rc along x.
       const v8f chord = sqrt(max(rc2 - dyz2, v8f{}));
-      const v8f first = ceil((x - chord) * inv_hx + lo_offset);
-      const v8f last = floor((x + chord) * inv_hx + hi_offset);
+      const v8f first = ceil(fma(x_hi - chord, inv_hx, -slack));
+      const v8f last = floor(fma(x_hi + chord, inv_hx, slack));
       const v8i in = (dyz2 < rc2) & (first <= last) & (last >= v8f{}) & (first <= last_point) &
-                     (lane_index() < float(end - a));
+                     (lane_index() < splat(float(end - a)));
       const unsigned mask = movemask(in);
       if (!mask) continue;
       const auto vector_of = [&](v8f point) {
         return __builtin_convertvector(max(v8f{}, point < last_point ? point : last_point), v8i) /
                kLanes;
       };
+      const v8i first_vector = vector_of(first);
+      // x relative to the first point of the first vector, f·hx with f = 8·first_vector: the
+      // product split exactly into f·hx.hi (rounded) and its error, plus f·hx.lo.
+      const v8f f = __builtin_convertvector(first_vector * kLanes, v8f);
+      const v8f origin_hi = f * hx_hi;
+      const v8f origin_err = fma(f, hx_hi, -origin_hi);
+      const v8f x = (x_hi - origin_hi) + ((load(&c.x_lo[a]) - origin_err) - f * hx_lo);
       compress_store(x, mask, &s.x[s.size]);
       compress_store(dyz2, mask, &s.dyz2[s.size]);
       compress_store(load(&c.q[a]), mask, &s.q[s.size]);
-      compress_store(vector_of(first), mask, &s.first[s.size]);
+      compress_store(first_vector, mask, &s.first[s.size]);
       s.size += compress_store(vector_of(last), mask, &s.last[s.size]);
     }
   });
@@ -255,8 +256,9 @@ void scatter_row(const RowAtoms& list, RowSums& s, const std::vector<v8f>& px,
   std::int32_t lo = INT32_MAX, hi = -1;  // vectors touched since the last fold
   for (std::size_t a = 0; a < list.size; ++a) {
     const v8f ax = splat(list.x[a]), dyz2 = splat(list.dyz2[a]), q = splat(list.q[a]);
+    const v8f* offset = px.data() - list.first[a];  // px relative to vector `first`
     for (std::int32_t v = list.first[a]; v <= list.last[a]; ++v) {
-      const v8f dx = px[v] - ax;
+      const v8f dx = offset[v] - ax;
       const v8f r2 = fma(dx, dx, dyz2);
       const v8f r2c = max(r2, min_r2);
       const v8f inv_r = rsqrt(r2c);
@@ -285,9 +287,8 @@ void cutoff_cpu(const AtomSet& atoms, const GridSpec& grid, const PairKernel& ke
   };
   const Columns columns = make_columns(atoms, grid, options.radius);
   const CutoffParams cut = make_cutoff_params(options);
-  const RowGeometry geometry{columns, options.radius, float(grid.spacing[0]), nx,
-                             middle_index(grid)};
-  const std::vector<v8f> px = row_positions(grid);
+  const RowGeometry geometry{columns, options.radius, split(grid.spacing[0]), nx};
+  const std::vector<v8f> px = lane_offsets(grid);
   with_pair_form(kernel.form, [&](auto pair) {
     with_cutoff_form(options.form, [&](auto form) {
 #pragma omp parallel

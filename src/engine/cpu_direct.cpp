@@ -1,16 +1,22 @@
 // Direct summation on the CPU, in gather form: OpenMP threads take (z, y) rows; within a row
 // 8 consecutive points along x share one AVX2 vector, and blocks of kBlock vectors share each
 // atom's loads. Atoms are visited in tiles of kTile that stay in L1 together with their
-// dy² + dz² for the row (taken in double, rounded once). Float sums over kFoldAtoms atoms are
-// folded into one double per point.
+// dy² + dz² for the row (taken in double, rounded once) and their x relative to the block
+// (cpu_frame.hpp). Float sums over kFoldAtoms atoms are folded into one double per point.
 //
-// Accuracy, measured against float64 sums (relative L2): what remains is the rounding of each
-// float32 pair term, ~1e-7 of sqrt(Σ term²). For random charges that is ~2e-7 of the result;
-// in a neutral system, where the potential is a small remainder of large sums, it grows like
-// sqrt(atoms): 7e-7 for a 3·10^4-atom water box, 1.2e-6 at 10^5 atoms, whatever the
-// accumulation (even summing float-rounded exact terms in double gives 4e-7 and 7e-7 there).
-// Folding every 32 atoms costs ~3% and keeps accumulation well below that: folding every 1024
-// atoms gave 1.8e-6 on the test's random atoms, every 32 atoms 3.6e-7.
+// Accuracy, measured against float64 sums (relative L2). Each pair term is a float32 value
+// with ~1e-7 relative rounding; the sum's error is that times sqrt(Σ term²). For random
+// charges that is ~2e-7 of the result. In a neutral system the potential is a small remainder
+// of large sums: summing exactly computed terms rounded to float, in double, already gives
+// 4e-7 (3·10^4-atom water box) and 6e-7 (10^5 atoms) on a grid covering the box. This kernel
+// gives 6.9e-7 and 7.6e-7 there (Coulomb; Debye–Hückel 3.4e-7), after two measures:
+//   - x differences taken relative to the block (cpu_frame.hpp): with one frame for the grid,
+//     the rounding of far atoms' coordinates gave 1.1e-6 and 2.1e-6;
+//   - float sums folded every 32 atoms (~5% of the time): every 1024 gave 8.8e-7 and 9.4e-7,
+//     and 1.8e-6 on the random atoms of tests/test_engine_cpu_direct.cpp.
+// 1/sqrt is the hardware estimate plus one Newton step: twice as fast as sqrt and divide
+// (7.1e9 against 3.4e9 pairs/s per core), no less accurate at this level.
+
 #include <algorithm>
 #include <array>
 #include <vector>
@@ -39,7 +45,8 @@ struct Tile {
   std::size_t n;
 };
 
-// Adds the tile's potential at B vectors of points (x positions px) to sum (8·B doubles).
+// Adds the tile's potential at B vectors of points to sum (8·B doubles). px: the points' x and
+// tile.x the atoms', both relative to the block's first point.
 template <PairForm F, int B>
 void add_tile(const Tile& tile, const v8f* px, v8f min_r2, v8f kappa, double* sum) {
   v8f p[B];
@@ -60,35 +67,48 @@ void add_tile(const Tile& tile, const v8f* px, v8f min_r2, v8f kappa, double* su
   }
 }
 
-// Per-thread buffers: dy²+dz² of a tile for the current row, and the row's double sums.
+// Per-thread buffers: a tile's dy²+dz² for the current row and x relative to the current block,
+// and the row's double sums.
 struct RowScratch {
-  std::vector<float> dyz2;
+  std::vector<float> dyz2, x;
   std::vector<double> sum;
 };
 
-// The potential at the nx points of the row at (y, z) = yz; ax: the atoms' x in the row frame.
+struct DirectInput {
+  const AtomSet& atoms;
+  const SplitX& x;                // atoms' x relative to the grid origin
+  const std::vector<v8f>& px;     // lane_offsets
+  const GridSpec& grid;
+  const PairKernel& kernel;
+};
+
+// The potential at the nx points of the row at (y, z) = yz.
 template <PairForm F>
-void direct_row(const AtomSet& atoms, const std::vector<float>& ax, std::array<double, 2> yz,
-                const std::vector<v8f>& px, const PairKernel& kernel, RowScratch& scratch,
-                std::size_t nx, float* out) {
-  const v8f min_r2 = splat(kernel.min_r2), kappa = splat(kernel.kappa);
-  const std::size_t nvec = px.size();
+void direct_row(const DirectInput& in, std::array<double, 2> yz, RowScratch& scratch, float* out) {
+  const v8f min_r2 = splat(in.kernel.min_r2), kappa = splat(in.kernel.kappa);
+  const std::size_t nvec = in.px.size(), count = in.atoms.size();
   std::fill(scratch.sum.begin(), scratch.sum.end(), 0.0);
-  for (std::size_t a0 = 0; a0 < atoms.size(); a0 += kTile) {
-    const std::size_t n = std::min(kTile, atoms.size() - a0);
-    const float *y = atoms.y.data() + a0, *z = atoms.z.data() + a0;
-    float* dyz2 = scratch.dyz2.data();
+  for (std::size_t a0 = 0; a0 < count; a0 += kTile) {
+    const std::size_t n = std::min(kTile, count - a0);
+    const float *y = in.atoms.y.data() + a0, *z = in.atoms.z.data() + a0;
+    const float *x_hi = in.x.hi.data() + a0, *x_lo = in.x.lo.data() + a0;
+    float *dyz2 = scratch.dyz2.data(), *x = scratch.x.data();
     for (std::size_t a = 0; a < n; ++a) {
       const double dy = yz[0] - y[a], dz = yz[1] - z[a];
       dyz2[a] = float(dy * dy + dz * dz);
     }
-    const Tile tile{ax.data() + a0, dyz2, atoms.q.data() + a0, n};
+    const Tile tile{x, dyz2, in.atoms.q.data() + a0, n};
+    const auto block = [&](std::size_t v, auto width) {
+      const Split origin = vector_origin(v, in.grid);
+      for (std::size_t a = 0; a < n; ++a) x[a] = (x_hi[a] - origin.hi) + (x_lo[a] - origin.lo);
+      add_tile<F, decltype(width)::value>(tile, in.px.data(), min_r2, kappa,
+                                          &scratch.sum[v * kLanes]);
+    };
     std::size_t v = 0;
-    for (; v + kBlock <= nvec; v += kBlock)
-      add_tile<F, kBlock>(tile, &px[v], min_r2, kappa, &scratch.sum[v * kLanes]);
-    for (; v < nvec; ++v) add_tile<F, 1>(tile, &px[v], min_r2, kappa, &scratch.sum[v * kLanes]);
+    for (; v + kBlock <= nvec; v += kBlock) block(v, std::integral_constant<int, kBlock>{});
+    for (; v < nvec; ++v) block(v, std::integral_constant<int, 1>{});
   }
-  finish_row(scratch.sum, nx, kernel.scale_d, false, out);
+  finish_row(scratch.sum, std::size_t(in.grid.nx()), in.kernel.scale_d, false, out);
 }
 
 }  // namespace
@@ -96,18 +116,20 @@ void direct_row(const AtomSet& atoms, const std::vector<float>& ax, std::array<d
 void direct_sum_cpu(const AtomSet& atoms, const GridSpec& grid, const PairKernel& kernel, Slab slab,
                     float* out) {
   check_slab(grid, slab, "direct_sum_cpu");
-  const std::vector<float> ax = row_frame_x(atoms, grid);
-  const std::vector<v8f> px = row_positions(grid);
+  const SplitX x = split_x(atoms, grid);
+  const std::vector<v8f> px = lane_offsets(grid);
+  const DirectInput in{atoms, x, px, grid, kernel};
   const std::int64_t ny = grid.ny(), nx = grid.nx();
   with_pair_form(kernel.form, [&](auto form) {
 #pragma omp parallel
     {
-      RowScratch scratch{std::vector<float>(kTile), std::vector<double>(px.size() * kLanes)};
+      RowScratch scratch{std::vector<float>(kTile), std::vector<float>(kTile),
+                         std::vector<double>(px.size() * kLanes)};
 #pragma omp for collapse(2) schedule(dynamic)
       for (std::int64_t k = slab.z_begin; k < slab.z_end; ++k)
         for (std::int64_t j = 0; j < ny; ++j)
-          direct_row<decltype(form)::value>(atoms, ax, row_yz(grid, j, k), px, kernel, scratch,
-                                            nx, out + ((k - slab.z_begin) * ny + j) * nx);
+          direct_row<decltype(form)::value>(in, row_yz(grid, j, k), scratch,
+                                            out + ((k - slab.z_begin) * ny + j) * nx);
     }
   });
 }

@@ -1,5 +1,5 @@
-// What the CPU direct and cutoff kernels share (private to src/engine): the row frame, the x
-// positions of a row's points, the slab check and the output of a row's float64 sums.
+// What the CPU direct and cutoff kernels share (private to src/engine): precise coordinate
+// differences, the x positions of a row's points, the slab check and a row's output.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -15,20 +15,32 @@
 
 namespace dcsgrid::engine {
 
-// The kernels take y and z differences in double, once per (row, atom), and x differences in
-// float, once per pair. To keep those exact to float rounding, x is measured from the row's
-// middle point: float coordinates stay within about half the grid's width, and the points sit at
-// exact multiples of the spacing.
-inline std::int64_t middle_index(const GridSpec& grid) { return grid.nx() / 2; }
-inline double middle_x(const GridSpec& grid) {
-  return grid.origin[0] + double(middle_index(grid)) * grid.spacing[0];
+// Precision of the differences the kernels take. y and z differences are taken in double, once
+// per (row, atom), and rounded once. x differences are taken in float, once per pair, between
+// an atom's x and a point's, both measured from the first point of the block of vectors being
+// computed: then both are small where it matters (near the atom) and the difference is exact to
+// float rounding of the difference itself, wherever the grid lies. To form an atom's x relative
+// to any block cheaply and exactly, its x relative to the grid origin is kept as a float and the
+// float of its remainder.
+struct Split {
+  float hi, lo;
+};
+inline Split split(double v) {
+  const float hi = float(v);
+  return {hi, float(v - hi)};
 }
 
-// x of each atom in the row frame.
-inline std::vector<float> row_frame_x(const AtomSet& atoms, const GridSpec& grid) {
-  const double x0 = middle_x(grid);
-  std::vector<float> x(atoms.size());
-  for (std::size_t a = 0; a < atoms.size(); ++a) x[a] = float(double(atoms.x[a]) - x0);
+// Atoms' x relative to the grid origin, split.
+struct SplitX {
+  std::vector<float> hi, lo;
+};
+inline SplitX split_x(const AtomSet& atoms, const GridSpec& grid) {
+  SplitX x{std::vector<float>(atoms.size()), std::vector<float>(atoms.size())};
+  for (std::size_t a = 0; a < atoms.size(); ++a) {
+    const Split s = split(double(atoms.x[a]) - grid.origin[0]);
+    x.hi[a] = s.hi;
+    x.lo[a] = s.lo;
+  }
   return x;
 }
 
@@ -45,14 +57,19 @@ inline std::size_t row_vectors(const GridSpec& grid) {
   return std::size_t(grid.nx() + simd::kLanes - 1) / simd::kLanes;
 }
 
-// x of each point of a row in the row frame, one vector per 8 points.
-inline std::vector<simd::v8f> row_positions(const GridSpec& grid) {
+// x of the points of the row's k-th vector relative to the row's first point, (8k + lane)·hx,
+// for k < row_vectors: the point positions relative to any vector, k vectors ahead.
+inline std::vector<simd::v8f> lane_offsets(const GridSpec& grid) {
   std::vector<simd::v8f> px(row_vectors(grid));
-  const float first = float(-middle_index(grid));
-  for (std::size_t v = 0; v < px.size(); ++v)
-    px[v] = (simd::lane_index() + (first + float(v * simd::kLanes))) *
-            simd::splat(float(grid.spacing[0]));
+  for (std::size_t k = 0; k < px.size(); ++k)
+    for (int lane = 0; lane < simd::kLanes; ++lane)
+      px[k][lane] = float(double(k * simd::kLanes + lane) * grid.spacing[0]);
   return px;
+}
+
+// x of the first point of vector v relative to the grid origin, split.
+inline Split vector_origin(std::size_t v, const GridSpec& grid) {
+  return split(double(v * simd::kLanes) * grid.spacing[0]);
 }
 
 // y and z of row (j, k), as the float64 reference computes them.
