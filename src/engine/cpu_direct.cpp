@@ -5,18 +5,20 @@
 // (cpu_frame.hpp). Float sums over kFoldAtoms atoms are folded into one double per point.
 //
 // Accuracy, measured against float64 sums (relative L2). Each pair term is a float32 value
-// with ~1e-7 relative rounding; the sum's error is that times sqrt(Σ term²). For random
-// charges that is ~2e-7 of the result. In a neutral system the potential is a small remainder
-// of large sums: summing exactly computed terms rounded to float, in double, already gives
-// 4e-7 (3·10^4-atom water box) and 6e-7 (10^5 atoms) on a grid covering the box. This kernel
-// gives 6.9e-7 and 7.6e-7 there (Coulomb; Debye–Hückel 3.4e-7), after two measures:
+// with ~1e-7 relative rounding; the sum's error is that times sqrt(Σ term²). For random charges
+// and proteins that is 1e-7 to 4e-7 of the result (bench_cpu_direct: 1tii 4.1e-7). In a
+// neutral system the potential is a small remainder of large sums and the same rounding weighs
+// more: even exactly computed terms, rounded to float and summed in double, give 4.7e-7 (3·10^4-
+// atom water box) and 6e-7 (10^5 atoms) on a grid covering the box. This kernel gives 6e-7 to
+// 1.05e-6 there, depending on the plane, and ~1e-6 at 10^5 atoms: float32 terms cannot do much
+// better on such inputs (a second-order Newton step or folding every 8 atoms gained < 5%).
+// Two measures got it there:
 //   - x differences taken relative to the block (cpu_frame.hpp): with one frame for the grid,
 //     the rounding of far atoms' coordinates gave 1.1e-6 and 2.1e-6;
-//   - float sums folded every 32 atoms (~5% of the time): every 1024 gave 8.8e-7 and 9.4e-7,
-//     and 1.8e-6 on the random atoms of tests/test_engine_cpu_direct.cpp.
+//   - float sums folded every 32 atoms (~5% of the time): every 1024 gave 1.8e-6 on the random
+//     atoms of tests/test_engine_cpu_direct.cpp.
 // 1/sqrt is the hardware estimate plus one Newton step: twice as fast as sqrt and divide
-// (7.1e9 against 3.4e9 pairs/s per core), no less accurate at this level.
-
+// (7.1e9 against 3.4e9 pairs/s per core) and as accurate at this level.
 #include <algorithm>
 #include <array>
 #include <vector>
