@@ -1,6 +1,7 @@
 // run_batch: scan the inputs, create or reopen the batch file, then read, compute and write the
 // frames in a three-stage pipeline.
 #include "dcsgrid/analysis/batch.hpp"
+#include "dcsgrid/engine/metadata.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -404,25 +405,10 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
 }
 
 io::MapMetadata batch_metadata(const BatchOptions& o) {
-  io::MapMetadata meta;
-  const Physics& p = o.physics;
-  meta.units = unit_name(p.unit);
-  meta.temperature = p.temperature;
-  meta.method = engine::method_name(o.method);
-  if (o.method == engine::Method::cutoff) {
-    meta.parameters["cutoff"] = fmt::format("{:g}", o.cutoff.radius);
-    meta.parameters["cutoff_form"] = engine::cutoff_form_name(o.cutoff.form);
-    if (o.cutoff.form == engine::CutoffForm::switched)
-      meta.parameters["switch_start"] = fmt::format("{:g}", o.cutoff.switch_start);
-  }
-  meta.dielectric = p.dielectric;
-  meta.dielectric_model = p.distance_dependent ? "distance-dependent 4r" : "constant";
-  meta.ionic_strength = p.ionic_strength;
-  meta.min_distance = p.min_distance;
+  io::MapMetadata meta = engine::method_metadata(o.physics, o.method, o.cutoff);
   std::string inputs;
   for (const auto& in : o.inputs) inputs += (inputs.empty() ? "" : " ") + in;
   meta.input_file = inputs;  // per-frame sources and checksums are in /frames
-  meta.program_version = DCSGRID_VERSION;
   meta.command_line = o.command_line;
   return meta;
 }

@@ -136,11 +136,12 @@ struct Hdf5MapWriter::Impl {
   MapMetadata meta;
   Handle file;
   Handle dataset;
+  WriteOptions options;
   std::vector<bool> plane_written;
   bool finished = false;
 
-  Impl(const fs::path& path, const GridSpec& g, const MapMetadata& m)
-      : h5(path), xmf(fs::path(path).replace_extension(".xmf")), grid(g), meta(m),
+  Impl(const fs::path& path, const GridSpec& g, const MapMetadata& m, const WriteOptions& o)
+      : h5(path), xmf(fs::path(path).replace_extension(".xmf")), grid(g), meta(m), options(o),
         plane_written(std::size_t(g.nz()), false) {}
   const fs::path& target() const { return h5.target(); }
 };
@@ -150,7 +151,7 @@ Hdf5MapWriter::Hdf5MapWriter(const fs::path& path, const GridSpec& grid, const M
   validate(grid);
   std::lock_guard lock(hdf5::library_mutex());
   hdf5::silence_errors();
-  auto impl = std::make_unique<Impl>(path, grid, meta);
+  auto impl = std::make_unique<Impl>(path, grid, meta, options);
   impl->file = checked_handle(
       H5Fcreate(impl->h5.temp_path().c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
       path, "create the file (as " + impl->h5.temp_path().filename().string() + ")");
@@ -192,6 +193,32 @@ void Hdf5MapWriter::write_planes(std::int64_t z_begin, std::int64_t planes, cons
                        H5P_DEFAULT, data),
               path, what);
   std::fill_n(w.plane_written.begin() + z_begin, planes, true);
+}
+
+void Hdf5MapWriter::add_map(const std::string& name, const float* data, const MapMetadata& meta) {
+  std::lock_guard lock(hdf5::library_mutex());
+  Impl& w = *impl_;
+  const fs::path& path = w.target();
+  if (w.finished) throw Error(path.string() + ": add_map() after finish()");
+  const std::string what = "write the dataset /" + name;
+  const hsize_t shape[3] = {hsize_t(w.grid.nz()), hsize_t(w.grid.ny()), hsize_t(w.grid.nx())};
+  Handle space = checked_handle(H5Screate_simple(3, shape, nullptr), H5Sclose, path, what);
+  Handle create = creation_properties(w.grid, w.options, path);
+  Handle dataset = checked_handle(H5Dcreate2(w.file.get(), name.c_str(), H5T_IEEE_F32LE, space.get(),
+                                             H5P_DEFAULT, create.get(), H5P_DEFAULT),
+                                  H5Dclose, path, what);
+  hdf5::check(H5Dwrite(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), path,
+              what);
+  write_attributes(dataset.get(), w.grid, meta, path);
+}
+
+void Hdf5MapWriter::add_root_attribute(const std::string& name, const std::string& value) {
+  std::lock_guard lock(hdf5::library_mutex());
+  Impl& w = *impl_;
+  if (w.finished) throw Error(w.target().string() + ": add_root_attribute() after finish()");
+  Handle root = checked_handle(H5Gopen2(w.file.get(), "/", H5P_DEFAULT), H5Gclose, w.target(),
+                               "open the root group");
+  hdf5::write_attribute(root.get(), name, value, w.target());
 }
 
 void Hdf5MapWriter::finish() {

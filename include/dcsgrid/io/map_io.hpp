@@ -43,6 +43,11 @@ class Hdf5MapWriter {
   Hdf5MapWriter& operator=(const Hdf5MapWriter&) = delete;
   // planes [z_begin, z_begin+planes) of the grid, x fastest.
   void write_planes(std::int64_t z_begin, std::int64_t planes, const float* data);
+  // A second map on the same grid, whole, as dataset /<name> with its own metadata attributes
+  // (e.g. /potential_cutoff beside the direct /potential of --method both).
+  void add_map(const std::string& name, const float* data, const MapMetadata& meta);
+  // A string attribute on the file's root group (e.g. a JSON report).
+  void add_root_attribute(const std::string& name, const std::string& value);
   void finish();
 
  private:
