@@ -202,6 +202,10 @@ class DeviceWorker {
       if (n >= 1) hand_over(mine[n - 1], slabs[mine[n - 1]], (n - 1) % 2, handoff);
     }
     if (!mine.empty()) hand_over(mine.back(), slabs[mine.back()], (mine.size() - 1) % 2, handoff);
+    // The sink reads the last two slabs from the host buffers, which die with this worker: wait
+    // until it is done with them (the loop above waited for every earlier one).
+    for (std::size_t n = mine.size() >= 2 ? mine.size() - 2 : 0; n < mine.size(); ++n)
+      if (!handoff.wait_consumed(mine[n])) return;
   }
 
   double kernel_seconds() const { return kernel_seconds_; }

@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(hist_threads)
     for (int u = 0; u < hist_unroll; ++u) {  // all loads first: several in flight
       const std::size_t i = base + std::size_t(u) * warp_threads + lane;
       valid[u] = i < vector_count;
-      if (valid[u]) v[u] = vectors[i];
+      v[u] = valid[u] ? vectors[i] : Vec{};  // never read an unset register
     }
 #pragma unroll
     for (int u = 0; u < hist_unroll; ++u) {
