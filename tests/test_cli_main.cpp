@@ -141,3 +141,25 @@ TEST_F(Cli, HelpTeachesAndVersionAnswers) {
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.output.find(DCSGRID_VERSION), std::string::npos) << r.output;
 }
+
+// The README's first command must work on a fresh machine: run its input (coarser, for speed) and
+// check the charges came out as integers per residue would give (a whole net charge).
+TEST_F(Cli, ReadmeExampleRuns) {
+  std::ifstream readme(fs::path(DCSGRID_SOURCE_DIR) / "README.md");
+  std::string line, input;
+  while (input.empty() && std::getline(readme, line)) {
+    const auto at = line.find("build/dcsgrid data/");
+    if (at != std::string::npos) {
+      const auto start = at + std::string("build/dcsgrid ").size();
+      input = line.substr(start, line.find(' ', start) - start);
+    }
+  }
+  ASSERT_FALSE(input.empty()) << "README.md names no bundled input";
+  const auto r = run_command(dcsgrid_cmd() + " " + (fs::path(DCSGRID_SOURCE_DIR) / input).string() +
+                             " -o " + (dir / "pot.h5").string() + " --spacing 2 --json -q");
+  ASSERT_EQ(r.status, 0) << input << ": " << r.output;
+  const io::MapFile map = io::read_hdf5(dir / "pot.h5");
+  EXPECT_GT(map.meta.atom_count, 1000u);
+  EXPECT_NEAR(map.meta.total_charge, std::round(map.meta.total_charge), 1e-3);
+  for (float v : map.data) ASSERT_TRUE(std::isfinite(v));
+}

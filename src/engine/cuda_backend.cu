@@ -15,6 +15,7 @@
 #include "dcsgrid/core/cuda_support.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/cuda_backend.hpp"
+#include "dcsgrid/engine/cuda_cutoff.hpp"
 #include "dcsgrid/engine/cuda_device.hpp"
 #include "dcsgrid/engine/cuda_direct.cuh"
 
@@ -26,9 +27,9 @@ std::unique_ptr<DeviceMethod> make_device_method(const PotentialRequest& request
     case Method::direct:
       return make_direct_method(request, stream);
     case Method::cutoff:
-      break;
+      return make_cutoff_device_method(request, stream);
   }
-  throw Error("the cuda backend has no '" + method_name(request.method) + "' method yet");
+  throw Error("the cuda backend has no '" + method_name(request.method) + "' method");
 }
 
 namespace {
@@ -283,7 +284,7 @@ class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(std::vector<int> devices) : devices_(std::move(devices)) {}
   std::string name() const override { return "cuda"; }
-  bool supports(Method m) const override { return m == Method::direct; }
+  bool supports(Method m) const override { return m == Method::direct || m == Method::cutoff; }
 
   void compute(const PotentialRequest& request, Slab slab, float* out) override {
     if (slab.z_begin < 0 || slab.z_end > request.grid.nz() || slab.planes() <= 0)
