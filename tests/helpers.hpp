@@ -8,6 +8,7 @@
 #include "dcsgrid/core/atoms.hpp"
 #include "dcsgrid/core/grid.hpp"
 #include "dcsgrid/core/physics.hpp"
+#include "dcsgrid/engine/engine.hpp"
 
 namespace dcsgrid::test {
 
@@ -25,6 +26,12 @@ AtomSet random_atoms(std::size_t n, const Box& box, std::uint64_t seed);
 std::vector<double> reference_direct(const AtomSet& atoms, const GridSpec& grid,
                                      const PairKernel& kernel, std::int64_t z_begin = 0,
                                      std::int64_t z_end = -1);
+
+// Float64 cutoff sum: Σ q·g(max(r, r_min))·S(max(r, r_min)) over every atom with r < rc, for
+// planes [z_begin, z_end) (all planes when z_end < 0).
+std::vector<double> reference_cutoff(const AtomSet& atoms, const GridSpec& grid,
+                                     const PairKernel& kernel, const engine::CutoffOptions& cutoff,
+                                     std::int64_t z_begin = 0, std::int64_t z_end = -1);
 
 // ||a − ref|| / ||ref|| over all entries.
 double relative_l2(const std::vector<float>& a, const std::vector<double>& ref);

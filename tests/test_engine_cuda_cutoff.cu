@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <thread>
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/cpu_backend.hpp"
@@ -17,40 +16,10 @@
 namespace dcsgrid::engine {
 namespace {
 
-// Σ q·g(max(r, r_min))·S(max(r, r_min)) over every atom with r < rc, in double, for planes
-// [z_begin, z_end); planes shared out among threads (nvcc builds this file without OpenMP).
+// The float64 brute-force cutoff sum of the request's planes [slab).
 std::vector<double> reference_cutoff(const PotentialRequest& request, Slab slab) {
-  const GridSpec& grid = request.grid;
-  const AtomSet& atoms = *request.atoms;
-  const PairKernel kernel = make_pair_kernel(request.physics);
-  const CutoffOptions& cut = request.cutoff;
-  const double rc2 = cut.radius * cut.radius;
-  std::vector<double> out(grid.plane_size() * slab.planes(), 0.0);
-  const auto planes = [&](std::int64_t k0, std::int64_t k1) {
-    for (std::int64_t k = k0; k < k1; ++k)
-      for (std::int64_t j = 0; j < grid.ny(); ++j)
-        for (std::int64_t i = 0; i < grid.nx(); ++i) {
-          const auto p = grid.position(i, j, k);
-          double sum = 0;
-          for (std::size_t a = 0; a < atoms.size(); ++a) {
-            const double dx = p[0] - atoms.x[a], dy = p[1] - atoms.y[a], dz = p[2] - atoms.z[a];
-            const double r2 = dx * dx + dy * dy + dz * dz;
-            if (r2 >= rc2) continue;
-            const double r2c = std::max(r2, kernel.min_r2_d);
-            sum += atoms.q[a] * pair_term_double(kernel, r2c) * cutoff_factor_double(cut.form, r2c, cut);
-          }
-          out[((k - slab.z_begin) * grid.ny() + j) * grid.nx() + i] = kernel.scale_d * sum;
-        }
-  };
-  const std::int64_t threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (std::int64_t t = 0; t < threads; ++t) {
-    const std::int64_t k0 = slab.z_begin + slab.planes() * t / threads;
-    const std::int64_t k1 = slab.z_begin + slab.planes() * (t + 1) / threads;
-    pool.emplace_back(planes, k0, k1);
-  }
-  for (auto& t : pool) t.join();
-  return out;
+  return test::reference_cutoff(*request.atoms, request.grid, make_pair_kernel(request.physics),
+                                request.cutoff, slab.z_begin, slab.z_end);
 }
 
 std::vector<float> gpu_cutoff(const PotentialRequest& request, Slab slab, CutoffSlabTimes* times = nullptr) {

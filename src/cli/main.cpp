@@ -16,6 +16,10 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"info", dcsgrid::cli::info_command},
+    {"compare", dcsgrid::cli::compare_command},
+    {"batch", dcsgrid::cli::batch_command},
+    {"sample", dcsgrid::cli::sample_command},
+    {"similarity", dcsgrid::cli::similarity_command},
 };
 
 }  // namespace

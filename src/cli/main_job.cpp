@@ -10,10 +10,12 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "dcsgrid/analysis/compare.hpp"
 #include "dcsgrid/cli/commands.hpp"
 #include "dcsgrid/cli/progress.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/engine.hpp"
+#include "dcsgrid/engine/metadata.hpp"
 #include "dcsgrid/io/map_io.hpp"
 #include "dcsgrid/io/read.hpp"
 
@@ -56,6 +58,7 @@ const char* kExamples = R"(Examples:
   dcsgrid big.pqr -o pot.h5 --method cutoff --cutoff 12      fast cutoff summation
   dcsgrid in.pqr -o pot.h5 --dielectric 78.54 --ionic-strength 0.15   screened (Debye–Hückel)
   dcsgrid info pot.h5                              grid, units, provenance, min/max/mean
+  dcsgrid in.pqr -o both.h5 --method both         direct and cutoff maps, and the cutoff's error
   dcsgrid compare direct.h5 cutoff.h5              accuracy of one map against another
 
 Inputs: .pqr .pdb .ent .cif .mmcif .pdbqt .xyz, optionally .gz. PDB/mmCIF get charges from a
@@ -63,7 +66,7 @@ pdb2pqr force-field table (missing hydrogens folded onto their heavy atoms).
 Outputs: .h5 (HDF5, /potential [nz][ny][nx] + pot.xmf for ParaView), .dx (OpenDX), .ccp4/.mrc/.map.
 Potential: V(p) = k_C Σ q_i / (ε |p − r_i|), k_C = 332.0637 kcal·Å/(mol·e²); distances below
 --min-distance count as --min-distance, so no point yields inf/NaN.
-Other commands: info, compare (run `dcsgrid COMMAND --help`).)";
+Other commands: info, compare, batch, sample, similarity (run `dcsgrid COMMAND --help`).)";
 
 void add_options(CLI::App& app, MainOptions& o) {
   app.add_option("input", o.input, "Atoms with charges: PQR, PDB, mmCIF, PDBQT or XYZ (.gz too)")
@@ -145,8 +148,10 @@ void add_options(CLI::App& app, MainOptions& o) {
       ->group(phys);
 
   const std::string meth = "Method";
-  app.add_option("--method", o.method, "direct (exact sum over all atoms) or cutoff")
-      ->check(CLI::IsMember({"direct", "cutoff"}))
+  app.add_option("--method", o.method,
+                 "direct (exact sum over all atoms), cutoff, or both (direct in /potential, cutoff "
+                 "in /potential_cutoff, and their comparison)")
+      ->check(CLI::IsMember({"direct", "cutoff", "both"}))
       ->capture_default_str()
       ->group(meth);
   app.add_option("--cutoff", o.cutoff.radius, "Cutoff radius for --method cutoff, Å")
@@ -230,33 +235,53 @@ void check_outputs(const std::vector<std::string>& outputs) {
 
 io::MapMetadata make_metadata(const MainOptions& o, const engine::PotentialRequest& request,
                               const io::Structure& structure, const std::string& command_line) {
-  io::MapMetadata meta;
-  meta.units = unit_name(request.physics.unit);
-  meta.temperature = request.physics.temperature;
-  meta.method = engine::method_name(request.method);
-  if (request.method == engine::Method::cutoff) {
-    meta.parameters["cutoff"] = fmt::format("{:g}", request.cutoff.radius);
-    meta.parameters["cutoff_form"] = engine::cutoff_form_name(request.cutoff.form);
-    if (request.cutoff.form == engine::CutoffForm::switched)
-      meta.parameters["switch_start"] = fmt::format("{:g}", request.cutoff.switch_start);
-  }
-  meta.dielectric = request.physics.dielectric;
-  meta.dielectric_model = request.physics.distance_dependent ? "distance-dependent 4r" : "constant";
-  meta.ionic_strength = request.physics.ionic_strength;
-  meta.min_distance = request.physics.min_distance;
+  io::MapMetadata meta = engine::method_metadata(request.physics, request.method, request.cutoff);
   meta.atom_count = structure.atoms.size();
   meta.total_charge = structure.atoms.total_charge();
   meta.input_file = o.input;
   meta.input_sha256 = io::sha256_file(o.input);
-  meta.program_version = DCSGRID_VERSION;
   meta.command_line = command_line;
   return meta;
+}
+
+// One method's pass over the grid: streamed into the HDF5 writers, and into `whole` when that is
+// sized to the grid.
+struct PassTimes {
+  engine::RunStats stats;
+  double seconds = 0;  // wall time of backend->run
+  double compute_seconds() const { return stats.compute_seconds > 0 ? stats.compute_seconds : seconds; }
+};
+
+PassTimes compute_pass(engine::Backend& backend, const engine::PotentialRequest& request,
+                       std::vector<std::unique_ptr<io::Hdf5MapWriter>>& streams,
+                       std::vector<float>& whole, const std::string& label, bool show_progress) {
+  const std::size_t plane = request.grid.plane_size();
+  ProgressBar bar(label, show_progress);
+  const auto t0 = clock_type::now();
+  PassTimes pass;
+  pass.stats = backend.run(
+      request,
+      [&](engine::Slab slab, const float* data) {
+        for (auto& s : streams) s->write_planes(slab.z_begin, slab.planes(), data);
+        if (!whole.empty())
+          std::copy(data, data + plane * slab.planes(), whole.begin() + plane * slab.z_begin);
+      },
+      [&](double fraction) { bar.update(fraction); });
+  pass.seconds = seconds_since(t0);
+  bar.finish();
+  return pass;
 }
 
 int run(MainOptions& o, const std::string& command_line) {
   const auto t_start = clock_type::now();
   if (o.threads > 0) omp_set_num_threads(o.threads);
   check_outputs(o.outputs);
+  const bool both = o.method == "both";
+  if (both)
+    for (const auto& out : o.outputs)
+      if (io::map_format_from_path(out) != io::MapFormat::hdf5)
+        throw Error("--method both stores two maps and their comparison in one file: " + out +
+                    " is not .h5 (run direct and cutoff separately for other formats)");
 
   // Read.
   o.read.unknown_zero = o.unknown == "zero";
@@ -268,26 +293,33 @@ int run(MainOptions& o, const std::string& command_line) {
   spdlog::info("{}: {} atoms, total charge {:+.4f} e (charges from {})", o.input,
                structure.atoms.size(), total_charge, structure.charge_source);
 
-  // Set up.
+  // Set up. With --method both the direct map is /potential and the cutoff map comes second.
   engine::PotentialRequest request;
   request.atoms = &structure.atoms;
   o.physics.unit = parse_unit(o.units);
   request.physics = o.physics;
-  request.method = engine::parse_method(o.method);
+  request.method = both ? engine::Method::direct : engine::parse_method(o.method);
   o.cutoff.form = engine::parse_cutoff_form(o.cutoff_form);
   request.cutoff = o.cutoff;
   request.grid = choose_grid(o, structure.atoms);
   engine::validate(request);
+  engine::PotentialRequest cutoff_request = request;
+  cutoff_request.method = engine::Method::cutoff;
+  if (both) engine::validate(cutoff_request);
 
-  // HDF5 outputs are streamed slab by slab; the others need the whole grid in memory.
+  // HDF5 outputs are streamed slab by slab; the others (and both maps of --method both, for the
+  // comparison) need the whole grid in memory.
   std::vector<std::string> whole_grid_outputs;
   for (const auto& out : o.outputs)
     if (io::map_format_from_path(out) != io::MapFormat::hdf5) whole_grid_outputs.push_back(out);
-  if (!whole_grid_outputs.empty()) require_host_memory(request.grid);
+  const int whole_grids = both ? 3 : whole_grid_outputs.empty() ? 0 : 1;  // both: + distances
+  if (whole_grids) require_host_memory(request.grid, whole_grids);
 
   auto backend = engine::make_backend(o.device, parse_gpu_list(o.gpus));
-  if (!backend->supports(request.method))
-    throw Error("the " + backend->name() + " backend does not support --method " + o.method);
+  for (const auto method : {request.method, both ? engine::Method::cutoff : request.method})
+    if (!backend->supports(method))
+      throw Error("the " + backend->name() + " backend does not support --method " +
+                  engine::method_name(method));
   spdlog::info("grid {}", request.grid.describe());
   spdlog::info("{} summation on {}: {}", o.method, backend->name(), describe(request.physics));
 
@@ -299,31 +331,36 @@ int run(MainOptions& o, const std::string& command_line) {
     if (io::map_format_from_path(out) == io::MapFormat::hdf5)
       streams.push_back(std::make_unique<io::Hdf5MapWriter>(out, request.grid, meta, write_options));
   std::vector<float> whole;
-  if (!whole_grid_outputs.empty()) whole.resize(request.grid.point_count());
+  if (whole_grids) whole.resize(request.grid.point_count());
 
   // Compute, handing each slab to the writers.
-  const std::size_t plane = request.grid.plane_size();
-  ProgressBar bar("computing", !o.quiet);
-  const auto t_compute = clock_type::now();
-  const engine::RunStats stats = backend->run(
-      request,
-      [&](engine::Slab slab, const float* data) {
-        for (auto& s : streams) s->write_planes(slab.z_begin, slab.planes(), data);
-        if (!whole.empty())
-          std::copy(data, data + plane * slab.planes(), whole.begin() + plane * slab.z_begin);
-      },
-      [&](double fraction) { bar.update(fraction); });
-  const double run_seconds = seconds_since(t_compute);
-  bar.finish();
+  const PassTimes pass = compute_pass(*backend, request, streams, whole,
+                                      both ? "direct" : "computing", !o.quiet);
+  std::optional<PassTimes> cutoff_pass;
+  std::optional<analysis::CompareReport> comparison;
+  if (both) {
+    std::vector<float> cutoff_map(request.grid.point_count());
+    std::vector<std::unique_ptr<io::Hdf5MapWriter>> no_streams;
+    cutoff_pass = compute_pass(*backend, cutoff_request, no_streams, cutoff_map, "cutoff", !o.quiet);
+    comparison = analysis::compare_maps(request.grid, whole, cutoff_map, &structure.atoms);
+    comparison->units = meta.units;
+    io::MapMetadata cutoff_meta = make_metadata(o, cutoff_request, structure, command_line);
+    const std::string report = comparison->to_json().dump();
+    for (auto& s : streams) {
+      s->add_map("potential_cutoff", cutoff_map.data(), cutoff_meta);
+      s->add_root_attribute("comparison_cutoff_vs_direct", report);
+    }
+  }
 
   const auto t_write = clock_type::now();
   for (auto& s : streams) s->finish();
   for (const auto& out : whole_grid_outputs) io::write_map(out, request.grid, whole.data(), meta);
-  const double write_seconds = seconds_since(t_write) + stats.sink_seconds;
+  const double write_seconds = seconds_since(t_write) + pass.stats.sink_seconds;
   const double total_seconds = seconds_since(t_start);
 
   const double pairs = double(structure.atoms.size()) * double(request.grid.point_count());
-  const double compute_seconds = stats.compute_seconds > 0 ? stats.compute_seconds : run_seconds;
+  const double compute_seconds = pass.compute_seconds();
+  const std::string device = pass.stats.device.empty() ? backend->name() : pass.stats.device;
   nlohmann::json summary = {
       {"input", o.input},
       {"atoms", structure.atoms.size()},
@@ -332,14 +369,20 @@ int run(MainOptions& o, const std::string& command_line) {
                 {"spacing", request.grid.spacing}}},
       {"method", o.method},
       {"units", o.units},
-      {"device", stats.device.empty() ? backend->name() : stats.device},
+      {"device", device},
       {"outputs", o.outputs},
-      {"seconds", {{"read", read_seconds}, {"setup", stats.setup_seconds},
-                   {"compute", compute_seconds}, {"overflow_cpu", stats.overflow_seconds},
+      {"seconds", {{"read", read_seconds}, {"setup", pass.stats.setup_seconds},
+                   {"compute", compute_seconds}, {"overflow_cpu", pass.stats.overflow_seconds},
                    {"write", write_seconds}, {"total", total_seconds}}},
   };
   if (request.method == engine::Method::direct)
     summary["evaluations_per_second"] = pairs / compute_seconds;
+  if (cutoff_pass) {
+    summary["seconds"]["cutoff_compute"] = cutoff_pass->compute_seconds();
+    summary["seconds"]["cutoff_setup"] = cutoff_pass->stats.setup_seconds;
+    summary["seconds"]["cutoff_overflow_cpu"] = cutoff_pass->stats.overflow_seconds;
+    summary["comparison"] = comparison->to_json();
+  }
   if (o.json) {
     std::printf("%s\n", summary.dump(2).c_str());
   } else if (!o.quiet) {
@@ -347,11 +390,17 @@ int run(MainOptions& o, const std::string& command_line) {
                  "done: %zu atoms, total charge %+.4f e, %s\n"
                  "      %s on %s, %.3f s (read %.3f, setup %.3f, compute %.3f, write %.3f)%s\n",
                  structure.atoms.size(), total_charge, request.grid.describe().c_str(),
-                 o.method.c_str(), summary["device"].get<std::string>().c_str(), total_seconds,
-                 read_seconds, stats.setup_seconds, compute_seconds, write_seconds,
+                 both ? "direct" : o.method.c_str(), device.c_str(), total_seconds, read_seconds,
+                 pass.stats.setup_seconds, compute_seconds, write_seconds,
                  request.method == engine::Method::direct
                      ? fmt::format(", {:.3g} evaluations/s", pairs / compute_seconds).c_str()
                      : "");
+    if (cutoff_pass) {
+      std::fprintf(stderr, "      cutoff %g Å (%s), compute %.3f s: %.1fx faster than direct\n",
+                   o.cutoff.radius, o.cutoff_form.c_str(), cutoff_pass->compute_seconds(),
+                   compute_seconds / cutoff_pass->compute_seconds());
+      std::fprintf(stderr, "\nCutoff against direct summation:\n%s\n", comparison->table().c_str());
+    }
     for (const auto& out : o.outputs) std::fprintf(stderr, "      wrote %s\n", out.c_str());
   }
   return 0;
@@ -369,7 +418,8 @@ int main_job(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11's own failure codes are 100 and up; every dcsgrid usage error gives 2.
+    return app.exit(e) == 0 ? 0 : 2;
   }
   setup_logging(options.verbose, options.quiet);
   return run(options, joined_command_line(argc, argv));

@@ -248,7 +248,7 @@ void write_hdf5(const fs::path& path, const GridSpec& grid, const float* data,
   writer.finish();
 }
 
-MapFile read_hdf5(const fs::path& path) {
+MapFile read_hdf5(const fs::path& path, const std::string& dataset_name) {
   std::lock_guard lock(hdf5::library_mutex());
   hdf5::silence_errors();
   auto fail = [&](const std::string& problem) { throw InputError(path.string(), 0, problem); };
@@ -256,11 +256,13 @@ MapFile read_hdf5(const fs::path& path) {
   if (H5Fis_hdf5(path.c_str()) <= 0) fail("not an HDF5 file");
   Handle file = checked_handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, path,
                                "open the file");
-  const htri_t has_dataset = H5Lexists(file.get(), kDataset, H5P_DEFAULT);
+  const std::string dataset_path = "/" + dataset_name;
+  const htri_t has_dataset =
+      dataset_name.empty() ? 0 : H5Lexists(file.get(), dataset_path.c_str(), H5P_DEFAULT);
   hdf5::check(has_dataset, path, "look for the dataset");
-  if (!has_dataset) fail(std::string("no dataset /") + kDataset);
-  Handle dataset = checked_handle(H5Dopen2(file.get(), kDataset, H5P_DEFAULT), H5Dclose, path,
-                                  std::string("open the dataset /") + kDataset);
+  if (!has_dataset) fail("no dataset " + dataset_path);
+  Handle dataset = checked_handle(H5Dopen2(file.get(), dataset_path.c_str(), H5P_DEFAULT), H5Dclose,
+                                  path, "open the dataset " + dataset_path);
 
   MapFile map;
   const hid_t ds = dataset.get();
@@ -281,7 +283,7 @@ MapFile read_hdf5(const fs::path& path) {
       hdf5::read_attribute(ds, name, map.meta.parameters[name.substr(prefix.size())], path);
 
   Handle type = checked_handle(H5Dget_type(ds), H5Tclose, path, "get the dataset's type");
-  if (H5Tget_class(type.get()) != H5T_FLOAT) fail(std::string("/") + kDataset + " is not floating point");
+  if (H5Tget_class(type.get()) != H5T_FLOAT) fail(dataset_path + " is not floating point");
   Handle space = checked_handle(H5Dget_space(ds), H5Sclose, path, "get the dataset's shape");
   const int rank = H5Sget_simple_extent_ndims(space.get());
   hdf5::check(rank, path, "get the dataset's shape");
@@ -290,7 +292,7 @@ MapFile read_hdf5(const fs::path& path) {
                              "get the dataset's shape");
   const auto& d = map.grid.dims;
   if (rank != 3 || shape[0] != hsize_t(d[2]) || shape[1] != hsize_t(d[1]) || shape[2] != hsize_t(d[0]))
-    fail(std::string("/") + kDataset + " is not shaped [nz][ny][nx] = [" + std::to_string(d[2]) +
+    fail(dataset_path + " is not shaped [nz][ny][nx] = [" + std::to_string(d[2]) +
          "][" + std::to_string(d[1]) + "][" + std::to_string(d[0]) + "] as the dims attribute says");
   map.data.resize(map.grid.point_count());
   hdf5::check(H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, map.data.data()), path,

@@ -81,9 +81,10 @@ struct MapFile {
   MapMetadata meta;
   std::vector<float> data;  // x fastest
 };
-// Reads a map written by write_hdf5/Hdf5MapWriter (attributes included). Throws InputError naming
-// the file on a missing dataset or attribute, or a dataset shape that disagrees with dims.
-MapFile read_hdf5(const std::filesystem::path& path);
+// Reads a map written by write_hdf5/Hdf5MapWriter (attributes included): /potential, or another
+// dataset written the same way (Hdf5MapWriter::add_map). Throws InputError naming the file on a
+// missing dataset or attribute, or a dataset shape that disagrees with dims.
+MapFile read_hdf5(const std::filesystem::path& path, const std::string& dataset = "potential");
 // Reads an OpenDX map (the subset APBS, VMD and we write; axis-aligned grids, data in the file).
 // "# name: value" comments with MapMetadata's field names fill meta; other comments are ignored.
 // Throws InputError (file, line, problem) on anything else.

@@ -1,0 +1,316 @@
+// dcsgrid batch INPUTS... -o FRAMES.h5: the potential of many structures on one shared grid, one
+// frame each, in one resumable batch file (analysis::run_batch).
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/fmt/fmt.h>
+
+#include "dcsgrid/analysis/batch.hpp"
+#include "dcsgrid/cli/commands.hpp"
+#include "dcsgrid/cli/progress.hpp"
+#include "dcsgrid/engine/engine.hpp"
+
+namespace dcsgrid::cli {
+namespace {
+
+// Exit status when the batch file is written but some frames failed: they are recorded in it
+// with their messages, and --resume retries them.
+constexpr int kSomeFramesFailed = 3;
+
+// CLI11's PositiveNumber/NonNegativeNumber name DBL_MAX in full in their messages.
+const CLI::Range kPositiveCount(1, std::numeric_limits<int>::max(), "POSITIVE");
+const CLI::Range kDeviceNumber(0, std::numeric_limits<int>::max(), "NONNEGATIVE");
+
+// What the command line sets: BatchOptions itself, plus the text forms and explicit-grid values
+// that become BatchOptions fields once parsed.
+struct BatchCommandOptions {
+  analysis::BatchOptions batch;
+  std::string models = "one";
+  std::string unknown = "error";
+  std::vector<double> center, size, origin;
+  std::vector<std::int64_t> dims;
+  std::string units = "kT/e";
+  std::string method = "direct";
+  std::string cutoff_form = "shifted";
+  std::vector<double> histogram_range;
+  bool no_stats = false;
+  bool json = false;
+  int verbose = 0;
+  bool quiet = false;
+};
+
+const char* kExamples = R"(Examples:
+  dcsgrid batch md/frame_*.pqr -o frames.h5              every snapshot on one shared grid
+  dcsgrid batch @frames.txt -o frames.h5 --spacing 1     inputs listed in a file, one a line
+  dcsgrid batch traj.pdb --models all -o frames.h5       every MODEL of a multi-model file
+  dcsgrid batch @frames.txt -o frames.h5 --resume        continue after a crash or a kill
+  dcsgrid batch a.pqr b.pqr -o ab.h5 --center 0,0,0 --size 40,40,40 --ensemble   + mean/std maps
+  dcsgrid sample frames.h5 ligand.pqr                    then: potential and energy per frame
+  dcsgrid similarity frames.h5 -o sim.h5                 then: Hodgkin similarity of the frames
+
+Every frame shares one grid: --center/--size or --origin/--dims, else the union of all the inputs'
+boxes grown by --padding. A frame whose input cannot be read or computed is recorded as failed,
+with its message, and the batch goes on (--fail-fast stops at the first). --resume computes only
+the frames not complete, after checking that the options and the inputs are unchanged.
+Exit status: 0 every frame complete; 1 error (the message says what, and how many frames are
+complete); 2 usage error; 3 the file is written but some frames failed (listed; --resume
+retries them).)";
+
+void add_options(CLI::App& app, BatchCommandOptions& o) {
+  analysis::BatchOptions& b = o.batch;
+  app.add_option("inputs", b.inputs,
+                 "Structures (PQR, PDB, mmCIF, PDBQT, XYZ, .gz too), or @LIST: a file naming one "
+                 "input a line")
+      ->required();
+  app.add_option("-o,--output", b.output, "Batch file to write (.h5)")->required();
+
+  const std::string in = "Inputs and charges";
+  auto* models = app.add_option("--models", o.models,
+                                "one: model --model of each input; all: every model, a frame each")
+                     ->check(CLI::IsMember({"one", "all"}))
+                     ->capture_default_str()
+                     ->group(in);
+  app.add_option("--model", b.read.model, "Model number read from multi-model inputs")
+      ->check(kPositiveCount)
+      ->capture_default_str()
+      ->excludes(models)
+      ->group(in);
+  app.add_option("--forcefield", b.read.forcefield, "Charges for PDB/mmCIF: amber, charmm, parse")
+      ->check(CLI::IsMember({"amber", "charmm", "parse"}))
+      ->capture_default_str()
+      ->group(in);
+  app.add_option("--forcefield-dir", b.read.forcefield_dir,
+                 "Folder with pdb2pqr's <FF>.DAT and .names (default: $DCSGRID_FORCEFIELD_DIR, "
+                 "then " DCSGRID_DEFAULT_FORCEFIELD_DIR ")")
+      ->group(in);
+  app.add_option("--unknown", o.unknown,
+                 "Residues/atoms missing from the force field: error (the frame fails) or zero "
+                 "(warn, charge 0)")
+      ->check(CLI::IsMember({"error", "zero"}))
+      ->capture_default_str()
+      ->group(in);
+
+  const std::string grid = "Grid, shared by every frame (default: all inputs' box plus --padding)";
+  app.add_option("--spacing", b.spacing, "Grid spacing, Å")->capture_default_str()->group(grid);
+  app.add_option("--padding", b.padding, "Margin around the union of the inputs' boxes, Å")
+      ->capture_default_str()
+      ->group(grid);
+  auto* center = app.add_option("--center", o.center, "Box centre x,y,z (Å), with --size")
+                     ->delimiter(',')
+                     ->expected(3)
+                     ->group(grid);
+  auto* size = app.add_option("--size", o.size, "Box edge lengths x,y,z (Å), with --center")
+                   ->delimiter(',')
+                   ->expected(3)
+                   ->group(grid);
+  auto* origin = app.add_option("--origin", o.origin, "First point x,y,z (Å), with --dims")
+                     ->delimiter(',')
+                     ->expected(3)
+                     ->group(grid);
+  auto* dims = app.add_option("--dims", o.dims, "Points along x,y,z, with --origin")
+                   ->delimiter(',')
+                   ->expected(3)
+                   ->group(grid);
+  center->needs(size);
+  size->needs(center);
+  origin->needs(dims);
+  dims->needs(origin);
+  center->excludes(origin);
+  size->excludes(dims);
+
+  const std::string phys = "Physics";
+  app.add_option("--dielectric", b.physics.dielectric, "Relative permittivity ε")
+      ->capture_default_str()
+      ->group(phys);
+  app.add_flag("--ddd", b.physics.distance_dependent, "Distance-dependent dielectric ε(r) = 4r")
+      ->group(phys);
+  app.add_option("--ionic-strength", b.physics.ionic_strength,
+                 "Debye–Hückel screening by a 1:1 salt of this ionic strength, mol/L")
+      ->capture_default_str()
+      ->group(phys);
+  app.add_option("--temperature", b.physics.temperature, "Temperature, K (for kT/e and screening)")
+      ->capture_default_str()
+      ->group(phys);
+  app.add_option("--min-distance", b.physics.min_distance,
+                 "Distances below this count as this, Å (keeps points on atoms finite)")
+      ->capture_default_str()
+      ->group(phys);
+  app.add_option("--units", o.units, "Output unit: kT/e, kcal/mol/e, kJ/mol/e or V")
+      ->check(CLI::IsMember({"kT/e", "kcal/mol/e", "kJ/mol/e", "V"}))
+      ->capture_default_str()
+      ->group(phys);
+
+  const std::string meth = "Method";
+  app.add_option("--method", o.method, "direct (exact sum over all atoms) or cutoff")
+      ->check(CLI::IsMember({"direct", "cutoff"}))
+      ->capture_default_str()
+      ->group(meth);
+  app.add_option("--cutoff", b.cutoff.radius, "Cutoff radius for --method cutoff, Å")
+      ->capture_default_str()
+      ->group(meth);
+  app.add_option("--cutoff-form", o.cutoff_form,
+                 "truncated, shifted q/r·(1−r²/rc²)², or switched (C1 from --switch-start to rc)")
+      ->check(CLI::IsMember({"truncated", "shifted", "switched"}))
+      ->capture_default_str()
+      ->group(meth);
+  app.add_option("--switch-start", b.cutoff.switch_start, "Where the switched form starts, Å")
+      ->capture_default_str()
+      ->group(meth);
+
+  const std::string dev = "Hardware";
+  app.add_option("--device", b.device, "auto (GPU when present), cpu or gpu")
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
+      ->capture_default_str()
+      ->group(dev);
+  app.add_option("--gpus", b.gpus, "GPUs to use, a list like 0,1 (default: all)")
+      ->delimiter(',')
+      ->check(kDeviceNumber)
+      ->group(dev);
+
+  const std::string file = "Batch file";
+  auto* resume = app.add_flag("--resume", b.resume,
+                              "Continue an existing file: compute the frames not complete "
+                              "(failed ones are retried)")
+                     ->group(file);
+  app.add_flag("--overwrite", b.overwrite, "Replace an existing file")
+      ->excludes(resume)
+      ->group(file);
+  app.add_flag("--fail-fast", b.fail_fast, "Stop at the first frame that fails (exit status 1)")
+      ->group(file);
+  app.add_flag("--ensemble", b.ensemble,
+               "Also the mean and standard deviation maps over the complete frames "
+               "(/analysis/mean, /analysis/std)")
+      ->group(file);
+  auto* no_stats = app.add_flag("--no-stats", o.no_stats,
+                                "Skip the per-frame min/max/mean/std and histogram (/analysis)")
+                       ->group(file);
+  app.add_option("--histogram-bins", b.histogram.bins, "Bins of each frame's histogram")
+      ->check(kPositiveCount)
+      ->capture_default_str()
+      ->excludes(no_stats)
+      ->group(file);
+  app.add_option("--histogram-range", o.histogram_range,
+                 "Histogram range LO,HI in the output unit (default: each frame's min to max)")
+      ->delimiter(',')
+      ->expected(2)
+      ->excludes(no_stats)
+      ->group(file);
+
+  const std::string out = "Output and messages";
+  app.add_flag("--json", o.json, "Print the run summary as JSON on stdout")->group(out);
+  app.add_flag("-v,--verbose", o.verbose, "More messages (-vv for all)")->group(out);
+  app.add_flag("-q,--quiet", o.quiet, "Only warnings and errors")->group(out);
+}
+
+// The grid the user gave, if any (else run_batch builds one around the inputs).
+std::optional<GridSpec> explicit_grid(const BatchCommandOptions& o) {
+  const double h = o.batch.spacing;
+  if (!o.center.empty())
+    return grid_centered({o.center[0], o.center[1], o.center[2]}, {o.size[0], o.size[1], o.size[2]},
+                         h);
+  if (!o.origin.empty())
+    return grid_from_origin({o.origin[0], o.origin[1], o.origin[2]},
+                            {o.dims[0], o.dims[1], o.dims[2]}, h);
+  return std::nullopt;
+}
+
+// Turns the parsed text options into BatchOptions fields.
+void complete_batch_options(BatchCommandOptions& o, const std::string& command_line) {
+  analysis::BatchOptions& b = o.batch;
+  b.models_all = o.models == "all";
+  b.read.unknown_zero = o.unknown == "zero";
+  b.grid = explicit_grid(o);
+  b.physics.unit = parse_unit(o.units);
+  b.method = engine::parse_method(o.method);
+  b.cutoff.form = engine::parse_cutoff_form(o.cutoff_form);
+  b.stats = !o.no_stats;
+  if (!o.histogram_range.empty()) {
+    b.histogram.lo = o.histogram_range[0];
+    b.histogram.hi = o.histogram_range[1];
+  }
+  b.command_line = command_line;
+}
+
+// run_batch would record bad physics or cutoff settings as the same failure of every frame;
+// checked here they give one error before any work. engine::validate checks a whole request, so
+// it gets a placeholder atom and grid point.
+void check_engine_options(const analysis::BatchOptions& b) {
+  AtomSet placeholder;
+  placeholder.push_back(0, 0, 0, 0);
+  engine::PotentialRequest request;
+  request.atoms = &placeholder;
+  request.grid = b.grid.value_or(grid_from_origin({0, 0, 0}, {1, 1, 1}, b.spacing));
+  request.physics = b.physics;
+  request.method = b.method;
+  request.cutoff = b.cutoff;
+  engine::validate(request);
+}
+
+void print_summary(const analysis::BatchResult& r, bool models_all) {
+  std::fprintf(stderr, "batch: %zu frames in %s\n       grid %s\n", r.frames, r.output.c_str(),
+               r.grid.describe().c_str());
+  std::fprintf(stderr, "       computed %zu, failed %zu, already complete %zu, pending %zu\n",
+               r.computed, r.failed, r.skipped, r.pending);
+  if (r.pipeline_seconds > 0) {
+    // Busy shares of the three concurrent stages; their sum above 100% is the overlap.
+    auto percent = [&](double busy) { return 100 * busy / r.pipeline_seconds; };
+    std::fprintf(stderr,
+                 "       %.3g frames/s on %s (pipeline %.3f s, after a %.3f s scan of the inputs)\n"
+                 "       stages busy: read %.0f%%, compute %.0f%%, write %.0f%%; engine set-up "
+                 "%.3f s, kernels %.3f s\n",
+                 r.frames_per_second, r.device.c_str(), r.pipeline_seconds, r.scan_seconds,
+                 percent(r.read_busy), percent(r.compute_busy), percent(r.write_busy),
+                 r.engine_setup, r.engine_kernels);
+  }
+  if (r.ensemble_seconds > 0)
+    std::fprintf(stderr, "       ensemble mean and std maps: %.3f s\n", r.ensemble_seconds);
+  if (!r.failures.empty()) {
+    std::fprintf(stderr, "failed frames (--resume retries them):\n");
+    for (const auto& f : r.failures) {
+      const std::string model = models_all ? fmt::format(" model {}", f.model) : "";
+      std::fprintf(stderr, "  %s%s: %s\n", f.source.c_str(), model.c_str(), f.message.c_str());
+    }
+  }
+}
+
+}  // namespace
+
+int batch_command(int argc, char** argv) {
+  CLI::App app{"dcsgrid batch: the potential of many structures on one shared grid, one frame "
+               "each, in one resumable batch file",
+               "dcsgrid batch"};
+  app.footer(kExamples);
+  app.get_formatter()->column_width(34);
+  BatchCommandOptions options;
+  add_options(app, options);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11's own failure codes are 100 and up; every dcsgrid usage error gives 2.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  setup_logging(options.verbose, options.quiet);
+  complete_batch_options(options, "dcsgrid " + joined_command_line(argc, argv));
+  check_engine_options(options.batch);
+
+  ProgressBar bar("batch", !options.quiet);
+  options.batch.progress = [&](std::size_t done, std::size_t total) {
+    bar.update(double(done) / double(total));
+  };
+  const analysis::BatchResult result = analysis::run_batch(options.batch);
+  bar.finish();
+
+  if (options.json)
+    std::printf("%s\n", result.to_json().dump(2).c_str());
+  else if (!options.quiet)
+    print_summary(result, options.batch.models_all);
+  return result.failed > 0 ? kSomeFramesFailed : 0;
+}
+
+}  // namespace dcsgrid::cli
