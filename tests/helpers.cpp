@@ -86,6 +86,21 @@ std::vector<double> reference_cutoff(const AtomSet& atoms, const GridSpec& grid,
   return out;
 }
 
+std::vector<char> points_near_cutoff(const AtomSet& atoms, const GridSpec& grid, double rc,
+                                     double tolerance) {
+  std::vector<char> near(grid.point_count(), 0);
+#pragma omp parallel for schedule(static)
+  for (std::size_t n = 0; n < near.size(); ++n) {
+    const auto ijk = grid.ijk(n);
+    const auto p = grid.position(ijk[0], ijk[1], ijk[2]);
+    for (std::size_t a = 0; a < atoms.size() && !near[n]; ++a) {
+      const double dx = p[0] - atoms.x[a], dy = p[1] - atoms.y[a], dz = p[2] - atoms.z[a];
+      near[n] = std::abs(std::sqrt(dx * dx + dy * dy + dz * dz) - rc) < tolerance;
+    }
+  }
+  return near;
+}
+
 template <typename T>
 static double relative_l2_impl(const std::vector<float>& a, const std::vector<T>& ref) {
   if (a.size() != ref.size()) return INFINITY;

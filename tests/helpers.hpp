@@ -33,6 +33,20 @@ std::vector<double> reference_cutoff(const AtomSet& atoms, const GridSpec& grid,
                                      const PairKernel& kernel, const engine::CutoffOptions& cutoff,
                                      std::int64_t z_begin = 0, std::int64_t z_end = -1);
 
+// For each grid point, whether some atom lies within `tolerance` Å of distance rc from it: there
+// a truncated cutoff sum jumps by q·g(rc), and float32 and float64 distances (or two float32
+// codes) may fall on either side.
+std::vector<char> points_near_cutoff(const AtomSet& atoms, const GridSpec& grid, double rc,
+                                     double tolerance);
+// Entries where skip is 0, in order.
+template <typename T>
+std::vector<T> kept(const std::vector<T>& values, const std::vector<char>& skip) {
+  std::vector<T> out;
+  for (std::size_t n = 0; n < values.size(); ++n)
+    if (!skip[n]) out.push_back(values[n]);
+  return out;
+}
+
 // ||a − ref|| / ||ref|| over all entries.
 double relative_l2(const std::vector<float>& a, const std::vector<double>& ref);
 double relative_l2(const std::vector<float>& a, const std::vector<float>& ref);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <deque>
 #include <future>
+#include <map>
 #include <thread>
 
 #include "dcsgrid/core/cuda_support.hpp"
@@ -18,11 +19,16 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double now_seconds() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
 
-// The CPU's share of one slab: the overflow atoms' potential on the sub-grid they reach.
-struct OverflowSum {
+// Part of the CPU's share of one slab: some overflow atoms' potential on the sub-grid they reach.
+struct OverflowPart {
   std::array<std::int64_t, 3> first{};  // the sub-grid's point (0, 0, 0) in slab indices
-  std::array<std::int64_t, 3> dims{};   // all 0 when the atoms reach no point of the slab
+  std::array<std::int64_t, 3> dims{};
   std::vector<float> values;            // x fastest
+};
+
+// The CPU's share of one slab.
+struct OverflowSum {
+  std::vector<OverflowPart> parts;
   std::size_t atoms = 0;
   double bins_ready = 0;                // host clock when the binning was seen complete
   double cpu_begin = 0, cpu_end = 0;    // host clock around the CPU sum
@@ -45,51 +51,102 @@ std::array<std::int64_t, 2> reach_range(double a_lo, double a_hi, double rc, dou
   return {std::int64_t(std::max(lo, 0.0)), std::int64_t(std::min(hi, double(n - 1)))};
 }
 
-// Sums atoms (the overflow ones) over the part of the slab they reach, with the CPU engine.
+// The points of a slab within reach of a box of atoms: [lo, hi] grid indices per axis.
+struct Reach {
+  std::array<std::array<std::int64_t, 2>, 3> range;
+  std::int64_t points() const {
+    std::int64_t n = 1;
+    for (const auto& r : range) n *= std::max<std::int64_t>(0, r[1] - r[0] + 1);
+    return n;
+  }
+};
+
+Reach reach_of(const Box& box, const GridSpec& grid, double rc, Slab slab) {
+  Reach r;
+  const std::array<std::int64_t, 3> n{grid.nx(), grid.ny(), grid.nz()};
+  for (int a = 0; a < 3; ++a)
+    r.range[a] = reach_range(box.lo[a], box.hi[a], rc, grid.origin[a], grid.spacing[a], n[a]);
+  r.range[2] = {std::max(r.range[2][0], slab.z_begin), std::min(r.range[2][1], slab.z_end - 1)};
+  return r;
+}
+
+// Overflow atoms are few and mostly scattered (one here, one there, from the crowded bins), so
+// one sub-grid around all of them would span the whole slab: most of the CPU's time went into
+// zeroing and adding points no overflow atom reaches. They are bucketed into cubes of edge rc/4
+// and each bucket is summed on the sub-grid it reaches, unless those sub-grids together hold
+// more points than one sub-grid around all the atoms (a dense overflow), which is taken then.
+constexpr double kOverflowBucketPerRadius = 0.25;
+
+std::vector<AtomSet> overflow_groups(const AtomSet& atoms, const GridSpec& grid, double rc,
+                                     Slab slab) {
+  const double edge = kOverflowBucketPerRadius * rc;
+  std::map<std::array<std::int64_t, 3>, AtomSet> buckets;  // ordered: a fixed summation order
+  for (std::size_t i = 0; i < atoms.size(); ++i) {
+    const std::array<std::int64_t, 3> key{std::int64_t(std::floor(atoms.x[i] / edge)),
+                                          std::int64_t(std::floor(atoms.y[i] / edge)),
+                                          std::int64_t(std::floor(atoms.z[i] / edge))};
+    buckets[key].push_back(atoms.x[i], atoms.y[i], atoms.z[i], atoms.q[i]);
+  }
+  std::int64_t bucket_points = 0;
+  for (const auto& [key, group] : buckets)
+    bucket_points += reach_of(bounding_box(group), grid, rc, slab).points();
+  if (bucket_points >= reach_of(bounding_box(atoms), grid, rc, slab).points()) return {atoms};
+  std::vector<AtomSet> groups;
+  groups.reserve(buckets.size());
+  for (auto& [key, group] : buckets) groups.push_back(std::move(group));
+  return groups;
+}
+
+// Sums atoms (the overflow ones) over the parts of the slab they reach, with the CPU engine.
 void sum_on_cpu(const AtomSet& atoms, const PotentialRequest& request, Slab slab, OverflowSum& out) {
   if (atoms.empty()) return;
   const GridSpec& grid = request.grid;
-  const Box box = bounding_box(atoms);
   const double rc = request.cutoff.radius;
-  std::array<std::array<std::int64_t, 2>, 3> range;
-  const std::array<std::int64_t, 3> n{grid.nx(), grid.ny(), grid.nz()};
-  for (int a = 0; a < 3; ++a)
-    range[a] = reach_range(box.lo[a], box.hi[a], rc, grid.origin[a], grid.spacing[a], n[a]);
-  range[2] = {std::max(range[2][0], slab.z_begin), std::min(range[2][1], slab.z_end - 1)};
-  for (int a = 0; a < 3; ++a)
-    if (range[a][1] < range[a][0]) return;
-  GridSpec sub = grid;
-  sub.origin = grid.position(range[0][0], range[1][0], range[2][0]);
-  for (int a = 0; a < 3; ++a) {
-    sub.dims[a] = range[a][1] - range[a][0] + 1;
-    out.first[a] = range[a][0] - (a == 2 ? slab.z_begin : 0);
+  const PairKernel kernel = make_pair_kernel(request.physics);
+  for (const AtomSet& group : overflow_groups(atoms, grid, rc, slab)) {
+    const Reach reach = reach_of(bounding_box(group), grid, rc, slab);
+    if (reach.points() == 0) continue;
+    OverflowPart part;
+    GridSpec sub = grid;
+    sub.origin = grid.position(reach.range[0][0], reach.range[1][0], reach.range[2][0]);
+    for (int a = 0; a < 3; ++a) {
+      sub.dims[a] = reach.range[a][1] - reach.range[a][0] + 1;
+      part.first[a] = reach.range[a][0] - (a == 2 ? slab.z_begin : 0);
+    }
+    part.dims = sub.dims;
+    part.values.assign(sub.point_count(), 0.0f);
+    cutoff_accumulate_cpu(group, sub, kernel, request.cutoff, Slab{0, sub.nz()}, part.values.data());
+    out.parts.push_back(std::move(part));
   }
-  out.dims = sub.dims;
-  out.values.assign(sub.point_count(), 0.0f);
-  cutoff_accumulate_cpu(atoms, sub, make_pair_kernel(request.physics), request.cutoff,
-                        Slab{0, sub.nz()}, out.values.data());
 }
 
-// Adds a CPU sub-grid into the slab on the host, planes shared out among threads (this file is
-// compiled by nvcc, without OpenMP).
-void add_into(const OverflowSum& sum, const GridSpec& grid, float* host) {
-  const auto [dx, dy, dz] = sum.dims;
-  const std::int64_t nx = grid.nx(), ny = grid.ny();
+// Adds the CPU's parts into the slab on the host. Threads own planes of the slab, so parts that
+// overlap are added without races (this file is compiled by nvcc, without OpenMP).
+void add_into(const OverflowSum& sum, const GridSpec& grid, Slab slab, float* host) {
+  std::size_t values = 0;
+  for (const auto& part : sum.parts) values += part.values.size();
+  if (values == 0) return;
+  const std::int64_t nx = grid.nx(), ny = grid.ny(), planes = slab.planes();
   const auto add_planes = [&](std::int64_t k_begin, std::int64_t k_end) {
-    for (std::int64_t k = k_begin; k < k_end; ++k)
-      for (std::int64_t j = 0; j < dy; ++j) {
-        float* dst = host + ((sum.first[2] + k) * ny + sum.first[1] + j) * nx + sum.first[0];
-        const float* src = sum.values.data() + (k * dy + j) * dx;
-        for (std::int64_t i = 0; i < dx; ++i) dst[i] += src[i];
-      }
+    for (const OverflowPart& part : sum.parts) {
+      const auto [dx, dy, dz] = part.dims;
+      const std::int64_t lo = std::max(k_begin, part.first[2]);
+      const std::int64_t hi = std::min(k_end, part.first[2] + dz);
+      for (std::int64_t k = lo; k < hi; ++k)
+        for (std::int64_t j = 0; j < dy; ++j) {
+          float* dst = host + (k * ny + part.first[1] + j) * nx + part.first[0];
+          const float* src = part.values.data() + ((k - part.first[2]) * dy + j) * dx;
+          for (std::int64_t i = 0; i < dx; ++i) dst[i] += src[i];
+        }
+    }
   };
   const std::int64_t threads =
       std::clamp<std::int64_t>(std::int64_t(std::thread::hardware_concurrency()), 1,
-                               std::max<std::int64_t>(1, sum.values.size() >> 20));
+                               std::max<std::int64_t>(1, std::int64_t(values >> 18)));
   std::vector<std::thread> pool;
-  const std::int64_t per = (dz + threads - 1) / threads;
-  for (std::int64_t k = per; k < dz; k += per) pool.emplace_back(add_planes, k, std::min(dz, k + per));
-  add_planes(0, std::min(dz, per));
+  const std::int64_t per = (planes + threads - 1) / threads;
+  for (std::int64_t k = per; k < planes; k += per) pool.emplace_back(add_planes, k, std::min(planes, k + per));
+  add_planes(0, std::min(planes, per));
   for (auto& t : pool) t.join();
 }
 
@@ -240,7 +297,7 @@ double CudaCutoffMethod::finish_on_host(Slab slab, float* host) {
 
   const OverflowSum sum = run->overflow.get();
   const auto t0 = Clock::now();
-  add_into(sum, m.request.grid, host);
+  add_into(sum, m.request.grid, slab, host);
   const double add = std::chrono::duration<double>(Clock::now() - t0).count();
   const double cpu = sum.cpu_end - sum.cpu_begin;
   const double hidden = std::min(sum.cpu_end, sum.bins_ready + kernel) - std::max(sum.cpu_begin, sum.bins_ready);
