@@ -15,13 +15,14 @@
 
 namespace dcsgrid::test {
 
-// 0, 1, small odd sizes, 2^k − 1, 2^k, 2^k + 1 for k ≤ max_power, primes, and sizes of several
-// million (many CUDA tiles, many CPU chunks).
+// 0, 1, small odd sizes, 2^k − 1, 2^k, 2^k + 1 and 3·2^k − 1, 3·2^k, 3·2^k + 1 for k ≤ max_power
+// (tile and chunk edges of either kind), primes, and sizes of several million (many CUDA tiles,
+// many CPU chunks).
 inline std::vector<std::size_t> scan_test_sizes(int max_power) {
   std::vector<std::size_t> sizes = {0, 1, 2, 3, 5, 7, 97, 7919, 104729, 1299709};
   for (int k = 2; k <= max_power; ++k) {
     const std::size_t p = std::size_t(1) << k;
-    sizes.insert(sizes.end(), {p - 1, p, p + 1});
+    sizes.insert(sizes.end(), {p - 1, p, p + 1, 3 * p - 1, 3 * p, 3 * p + 1});
   }
   sizes.insert(sizes.end(), {3145739, 5000011});
   return sizes;

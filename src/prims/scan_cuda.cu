@@ -19,12 +19,13 @@ namespace {
 
 constexpr int scan_threads = 256;
 constexpr int scan_vec = 4;                       // items per vector load (int4/uint4/float4)
-constexpr int scan_items = 4 * scan_vec;          // per thread: four vectors in flight
-constexpr std::size_t tile_items = std::size_t(scan_threads) * scan_items;  // 4096
-// Blocks per SM the register budget must allow: 8 × 256 threads fill an sm_90 SM, which needs at
-// most 32 registers a thread. Left to itself ptxas gave the exclusive kernels 34 (allocated as
-// 40), which fits only 6 blocks: 10% slower on 2^28 items on an H100.
-constexpr int scan_min_blocks = 8;
+// Items per thread: three vectors in flight. With four (a 4096-item tile) ptxas gave the
+// exclusive kernels 34 registers (allocated as 40), so only 6 of the 8 blocks of 256 threads
+// that fill an sm_90 SM fit: 10% slower than the inclusive kernel (32 registers) on 2^28 items
+// on an H100, and forcing 32 with __launch_bounds__ spilled and slowed both. Three vectors keep
+// every variant at ≤ 32 registers without spills.
+constexpr int scan_items = 3 * scan_vec;
+constexpr std::size_t tile_items = std::size_t(scan_threads) * scan_items;  // 3072
 // Workspace: the tile counter, padded, then one status word per tile.
 constexpr std::size_t status_offset = 16;
 
@@ -84,7 +85,7 @@ __device__ T look_back(StatusWord* status, std::uint32_t tile) {
 }
 
 template <typename T, bool INCLUSIVE>
-__global__ void __launch_bounds__(scan_threads, scan_min_blocks)
+__global__ void __launch_bounds__(scan_threads)
     scan_kernel(const T* in, T* out, std::size_t n, bool aligned, std::uint32_t* tile_counter,
                 StatusWord* status) {
   using Scan = BlockScan<scan_threads, scan_items, T, scan_vec>;

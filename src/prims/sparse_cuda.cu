@@ -9,8 +9,7 @@
 // blocks replaced per-length row bins, whose sub-warp groups read each row's few entries as its
 // own scattered, partly used sectors: 58% of cuSPARSE on a power-law matrix on an H100. Longer
 // rows are cut into chunks of ≤ 1024 entries, one warp a chunk; rows of several chunks get their
-// chunk sums added in order by a second kernel. All classes run in one launch: a block finds its
-// class from its index (block-uniform branch).
+// chunk sums added in order by a second kernel.
 // ELL: one thread a row over the column-major entries. Hybrid: ELL, then the COO entries summed
 // by a warp-segmented scan and added to y with one atomic per row segment.
 #include <algorithm>
@@ -31,8 +30,6 @@ constexpr std::int64_t kShortMax = 32;   // longest row handled by a sub-warp gr
 constexpr std::int64_t kChunk = 1024;    // entries of one long-row chunk (one warp)
 constexpr int kRhsPerPass = 4;           // SpMM right-hand sides sharing one read of the matrix
 constexpr int kRowTile = 2048;           // entries of one row block (8 a thread)
-constexpr int kMaxClasses = 2;           // chunks and row blocks, or one class of lane groups
-constexpr int kRowBlocks = -1;           // WorkClass::lanes of the row-block class
 
 template <typename T>
 void upload(cuda::DeviceBuffer<T>& dst, const T* src, std::size_t count) {
@@ -51,24 +48,20 @@ int lanes_for(std::int64_t length) {
   return lanes;
 }
 
-// A block-uniform kind of work: rows in order for groups of `lanes` lanes, long-row chunks
-// (lanes = 0) or row blocks (lanes = kRowBlocks).
+// The work of csr_kernel: rows in order for groups of `lanes` lanes (rows alike), or long-row
+// chunks (lanes = 0). Row blocks run in a kernel of their own.
 struct WorkClass {
   int lanes = 0;
-  std::int64_t first_block = 0;    // blocks of earlier classes
-  std::int64_t items = 0;          // rows, chunks or row blocks
+  std::int64_t items = 0;  // rows or chunks
 };
 
 struct PlanView {
-  WorkClass classes[kMaxClasses];
-  int class_count = 0;
+  WorkClass work;
   const std::int32_t* chunk_rows = nullptr;
   const std::int64_t* chunk_begin = nullptr;
   const std::int64_t* chunk_end = nullptr;
   const std::uint8_t* chunk_whole = nullptr;  // 1: the chunk is its whole row, write y directly
   float* partials = nullptr;                  // [chunk][right-hand side] for split rows
-  const std::int32_t* row_block_begin = nullptr;  // row block b: rows [begin[b], end[b])
-  const std::int32_t* row_block_end = nullptr;
 };
 
 template <typename Offset>
@@ -87,10 +80,7 @@ struct RhsView {
   int total;
 };
 
-int items_per_block(int lanes) {
-  if (lanes == kRowBlocks) return 1;
-  return lanes == 0 ? kBlock / 32 : kBlock / lanes;
-}
+int items_per_block(int lanes) { return lanes == 0 ? kBlock / 32 : kBlock / lanes; }
 
 // acc[j] += Σ over entries [begin, end), lane-strided by STRIDE, of value·x_j[column].
 template <int STRIDE, int RHS>
@@ -163,47 +153,51 @@ __device__ void long_chunks(const CsrView<Offset>& a, const PlanView& plan, cons
   }
 }
 
-// One row block: its entries (contiguous, ≤ kRowTile) staged in shared memory by coalesced
-// reads, then thread t sums row begin + t from there, entry by entry (a fixed order).
+// Row blocks, one a block: the block's entries (contiguous, ≤ kRowTile) are read with coalesced
+// loads, 8 independent ones a thread, and their products value·x[column] staged in shared
+// memory; then thread t sums row begin + t from there, entry by entry (a fixed order). A kernel
+// of its own: its shared memory would otherwise shrink the L1 cache of the lane-group kernel,
+// whose gathers from x live on it.
 template <int RHS, typename Offset>
-__device__ void row_block(const CsrView<Offset>& a, const PlanView& plan, std::int64_t block,
-                          const RhsView& v, int first, int here) {
-  __shared__ std::int32_t tile_columns[kRowTile];
-  __shared__ float tile_values[kRowTile];
-  const std::int64_t r0 = __ldg(plan.row_block_begin + block), r1 = __ldg(plan.row_block_end + block);
+__global__ void __launch_bounds__(kBlock) row_block_kernel(CsrView<Offset> a,
+                                                            const std::int32_t* __restrict__ begin,
+                                                            const std::int32_t* __restrict__ end,
+                                                            RhsView v) {
+  __shared__ float products[RHS][kRowTile];
+  const int first = blockIdx.y * RHS, here = min(RHS, v.total - first);
+  const float* x = v.x + first * v.ldx;
+  const std::int64_t r0 = __ldg(begin + blockIdx.x), r1 = __ldg(end + blockIdx.x);
   const std::int64_t e0 = __ldg(a.offsets + r0), e1 = __ldg(a.offsets + r1);
-  for (std::int64_t e = e0 + threadIdx.x; e < e1; e += kBlock) {
-    tile_columns[e - e0] = __ldg(a.columns + e);
-    tile_values[e - e0] = __ldg(a.values + e);
+#pragma unroll
+  for (int k = 0; k < kRowTile / kBlock; ++k) {
+    const int local = k * kBlock + threadIdx.x;
+    if (e0 + local < e1) {
+      const std::int32_t c = __ldg(a.columns + e0 + local);
+      const float value = __ldg(a.values + e0 + local);
+#pragma unroll
+      for (int j = 0; j < RHS; ++j)
+        if (j < here) products[j][local] = value * __ldg(x + c + j * v.ldx);
+    }
   }
   __syncthreads();
   const std::int64_t row = r0 + threadIdx.x;
   if (row >= r1) return;
-  const int begin = int(__ldg(a.offsets + row) - e0), end = int(__ldg(a.offsets + row + 1) - e0);
-  const float* x = v.x + first * v.ldx;
-  float acc[RHS] = {};
-  for (int e = begin; e < end; ++e) {
-    const std::int32_t c = tile_columns[e];
-    const float value = tile_values[e];
+  const int lo = int(__ldg(a.offsets + row) - e0), hi = int(__ldg(a.offsets + row + 1) - e0);
 #pragma unroll
-    for (int j = 0; j < RHS; ++j)
-      if (j < here) acc[j] = fmaf(value, __ldg(x + c + j * v.ldx), acc[j]);
+  for (int j = 0; j < RHS; ++j) {
+    if (j >= here) break;
+    float sum = 0.0f;
+    for (int e = lo; e < hi; ++e) sum += products[j][e];
+    v.y[row + (first + j) * v.ldy] = sum;
   }
-#pragma unroll
-  for (int j = 0; j < RHS; ++j)
-    if (j < here) v.y[row + (first + j) * v.ldy] = acc[j];
 }
 
 template <int RHS, typename Offset>
 __global__ void __launch_bounds__(kBlock) csr_kernel(CsrView<Offset> a, PlanView plan, RhsView v) {
   const int first = blockIdx.y * RHS, here = min(RHS, v.total - first);
-  const std::int64_t block = blockIdx.x;
-  int c = 0;
-  while (c + 1 < plan.class_count && plan.classes[c + 1].first_block <= block) ++c;
-  const WorkClass& wc = plan.classes[c];
-  const std::int64_t local = block - wc.first_block;
+  const WorkClass& wc = plan.work;
+  const std::int64_t local = blockIdx.x;
   switch (wc.lanes) {
-    case kRowBlocks: return row_block<RHS>(a, plan, local, v, first, here);
     case 0: return long_chunks<RHS>(a, plan, wc, local, v, first, here);
     case 1: return short_rows<1, RHS>(a, wc, local, v, first, here);
     case 2: return short_rows<2, RHS>(a, wc, local, v, first, here);
@@ -281,9 +275,10 @@ struct DeviceCsr::Impl {
   cuda::DeviceBuffer<std::int64_t> offsets64;
   cuda::DeviceBuffer<std::int32_t> columns;
   cuda::DeviceBuffer<float> values;
-  // The plan: classes, row blocks, chunks, rows split over several chunks.
-  std::vector<WorkClass> classes;
-  std::int64_t total_blocks = 0;
+  // The plan: lane groups or chunks, row blocks, rows split over several chunks.
+  WorkClass work;
+  std::int64_t work_blocks = 0;
+  std::int64_t row_block_count = 0;
   cuda::DeviceBuffer<std::int32_t> row_block_begin, row_block_end;
   std::int64_t chunk_count = 0;
   cuda::DeviceBuffer<std::int32_t> chunk_rows;
@@ -294,11 +289,10 @@ struct DeviceCsr::Impl {
   cuda::DeviceBuffer<std::int64_t> split_first_chunk;
 
   void plan(const CsrMatrix& a);
-  void add_class(int lanes, std::int64_t items) {
-    if (items == 0) return;
-    classes.push_back({lanes, total_blocks, items});
+  void set_work(int lanes, std::int64_t items) {
+    work = {lanes, items};
     const int per_block = items_per_block(lanes);
-    total_blocks += (items + per_block - 1) / per_block;
+    work_blocks = (items + per_block - 1) / per_block;
   }
 };
 
@@ -309,7 +303,7 @@ void DeviceCsr::Impl::plan(const CsrMatrix& a) {
   const int mean_lanes = lanes_for(rows ? (nnz + rows - 1) / rows : 0);
   if (longest <= std::min<std::int64_t>(kShortMax, 2 * mean_lanes)) {
     // Rows alike: every row, in order, to groups sized from the mean.
-    add_class(mean_lanes, rows);
+    set_work(mean_lanes, rows);
     return;
   }
   // Runs of short rows into row blocks; long rows into chunks (rows of several chunks listed for
@@ -359,11 +353,10 @@ void DeviceCsr::Impl::plan(const CsrMatrix& a) {
   upload(split_rows, h_split_rows);
   upload(split_first_chunk, h_split_first);
 
+  row_block_count = static_cast<std::int64_t>(h_block_begin.size());
   upload(row_block_begin, h_block_begin);
   upload(row_block_end, h_block_end);
-  // Longest work first, so that the tail of the launch is short work.
-  add_class(0, chunk_count);
-  add_class(kRowBlocks, static_cast<std::int64_t>(h_block_begin.size()));
+  set_work(0, chunk_count);
 }
 
 DeviceCsr::DeviceCsr() : impl_(std::make_unique<Impl>()) {}
@@ -411,24 +404,27 @@ namespace {
 template <int RHS, typename Offset>
 void launch_csr(const DeviceCsr::Impl& m, const Offset* offsets, const RhsView& v,
                 cudaStream_t stream) {
-  if (m.classes.empty()) return;
-  if (m.total_blocks > 0x7fffffff) throw Error("spmv_cuda: matrix too large for one grid");
+  if (m.work_blocks > 0x7fffffff || m.row_block_count > 0x7fffffff)
+    throw Error("spmv_cuda: matrix too large for one grid");
   const int passes = (v.total + RHS - 1) / RHS;
   if (passes > 65535) throw Error("spmm_cuda: too many right-hand sides (" + std::to_string(v.total) + ")");
+  const CsrView<Offset> a{offsets, m.columns.data(), m.values.data()};
+  if (m.row_block_count > 0) {
+    row_block_kernel<RHS, Offset><<<dim3(static_cast<unsigned>(m.row_block_count), passes), kBlock, 0, stream>>>(
+        a, m.row_block_begin.data(), m.row_block_end.data(), v);
+    DCSGRID_CHECK_LAUNCH();
+  }
+  if (m.work_blocks == 0) return;
   detail::StreamWorkspace<float> partials(
       static_cast<std::size_t>(m.split_count ? m.chunk_count * v.total : 0), stream);
   PlanView plan;
-  plan.class_count = static_cast<int>(m.classes.size());
-  std::copy(m.classes.begin(), m.classes.end(), plan.classes);
+  plan.work = m.work;
   plan.chunk_rows = m.chunk_rows.data();
   plan.chunk_begin = m.chunk_begin.data();
   plan.chunk_end = m.chunk_end.data();
   plan.chunk_whole = m.chunk_whole.data();
   plan.partials = partials.data();
-  plan.row_block_begin = m.row_block_begin.data();
-  plan.row_block_end = m.row_block_end.data();
-  const CsrView<Offset> a{offsets, m.columns.data(), m.values.data()};
-  csr_kernel<RHS, Offset><<<dim3(static_cast<unsigned>(m.total_blocks), passes), kBlock, 0, stream>>>(a, plan, v);
+  csr_kernel<RHS, Offset><<<dim3(static_cast<unsigned>(m.work_blocks), passes), kBlock, 0, stream>>>(a, plan, v);
   DCSGRID_CHECK_LAUNCH();
   if (m.split_count == 0) return;
   sum_chunks_kernel<<<blocks_for(m.split_count * v.total), kBlock, 0, stream>>>(
