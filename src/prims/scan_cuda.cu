@@ -19,13 +19,12 @@ namespace {
 
 constexpr int scan_threads = 256;
 constexpr int scan_vec = 4;                       // items per vector load (int4/uint4/float4)
-// Items per thread: three vectors in flight. With four (a 4096-item tile) ptxas gave the
-// exclusive kernels 34 registers (allocated as 40), so only 6 of the 8 blocks of 256 threads
-// that fill an sm_90 SM fit: 10% slower than the inclusive kernel (32 registers) on 2^28 items
-// on an H100, and forcing 32 with __launch_bounds__ spilled and slowed both. Three vectors keep
-// every variant at ≤ 32 registers without spills.
-constexpr int scan_items = 3 * scan_vec;
-constexpr std::size_t tile_items = std::size_t(scan_threads) * scan_items;  // 3072
+// Four vectors in flight a thread. Measured on an H100 (2^28 int32): ptxas gives the exclusive
+// kernels 34 registers, so 6 blocks of 256 fit an SM instead of 8, and they run ~10% slower than
+// the inclusive ones (32 registers). Forcing 8 blocks with __launch_bounds__ spilled and slowed
+// the inclusive kernels; three vectors a thread (3072-item tiles) was slower for both.
+constexpr int scan_items = 4 * scan_vec;
+constexpr std::size_t tile_items = std::size_t(scan_threads) * scan_items;  // 4096
 // Workspace: the tile counter, padded, then one status word per tile.
 constexpr std::size_t status_offset = 16;
 
