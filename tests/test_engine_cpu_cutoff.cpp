@@ -238,3 +238,29 @@ TEST(CpuCutoff, RejectsBadOptions) {
                               out.data()),
                Error);
 }
+
+TEST(CpuCutoff, PartsAddTheirAtomsOnTheirOwnGrids) {
+  // Many parts (one thread each) and a single part (all threads): each part's sub-grid gets its
+  // own atoms' float64 cutoff sum added to what it held.
+  const PairKernel kernel = make_pair_kernel(Physics{});
+  const CutoffOptions o = cutoff(6.0, CutoffForm::switched);
+  for (const std::size_t count : {std::size_t(40), std::size_t(1)}) {
+    std::vector<AtomSet> atoms;
+    std::vector<GridSpec> grids;
+    std::vector<std::vector<float>> outs;
+    for (std::size_t i = 0; i < count; ++i) {
+      const double x0 = 3.0 * double(i);
+      atoms.push_back(test::random_atoms(1 + i % 3, Box{{x0, 0, 0}, {x0 + 2, 2, 2}}, 90 + i));
+      grids.push_back(grid_from_origin({x0 - 4, -3.5, -4.25}, {17 + std::int64_t(i % 4), 15, 13}, 0.5));
+      outs.emplace_back(grids.back().point_count(), 1.0f);
+    }
+    std::vector<CutoffPart> parts;
+    for (std::size_t i = 0; i < count; ++i) parts.push_back({&atoms[i], grids[i], outs[i].data()});
+    cutoff_accumulate_parts_cpu(parts, kernel, o);
+    for (std::size_t i = 0; i < count; ++i) {
+      std::vector<double> expect = test::reference_cutoff(atoms[i], grids[i], kernel, o);
+      for (double& v : expect) v += 1.0;
+      EXPECT_LT(test::relative_l2(outs[i], expect), 1e-6) << "part " << i << " of " << count;
+    }
+  }
+}

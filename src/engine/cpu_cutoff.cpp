@@ -21,6 +21,8 @@
 // Threads take whole rows, so no two threads write one point, and the work follows the atoms:
 // rows far from every atom cost a few column look-ups, which keeps the GPU engine's small,
 // scattered overflow sets cheap.
+#include <omp.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -276,8 +278,10 @@ void scatter_row(const RowAtoms& list, RowSums& s, const std::vector<v8f>& px,
   fold(s, lo, hi);
 }
 
+// threads: the OpenMP team for the rows (0: all).
 void cutoff_cpu(const AtomSet& atoms, const GridSpec& grid, const PairKernel& kernel,
-                const CutoffOptions& options, Slab slab, float* out, bool add, const char* who) {
+                const CutoffOptions& options, Slab slab, float* out, bool add, const char* who,
+                int threads = 0) {
   check_slab(grid, slab, who);
   check_cutoff(options);
   if (slab.planes() == 0) return;
@@ -291,7 +295,7 @@ void cutoff_cpu(const AtomSet& atoms, const GridSpec& grid, const PairKernel& ke
   const std::vector<v8f> px = lane_offsets(grid);
   with_pair_form(kernel.form, [&](auto pair) {
     with_cutoff_form(options.form, [&](auto form) {
-#pragma omp parallel
+#pragma omp parallel num_threads(threads > 0 ? threads : omp_get_max_threads())
       {
         RowAtoms list;
         RowSums sums{std::vector<v8f>(px.size()), std::vector<double>(px.size() * kLanes)};
@@ -322,6 +326,23 @@ void cutoff_sum_cpu(const AtomSet& atoms, const GridSpec& grid, const PairKernel
 void cutoff_accumulate_cpu(const AtomSet& atoms, const GridSpec& grid, const PairKernel& kernel,
                            const CutoffOptions& options, Slab slab, float* out) {
   cutoff_cpu(atoms, grid, kernel, options, slab, out, true, "cutoff_accumulate_cpu");
+}
+
+void cutoff_accumulate_parts_cpu(const std::vector<CutoffPart>& parts, const PairKernel& kernel,
+                                 const CutoffOptions& options) {
+  const char* who = "cutoff_accumulate_parts_cpu";
+  if (parts.size() < std::size_t(omp_get_max_threads())) {
+    for (const CutoffPart& p : parts)
+      cutoff_cpu(*p.atoms, p.grid, kernel, options, Slab{0, p.grid.nz()}, p.out, true, who);
+    return;
+  }
+  check_cutoff(options);  // before the threads: an exception must not leave a parallel region
+  for (const CutoffPart& p : parts) validate(p.grid);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const CutoffPart& p = parts[i];
+    cutoff_cpu(*p.atoms, p.grid, kernel, options, Slab{0, p.grid.nz()}, p.out, true, who, 1);
+  }
 }
 
 }  // namespace dcsgrid::engine

@@ -102,8 +102,9 @@ void sum_on_cpu(const AtomSet& atoms, const PotentialRequest& request, Slab slab
   if (atoms.empty()) return;
   const GridSpec& grid = request.grid;
   const double rc = request.cutoff.radius;
-  const PairKernel kernel = make_pair_kernel(request.physics);
-  for (const AtomSet& group : overflow_groups(atoms, grid, rc, slab)) {
+  const std::vector<AtomSet> groups = overflow_groups(atoms, grid, rc, slab);
+  std::vector<CutoffPart> parts;
+  for (const AtomSet& group : groups) {
     const Reach reach = reach_of(bounding_box(group), grid, rc, slab);
     if (reach.points() == 0) continue;
     OverflowPart part;
@@ -115,9 +116,10 @@ void sum_on_cpu(const AtomSet& atoms, const PotentialRequest& request, Slab slab
     }
     part.dims = sub.dims;
     part.values.assign(sub.point_count(), 0.0f);
-    cutoff_accumulate_cpu(group, sub, kernel, request.cutoff, Slab{0, sub.nz()}, part.values.data());
     out.parts.push_back(std::move(part));
+    parts.push_back({&group, sub, out.parts.back().values.data()});
   }
+  cutoff_accumulate_parts_cpu(parts, make_pair_kernel(request.physics), request.cutoff);
 }
 
 // Adds the CPU's parts into the slab on the host. Threads own planes of the slab, so parts that

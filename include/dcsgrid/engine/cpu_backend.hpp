@@ -7,6 +7,7 @@
 // the pair term, and the cutoff factor, are taken at r = max(r, r_min).
 #pragma once
 #include <memory>
+#include <vector>
 
 #include "dcsgrid/engine/engine.hpp"
 
@@ -29,5 +30,18 @@ void cutoff_sum_cpu(const AtomSet& atoms, const GridSpec& grid, const PairKernel
 // The same, added to what out holds already (out must be initialised).
 void cutoff_accumulate_cpu(const AtomSet& atoms, const GridSpec& grid, const PairKernel& kernel,
                            const CutoffOptions& options, Slab slab, float* out);
+
+// Independent cutoff sums, such as the GPU engine's scattered overflow atoms bucketed by place:
+// part i adds the potential of *parts[i].atoms on every plane of parts[i].grid into parts[i].out.
+// With at least as many parts as threads the parts run side by side, one thread each (each is
+// too small to share out: a parallel region per part cost more than its sum); fewer parts run
+// one after another, each on every thread.
+struct CutoffPart {
+  const AtomSet* atoms = nullptr;
+  GridSpec grid;
+  float* out = nullptr;
+};
+void cutoff_accumulate_parts_cpu(const std::vector<CutoffPart>& parts, const PairKernel& kernel,
+                                 const CutoffOptions& options);
 
 }  // namespace dcsgrid::engine
