@@ -443,3 +443,62 @@ TEST_F(CliAnalysis, UsageErrorsExitTwoAndFixableErrorsOne) {
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("bad.txt:2"), std::string::npos) << r.output;
 }
+
+TEST_F(CliAnalysis, InfoShowsFramesAndTheirStatistics) {
+  const std::string good0 = write_structure("good0.pqr", 71);
+  const std::string bad = (dir / "bad.pqr").string();
+  test::write_text(bad, "ATOM      1  C   MOL A   1       1.000   2.000   x.000  0.5 1.7\n");
+  const std::string good1 = write_structure("good1.pqr", 72);
+  const fs::path out = dir / "frames.h5";
+  auto r = run_dcsgrid("batch", good0 + " " + bad + " " + good1 + " -o " + out.string() + kGridOptions);
+  ASSERT_EQ(r.status, 3) << r.output;
+
+  // Statistics of each complete frame, computed here from its data.
+  const BatchFile file(out);
+  const auto expect_stats = [](const nlohmann::json& s, const std::vector<float>& v) {
+    double sum = 0, sum2 = 0, lo = v[0], hi = v[0];
+    for (float x : v) {
+      sum += x;
+      lo = std::min(lo, double(x));
+      hi = std::max(hi, double(x));
+    }
+    const double mean = sum / double(v.size());
+    for (float x : v) sum2 += (x - mean) * (x - mean);
+    EXPECT_EQ(s["count"].get<std::size_t>(), v.size());
+    EXPECT_NEAR(s["min"].get<double>(), lo, 1e-9 * std::abs(lo));
+    EXPECT_NEAR(s["max"].get<double>(), hi, 1e-9 * std::abs(hi));
+    EXPECT_NEAR(s["mean"].get<double>(), mean, 1e-9 * std::abs(hi));
+    EXPECT_NEAR(s["std"].get<double>(), std::sqrt(sum2 / double(v.size())), 1e-9 * std::abs(hi));
+  };
+  r = run_command("{ " + test::dcsgrid_binary() + " info " + out.string() + " --json > " +
+                  (dir / "info.json").string() + "; }");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json info = read_json(dir / "info.json");
+  ASSERT_EQ(info["frames"].size(), 3u);
+  EXPECT_EQ(info["frames"][0]["status"], "complete");
+  EXPECT_EQ(info["frames"][1]["status"], "failed");
+  EXPECT_NE(info["frames"][1]["message"].get<std::string>().find("bad.pqr:1"), std::string::npos);
+  EXPECT_EQ(info["stats_source"], "stored");  // the batch wrote them
+  ASSERT_EQ(info["stats"].size(), 2u);
+  EXPECT_EQ(info["stats"][1]["frame"], 2);
+  expect_stats(info["stats"][0], frame_data(file, 0));
+  expect_stats(info["stats"][1], frame_data(file, 2));
+
+  // The table for a terminal lists every frame, the failed one with its message.
+  r = run_command(test::dcsgrid_binary() + " info " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("3: 2 complete, 1 failed, 0 pending"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("bad.pqr:1"), std::string::npos) << r.output;
+
+  // A single map: computed, then stored with --store-stats and read back from the file.
+  const fs::path map = dir / "one.h5";
+  io::write_hdf5(map, kGrid, frame_data(file, 2).data(), file.meta());
+  r = run_command(test::dcsgrid_binary() + " info " + map.string() + " --store-stats");
+  ASSERT_EQ(r.status, 0) << r.output;
+  r = run_command("{ " + test::dcsgrid_binary() + " info " + map.string() + " --json > " +
+                  (dir / "one.json").string() + "; }");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json one = read_json(dir / "one.json");
+  EXPECT_EQ(one["stats_source"], "stored");
+  expect_stats(one["stats"][0], frame_data(file, 2));
+}

@@ -13,6 +13,7 @@
       The similarity matrix written by dcsgrid similarity, in its clustered order.
 """
 import argparse
+import gzip
 import os
 import sys
 
@@ -53,10 +54,11 @@ def read_map(path, frame):
 
 
 def read_atoms(path):
-    """x, y, z of ATOM/HETATM records: PQR by whitespace fields, PDB by fixed columns."""
-    pqr = path.lower().endswith(".pqr")
+    """x, y, z of ATOM/HETATM records: PQR by whitespace fields, PDB by fixed columns (.gz too)."""
+    name = path.lower()[:-3] if path.lower().endswith(".gz") else path.lower()
+    pqr = name.endswith(".pqr")
     xyz = []
-    with open(path) as f:
+    with (gzip.open(path, "rt") if path.lower().endswith(".gz") else open(path)) as f:
         for number, line in enumerate(f, 1):
             if not line.startswith(("ATOM", "HETATM")):
                 continue

@@ -1,12 +1,15 @@
-// dcsgrid info FILE.h5: what a map holds — grid, units, provenance and value range.
-#include <cmath>
+// dcsgrid info FILE.h5: what a map or a batch file holds — grid, units, provenance, the frames
+// of a batch and the statistics of every map (those stored under /analysis when the file has
+// them, else computed here).
 #include <cstdio>
-#include <limits>
+#include <string>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <spdlog/fmt/fmt.h>
 
+#include "dcsgrid/analysis/batch_file.hpp"
+#include "dcsgrid/analysis/stats.hpp"
 #include "dcsgrid/cli/commands.hpp"
 #include "dcsgrid/io/map_io.hpp"
 
@@ -14,64 +17,35 @@ namespace dcsgrid::cli {
 
 namespace {
 
-struct ValueSummary {
-  double min = 0, max = 0, mean = 0;
-  std::size_t finite = 0;
-};
+const char* kExamples = R"(Examples:
+  dcsgrid info pot.h5                   grid, units, provenance, min/max/mean/std
+  dcsgrid info frames.h5                a batch file: its frames (source, atoms, charge, status)
+                                        and each complete frame's statistics
+  dcsgrid info pot.h5 --store-stats     also store the statistics and histogram under /analysis
+  dcsgrid info frames.h5 --json         everything as JSON, histograms included)";
 
-ValueSummary summarize(const std::vector<float>& data) {
-  ValueSummary s;
-  double sum = 0, mn = std::numeric_limits<double>::infinity(), mx = -mn;
-  for (float v : data) {
-    if (!std::isfinite(v)) continue;
-    sum += v;
-    mn = std::min(mn, double(v));
-    mx = std::max(mx, double(v));
-    ++s.finite;
-  }
-  if (s.finite) {
-    s.min = mn;
-    s.max = mx;
-    s.mean = sum / double(s.finite);
-  }
-  return s;
+constexpr std::size_t kFramesListed = 50;  // frame rows printed; --json has them all
+
+nlohmann::json metadata_json(const io::MapMetadata& m) {
+  return {{"units", m.units},
+          {"temperature", m.temperature},
+          {"method", m.method},
+          {"parameters", m.parameters},
+          {"dielectric", m.dielectric},
+          {"dielectric_model", m.dielectric_model},
+          {"ionic_strength", m.ionic_strength},
+          {"min_distance", m.min_distance},
+          {"atom_count", m.atom_count},
+          {"total_charge", m.total_charge},
+          {"input_file", m.input_file},
+          {"input_sha256", m.input_sha256},
+          {"program_version", m.program_version},
+          {"command_line", m.command_line}};
 }
 
-}  // namespace
-
-int info_command(int argc, char** argv) {
-  CLI::App app{"dcsgrid info: show a potential map's grid, units, provenance and value range",
-               "dcsgrid info"};
-  std::string file;
-  bool json = false;
-  app.add_option("file", file, "Map written by dcsgrid (.h5)")->required()->check(CLI::ExistingFile);
-  app.add_flag("--json", json, "Print as JSON");
-  app.footer("Example:\n  dcsgrid info pot.h5");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
-  const io::MapFile map = io::read_hdf5(file);
-  const ValueSummary values = summarize(map.data);
-  const auto& g = map.grid;
-  const auto& m = map.meta;
-  if (json) {
-    nlohmann::json out = {
-        {"file", file},
-        {"grid", {{"dims", g.dims}, {"origin", g.origin}, {"spacing", g.spacing}}},
-        {"units", m.units}, {"temperature", m.temperature}, {"method", m.method},
-        {"parameters", m.parameters}, {"dielectric", m.dielectric},
-        {"dielectric_model", m.dielectric_model}, {"ionic_strength", m.ionic_strength},
-        {"min_distance", m.min_distance}, {"atom_count", m.atom_count},
-        {"total_charge", m.total_charge}, {"input_file", m.input_file},
-        {"input_sha256", m.input_sha256}, {"program_version", m.program_version},
-        {"command_line", m.command_line},
-        {"values", {{"min", values.min}, {"max", values.max}, {"mean", values.mean},
-                    {"finite", values.finite}}}};
-    std::printf("%s\n", out.dump(2).c_str());
-    return 0;
-  }
+// batch: the atoms and inputs are per frame, in the frame table.
+void print_metadata(const std::string& file, const GridSpec& g, const io::MapMetadata& m,
+                    bool batch) {
   std::string params;
   for (const auto& [k, v] : m.parameters) params += fmt::format(" {}={}", k, v);
   std::printf("%s\n", file.c_str());
@@ -82,11 +56,125 @@ int info_command(int argc, char** argv) {
   std::printf("  method      %s%s\n", m.method.c_str(), params.c_str());
   std::printf("  medium      %s, ε = %g, ionic strength %g M, min distance %g Å\n",
               m.dielectric_model.c_str(), m.dielectric, m.ionic_strength, m.min_distance);
-  std::printf("  atoms       %zu, total charge %+.4f e\n", m.atom_count, m.total_charge);
-  std::printf("  input       %s (sha256 %s)\n", m.input_file.c_str(), m.input_sha256.c_str());
+  if (!batch) {
+    std::printf("  atoms       %zu, total charge %+.4f e\n", m.atom_count, m.total_charge);
+    std::printf("  input       %s (sha256 %s)\n", m.input_file.c_str(), m.input_sha256.c_str());
+  }
   std::printf("  program     dcsgrid %s: %s\n", m.program_version.c_str(), m.command_line.c_str());
-  std::printf("  values      min %.6g, max %.6g, mean %.6g %s (%zu of %zu finite)\n", values.min,
-              values.max, values.mean, m.units.c_str(), values.finite, map.data.size());
+}
+
+std::string values_line(const analysis::MapStats& s, const std::string& units) {
+  return fmt::format("min {:.6g}, max {:.6g}, mean {:.6g}, std {:.6g} {} ({} finite, {} not)",
+                     s.min, s.max, s.mean, s.stddev, units, s.count, s.non_finite);
+}
+
+}  // namespace
+
+int info_command(int argc, char** argv) {
+  CLI::App app{"dcsgrid info: show a potential map's or batch file's grid, units, provenance, "
+               "frames and statistics",
+               "dcsgrid info"};
+  std::string file;
+  bool json = false, store = false;
+  analysis::HistogramOptions histogram;
+  app.add_option("file", file, "Map or batch file written by dcsgrid (.h5)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_flag("--store-stats", store,
+               "Store the statistics and histograms under /analysis in the file (rewritten "
+               "under a temporary name, then renamed)");
+  app.add_option("--bins", histogram.bins, "Histogram bins when statistics are computed here")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  app.add_flag("--json", json, "Print as JSON");
+  app.footer(kExamples);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11's own failure codes are 100 and up; every dcsgrid usage error gives 2.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  const bool batch = analysis::is_batch_file(file);
+  std::optional<analysis::FileStats> stats;
+  bool stored = false;
+  if (!store) {
+    stats = analysis::read_stored_stats(file);
+    stored = stats.has_value();
+  }
+  if (!stats) stats = analysis::file_stats({file, histogram, store});
+
+  GridSpec grid;
+  io::MapMetadata meta;
+  std::vector<analysis::FrameRecord> frames;
+  std::size_t ensemble_frames = 0;
+  if (batch) {
+    const analysis::BatchFile b(file);
+    grid = b.grid();
+    meta = b.meta();
+    frames = b.frames();
+    ensemble_frames = b.has_ensemble() ? b.ensemble_frames() : 0;
+  } else {
+    const io::MapFile map = io::read_hdf5(file);
+    grid = map.grid;
+    meta = map.meta;
+  }
+
+  if (json) {
+    nlohmann::json out = metadata_json(meta);
+    out["file"] = file;
+    out["grid"] = {{"dims", grid.dims}, {"origin", grid.origin}, {"spacing", grid.spacing}};
+    out["stats"] = stats->to_json()["maps"];
+    out["stats_source"] = stored ? "stored" : store ? "computed and stored" : "computed";
+    if (batch) {
+      nlohmann::json rows = nlohmann::json::array();
+      for (const auto& f : frames)
+        rows.push_back({{"source", f.source}, {"model", f.model}, {"atom_count", f.atom_count},
+                        {"total_charge", f.total_charge}, {"status", analysis::status_name(f.status)},
+                        {"message", f.message}});
+      out["frames"] = rows;
+      out["ensemble_frames"] = ensemble_frames;
+    }
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+
+  print_metadata(file, grid, meta, batch);
+  const std::string source = stored ? "stored in the file" : store ? "computed, now stored" : "computed";
+  if (!batch) {
+    if (!stats->maps.empty())
+      std::printf("  values      %s [%s]\n", values_line(stats->maps[0], meta.units).c_str(),
+                  source.c_str());
+    return 0;
+  }
+  std::size_t complete = 0, failed = 0;
+  for (const auto& f : frames) {
+    complete += f.status == analysis::FrameStatus::complete;
+    failed += f.status == analysis::FrameStatus::failed;
+  }
+  std::printf("  frames      %zu: %zu complete, %zu failed, %zu pending\n", frames.size(), complete,
+              failed, frames.size() - complete - failed);
+  if (ensemble_frames)
+    std::printf("  ensemble    /analysis/mean and /analysis/std over %zu frames\n", ensemble_frames);
+  std::printf("  statistics  %s, %s\n", source.c_str(), meta.units.c_str());
+  std::printf("  %6s %-28s %5s %7s %9s %-8s %11s %11s %11s %11s\n", "frame", "source", "model",
+              "atoms", "charge", "status", "min", "max", "mean", "std");
+  std::size_t next_stats = 0;
+  for (std::size_t i = 0; i < frames.size() && i < kFramesListed; ++i) {
+    const auto& f = frames[i];
+    std::string values;
+    while (next_stats < stats->frames.size() && stats->frames[next_stats] < i) ++next_stats;
+    if (next_stats < stats->frames.size() && stats->frames[next_stats] == i) {
+      const auto& s = stats->maps[next_stats];
+      values = fmt::format("{:11.5g} {:11.5g} {:11.5g} {:11.5g}", s.min, s.max, s.mean, s.stddev);
+    } else if (f.status == analysis::FrameStatus::failed) {
+      values = f.message;
+    }
+    std::printf("  %6zu %-28s %5d %7zu %+9.4f %-8s %s\n", i, f.source.c_str(), f.model, f.atom_count,
+                f.total_charge, analysis::status_name(f.status).c_str(), values.c_str());
+  }
+  if (frames.size() > kFramesListed)
+    std::printf("  ... %zu more frames (--json lists them all)\n", frames.size() - kFramesListed);
   return 0;
 }
 
