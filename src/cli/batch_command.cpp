@@ -15,6 +15,7 @@
 #include "dcsgrid/cli/commands.hpp"
 #include "dcsgrid/cli/progress.hpp"
 #include "dcsgrid/engine/engine.hpp"
+#include "shared_options.hpp"
 
 namespace dcsgrid::cli {
 namespace {
@@ -33,11 +34,9 @@ struct BatchCommandOptions {
   analysis::BatchOptions batch;
   std::string models = "one";
   std::string unknown = "error";
-  std::vector<double> center, size, origin;
-  std::vector<std::int64_t> dims;
+  GridOptions grid;
   std::string units = "kT/e";
-  std::string method = "direct";
-  std::string cutoff_form = "shifted";
+  MethodOptions method;
   std::vector<double> histogram_range;
   bool no_stats = false;
   bool json = false;
@@ -81,87 +80,15 @@ void add_options(CLI::App& app, BatchCommandOptions& o) {
       ->capture_default_str()
       ->excludes(models)
       ->group(in);
-  app.add_option("--forcefield", b.read.forcefield, "Charges for PDB/mmCIF: amber, charmm, parse")
-      ->check(CLI::IsMember({"amber", "charmm", "parse"}))
-      ->capture_default_str()
-      ->group(in);
-  app.add_option("--forcefield-dir", b.read.forcefield_dir,
-                 "Folder with pdb2pqr's <FF>.DAT and .names (default: $DCSGRID_FORCEFIELD_DIR, "
-                 "then " DCSGRID_DEFAULT_FORCEFIELD_DIR ")")
-      ->group(in);
-  app.add_option("--unknown", o.unknown,
-                 "Residues/atoms missing from the force field: error (the frame fails) or zero "
-                 "(warn, charge 0)")
-      ->check(CLI::IsMember({"error", "zero"}))
-      ->capture_default_str()
-      ->group(in);
+  add_charge_options(app, b.read, o.unknown,
+                     "Residues/atoms missing from the force field: error (the frame fails) or "
+                     "zero (warn, charge 0)");
 
-  const std::string grid = "Grid, shared by every frame (default: all inputs' box plus --padding)";
-  app.add_option("--spacing", b.spacing, "Grid spacing, Å")->capture_default_str()->group(grid);
-  app.add_option("--padding", b.padding, "Margin around the union of the inputs' boxes, Å")
-      ->capture_default_str()
-      ->group(grid);
-  auto* center = app.add_option("--center", o.center, "Box centre x,y,z (Å), with --size")
-                     ->delimiter(',')
-                     ->expected(3)
-                     ->group(grid);
-  auto* size = app.add_option("--size", o.size, "Box edge lengths x,y,z (Å), with --center")
-                   ->delimiter(',')
-                   ->expected(3)
-                   ->group(grid);
-  auto* origin = app.add_option("--origin", o.origin, "First point x,y,z (Å), with --dims")
-                     ->delimiter(',')
-                     ->expected(3)
-                     ->group(grid);
-  auto* dims = app.add_option("--dims", o.dims, "Points along x,y,z, with --origin")
-                   ->delimiter(',')
-                   ->expected(3)
-                   ->group(grid);
-  center->needs(size);
-  size->needs(center);
-  origin->needs(dims);
-  dims->needs(origin);
-  center->excludes(origin);
-  size->excludes(dims);
-
-  const std::string phys = "Physics";
-  app.add_option("--dielectric", b.physics.dielectric, "Relative permittivity ε")
-      ->capture_default_str()
-      ->group(phys);
-  app.add_flag("--ddd", b.physics.distance_dependent, "Distance-dependent dielectric ε(r) = 4r")
-      ->group(phys);
-  app.add_option("--ionic-strength", b.physics.ionic_strength,
-                 "Debye–Hückel screening by a 1:1 salt of this ionic strength, mol/L")
-      ->capture_default_str()
-      ->group(phys);
-  app.add_option("--temperature", b.physics.temperature, "Temperature, K (for kT/e and screening)")
-      ->capture_default_str()
-      ->group(phys);
-  app.add_option("--min-distance", b.physics.min_distance,
-                 "Distances below this count as this, Å (keeps points on atoms finite)")
-      ->capture_default_str()
-      ->group(phys);
-  app.add_option("--units", o.units, "Output unit: kT/e, kcal/mol/e, kJ/mol/e or V")
-      ->check(CLI::IsMember({"kT/e", "kcal/mol/e", "kJ/mol/e", "V"}))
-      ->capture_default_str()
-      ->group(phys);
-
-  const std::string meth = "Method";
-  app.add_option("--method", o.method, "direct (exact sum over all atoms) or cutoff")
-      ->check(CLI::IsMember({"direct", "cutoff"}))
-      ->capture_default_str()
-      ->group(meth);
-  app.add_option("--cutoff", b.cutoff.radius, "Cutoff radius for --method cutoff, Å")
-      ->capture_default_str()
-      ->group(meth);
-  app.add_option("--cutoff-form", o.cutoff_form,
-                 "truncated, shifted q/r·(1−r²/rc²)², or switched (C1 from --switch-start to rc)")
-      ->check(CLI::IsMember({"truncated", "shifted", "switched"}))
-      ->capture_default_str()
-      ->group(meth);
-  app.add_option("--switch-start", b.cutoff.switch_start, "Where the switched form starts, Å")
-      ->capture_default_str()
-      ->group(meth);
+  add_grid_options(app, o.grid, "Grid, shared by every frame (default: all inputs' box plus --padding)",
+                   "Margin around the union of the inputs' boxes, Å");
+  add_physics_options(app, b.physics, o.units);
+  add_method_options(app, o.method, {"direct", "cutoff"},
+                     "direct (exact sum over all atoms) or cutoff");
 
   const std::string dev = "Hardware";
   app.add_option("--device", b.device, "auto (GPU when present), cpu or gpu")
@@ -208,27 +135,17 @@ void add_options(CLI::App& app, BatchCommandOptions& o) {
   app.add_flag("-q,--quiet", o.quiet, "Only warnings and errors")->group(out);
 }
 
-// The grid the user gave, if any (else run_batch builds one around the inputs).
-std::optional<GridSpec> explicit_grid(const BatchCommandOptions& o) {
-  const double h = o.batch.spacing;
-  if (!o.center.empty())
-    return grid_centered({o.center[0], o.center[1], o.center[2]}, {o.size[0], o.size[1], o.size[2]},
-                         h);
-  if (!o.origin.empty())
-    return grid_from_origin({o.origin[0], o.origin[1], o.origin[2]},
-                            {o.dims[0], o.dims[1], o.dims[2]}, h);
-  return std::nullopt;
-}
-
 // Turns the parsed text options into BatchOptions fields.
 void complete_batch_options(BatchCommandOptions& o, const std::string& command_line) {
   analysis::BatchOptions& b = o.batch;
   b.models_all = o.models == "all";
   b.read.unknown_zero = o.unknown == "zero";
-  b.grid = explicit_grid(o);
+  b.spacing = o.grid.spacing;
+  b.padding = o.grid.padding;
+  b.grid = o.grid.explicit_grid();  // else run_batch builds one around the inputs
   b.physics.unit = parse_unit(o.units);
-  b.method = engine::parse_method(o.method);
-  b.cutoff.form = engine::parse_cutoff_form(o.cutoff_form);
+  b.method = engine::parse_method(o.method.method);
+  b.cutoff = o.method.parsed_cutoff();
   b.stats = !o.no_stats;
   if (!o.histogram_range.empty()) {
     b.histogram.lo = o.histogram_range[0];
@@ -289,12 +206,7 @@ int batch_command(int argc, char** argv) {
   app.get_formatter()->column_width(34);
   BatchCommandOptions options;
   add_options(app, options);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // CLI11's own failure codes are 100 and up; every dcsgrid usage error gives 2.
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  if (const auto status = parse_command_line(app, argc, argv)) return *status;
   setup_logging(options.verbose, options.quiet);
   complete_batch_options(options, "dcsgrid " + joined_command_line(argc, argv));
   check_engine_options(options.batch);

@@ -88,12 +88,7 @@ int compare_command(int argc, char** argv) {
       ->check(CLI::IsMember({"amber", "charmm", "parse"}))
       ->capture_default_str();
   app.add_flag("--json", json, "Print the report as JSON on stdout");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // CLI11's own failure codes are 100 and up; every dcsgrid usage error gives 2.
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  if (const auto status = parse_command_line(app, argc, argv)) return *status;
   if (!difference.empty()) io::map_format_from_path(difference);  // refuse a bad name before work
 
   const io::MapFile ref_map = read_map(reference);

@@ -88,12 +88,7 @@ int info_command(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--json", json, "Print as JSON");
   app.footer(kExamples);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // CLI11's own failure codes are 100 and up; every dcsgrid usage error gives 2.
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  if (const auto status = parse_command_line(app, argc, argv)) return *status;
 
   const bool batch = analysis::is_batch_file(file);
   std::optional<analysis::FileStats> stats;

@@ -18,6 +18,7 @@
 #include "dcsgrid/engine/metadata.hpp"
 #include "dcsgrid/io/map_io.hpp"
 #include "dcsgrid/io/read.hpp"
+#include "shared_options.hpp"
 
 namespace dcsgrid::cli {
 namespace {
@@ -34,14 +35,10 @@ struct MainOptions {
   std::vector<std::string> outputs;
   io::ReadOptions read;
   std::string unknown = "error";
-  double spacing = 0.5, padding = 10.0;
-  std::vector<double> center, size, origin;
-  std::vector<std::int64_t> dims;
+  GridOptions grid;
   Physics physics;
   std::string units = "kT/e";
-  std::string method = "direct";
-  std::string cutoff_form = "shifted";
-  engine::CutoffOptions cutoff;
+  MethodOptions method;
   std::string device = "auto";
   std::string gpus = "all";
   int threads = 0;
@@ -77,101 +74,27 @@ void add_options(CLI::App& app, MainOptions& o) {
                  "for several")
       ->required();
 
-  const std::string in = "Input and charges";
-  app.add_option("--forcefield", o.read.forcefield, "Charges for PDB/mmCIF: amber, charmm, parse")
-      ->check(CLI::IsMember({"amber", "charmm", "parse"}))
-      ->capture_default_str()
-      ->group(in);
-  app.add_option("--forcefield-dir", o.read.forcefield_dir,
-                 "Folder with pdb2pqr's <FF>.DAT and .names (default: $DCSGRID_FORCEFIELD_DIR, "
-                 "then " DCSGRID_DEFAULT_FORCEFIELD_DIR ")")
-      ->group(in);
-  app.add_option("--unknown", o.unknown,
-                 "Residues/atoms missing from the force field: error (list them) or zero (warn, "
-                 "charge 0)")
-      ->check(CLI::IsMember({"error", "zero"}))
-      ->capture_default_str()
-      ->group(in);
+  add_charge_options(app, o.read, o.unknown,
+                     "Residues/atoms missing from the force field: error (list them) or zero "
+                     "(warn, charge 0)");
   app.add_option("--model", o.read.model, "Model number of a multi-model PDB/mmCIF")
       ->check(CLI::PositiveNumber)
       ->capture_default_str()
-      ->group(in);
+      ->group("Input and charges");
 
-  const std::string grid = "Grid (default: the atoms' box plus --padding)";
-  app.add_option("--spacing", o.spacing, "Grid spacing, Å")->capture_default_str()->group(grid);
-  app.add_option("--padding", o.padding, "Margin around the atoms' bounding box, Å")
-      ->capture_default_str()
-      ->group(grid);
-  auto* center = app.add_option("--center", o.center, "Box centre x,y,z (Å), with --size")
-                     ->delimiter(',')
-                     ->expected(3)
-                     ->group(grid);
-  auto* size = app.add_option("--size", o.size, "Box edge lengths x,y,z (Å), with --center")
-                   ->delimiter(',')
-                   ->expected(3)
-                   ->group(grid);
-  auto* origin = app.add_option("--origin", o.origin, "Position of the first point x,y,z (Å), with --dims")
-                     ->delimiter(',')
-                     ->expected(3)
-                     ->group(grid);
-  auto* dims = app.add_option("--dims", o.dims, "Points along x,y,z, with --origin")
-                   ->delimiter(',')
-                   ->expected(3)
-                   ->group(grid);
-  center->needs(size);
-  size->needs(center);
-  origin->needs(dims);
-  dims->needs(origin);
-  center->excludes(origin);
-  size->excludes(dims);
-
-  const std::string phys = "Physics";
-  app.add_option("--dielectric", o.physics.dielectric, "Relative permittivity ε")
-      ->capture_default_str()
-      ->group(phys);
-  app.add_flag("--ddd", o.physics.distance_dependent, "Distance-dependent dielectric ε(r) = 4r")
-      ->group(phys);
-  app.add_option("--ionic-strength", o.physics.ionic_strength,
-                 "Debye–Hückel screening by a 1:1 salt of this ionic strength, mol/L")
-      ->capture_default_str()
-      ->group(phys);
-  app.add_option("--temperature", o.physics.temperature, "Temperature, K (for kT/e and screening)")
-      ->capture_default_str()
-      ->group(phys);
-  app.add_option("--min-distance", o.physics.min_distance,
-                 "Distances below this count as this, Å (keeps points on atoms finite)")
-      ->capture_default_str()
-      ->group(phys);
-  app.add_option("--units", o.units, "Output unit: kT/e, kcal/mol/e, kJ/mol/e or V")
-      ->check(CLI::IsMember({"kT/e", "kcal/mol/e", "kJ/mol/e", "V"}))
-      ->capture_default_str()
-      ->group(phys);
-
-  const std::string meth = "Method";
-  app.add_option("--method", o.method,
-                 "direct (exact sum over all atoms), cutoff, or both (direct in /potential, cutoff "
-                 "in /potential_cutoff, and their comparison)")
-      ->check(CLI::IsMember({"direct", "cutoff", "both"}))
-      ->capture_default_str()
-      ->group(meth);
-  app.add_option("--cutoff", o.cutoff.radius, "Cutoff radius for --method cutoff, Å")
-      ->capture_default_str()
-      ->group(meth);
-  app.add_option("--cutoff-form", o.cutoff_form,
-                 "truncated, shifted q/r·(1−r²/rc²)², or switched (C1 from --switch-start to rc)")
-      ->check(CLI::IsMember({"truncated", "shifted", "switched"}))
-      ->capture_default_str()
-      ->group(meth);
-  app.add_option("--switch-start", o.cutoff.switch_start, "Where the switched form starts, Å")
-      ->capture_default_str()
-      ->group(meth);
-  app.add_option("--bin-capacity", o.cutoff.bin_capacity,
+  add_grid_options(app, o.grid, "Grid (default: the atoms' box plus --padding)",
+                   "Margin around the atoms' bounding box, Å");
+  add_physics_options(app, o.physics, o.units);
+  add_method_options(app, o.method, {"direct", "cutoff", "both"},
+                     "direct (exact sum over all atoms), cutoff, or both (direct in /potential, "
+                     "cutoff in /potential_cutoff, and their comparison)");
+  app.add_option("--bin-capacity", o.method.cutoff.bin_capacity,
                  "Atoms per bin for the GPU cutoff (0: chosen so ~95% of atoms fit)")
       ->capture_default_str()
-      ->group(meth);
-  app.add_flag("--dynamic-bins", o.cutoff.dynamic_bins,
+      ->group(kMethodGroup);
+  app.add_flag("--dynamic-bins", o.method.cutoff.dynamic_bins,
                "Prefix-sum bins instead of fixed capacity (very uneven atom densities)")
-      ->group(meth);
+      ->group(kMethodGroup);
 
   const std::string dev = "Hardware";
   app.add_option("--device", o.device, "auto (GPU when present), cpu or gpu")
@@ -211,16 +134,6 @@ std::vector<int> parse_gpu_list(const std::string& text) {
     pos = comma + 1;
   }
   return ids;
-}
-
-GridSpec choose_grid(const MainOptions& o, const AtomSet& atoms) {
-  if (!o.center.empty())
-    return grid_centered({o.center[0], o.center[1], o.center[2]}, {o.size[0], o.size[1], o.size[2]},
-                         o.spacing);
-  if (!o.origin.empty())
-    return grid_from_origin({o.origin[0], o.origin[1], o.origin[2]}, {o.dims[0], o.dims[1], o.dims[2]},
-                            o.spacing);
-  return grid_around(bounding_box(atoms), o.spacing, o.padding);
 }
 
 // Refuses, before any work, outputs whose format is unknown or whose folder cannot take a file.
@@ -276,7 +189,7 @@ int run(MainOptions& o, const std::string& command_line) {
   const auto t_start = clock_type::now();
   if (o.threads > 0) omp_set_num_threads(o.threads);
   check_outputs(o.outputs);
-  const bool both = o.method == "both";
+  const bool both = o.method.method == "both";
   if (both)
     for (const auto& out : o.outputs)
       if (io::map_format_from_path(out) != io::MapFormat::hdf5)
@@ -298,10 +211,10 @@ int run(MainOptions& o, const std::string& command_line) {
   request.atoms = &structure.atoms;
   o.physics.unit = parse_unit(o.units);
   request.physics = o.physics;
-  request.method = both ? engine::Method::direct : engine::parse_method(o.method);
-  o.cutoff.form = engine::parse_cutoff_form(o.cutoff_form);
-  request.cutoff = o.cutoff;
-  request.grid = choose_grid(o, structure.atoms);
+  request.method = both ? engine::Method::direct : engine::parse_method(o.method.method);
+  request.cutoff = o.method.parsed_cutoff();
+  request.grid = o.grid.explicit_grid().value_or(
+      grid_around(bounding_box(structure.atoms), o.grid.spacing, o.grid.padding));
   engine::validate(request);
   engine::PotentialRequest cutoff_request = request;
   cutoff_request.method = engine::Method::cutoff;
@@ -321,7 +234,8 @@ int run(MainOptions& o, const std::string& command_line) {
       throw Error("the " + backend->name() + " backend does not support --method " +
                   engine::method_name(method));
   spdlog::info("grid {}", request.grid.describe());
-  spdlog::info("{} summation on {}: {}", o.method, backend->name(), describe(request.physics));
+  spdlog::info("{} summation on {}: {}", o.method.method, backend->name(),
+               describe(request.physics));
 
   const io::MapMetadata meta = make_metadata(o, request, structure, command_line);
   io::WriteOptions write_options;
@@ -367,7 +281,7 @@ int run(MainOptions& o, const std::string& command_line) {
       {"total_charge", total_charge},
       {"grid", {{"dims", request.grid.dims}, {"origin", request.grid.origin},
                 {"spacing", request.grid.spacing}}},
-      {"method", o.method},
+      {"method", o.method.method},
       {"units", o.units},
       {"device", device},
       {"outputs", o.outputs},
@@ -390,14 +304,14 @@ int run(MainOptions& o, const std::string& command_line) {
                  "done: %zu atoms, total charge %+.4f e, %s\n"
                  "      %s on %s, %.3f s (read %.3f, setup %.3f, compute %.3f, write %.3f)%s\n",
                  structure.atoms.size(), total_charge, request.grid.describe().c_str(),
-                 both ? "direct" : o.method.c_str(), device.c_str(), total_seconds, read_seconds,
+                 both ? "direct" : o.method.method.c_str(), device.c_str(), total_seconds, read_seconds,
                  pass.stats.setup_seconds, compute_seconds, write_seconds,
                  request.method == engine::Method::direct
                      ? fmt::format(", {:.3g} evaluations/s", pairs / compute_seconds).c_str()
                      : "");
     if (cutoff_pass) {
       std::fprintf(stderr, "      cutoff %g Å (%s), compute %.3f s: %.1fx faster than direct\n",
-                   o.cutoff.radius, o.cutoff_form.c_str(), cutoff_pass->compute_seconds(),
+                   request.cutoff.radius, o.method.cutoff_form.c_str(), cutoff_pass->compute_seconds(),
                    compute_seconds / cutoff_pass->compute_seconds());
       std::fprintf(stderr, "\nCutoff against direct summation:\n%s\n", comparison->table().c_str());
     }
@@ -415,12 +329,7 @@ int main_job(int argc, char** argv) {
   app.get_formatter()->column_width(34);
   MainOptions options;
   add_options(app, options);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // CLI11's own failure codes are 100 and up; every dcsgrid usage error gives 2.
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  if (const auto status = parse_command_line(app, argc, argv)) return *status;
   setup_logging(options.verbose, options.quiet);
   return run(options, joined_command_line(argc, argv));
 }

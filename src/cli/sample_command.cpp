@@ -132,12 +132,7 @@ int sample_command(int argc, char** argv) {
       ->group(out);
   app.add_flag("-v,--verbose", verbose, "More messages (-vv for all)")->group(out);
   app.add_flag("-q,--quiet", quiet, "Only warnings and errors")->group(out);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // CLI11's own failure codes are 100 and up; every dcsgrid usage error gives 2.
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  if (const auto status = parse_command_line(app, argc, argv)) return *status;
   setup_logging(verbose, quiet);
   options.read.unknown_zero = unknown == "zero";
 

@@ -1,8 +1,14 @@
 // The dcsgrid commands. Each parses its own arguments (argv[0] is the command's name) and returns
 // the process exit status; errors the user can fix are printed and give 1, usage errors 2.
 #pragma once
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;
+}
 
 namespace dcsgrid::cli {
 
@@ -12,6 +18,12 @@ int compare_command(int argc, char** argv);     // dcsgrid compare REFERENCE.h5 
 int batch_command(int argc, char** argv);       // dcsgrid batch INPUTS... -o FRAMES.h5
 int sample_command(int argc, char** argv);      // dcsgrid sample MAP.h5 POINTS
 int similarity_command(int argc, char** argv);  // dcsgrid similarity MAPS...
+
+// Parses argv into app, then runs `after` (further checks that may throw CLI::ParseError). Returns
+// the exit status when the command stops here: 0 after --help/--version, 2 for a usage error
+// (message and hint printed); nullopt when the command goes on.
+std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv,
+                                      const std::function<void()>& after = {});
 
 // Sets spdlog's level from -v (count) and -q, and its pattern ("dcsgrid: warning: ...").
 void setup_logging(int verbose, bool quiet);
