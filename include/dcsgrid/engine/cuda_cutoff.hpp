@@ -13,8 +13,10 @@
 // convention, so the two backends agree.
 //
 // Overflow. With fixed capacity, the atoms beyond it are fetched while the kernel runs and
-// summed by the CPU engine's cutoff accumulation (OpenMP) over the sub-grid they reach; the
-// result is added to the slab on the host once it has been copied back (finish_on_host).
+// summed by the CPU engine (cutoff_accumulate_parts_cpu): bucketed by place into cubes of rc/4,
+// each bucket on the sub-grid it reaches, the buckets side by side (one sub-grid around all of
+// them when that holds fewer points); the parts are added to the slab on the host once it has
+// been copied back (finish_on_host).
 #pragma once
 #include <cuda_runtime.h>
 
