@@ -90,11 +90,8 @@ void add_options(CLI::App& app, BatchCommandOptions& o) {
   add_method_options(app, o.method, {"direct", "cutoff"},
                      "direct (exact sum over all atoms) or cutoff");
 
-  const std::string dev = "Hardware";
-  app.add_option("--device", b.device, "auto (GPU when present), cpu or gpu")
-      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
-      ->capture_default_str()
-      ->group(dev);
+  const std::string dev = kHardwareGroup;
+  add_device_option(app, b.device, dev);
   app.add_option("--gpus", b.gpus, "GPUs to use, a list like 0,1 (default: all)")
       ->delimiter(',')
       ->check(kDeviceNumber)

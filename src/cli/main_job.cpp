@@ -96,11 +96,8 @@ void add_options(CLI::App& app, MainOptions& o) {
                "Prefix-sum bins instead of fixed capacity (very uneven atom densities)")
       ->group(kMethodGroup);
 
-  const std::string dev = "Hardware";
-  app.add_option("--device", o.device, "auto (GPU when present), cpu or gpu")
-      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
-      ->capture_default_str()
-      ->group(dev);
+  const std::string dev = kHardwareGroup;
+  add_device_option(app, o.device, dev);
   app.add_option("--gpus", o.gpus, "GPUs to use: all or a list like 0,1")
       ->capture_default_str()
       ->group(dev);

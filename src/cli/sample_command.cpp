@@ -14,6 +14,7 @@
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/analysis/sample.hpp"
 #include "dcsgrid/cli/commands.hpp"
+#include "shared_options.hpp"
 
 namespace dcsgrid::cli {
 namespace {
@@ -115,11 +116,8 @@ int sample_command(int argc, char** argv) {
       ->capture_default_str()
       ->group(pts);
 
-  const std::string dev = "Hardware";
-  app.add_option("--device", options.device, "auto (GPU when present), cpu or gpu")
-      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
-      ->capture_default_str()
-      ->group(dev);
+  const std::string dev = kHardwareGroup;
+  add_device_option(app, options.device, dev);
   app.add_option("--maps-per-pass", options.maps_per_pass,
                  "Maps interpolated together (memory: this many maps at once)")
       ->check(kPositiveCount)

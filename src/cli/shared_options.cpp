@@ -104,4 +104,11 @@ void add_method_options(CLI::App& app, MethodOptions& m, const std::vector<std::
       ->group(kMethodGroup);
 }
 
+void add_device_option(CLI::App& app, std::string& device, const std::string& group) {
+  app.add_option("--device", device, "auto (GPU when present), cpu or gpu")
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
+      ->capture_default_str()
+      ->group(group);
+}
+
 }  // namespace dcsgrid::cli

@@ -1,5 +1,5 @@
-// Option groups that the main job and `dcsgrid batch` share, so both commands read the same
-// flags with the same checks, defaults and help.
+// Option groups that several commands share (the main job and batch most of them), so they read
+// the same flags with the same checks, defaults and help.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -44,5 +44,9 @@ struct MethodOptions {
 inline const std::string kMethodGroup = "Method";
 void add_method_options(CLI::App& app, MethodOptions& method,
                         const std::vector<std::string>& methods, const std::string& method_help);
+
+// --device: auto (GPU when present), cpu or gpu.
+inline const std::string kHardwareGroup = "Hardware";
+void add_device_option(CLI::App& app, std::string& device, const std::string& group);
 
 }  // namespace dcsgrid::cli

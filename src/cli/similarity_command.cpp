@@ -14,6 +14,7 @@
 
 #include "dcsgrid/analysis/similarity.hpp"
 #include "dcsgrid/cli/commands.hpp"
+#include "shared_options.hpp"
 
 namespace dcsgrid::cli {
 namespace {
@@ -128,11 +129,8 @@ int similarity_command(int argc, char** argv) {
                  "Folder with pdb2pqr's tables, for PDB/mmCIF mask structures")
       ->group(mask);
 
-  const std::string dev = "Hardware";
-  app.add_option("--device", options.device, "auto (GPU when present), cpu or gpu")
-      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
-      ->capture_default_str()
-      ->group(dev);
+  const std::string dev = kHardwareGroup;
+  add_device_option(app, options.device, dev);
 
   const std::string out = "Output and messages";
   app.add_flag("--json", json, "Print labels, Hodgkin and Carbó matrices and order as JSON")
