@@ -65,7 +65,7 @@ TEST(CpuDirect, MatchesFloat64SumForEveryPairForm) {
 
 TEST(CpuDirect, WaterBoxOf30000AtomsWithin1e6) {
   // A neutral solvent: most of each point's sum cancels, the hard case for float32 terms (the
-  // whole box is near 1e-6, see src/engine/cpu_direct.cpp; this interior grid gives 7.6e-7).
+  // whole box gives 8.7e-7, see src/engine/cpu_direct.cpp; this interior grid 6.3e-7).
   const AtomSet atoms = water_box_atoms(30000, 3);
   const Box box = bounding_box(atoms);
   const GridSpec grid = grid_centered(box.center(), {16, 8, 4}, 0.5);  // 33x17x9 points

@@ -6,19 +6,23 @@
 //
 // Accuracy, measured against float64 sums (relative L2). Each pair term is a float32 value
 // with ~1e-7 relative rounding; the sum's error is that times sqrt(Σ term²). For random charges
-// and proteins that is 1e-7 to 4e-7 of the result (bench_cpu_direct: 1tii 4.1e-7). In a
+// and proteins that is 1e-7 to 4e-7 of the result (bench_cpu_direct: 1tii 3.7e-7). In a
 // neutral system the potential is a small remainder of large sums and the same rounding weighs
 // more: even exactly computed terms, rounded to float and summed in double, give 4.7e-7 (3·10^4-
-// atom water box) and 6e-7 (10^5 atoms) on a grid covering the box. This kernel gives 6e-7 to
-// 1.05e-6 there, depending on the plane, and ~1e-6 at 10^5 atoms: float32 terms cannot do much
-// better on such inputs (a second-order Newton step or folding every 8 atoms gained < 5%).
-// Two measures got it there:
+// atom water box) and 6e-7 (10^5 atoms) on a grid covering the box. With one float per term this
+// kernel gave 6e-7 to 1.05e-6 there, depending on the plane (a second-order Newton step or
+// folding every 8 atoms gained < 5%, a correctly rounded sqrt + divide nothing). Three measures
+// bring it to 8.7e-7 on bench_cpu_direct's 3·10^4-atom slab (6.3e-7 on the test's grid):
+//   - Coulomb terms carried as two floats: q times the 12-bit rsqrt estimate, and q times its
+//     Newton correction, summed in two accumulators. The estimate is exact as a float and the
+//     correction is small, so 1/r is carried far below one ulp for one instruction more per
+//     pair: 1.05e-6 -> 8.7e-7 (1TII 4.1e-7 -> 3.7e-7);
 //   - x differences taken relative to the block (cpu_frame.hpp): with one frame for the grid,
 //     the rounding of far atoms' coordinates gave 1.1e-6 and 2.1e-6;
 //   - float sums folded every 32 atoms (~5% of the time): every 1024 gave 1.8e-6 on the random
 //     atoms of tests/test_engine_cpu_direct.cpp.
-// 1/sqrt is the hardware estimate plus one Newton step: twice as fast as sqrt and divide
-// (7.1e9 against 3.4e9 pairs/s per core) and as accurate at this level.
+// For the other forms 1/sqrt is the hardware estimate plus one Newton step: twice as fast as
+// sqrt and divide (7.1e9 against 3.4e9 pairs/s per core) and as accurate at this level.
 #include <algorithm>
 #include <array>
 #include <vector>
@@ -54,7 +58,7 @@ void add_tile(const Tile& tile, const v8f* px, v8f min_r2, v8f kappa, double* su
   v8f p[B];
   for (int b = 0; b < B; ++b) p[b] = px[b];
   for (std::size_t a0 = 0; a0 < tile.n; a0 += kFoldAtoms) {
-    v8f acc[B] = {};
+    v8f acc[B] = {}, acc_lo[B] = {};
     const std::size_t end = std::min(tile.n, a0 + kFoldAtoms);
     for (std::size_t a = a0; a < end; ++a) {
       const v8f ax = splat(tile.x[a]), dyz2 = splat(tile.dyz2[a]), q = splat(tile.q[a]);
@@ -62,10 +66,19 @@ void add_tile(const Tile& tile, const v8f* px, v8f min_r2, v8f kappa, double* su
       for (int b = 0; b < B; ++b) {
         const v8f dx = p[b] - ax;
         const v8f r2 = max(fma(dx, dx, dyz2), min_r2);
-        acc[b] = fma(q, pair_term<F>(r2, rsqrt(r2), kappa), acc[b]);
+        if constexpr (F == PairForm::coulomb) {
+          const RsqrtParts y = rsqrt_parts(r2);
+          acc[b] = fma(q, y.hi, acc[b]);
+          acc_lo[b] = fma(q, y.lo, acc_lo[b]);
+        } else {
+          acc[b] = fma(q, pair_term<F>(r2, rsqrt(r2), kappa), acc[b]);
+        }
       }
     }
-    for (int b = 0; b < B; ++b) add_to_double(sum + b * kLanes, acc[b]);
+    for (int b = 0; b < B; ++b) {
+      add_to_double(sum + b * kLanes, acc[b]);
+      if constexpr (F == PairForm::coulomb) add_to_double(sum + b * kLanes, acc_lo[b]);
+    }
   }
 }
 

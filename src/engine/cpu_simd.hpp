@@ -126,6 +126,23 @@ inline v8f rsqrt(v8f x) {
 #endif
 }
 
+// 1/sqrt(x) as an unevaluated sum hi + lo: hi the 12-bit hardware estimate, lo its Newton
+// correction hi/2·(1 − x·hi²). Summed apart, the two keep the estimate's value exactly and the
+// correction to float precision, so 1/sqrt(x) is carried to well below one ulp.
+struct RsqrtParts {
+  v8f hi, lo;
+};
+inline RsqrtParts rsqrt_parts(v8f x) {
+#ifdef DCSGRID_CPU_AVX2
+  const v8f y = _mm256_rsqrt_ps(x);
+  return {y, y * splat(0.5f) * fnma(x * y, y, splat(1.0f))};
+#else
+  v8f y;
+  for (int i = 0; i < kLanes; ++i) y[i] = 1.0f / __builtin_sqrtf(x[i]);
+  return {y, splat(0.0f)};
+#endif
+}
+
 // 1/x for x > 0 to about 1 ulp: the 12-bit estimate and one Newton step, y + y·(1 − x·y).
 inline v8f rcp(v8f x) {
 #ifdef DCSGRID_CPU_AVX2
