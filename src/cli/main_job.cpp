@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <optional>
 
 #include <CLI/CLI.hpp>
@@ -144,12 +145,13 @@ void check_outputs(const std::vector<std::string>& outputs) {
 }
 
 io::MapMetadata make_metadata(const MainOptions& o, const engine::PotentialRequest& request,
-                              const io::Structure& structure, const std::string& command_line) {
+                              const io::Structure& structure, const std::string& input_sha256,
+                              const std::string& command_line) {
   io::MapMetadata meta = engine::method_metadata(request.physics, request.method, request.cutoff);
   meta.atom_count = structure.atoms.size();
   meta.total_charge = structure.atoms.total_charge();
   meta.input_file = o.input;
-  meta.input_sha256 = io::sha256_file(o.input);
+  meta.input_sha256 = input_sha256;
   meta.command_line = command_line;
   return meta;
 }
@@ -186,6 +188,10 @@ int run(MainOptions& o, const std::string& command_line) {
   const auto t_start = clock_type::now();
   if (o.threads > 0) omp_set_num_threads(o.threads);
   check_outputs(o.outputs);
+  // The input's SHA-256 (provenance) on another thread while it is read: hashing a large file
+  // took as long as reading it.
+  std::future<std::string> input_hash =
+      std::async(std::launch::async, [path = o.input] { return io::sha256_file(path); });
   const bool both = o.method.method == "both";
   if (both)
     for (const auto& out : o.outputs)
@@ -234,7 +240,8 @@ int run(MainOptions& o, const std::string& command_line) {
   spdlog::info("{} summation on {}: {}", o.method.method, backend->name(),
                describe(request.physics));
 
-  const io::MapMetadata meta = make_metadata(o, request, structure, command_line);
+  const std::string input_sha256 = input_hash.get();
+  const io::MapMetadata meta = make_metadata(o, request, structure, input_sha256, command_line);
   io::WriteOptions write_options;
   write_options.compress = o.compress;
   std::vector<std::unique_ptr<io::Hdf5MapWriter>> streams;
@@ -255,7 +262,8 @@ int run(MainOptions& o, const std::string& command_line) {
     cutoff_pass = compute_pass(*backend, cutoff_request, no_streams, cutoff_map, "cutoff", !o.quiet);
     comparison = analysis::compare_maps(request.grid, whole, cutoff_map, &structure.atoms);
     comparison->units = meta.units;
-    io::MapMetadata cutoff_meta = make_metadata(o, cutoff_request, structure, command_line);
+    io::MapMetadata cutoff_meta =
+        make_metadata(o, cutoff_request, structure, input_sha256, command_line);
     const std::string report = comparison->to_json().dump();
     for (auto& s : streams) {
       s->add_map("potential_cutoff", cutoff_map.data(), cutoff_meta);
