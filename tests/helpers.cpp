@@ -41,9 +41,11 @@ AtomSet random_atoms(std::size_t n, const Box& box, std::uint64_t seed) {
   return atoms;
 }
 
-std::vector<double> reference_direct(const AtomSet& atoms, const GridSpec& grid,
-                                     const PairKernel& kernel, std::int64_t z_begin,
-                                     std::int64_t z_end) {
+// scale · Σ q·term(r²) over all atoms, in double, for every point of planes [z_begin, z_end).
+template <typename Term>
+static std::vector<double> reference_sum(const AtomSet& atoms, const GridSpec& grid, double scale,
+                                         std::int64_t z_begin, std::int64_t z_end,
+                                         const Term& term) {
   if (z_end < 0) z_end = grid.nz();
   std::vector<double> out(grid.plane_size() * (z_end - z_begin), 0.0);
 #pragma omp parallel for collapse(2) schedule(static)
@@ -54,36 +56,29 @@ std::vector<double> reference_direct(const AtomSet& atoms, const GridSpec& grid,
         double sum = 0;
         for (std::size_t a = 0; a < atoms.size(); ++a) {
           const double dx = p[0] - atoms.x[a], dy = p[1] - atoms.y[a], dz = p[2] - atoms.z[a];
-          sum += atoms.q[a] * pair_term_double(kernel, dx * dx + dy * dy + dz * dz);
+          sum += atoms.q[a] * term(dx * dx + dy * dy + dz * dz);
         }
-        out[((k - z_begin) * grid.ny() + j) * grid.nx() + i] = kernel.scale_d * sum;
+        out[((k - z_begin) * grid.ny() + j) * grid.nx() + i] = scale * sum;
       }
   return out;
+}
+
+std::vector<double> reference_direct(const AtomSet& atoms, const GridSpec& grid,
+                                     const PairKernel& kernel, std::int64_t z_begin,
+                                     std::int64_t z_end) {
+  return reference_sum(atoms, grid, kernel.scale_d, z_begin, z_end,
+                       [&](double r2) { return pair_term_double(kernel, r2); });
 }
 
 std::vector<double> reference_cutoff(const AtomSet& atoms, const GridSpec& grid,
                                      const PairKernel& kernel, const engine::CutoffOptions& cut,
                                      std::int64_t z_begin, std::int64_t z_end) {
-  if (z_end < 0) z_end = grid.nz();
   const double rc2 = cut.radius * cut.radius;
-  std::vector<double> out(grid.plane_size() * (z_end - z_begin), 0.0);
-#pragma omp parallel for collapse(2) schedule(static)
-  for (std::int64_t k = z_begin; k < z_end; ++k)
-    for (std::int64_t j = 0; j < grid.ny(); ++j)
-      for (std::int64_t i = 0; i < grid.nx(); ++i) {
-        const auto p = grid.position(i, j, k);
-        double sum = 0;
-        for (std::size_t a = 0; a < atoms.size(); ++a) {
-          const double dx = p[0] - atoms.x[a], dy = p[1] - atoms.y[a], dz = p[2] - atoms.z[a];
-          const double r2 = dx * dx + dy * dy + dz * dz;
-          if (r2 >= rc2) continue;
-          const double r2c = std::max(r2, kernel.min_r2_d);
-          sum += atoms.q[a] * pair_term_double(kernel, r2c) *
-                 engine::cutoff_factor_double(cut.form, r2c, cut);
-        }
-        out[((k - z_begin) * grid.ny() + j) * grid.nx() + i] = kernel.scale_d * sum;
-      }
-  return out;
+  return reference_sum(atoms, grid, kernel.scale_d, z_begin, z_end, [&](double r2) {
+    if (r2 >= rc2) return 0.0;
+    const double r2c = std::max(r2, kernel.min_r2_d);
+    return pair_term_double(kernel, r2c) * engine::cutoff_factor_double(cut.form, r2c, cut);
+  });
 }
 
 std::vector<char> points_near_cutoff(const AtomSet& atoms, const GridSpec& grid, double rc,
