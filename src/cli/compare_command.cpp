@@ -2,12 +2,10 @@
 // (analysis::compare_maps), as a table or JSON, optionally with the difference map.
 #include <cstdio>
 #include <filesystem>
-#include <limits>
 #include <string>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "dcsgrid/analysis/compare.hpp"
 #include "dcsgrid/cli/commands.hpp"
