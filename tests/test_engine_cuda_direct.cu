@@ -163,6 +163,26 @@ TEST(CudaDirectHost, UnknownConfigurationIsRejectedBeforeAnyDeviceWork) {
   }
 }
 
+// The warp width along x follows the grid: the narrowest padding wins, the wider warp on a tie, and
+// only the width changes (the per-thread shape stays the measured default).
+TEST(CudaDirectHost, WarpWidthIsFittedToTheGrid) {
+  auto config_for = [](std::int64_t nx, std::int64_t ny) {
+    return direct_config_for(grid_from_origin({0, 0, 0}, {nx, ny, 4}, 0.5));
+  };
+  EXPECT_EQ(config_for(256, 256), kDefaultDirectConfig);  // a multiple of every tile
+  EXPECT_EQ(config_for(128, 117), kDefaultDirectConfig);
+  // 1HPV's 133×117 plane: 256×128 with 128-point rows, 192×128 with 64, 160×128 with 32.
+  EXPECT_EQ(config_for(133, 117).lanes_x, 8);
+  // 190×32 pads to 256×32 at width 32, to 192×32 at 16 and to 192×64 at 8: 16 wins.
+  EXPECT_EQ(config_for(190, 32).lanes_x, 16);
+  for (const auto [nx, ny] : {std::pair{133, 117}, {37, 21}, {1, 1}, {300, 7}}) {
+    DirectConfig c = config_for(nx, ny);
+    EXPECT_NE(std::find(kDirectConfigs.begin(), kDirectConfigs.end(), c), kDirectConfigs.end());
+    c.lanes_x = kDefaultDirectConfig.lanes_x;
+    EXPECT_EQ(c, kDefaultDirectConfig);
+  }
+}
+
 TEST(CudaDirectHost, BadDeviceListsAreErrors) {
   EXPECT_THROW(make_cuda_backend({99}), Error);
   EXPECT_THROW(make_cuda_backend({-1}), Error);

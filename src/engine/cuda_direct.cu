@@ -72,6 +72,18 @@ SlabLayout direct_layout(const DirectConfig& config, const GridSpec& grid) {
   return {round_up(grid.nx(), config.tile_x()), round_up(grid.ny(), config.tile_y())};
 }
 
+DirectConfig direct_config_for(const GridSpec& grid) {
+  DirectConfig best = kDefaultDirectConfig;
+  std::size_t best_bytes = direct_layout(best, grid).plane_bytes();
+  for (const int lanes_x : {16, 8}) {
+    DirectConfig narrower = kDefaultDirectConfig;
+    narrower.lanes_x = lanes_x;
+    const std::size_t bytes = direct_layout(narrower, grid).plane_bytes();
+    if (bytes < best_bytes) best = narrower, best_bytes = bytes;
+  }
+  return best;
+}
+
 void launch_direct(const DirectConfig& config, const PairKernel& kernel, const DeviceAtoms& atoms,
                    const GridSpec& grid, Slab slab, float* out, cudaStream_t stream) {
   const std::size_t index = config_index(config);
@@ -114,10 +126,10 @@ namespace {
 
 class DirectMethod final : public DeviceMethod {
  public:
-  DirectMethod(const PotentialRequest& request, cudaStream_t stream, const DirectConfig& config)
+  DirectMethod(const PotentialRequest& request, cudaStream_t stream)
       : grid_(request.grid),
         kernel_(make_pair_kernel(request.physics)),
-        config_(config),
+        config_(direct_config_for(request.grid)),
         atoms_(upload_atoms(*request.atoms, request.grid, stream)) {
     config_index(config_);  // fail now rather than at the first slab
   }
@@ -136,8 +148,8 @@ class DirectMethod final : public DeviceMethod {
 }  // namespace
 
 std::unique_ptr<DeviceMethod> make_direct_method(const PotentialRequest& request,
-                                                 cudaStream_t stream, const DirectConfig& config) {
-  return std::make_unique<DirectMethod>(request, stream, config);
+                                                 cudaStream_t stream) {
+  return std::make_unique<DirectMethod>(request, stream);
 }
 
 }  // namespace dcsgrid::engine

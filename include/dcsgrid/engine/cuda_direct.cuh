@@ -41,19 +41,22 @@ struct DeviceAtoms {
 // Copies on stream and waits for the copy. Throws Error beyond 2^31 atoms.
 DeviceAtoms upload_atoms(const AtomSet& atoms, const GridSpec& grid, cudaStream_t stream);
 
-// Padded device layout of a slab for config: x to whole blocks of 32·points_x, y to
-// block_y·points_y.
+// Padded device layout of a slab for config: x to whole tiles of tile_x(), y to tile_y().
 SlabLayout direct_layout(const DirectConfig& config, const GridSpec& grid);
+
+// The configuration the backend runs on grid: kDefaultDirectConfig's per-thread shape with the
+// warp width along x (32, 16 or 8 points) that pads the plane least; on a tie the wider warp.
+DirectConfig direct_config_for(const GridSpec& grid);
 
 // Enqueues one launch for planes [slab.z_begin, slab.z_end) (at most 65535) into out, laid out as
 // direct_layout(config, grid), on stream. config must be one of kDirectConfigs (else Error).
 void launch_direct(const DirectConfig& config, const PairKernel& kernel, const DeviceAtoms& atoms,
                    const GridSpec& grid, Slab slab, float* out, cudaStream_t stream);
 
-// The direct method of the CUDA backend on the current device: uploads the atoms once.
+// The direct method of the CUDA backend on the current device, running
+// direct_config_for(request.grid): uploads the atoms once.
 std::unique_ptr<DeviceMethod> make_direct_method(const PotentialRequest& request,
-                                                 cudaStream_t stream,
-                                                 const DirectConfig& config = kDefaultDirectConfig);
+                                                 cudaStream_t stream);
 
 // What one kernel launch reads (internal to the engine's .cu files).
 struct DirectLaunch {

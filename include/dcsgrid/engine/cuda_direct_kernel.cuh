@@ -93,10 +93,11 @@ __device__ __forceinline__ void add_atom(const float4 atom, const float (&px)[PX
 }
 
 template <PairForm Form, int BlockY, int PX, int PY, int FmaPoints, int NewtonSteps, bool SplitNear,
-          int MinBlocks>
+          int MinBlocks, int LanesX>
 __global__ void __launch_bounds__(32 * BlockY, MinBlocks > 0 ? MinBlocks : 1)
     direct_kernel(const DirectLaunch a) {
   constexpr int kThreads = 32 * BlockY;
+  constexpr int kRowStride = BlockY * (32 / LanesX);  // rows between a thread's rows
   constexpr int kLoads = kDirectTileAtoms / kThreads;  // atoms each thread stages per tile
   constexpr int kPoints = PX * PY;
   // Warp-sized groups of a tile (warp w's load l is group l·BlockY + w); near atoms are listed per
@@ -111,15 +112,15 @@ __global__ void __launch_bounds__(32 * BlockY, MinBlocks > 0 ? MinBlocks : 1)
   __shared__ int near_count[kGroups];
   const int lane = int(threadIdx.x);
   const int tid = threadIdx.y * 32 + lane;
-  const int i0 = blockIdx.x * (32 * PX) + lane;
-  const int j0 = blockIdx.y * (BlockY * PY) + threadIdx.y;
+  const int i0 = blockIdx.x * (LanesX * PX) + lane % LanesX;
+  const int j0 = blockIdx.y * (kRowStride * PY) + threadIdx.y * (32 / LanesX) + lane / LanesX;
   const float pz = fmaf(float(a.z_begin + int(blockIdx.z)), a.hz, a.z0);
 
   float px[PX], py[PY];
 #pragma unroll
-  for (int p = 0; p < PX; ++p) px[p] = fmaf(float(i0 + 32 * p), a.hx, a.x0);
+  for (int p = 0; p < PX; ++p) px[p] = fmaf(float(i0 + LanesX * p), a.hx, a.x0);
 #pragma unroll
-  for (int r = 0; r < PY; ++r) py[r] = fmaf(float(j0 + BlockY * r), a.hy, a.y0);
+  for (int r = 0; r < PY; ++r) py[r] = fmaf(float(j0 + kRowStride * r), a.hy, a.y0);
 
   float total[kPoints], carry[kPoints];
 #pragma unroll
@@ -187,7 +188,7 @@ __global__ void __launch_bounds__(32 * BlockY, MinBlocks > 0 ? MinBlocks : 1)
       const int n = r * PX + p;
       // Dividing by a power of two is exact: the same as unscaling every pair.
       const float scale = a.scale / value_scale<Form, NewtonSteps>(n < FmaPoints);
-      out[std::size_t(BlockY * r) * a.pitch_x + 32 * p] = scale * (total[n] - carry[n]);
+      out[std::size_t(kRowStride * r) * a.pitch_x + LanesX * p] = scale * (total[n] - carry[n]);
     }
 }
 
@@ -195,7 +196,8 @@ template <PairForm Form, std::size_t I>
 void launch_config(const DirectLaunch& launch, dim3 blocks, cudaStream_t stream) {
   constexpr DirectConfig c = kDirectConfigs[I];
   direct_kernel<Form, c.block_y, c.points_x, c.points_y, c.fma_points, c.newton_steps,
-                c.split_near == 1, c.min_blocks><<<blocks, dim3(32, c.block_y), 0, stream>>>(launch);
+                c.split_near == 1, c.min_blocks, c.lanes_x>
+      <<<blocks, dim3(32, c.block_y), 0, stream>>>(launch);
   DCSGRID_CHECK_LAUNCH();
 }
 
