@@ -19,10 +19,10 @@ namespace {
 
 constexpr int scan_threads = 256;
 constexpr int scan_vec = 4;                       // items per vector load (int4/uint4/float4)
-// Four vectors in flight a thread. Measured on an H100 (2^28 int32): ptxas gives the exclusive
-// kernels 34 registers, so 6 blocks of 256 fit an SM instead of 8, and they run ~10% slower than
-// the inclusive ones (32 registers). Forcing 8 blocks with __launch_bounds__ spilled and slowed
-// the inclusive kernels; three vectors a thread (3072-item tiles) was slower for both.
+// Four vectors in flight a thread. The integer kernels must stay within 32 registers for 8 blocks
+// of 256 a SM: BlockScan's exclusive form shifts inclusive sums for that reason (it had carried
+// the items and needed 34 registers: 6 blocks, ~10% slower on an H100). Forcing 8 blocks with
+// __launch_bounds__ spilled; three vectors a thread (3072-item tiles) was slower.
 constexpr int scan_items = 4 * scan_vec;
 constexpr std::size_t tile_items = std::size_t(scan_threads) * scan_items;  // 4096
 // Workspace: the tile counter, padded, then one status word per tile.

@@ -49,6 +49,10 @@ class BlockScan {
   }
 
  private:
+  // Each group is first scanned in place (inclusive), then only its offset is added. The exclusive
+  // form shifts each group's inclusive sums by one place at the end rather than carrying the
+  // original items to the end: the same registers as the inclusive form (ptxas had given the
+  // exclusive scan kernels 34 registers against 32, which cost two of eight blocks per SM).
   template <bool INCLUSIVE>
   __device__ void scan(T (&items)[ITEMS_PER_THREAD], T& block_total) {
     // Sum before each of this thread's groups, within the warp: groups are ordered by row r,
@@ -57,11 +61,10 @@ class BlockScan {
     T warp_total = T(0);
 #pragma unroll
     for (int r = 0; r < groups; ++r) {
-      T group_sum = T(0);
 #pragma unroll
-      for (int j = 0; j < VEC; ++j) group_sum += items[r * VEC + j];
+      for (int j = 1; j < VEC; ++j) items[r * VEC + j] += items[r * VEC + j - 1];
       T row_total;
-      group_prefix[r] = warp_total + warp_exclusive_sum(group_sum, row_total);
+      group_prefix[r] = warp_total + warp_exclusive_sum(items[r * VEC + VEC - 1], row_total);
       warp_total += row_total;
     }
 
@@ -76,18 +79,22 @@ class BlockScan {
 
 #pragma unroll
     for (int r = 0; r < groups; ++r) {
-      T running = warp_prefix + group_prefix[r];
+      const T offset = warp_prefix + group_prefix[r];
 #pragma unroll
-      for (int j = 0; j < VEC; ++j) {
-        const T item = items[r * VEC + j];
-        if (INCLUSIVE) {
-          running += item;
-          items[r * VEC + j] = running;
-        } else {
-          items[r * VEC + j] = running;
-          running += item;
-        }
-      }
+      for (int j = 0; j < VEC; ++j) items[r * VEC + j] += offset;
+    }
+    if (INCLUSIVE) return;
+    // Exclusive: every item takes its predecessor's inclusive sum. A group's first item takes the
+    // last of the group before it: lane − 1's in the same row, or for lane 0 lane 31's in the row
+    // before (the warp's start for row 0). Rows go last to first so each reads unshifted values.
+#pragma unroll
+    for (int r = groups - 1; r >= 0; --r) {
+      const T row_before = r > 0 ? items[(r - 1) * VEC + VEC - 1] : warp_prefix;
+      const T sent = lane == warp_threads - 1 ? row_before : items[r * VEC + VEC - 1];
+      const T before = __shfl_sync(full_warp_mask, sent, (lane + warp_threads - 1) % warp_threads);
+#pragma unroll
+      for (int j = VEC - 1; j > 0; --j) items[r * VEC + j] = items[r * VEC + j - 1];
+      items[r * VEC] = before;
     }
   }
 
