@@ -1,6 +1,7 @@
 // CUDA GEMM against a float64 loop: every transpose pair, shapes around both tile sizes, α/β,
 // β = 0 over NaN, unaligned operands (scalar load path), the split-k path and its determinism,
-// m beyond one grid's rows. Skips without a GPU.
+// m beyond one grid's rows, and the cp.async kernel of outputs with a side ≤ 64 (16-byte aligned
+// rows) at its edges, each against the fallback kernel on the same values. Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
@@ -35,6 +36,43 @@ std::vector<float> run_cuda(const GemmProblem& p, std::size_t offset = 0) {
   DCSGRID_CUDA_CHECK(cudaMemcpy(out.data(), c.data() + offset, out.size() * sizeof(float),
                                 cudaMemcpyDeviceToHost));
   return out;
+}
+
+// The problem with A and B stored again at leading dimensions round_up(row length, 4) + a_extra
+// and + b_extra (NaN in between, never read); the values, and so the reference, are unchanged.
+// Extra 4: rows of whole 16-byte chunks with padding after k (the cp.async kernel, for outputs
+// with a side ≤ 64); extra 5: rows off 16-byte alignment (the fallback kernel).
+GemmProblem restride(GemmProblem p, std::int64_t a_extra, std::int64_t b_extra) {
+  auto store = [](std::vector<float>& v, std::int64_t& ld, std::int64_t rows, std::int64_t cols,
+                  std::int64_t extra) {
+    const std::int64_t new_ld = (cols + 3) / 4 * 4 + extra;
+    std::vector<float> w(static_cast<std::size_t>(std::max<std::int64_t>(rows * new_ld, 1)),
+                         std::numeric_limits<float>::quiet_NaN());
+    for (std::int64_t r = 0; r < rows; ++r)
+      std::copy_n(v.begin() + r * ld, cols, w.begin() + r * new_ld);
+    v = std::move(w);
+    ld = new_ld;
+  };
+  const GemmCase& gc = p.gc;
+  store(p.a, p.lda, GemmProblem::stored_rows(gc.op_a, gc.m, gc.k),
+        GemmProblem::stored_rows(gc.op_a, gc.k, gc.m), a_extra);
+  store(p.b, p.ldb, GemmProblem::stored_rows(gc.op_b, gc.k, gc.n),
+        GemmProblem::stored_rows(gc.op_b, gc.n, gc.k), b_extra);
+  return p;
+}
+
+// The problem through the cp.async kernel (aligned rows) and three fallbacks (B's rows, A's
+// rows, every pointer off 16-byte alignment); returns the cp.async kernel's C.
+std::vector<float> expect_async_and_fallbacks_match(const GemmProblem& p) {
+  const GemmProblem aligned = restride(p, 4, 4);
+  std::vector<float> c = run_cuda(aligned);
+  expect_gemm_matches(aligned, c);
+  expect_gemm_matches(aligned, run_cuda(aligned, 1));
+  for (const auto& [a_extra, b_extra] : {std::pair{4, 5}, {5, 4}}) {
+    const GemmProblem unaligned = restride(p, a_extra, b_extra);
+    expect_gemm_matches(unaligned, run_cuda(unaligned));
+  }
+  return c;
 }
 
 TEST(GemmCuda, AllTransposesAndShapesMatchFloat64) {
@@ -102,6 +140,42 @@ TEST(GemmCuda, SplitKLongInner) {
   }
 }
 
+// The cp.async kernel's edges: sides 1 to 64 (rows past m and n zero-filled, partial 16-byte
+// chunks of a k-major operand), k from 0 to a few splits with k % 16 and k % 4 ≠ 0 (the last
+// tile cut inside a chunk), every transpose pair, α/β (α = 0: C = β·C), padding after k.
+TEST(GemmCuda, SmallOutputsAsyncPathEdges) {
+  DCSGRID_REQUIRE_GPU();
+  const std::pair<float, float> coefficients[] = {
+      {1.0f, 0.0f}, {-0.5f, 2.0f}, {2.0f, 1.0f}, {0.0f, -2.0f}};
+  std::uint64_t seed = 600;
+  for (Op op_a : {Op::none, Op::transpose})
+    for (Op op_b : {Op::none, Op::transpose})
+      for (std::int64_t m : {1, 17, 63, 64})
+        for (std::int64_t n : {1, 17, 63, 64})
+          for (std::int64_t k : {0, 1, 31, 33, 4099}) {
+            const auto [alpha, beta] = coefficients[seed % 4];
+            expect_async_and_fallbacks_match(
+                make_gemm_problem({op_a, op_b, m, n, k, alpha, beta, 0}, seed++));
+          }
+}
+
+// Long k: 64 interleaved splits, the last tile 3 floats long, the ordered sum with β ≠ 0, and
+// bitwise-identical repeats.
+TEST(GemmCuda, SmallOutputsAsyncPathLongK) {
+  DCSGRID_REQUIRE_GPU();
+  const std::int64_t k = (1 << 16) + 3;
+  std::uint64_t seed = 700;
+  for (Op op_a : {Op::none, Op::transpose})
+    for (Op op_b : {Op::none, Op::transpose})
+      for (const auto& [m, n] :
+           {std::pair<std::int64_t, std::int64_t>{64, 64}, {63, 17}, {1, 64}, {17, 1}}) {
+        const float beta = seed % 2 ? 0.0f : -1.0f;
+        const GemmProblem p = make_gemm_problem({op_a, op_b, m, n, k, 1.0f, beta, 0}, seed++);
+        const std::vector<float> first = expect_async_and_fallbacks_match(p);
+        EXPECT_EQ(first, run_cuda(restride(p, 4, 4))) << "split-k sum is not deterministic";
+      }
+}
+
 // The Gram matrix of maps: one device pointer as both operands, symmetric result.
 TEST(GemmCuda, GramMatrixOfMaps) {
   DCSGRID_REQUIRE_GPU();
@@ -126,12 +200,16 @@ TEST(GemmCuda, GramMatrixOfMaps) {
     }
 }
 
-// More rows than one grid holds (65535 row tiles of 64): launched in row chunks.
+// More rows than one grid holds (65535 row tiles of 64): launched in row chunks, through the
+// fallback kernel (n = 3: unaligned rows of B) and the cp.async kernel (16-byte rows).
 TEST(GemmCuda, RowsBeyondOneGrid) {
   DCSGRID_REQUIRE_GPU();
-  const GemmProblem p =
-      make_gemm_problem({Op::none, Op::none, 65535 * 64 + 100, 3, 5, 1.0f, 0.0f, 0}, 500, true);
-  expect_gemm_matches(p, run_cuda(p), true);
+  std::uint64_t seed = 500;
+  for (const auto& [n, k] : {std::pair<std::int64_t, std::int64_t>{3, 5}, {4, 8}}) {
+    const GemmProblem p = make_gemm_problem(
+        {Op::none, Op::none, 65535 * 64 + 100, n, k, 1.0f, 0.0f, 0}, seed++, true);
+    expect_gemm_matches(p, run_cuda(p), true);
+  }
 }
 
 TEST(GemmCuda, RejectsBadArguments) {

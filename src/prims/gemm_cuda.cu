@@ -1,14 +1,32 @@
-// CUDA SGEMM. Each block computes a BM×BN tile of C with 8×8 outputs a thread (warp tiles of
-// 64×32: 8×4 lanes, each holding two 4-row by two 4-column sub-blocks, so that every shared
-// memory read is one float4 broadcast to several lanes). Operand tiles are staged through
-// registers into double-buffered shared memory laid out k-major (As[k][m], Bs[k][n]); an operand
-// whose stored rows run along k is transposed on the way in, with lanes mapped to consecutive
-// rows so the scattered stores stay conflict-free. Tiles past the matrix edge load zeros through
-// a guarded scalar path; interior tiles use float4 loads when pointers and leading dimensions
-// allow. When the output has too few tiles to fill the GPU and k is long, blockIdx.z splits k,
-// each split writes its partial tile to a workspace, and a second kernel sums the splits in a
-// fixed order and applies α and β.
+// CUDA SGEMM, FP32 fmaf only (no tensor cores, no TF32). Each block computes a BM×BN tile of C
+// with 8×8 outputs a thread (warp tiles of 64×32: 8×4 lanes). When the output has too few tiles to
+// fill the GPU and k is long, blockIdx.z splits k, each split writes its partial tile to a
+// workspace, and a second kernel sums the splits in a fixed order (deterministic) and applies α
+// and β. Two kernels:
+//
+// gemm_async_kernel, for outputs with a side ≤ 64 (64×64 tiles, 64 threads) whose operands both
+// allow 16-byte copies (aligned base, leading dimension a multiple of 4). Operand tiles go from
+// global to shared memory with cp.async (no register staging) through a STAGES-deep ring, so that
+// STAGES − 1 tiles are in flight while one is computed; edges (rows past m or n, k past the end)
+// are zero-filled by the copy itself. A k-contiguous operand (the tall-skinny and Gram products:
+// A·Bᵀ with both rows running along k) stays [row][k] in shared memory, rows padded to an odd
+// number of 16-byte chunks; a thread reads one float4 along k for each of its rows, which are 8
+// (A) or 4 (B) rows apart so that a warp's distinct addresses fall in distinct banks. A k-major
+// operand stays [k][row] and a thread reads float4s across its 4 + 4 adjacent rows. Either way a
+// thread issues 16 LDS.128 per 256 FMAs. Its splits interleave: split z takes k tiles z,
+// z + splits, …, so that at any time the whole grid reads one short stretch (splits × 64 bytes)
+// of each operand row instead of every block its own stretch of every row: a few hundred
+// pages live instead of the whole operand (TLB reach), and neighbouring blocks read the two
+// halves of each 128-byte line (DRAM and L2 locality).
+//
+// gemm_tile_kernel, for everything else (large outputs, and the fallback for unaligned operands),
+// splits k into contiguous ranges. Operand tiles are staged through registers into
+// double-buffered shared memory laid out k-major (As[k][m], Bs[k][n]); an operand whose stored
+// rows run along k is transposed on the way in, with lanes mapped to consecutive rows so the
+// scattered stores stay conflict-free. Tiles past the matrix edge load zeros through a guarded
+// scalar path; interior tiles use float4 loads when pointers and leading dimensions allow.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
 #include "dcsgrid/core/cuda_support.hpp"
@@ -32,7 +50,7 @@ struct GemmParams {
   float* c;  // the output, or the split-k workspace
   std::int64_t ldc;
   std::int64_t split_stride;  // elements between the outputs of consecutive k splits
-  std::int64_t k_per_split;   // a multiple of the block's k step
+  std::int64_t k_per_split;   // a multiple of the block's k step (gemm_tile_kernel only)
   bool vec_a, vec_b, vec_c;   // float4 access allowed (16-byte aligned rows)
 };
 
@@ -101,13 +119,15 @@ struct TileStager {
   }
 };
 
-// C[r][c0..c0+4) = α·v + β·C (C not read when β = 0); columns past n are skipped.
+// C[r][c0 + COL_STEP·j] = α·v[j] + β·C for j < 4 (C not read when β = 0); columns past n are
+// skipped.
+template <int COL_STEP>
 __device__ inline void store_four(const GemmParams& p, float* out, std::int64_t r, std::int64_t c0,
                                   float4 v) {
   if (r >= p.m) return;
   float* dst = out + r * p.ldc + c0;
   const float vals[4] = {v.x, v.y, v.z, v.w};
-  if (p.vec_c && c0 + 4 <= p.n) {
+  if (COL_STEP == 1 && p.vec_c && c0 + 4 <= p.n) {
     float4 result = make_float4(p.alpha * v.x, p.alpha * v.y, p.alpha * v.z, p.alpha * v.w);
     if (p.beta != 0.0f) {
       const float4 old = *reinterpret_cast<const float4*>(dst);
@@ -120,8 +140,11 @@ __device__ inline void store_four(const GemmParams& p, float* out, std::int64_t 
     return;
   }
 #pragma unroll
-  for (int j = 0; j < 4; ++j)
-    if (c0 + j < p.n) dst[j] = p.beta == 0.0f ? p.alpha * vals[j] : p.alpha * vals[j] + p.beta * dst[j];
+  for (int j = 0; j < 4; ++j) {
+    if (c0 + COL_STEP * j >= p.n) continue;
+    float& d = dst[COL_STEP * j];
+    d = p.beta == 0.0f ? p.alpha * vals[j] : p.alpha * vals[j] + p.beta * d;
+  }
 }
 
 template <int BM, int BN>
@@ -195,7 +218,221 @@ __global__ void __launch_bounds__(threads_for<BM, BN>(), MIN_BLOCKS) gemm_tile_k
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const float* v = &acc[i][4 * h];
-      store_four(p, out, r, col0 + b_off + 16 * h, make_float4(v[0], v[1], v[2], v[3]));
+      store_four<1>(p, out, r, col0 + b_off + 16 * h, make_float4(v[0], v[1], v[2], v[3]));
+    }
+  }
+}
+
+// 16-byte copies global → shared (dst: a shared-window address) that complete asynchronously.
+// The .L2::128B hint fetches whole 128-byte lines into L2, of which a tile of a k-contiguous row
+// takes 64 bytes: the rest, read by the neighbouring splits, is then an L2 hit. With `zero` the
+// source is not read and zeros are written.
+__device__ inline void copy_async16(unsigned dst, const float* src, bool zero) {
+  asm volatile(
+      "{\n.reg .pred z;\nsetp.ne.b32 z, %2, 0;\n"
+      "cp.async.cg.shared.global.L2::128B [%0], [%1], 16, z;\n}\n" ::"r"(dst),
+      "l"(src), "r"(int(zero))
+      : "memory");
+}
+// The same reading only the first src_bytes (0 to 16) bytes: the rest is zero-filled.
+__device__ inline void copy_async16_partial(unsigned dst, const float* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes)
+               : "memory");
+}
+__device__ inline void commit_copies() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+// Waits until at most PENDING of this thread's committed copy groups are still in flight.
+template <int PENDING>
+__device__ inline void wait_copies() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
+}
+
+// One operand of gemm_async_kernel: a ROWS×BK tile per stage in shared memory, its asynchronous
+// copy, and the rows a thread reads from it. HALF is the offset between the two halves of a
+// thread's 8 rows (half a warp tile side: 32 for A, 16 for B); HALF / 4 lane groups share a warp
+// tile side. Element (r, k) of the operand lies at src[r*ld + k] when K_CONTIGUOUS, at
+// src[k*ld + r] otherwise.
+template <int ROWS, int BK, int THREADS, int HALF, bool K_CONTIGUOUS>
+struct AsyncOperand {
+  // A tile is kLines lines of 16-byte chunks; a line runs along the operand's contiguous index.
+  static constexpr int kLines = K_CONTIGUOUS ? ROWS : BK;
+  static constexpr int kChunksPerLine = (K_CONTIGUOUS ? BK : ROWS) / 4;
+  // [row][k] lines are padded to an odd number of chunks: rows r and r + 1 then start in
+  // different 16-byte bank groups, and the 8 (or 4) consecutive rows a warp reads at once in
+  // eight (or four) distinct ones. [k][row] needs no padding (lanes read consecutive chunks).
+  static constexpr int kLineFloats = K_CONTIGUOUS ? BK + 4 : ROWS;
+  using Tile = float[kLines][kLineFloats];
+
+  // Copies: thread t takes chunks c and c + kHalfLine (c = t % kHalfLine) of lines
+  // t / kHalfLine + kLineStep·u, u < kLinesPerThread. Adjacent lanes read adjacent chunks, so a
+  // warp's copy reads whole 32-byte sectors, and a thread's second chunk and line sit at fixed
+  // offsets from its first: one pointer a tile.
+  static constexpr int kHalfLine = kChunksPerLine / 2;
+  static constexpr int kLineStep = THREADS / kHalfLine;
+  static constexpr int kLinesPerThread = kLines / kLineStep;
+  static_assert(BK % 8 == 0 && ROWS % 8 == 0 && THREADS % kHalfLine == 0 &&
+                kLines % kLineStep == 0);
+
+  // A thread's rows: base + row(i), i < 8. [row][k]: rows one lane group apart (conflict-free
+  // float4 reads along k); [k][row]: two runs of 4 adjacent rows (float4 reads across rows).
+  static constexpr int kGroups = HALF / 4;  // lane groups along this side of the warp tile
+  static constexpr int kRowStep = K_CONTIGUOUS ? kGroups : 1;
+  static constexpr int kGroupStride = K_CONTIGUOUS ? 1 : 4;  // base offset between lane groups
+  static constexpr int row(int i) { return (i / 4) * HALF + (i % 4) * kRowStep; }
+  static_assert(HALF % 4 == 0 && 2 * HALF <= ROWS);
+
+  const float* src;    // element (first row of the tile, k = 0): inside the matrix when k > 0
+  const float* first;  // this thread's first chunk at k = 0
+  std::int64_t k_stride;     // elements between consecutive k: 1 when K_CONTIGUOUS, else ld
+  std::int64_t line_stride;  // elements between this thread's lines
+  int rows_left;             // rows of the tile inside the matrix
+  int first_line, first_chunk;
+
+  __device__ AsyncOperand(const float* src_, std::int64_t ld, int rows_left_, int tid)
+      : src(src_), k_stride(K_CONTIGUOUS ? 1 : ld), line_stride(kLineStep * ld),
+        rows_left(rows_left_), first_line(tid / kHalfLine), first_chunk(tid % kHalfLine) {
+    first = src + first_line * ld + 4 * first_chunk;  // line l starts at src + l·ld either layout
+  }
+
+  // Starts copying k in [k0, k0 + k_valid) into the tile at shared address tile, with zeros past
+  // the matrix's edge and for k ≥ k0 + k_valid (k_valid ≤ BK; WHOLE_K: k_valid = BK). Every
+  // tile but the last of k is WHOLE_K, and there a k-contiguous chunk is read whole or not at
+  // all; elsewhere a chunk with nothing to read is pointed at src, so that no address outside
+  // the matrix is formed.
+  template <bool WHOLE_K>
+  __device__ void copy(unsigned tile, std::int64_t k0, int k_valid) const {
+    const float* tile_first = first + k0 * k_stride;
+    const unsigned tile_first_shared = tile + 4 * (first_line * kLineFloats + 4 * first_chunk);
+    const int line_limit = K_CONTIGUOUS ? rows_left : k_valid;
+    const int chunk_limit = K_CONTIGUOUS ? k_valid : rows_left;  // floats of a line inside
+#pragma unroll
+    for (int u = 0; u < kLinesPerThread; ++u)
+#pragma unroll
+      for (int w = 0; w < 2; ++w) {
+        const int line = first_line + u * kLineStep, chunk = first_chunk + w * kHalfLine;
+        const float* from = tile_first + u * line_stride + 4 * w * kHalfLine;
+        const unsigned to =
+            tile_first_shared + 4 * (u * kLineStep * kLineFloats + 4 * w * kHalfLine);
+        if constexpr (K_CONTIGUOUS && WHOLE_K) {
+          copy_async16(to, from, line >= line_limit);
+        } else {
+          const int floats =
+              line < line_limit ? std::min(std::max(chunk_limit - 4 * chunk, 0), 4) : 0;
+          copy_async16_partial(to, floats > 0 ? from : src, 4 * floats);
+        }
+      }
+  }
+
+  // out[i][x] = element (row base + row(i), k = 4·quad + x) of tile: 8 LDS.128 either layout.
+  __device__ static void fragment(const Tile& tile, int base, int quad, float (&out)[8][4]) {
+    if constexpr (K_CONTIGUOUS) {
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const float4 v = *reinterpret_cast<const float4*>(&tile[base + row(i)][4 * quad]);
+        out[i][0] = v.x;
+        out[i][1] = v.y;
+        out[i][2] = v.z;
+        out[i][3] = v.w;
+      }
+    } else {
+#pragma unroll
+      for (int x = 0; x < 4; ++x)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float4 v = *reinterpret_cast<const float4*>(&tile[4 * quad + x][base + h * HALF]);
+          out[4 * h + 0][x] = v.x;
+          out[4 * h + 1][x] = v.y;
+          out[4 * h + 2][x] = v.z;
+          out[4 * h + 3][x] = v.w;
+        }
+    }
+  }
+};
+
+template <int BM, int BN, int BK, int STAGES, int MIN_BLOCKS, bool A_K_CONTIGUOUS,
+          bool B_K_CONTIGUOUS>
+__global__ void __launch_bounds__(threads_for<BM, BN>(), MIN_BLOCKS)
+    gemm_async_kernel(GemmParams p) {
+  constexpr int THREADS = threads_for<BM, BN>();
+  using AOperand = AsyncOperand<BM, BK, THREADS, kWarpRows / 2, A_K_CONTIGUOUS>;
+  using BOperand = AsyncOperand<BN, BK, THREADS, kWarpCols / 2, B_K_CONTIGUOUS>;
+  // lane / 4 picks the A group, lane % 4 the B group; each thread holds 2 × 4 rows of each.
+  static_assert(STAGES >= 2 && kThreadRows == 8 && kThreadCols == 8 && AOperand::kGroups == 8 &&
+                BOperand::kGroups == 4);
+  __shared__ __align__(16) typename AOperand::Tile a_tiles[STAGES];
+  __shared__ __align__(16) typename BOperand::Tile b_tiles[STAGES];
+
+  const int tid = threadIdx.x;
+  const std::int64_t row0 = std::int64_t(blockIdx.y) * BM, col0 = std::int64_t(blockIdx.x) * BN;
+  // Split z takes the k tiles z, z + splits, z + 2·splits, … (not a contiguous range of k): at
+  // any time all the blocks stream the same short stretch of every row (see the file comment).
+  const int splits = int(gridDim.z), split = int(blockIdx.z);
+  const std::int64_t k_tiles = (p.k + BK - 1) / BK;
+  const int tiles = split < k_tiles ? int((k_tiles - split + splits - 1) / splits) : 0;
+  const AOperand a(A_K_CONTIGUOUS ? p.a + row0 * p.lda : p.a + row0, p.lda,
+                   int(std::min<std::int64_t>(BM, p.m - row0)), tid);
+  const BOperand b(B_K_CONTIGUOUS ? p.b + col0 * p.ldb : p.b + col0, p.ldb,
+                   int(std::min<std::int64_t>(BN, p.n - col0)), tid);
+  const auto a_shared = static_cast<unsigned>(__cvta_generic_to_shared(a_tiles));
+  const auto b_shared = static_cast<unsigned>(__cvta_generic_to_shared(b_tiles));
+  auto copy_tile = [&](int tile, int stage) {  // this block's tile-th tile into stage
+    const std::int64_t k0 = (split + std::int64_t(tile) * splits) * BK;
+    const unsigned a_tile = a_shared + unsigned(stage * sizeof(a_tiles[0]));
+    const unsigned b_tile = b_shared + unsigned(stage * sizeof(b_tiles[0]));
+    if (p.k - k0 >= BK) {
+      a.template copy<true>(a_tile, k0, BK);
+      b.template copy<true>(b_tile, k0, BK);
+    } else {  // the last tile of k
+      a.template copy<false>(a_tile, k0, int(p.k - k0));
+      b.template copy<false>(b_tile, k0, int(p.k - k0));
+    }
+  };
+
+  // This thread's rows a_base + AOperand::row(i) and columns b_base + BOperand::row(j).
+  const int warp = tid / 32, lane = tid % 32;
+  const int a_base = (warp / (BN / kWarpCols)) * kWarpRows + (lane / 4) * AOperand::kGroupStride;
+  const int b_base = (warp % (BN / kWarpCols)) * kWarpCols + (lane % 4) * BOperand::kGroupStride;
+
+  // One commit group per tile, empty past the last, so that before computing tile t exactly
+  // STAGES − 2 younger groups may still be pending.
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < tiles) copy_tile(s, s);
+    commit_copies();
+  }
+
+  float acc[kThreadRows][kThreadCols] = {};
+  int read_stage = 0, write_stage = STAGES - 1;
+  for (int t = 0; t < tiles; ++t) {
+    wait_copies<STAGES - 2>();  // this thread's copies of tile t have landed
+    __syncthreads();  // everyone's have, and everyone is done with tile t − 1 (write_stage)
+    if (t + STAGES - 1 < tiles) copy_tile(t + STAGES - 1, write_stage);
+    commit_copies();
+#pragma unroll
+    for (int quad = 0; quad < BK / 4; ++quad) {
+      float av[kThreadRows][4], bv[kThreadCols][4];
+      AOperand::fragment(a_tiles[read_stage], a_base, quad, av);
+      BOperand::fragment(b_tiles[read_stage], b_base, quad, bv);
+#pragma unroll
+      for (int x = 0; x < 4; ++x)
+#pragma unroll
+        for (int i = 0; i < kThreadRows; ++i)
+#pragma unroll
+          for (int j = 0; j < kThreadCols; ++j) acc[i][j] = fmaf(av[i][x], bv[j][x], acc[i][j]);
+    }
+    write_stage = read_stage;
+    read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;
+  }
+
+  float* out = p.c + split * p.split_stride;
+#pragma unroll
+  for (int i = 0; i < kThreadRows; ++i) {
+    const std::int64_t r = row0 + a_base + AOperand::row(i);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float* v = &acc[i][4 * h];
+      store_four<BOperand::kRowStep>(p, out, r, col0 + b_base + BOperand::row(4 * h),
+                                     make_float4(v[0], v[1], v[2], v[3]));
     }
   }
 }
@@ -225,11 +462,13 @@ bool aligned16(const void* p, std::int64_t ld) {
   return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && ld % 4 == 0;
 }
 
-// One block shape: its tile, k step and the kernels for the four operand layouts.
+using Kernel = void (*)(GemmParams);
+
+// One block shape of gemm_tile_kernel: its tile, k step and the kernels for the four operand
+// layouts.
 template <int BM, int BN, int BK, int MIN_BLOCKS>
 struct TileShape {
   static constexpr int kRows = BM, kCols = BN, kStep = BK, kThreads = threads_for<BM, BN>();
-  using Kernel = void (*)(GemmParams);
 
   static Kernel kernel(bool a_k_contiguous, bool b_k_contiguous) {
     if (a_k_contiguous)
@@ -238,20 +477,54 @@ struct TileShape {
     return b_k_contiguous ? gemm_tile_kernel<BM, BN, BK, MIN_BLOCKS, false, true>
                           : gemm_tile_kernel<BM, BN, BK, MIN_BLOCKS, false, false>;
   }
-  // Resident blocks per SM (the same for the four layouts: same registers and shared memory).
-  static int blocks_per_sm() {
-    static const int blocks = [] {
-      int b = 0;
-      DCSGRID_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel(true, true),
-                                                                       kThreads, 0));
-      return std::max(b, 1);
+};
+
+// The same for gemm_async_kernel with a STAGES-deep copy ring.
+template <int BM, int BN, int BK, int STAGES, int MIN_BLOCKS>
+struct AsyncTileShape {
+  static constexpr int kRows = BM, kCols = BN, kStep = BK, kThreads = threads_for<BM, BN>();
+
+  static Kernel kernel(bool a_k_contiguous, bool b_k_contiguous) {
+    static const std::array<Kernel, 4> kernels = [] {
+      const std::array<Kernel, 4> k = {
+          gemm_async_kernel<BM, BN, BK, STAGES, MIN_BLOCKS, false, false>,
+          gemm_async_kernel<BM, BN, BK, STAGES, MIN_BLOCKS, false, true>,
+          gemm_async_kernel<BM, BN, BK, STAGES, MIN_BLOCKS, true, false>,
+          gemm_async_kernel<BM, BN, BK, STAGES, MIN_BLOCKS, true, true>};
+      // MIN_BLOCKS blocks of STAGES tiles need most of the SM's shared memory; without the
+      // preference the driver may size the L1/shared split for fewer blocks.
+      for (const Kernel f : k)
+        DCSGRID_CUDA_CHECK(cudaFuncSetAttribute(
+            f, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+      return k;
     }();
-    return blocks;
+    return kernels[2 * a_k_contiguous + b_k_contiguous];
   }
 };
 
+// Resident blocks per SM of one of Shape's kernels (registers and shared memory differ between
+// layouts), queried once per layout.
+template <typename Shape>
+int blocks_per_sm(bool a_k_contiguous, bool b_k_contiguous) {
+  static const std::array<int, 4> blocks = [] {
+    std::array<int, 4> b{};
+    for (int layout = 0; layout < 4; ++layout) {
+      DCSGRID_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &b[layout], Shape::kernel(layout & 2, layout & 1), Shape::kThreads, 0));
+      b[layout] = std::max(b[layout], 1);
+    }
+    return b;
+  }();
+  return blocks[2 * a_k_contiguous + b_k_contiguous];
+}
+
 using LargeTiles = TileShape<128, 128, 8, 2>;  // big outputs: 256 threads
-using SmallTiles = TileShape<64, 64, 16, 4>;   // outputs with a side ≤ 64 (Gram matrices): 64 threads
+// Outputs with a side ≤ 64 (Gram matrices, tall-skinny products): 64 threads. 6 blocks (12
+// warps) an SM caps registers at 168 a thread and fits 6 × 30 KB of 3-stage rings; 3 stages
+// keep 2 tiles (20 KB) a block, 120 KB an SM, in flight, several times what the SM's share of
+// DRAM bandwidth × latency needs.
+using AsyncSmallTiles = AsyncTileShape<64, 64, 16, 3, 6>;
+using SmallTiles = TileShape<64, 64, 16, 4>;  // the same outputs, operands not 16-byte aligned
 
 constexpr std::int64_t kMinKPerSplit = 1024;  // below this a split's partial write costs too much
 
@@ -270,7 +543,11 @@ void launch(const GemmParams& base, bool a_k_contiguous, bool b_k_contiguous, cu
     p.c = base.c + r0 * base.ldc;
     const std::int64_t row_tiles = (p.m + Shape::kRows - 1) / Shape::kRows;
     const std::int64_t tiles = row_tiles * col_tiles;
-    const std::int64_t capacity = std::int64_t(sms) * Shape::blocks_per_sm();
+    const std::int64_t capacity =
+        std::int64_t(sms) * blocks_per_sm<Shape>(a_k_contiguous, b_k_contiguous);
+    // One full wave: the blocks of a split launch do equal work, so more waves would only add
+    // prologues and partial writes. gemm_async_kernel takes only the number of splits from
+    // k_per_split (it interleaves its tiles over the splits).
     std::int64_t splits = 1;
     if (tiles < capacity)
       splits = std::max<std::int64_t>(1, std::min((capacity + tiles - 1) / tiles, p.k / kMinKPerSplit));
@@ -326,10 +603,12 @@ void gemm_cuda(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k,
   p.vec_b = aligned16(b, ldb);
   p.vec_c = aligned16(c, ldc);
   const bool a_k_contiguous = op_a == Op::none, b_k_contiguous = op_b == Op::transpose;
-  if (std::min(m, n) <= SmallTiles::kRows)
-    launch<SmallTiles>(p, a_k_contiguous, b_k_contiguous, stream);
-  else
+  if (std::min(m, n) > SmallTiles::kRows)
     launch<LargeTiles>(p, a_k_contiguous, b_k_contiguous, stream);
+  else if (p.vec_a && p.vec_b)  // cp.async moves 16-byte chunks of 16-byte aligned rows
+    launch<AsyncSmallTiles>(p, a_k_contiguous, b_k_contiguous, stream);
+  else
+    launch<SmallTiles>(p, a_k_contiguous, b_k_contiguous, stream);
 }
 
 }  // namespace dcsgrid::prims

@@ -2,14 +2,18 @@
 //
 // CSR: rows are planned once, at upload. When rows are alike (none longer than twice the mean,
 // at most 32 entries), groups of G lanes take one row each, in order, G the power of two that
-// covers the mean length (vector CSR with sub-warp groups). Otherwise short rows (≤ 32 entries)
-// go to row blocks: runs of consecutive short rows holding at most 2048 entries and 256 rows,
-// whose entries a block loads into shared memory with fully coalesced reads before each thread
-// sums one row from there (the CSR-stream idea of CSR-Adaptive, Greathouse & Daga 2014). Row
-// blocks replaced per-length row bins, whose sub-warp groups read each row's few entries as its
-// own scattered, partly used sectors: 58% of cuSPARSE on a power-law matrix on an H100. Longer
-// rows are cut into chunks of ≤ 1024 entries, one warp a chunk; rows of several chunks get their
-// chunk sums added in order by a second kernel.
+// covers the mean length (vector CSR with sub-warp groups). Otherwise every row goes to a row
+// block, a run of consecutive rows holding at most 2048 entries and 256 rows (the CSR-stream idea
+// of CSR-Adaptive, Greathouse & Daga 2014): the block reads its entries with fully coalesced
+// loads, stages the products value·x[column] in shared memory, and then groups of T lanes sum
+// one row each, T the largest power of two ≤ 32 with T·rows ≤ 256 (one pass), so that a block of
+// a few long rows gives each a warp and a block of 256 short rows one thread each. A row of more
+// than 2048 entries is cut into 2048-entry pieces, a block each, whose sums a second kernel adds
+// in order (4% of the entries of the benchmark's power-law matrix). Before: per-length row bins
+// (58% of cuSPARSE on that matrix on an H100: sub-warp groups read each row's few entries as
+// scattered, partly used sectors), then row blocks for rows of ≤ 32 entries only, with longer
+// rows (a third of the entries) one warp per 1024-entry chunk (64%: few loads in flight a warp).
+// Every sum has a fixed order, so results do not depend on the launch.
 // ELL: one thread a row over the column-major entries. Hybrid: ELL, then the COO entries summed
 // by a warp-segmented scan and added to y with one atomic per row segment.
 #include <algorithm>
@@ -26,8 +30,7 @@ namespace dcsgrid::prims {
 namespace {
 
 constexpr int kBlock = 256;              // threads a block, every sparse kernel
-constexpr std::int64_t kShortMax = 32;   // longest row handled by a sub-warp group
-constexpr std::int64_t kChunk = 1024;    // entries of one long-row chunk (one warp)
+constexpr std::int64_t kShortMax = 32;   // longest row of a matrix whose rows are alike
 constexpr int kRhsPerPass = 4;           // SpMM right-hand sides sharing one read of the matrix
 constexpr int kRowTile = 2048;           // entries of one row block (8 a thread)
 
@@ -48,22 +51,6 @@ int lanes_for(std::int64_t length) {
   return lanes;
 }
 
-// The work of csr_kernel: rows in order for groups of `lanes` lanes (rows alike), or long-row
-// chunks (lanes = 0). Row blocks run in a kernel of their own.
-struct WorkClass {
-  int lanes = 0;
-  std::int64_t items = 0;  // rows or chunks
-};
-
-struct PlanView {
-  WorkClass work;
-  const std::int32_t* chunk_rows = nullptr;
-  const std::int64_t* chunk_begin = nullptr;
-  const std::int64_t* chunk_end = nullptr;
-  const std::uint8_t* chunk_whole = nullptr;  // 1: the chunk is its whole row, write y directly
-  float* partials = nullptr;                  // [chunk][right-hand side] for split rows
-};
-
 template <typename Offset>
 struct CsrView {
   const Offset* __restrict__ offsets;
@@ -79,8 +66,6 @@ struct RhsView {
   std::int64_t ldy;
   int total;
 };
-
-int items_per_block(int lanes) { return lanes == 0 ? kBlock / 32 : kBlock / lanes; }
 
 // acc[j] += Σ over entries [begin, end), lane-strided by STRIDE, of value·x_j[column].
 template <int STRIDE, int RHS>
@@ -115,11 +100,11 @@ __device__ inline unsigned group_mask(int tid) {
 
 // Rows in order, a group of LANES lanes each.
 template <int LANES, int RHS, typename Offset>
-__device__ void short_rows(const CsrView<Offset>& a, const WorkClass& wc, std::int64_t block,
-                           const RhsView& v, int first, int here) {
+__device__ void short_rows(const CsrView<Offset>& a, std::int64_t rows, const RhsView& v,
+                           int first, int here) {
   const int tid = threadIdx.x, lane = tid % LANES;
-  const std::int64_t row = block * (kBlock / LANES) + tid / LANES;
-  if (row >= wc.items) return;  // whole groups leave together
+  const std::int64_t row = std::int64_t(blockIdx.x) * (kBlock / LANES) + tid / LANES;
+  if (row >= rows) return;  // whole groups leave together
   float acc[RHS] = {};
   accumulate<LANES, RHS>(a.columns, a.values, std::int64_t(__ldg(a.offsets + row)) + lane,
                          std::int64_t(__ldg(a.offsets + row + 1)), v.x + first * v.ldx, v.ldx,
@@ -131,86 +116,100 @@ __device__ void short_rows(const CsrView<Offset>& a, const WorkClass& wc, std::i
       if (j < here) v.y[row + (first + j) * v.ldy] = acc[j];
 }
 
-// Long-row chunks, a warp each.
+// Rows alike: groups of `lanes` lanes.
 template <int RHS, typename Offset>
-__device__ void long_chunks(const CsrView<Offset>& a, const PlanView& plan, const WorkClass& wc,
-                            std::int64_t block, const RhsView& v, int first, int here) {
-  const int lane = threadIdx.x % 32;
-  const std::int64_t item = block * (kBlock / 32) + threadIdx.x / 32;
-  if (item >= wc.items) return;
-  float acc[RHS] = {};
-  accumulate<32, RHS>(a.columns, a.values, plan.chunk_begin[item] + lane, plan.chunk_end[item],
-                      v.x + first * v.ldx, v.ldx, here, acc);
-  group_sum<32, RHS>(0xffffffffu, acc);
-  if (lane != 0) return;
-  const std::int64_t row = plan.chunk_rows[item];
-  const bool whole = plan.chunk_whole[item] != 0;
-#pragma unroll
-  for (int j = 0; j < RHS; ++j) {
-    if (j >= here) break;
-    if (whole) v.y[row + (first + j) * v.ldy] = acc[j];
-    else plan.partials[item * v.total + first + j] = acc[j];
+__global__ void __launch_bounds__(kBlock) lane_group_kernel(CsrView<Offset> a, int lanes,
+                                                             std::int64_t rows, RhsView v) {
+  const int first = blockIdx.y * RHS, here = min(RHS, v.total - first);
+  switch (lanes) {
+    case 1: return short_rows<1, RHS>(a, rows, v, first, here);
+    case 2: return short_rows<2, RHS>(a, rows, v, first, here);
+    case 4: return short_rows<4, RHS>(a, rows, v, first, here);
+    case 8: return short_rows<8, RHS>(a, rows, v, first, here);
+    case 16: return short_rows<16, RHS>(a, rows, v, first, here);
+    default: return short_rows<32, RHS>(a, rows, v, first, here);
   }
 }
 
-// Row blocks, one a block: the block's entries (contiguous, ≤ kRowTile) are read with coalesced
-// loads, 8 independent ones a thread, and their products value·x[column] staged in shared
-// memory; then thread t sums row begin + t from there, entry by entry (a fixed order). A kernel
-// of its own: its shared memory would otherwise shrink the L1 cache of the lane-group kernel,
-// whose gathers from x live on it.
+// Row blocks, one a block. The block's entries (contiguous, ≤ kRowTile) are read with coalesced
+// loads and their products value·x[column] staged in shared memory, a thread's loads written as
+// passes (its columns and values, then its gathers from x, then its stores) so that they overlap.
+// Threads past the block's last entry repeat it rather than skip it: predicated loads ran ptxas
+// out of predicate registers, and it serialised them. Then groups of `lanes` lanes take one row
+// each: lane-strided sums (a group reads consecutive words), then a butterfly over the group, a
+// fixed order. A kernel of its own: its shared memory would otherwise shrink the L1 cache of the
+// lane-group kernel, whose gathers from x live on it. SpMV runs 8 blocks a multiprocessor (the
+// thread limit): in 32 registers ptxas keeps 3 to 5 of a thread's 24 loads in flight at once,
+// against all 16 entries then all 8 gathers in 56 registers (4 blocks). SpMM runs 4 blocks (64
+// registers; its right-hand sides one after another, 8 gathers in flight each).
 template <int RHS, typename Offset>
-__global__ void __launch_bounds__(kBlock) row_block_kernel(CsrView<Offset> a,
-                                                            const std::int32_t* __restrict__ begin,
-                                                            const std::int32_t* __restrict__ end,
-                                                            RhsView v) {
+__global__ void __launch_bounds__(kBlock, RHS == 1 ? 8 : 4)
+    row_block_kernel(CsrView<Offset> a, const CsrRowBlock* __restrict__ blocks,
+                     float* __restrict__ partials, RhsView v) {
+  constexpr int kPerThread = kRowTile / kBlock;
   __shared__ float products[RHS][kRowTile];
-  const int first = blockIdx.y * RHS, here = min(RHS, v.total - first);
+  // SpMV's single right-hand side as a constant: no branch on it between the loads.
+  const int first = blockIdx.y * RHS, here = RHS == 1 ? 1 : min(RHS, v.total - first);
   const float* x = v.x + first * v.ldx;
-  const std::int64_t r0 = __ldg(begin + blockIdx.x), r1 = __ldg(end + blockIdx.x);
-  const std::int64_t e0 = __ldg(a.offsets + r0), e1 = __ldg(a.offsets + r1);
+  const CsrRowBlock b = blocks[blockIdx.x];
+  const int rows = b.row_end - b.row_begin;
+  const unsigned count = unsigned(b.entry_end - b.entry_begin), tid = threadIdx.x;
+  // The largest power of two ≤ 32 with lanes·rows ≤ kBlock (a block has 1 to kBlock rows): one
+  // pass covers every row, and `lanes` is the same in the whole block.
+  const int lanes = min(32, 1 << (31 - __clz(kBlock / rows)));
+  const int group = tid / lanes, lane = tid % lanes;
+  // The group's row as entries [lo, hi) of the block (clamped: a long row's piece holds part of
+  // it), loaded along with the entries.
+  int lo = 0, hi = 0;
+  if (group < rows) {
+    const std::int64_t row = b.row_begin + group;
+    lo = int(max(std::int64_t(__ldg(a.offsets + row)), b.entry_begin) - b.entry_begin);
+    hi = int(min(std::int64_t(__ldg(a.offsets + row + 1)), b.entry_end) - b.entry_begin);
+  }
+  if (count > 0) {  // a block of empty rows has no entry to repeat
+    const std::int32_t* columns = a.columns + b.entry_begin;
+    const float* values = a.values + b.entry_begin;
+    std::int32_t column[kPerThread];
+    float value[kPerThread];
 #pragma unroll
-  for (int k = 0; k < kRowTile / kBlock; ++k) {
-    const int local = k * kBlock + threadIdx.x;
-    if (e0 + local < e1) {
-      const std::int32_t c = __ldg(a.columns + e0 + local);
-      const float value = __ldg(a.values + e0 + local);
+    for (int k = 0; k < kPerThread; ++k) {
+      const unsigned i = min(k * kBlock + tid, count - 1);
+      column[k] = __ldg(columns + i);
+      value[k] = __ldg(values + i);
+    }
 #pragma unroll
-      for (int j = 0; j < RHS; ++j)
-        if (j < here) products[j][local] = value * __ldg(x + c + j * v.ldx);
+    for (int j = 0; j < RHS; ++j) {
+      if (j >= here) break;
+      float product[kPerThread];
+#pragma unroll
+      for (int k = 0; k < kPerThread; ++k) product[k] = value[k] * __ldg(x + column[k] + j * v.ldx);
+#pragma unroll
+      for (int k = 0; k < kPerThread; ++k) products[j][k * kBlock + tid] = product[k];
     }
   }
   __syncthreads();
-  const std::int64_t row = r0 + threadIdx.x;
-  if (row >= r1) return;
-  const int lo = int(__ldg(a.offsets + row) - e0), hi = int(__ldg(a.offsets + row + 1) - e0);
+  float sum[RHS] = {};
+#pragma unroll 4
+  for (int e = lo + lane; e < hi; e += lanes)
+#pragma unroll
+    for (int j = 0; j < RHS; ++j)
+      if (j < here) sum[j] += products[j][e];
+  // Every lane of every warp runs the same shuffles (lanes is block-uniform); rowless lanes add 0.
+  for (int offset = lanes / 2; offset > 0; offset /= 2)
+#pragma unroll
+    for (int j = 0; j < RHS; ++j) sum[j] += __shfl_xor_sync(0xffffffffu, sum[j], offset);
+  if (group >= rows || lane != 0) return;
 #pragma unroll
   for (int j = 0; j < RHS; ++j) {
     if (j >= here) break;
-    float sum = 0.0f;
-    for (int e = lo; e < hi; ++e) sum += products[j][e];
-    v.y[row + (first + j) * v.ldy] = sum;
+    if (b.partial < 0) v.y[b.row_begin + group + (first + j) * v.ldy] = sum[j];
+    else partials[std::int64_t(b.partial) * v.total + first + j] = sum[j];
   }
 }
 
-template <int RHS, typename Offset>
-__global__ void __launch_bounds__(kBlock) csr_kernel(CsrView<Offset> a, PlanView plan, RhsView v) {
-  const int first = blockIdx.y * RHS, here = min(RHS, v.total - first);
-  const WorkClass& wc = plan.work;
-  const std::int64_t local = blockIdx.x;
-  switch (wc.lanes) {
-    case 0: return long_chunks<RHS>(a, plan, wc, local, v, first, here);
-    case 1: return short_rows<1, RHS>(a, wc, local, v, first, here);
-    case 2: return short_rows<2, RHS>(a, wc, local, v, first, here);
-    case 4: return short_rows<4, RHS>(a, wc, local, v, first, here);
-    case 8: return short_rows<8, RHS>(a, wc, local, v, first, here);
-    case 16: return short_rows<16, RHS>(a, wc, local, v, first, here);
-    default: return short_rows<32, RHS>(a, wc, local, v, first, here);
-  }
-}
-
-// y[row_j] = Σ of the row's chunk partials, in chunk order; one thread per (row, rhs).
-__global__ void sum_chunks_kernel(const std::int32_t* __restrict__ rows,
-                                  const std::int64_t* __restrict__ first_chunk, std::int64_t count,
+// y[row_j] = Σ of the row's piece sums, in piece order; one thread per (row, rhs).
+__global__ void sum_pieces_kernel(const std::int32_t* __restrict__ rows,
+                                  const std::int64_t* __restrict__ first_piece, std::int64_t count,
                                   const float* __restrict__ partials, int total, float* y,
                                   std::int64_t ldy) {
   const std::int64_t t = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -218,7 +217,7 @@ __global__ void sum_chunks_kernel(const std::int32_t* __restrict__ rows,
   const std::int64_t s = t / total;
   const int j = int(t % total);
   float sum = 0.0f;
-  for (std::int64_t c = first_chunk[s]; c < first_chunk[s + 1]; ++c) sum += partials[c * total + j];
+  for (std::int64_t p = first_piece[s]; p < first_piece[s + 1]; ++p) sum += partials[p * total + j];
   y[rows[s] + j * ldy] = sum;
 }
 
@@ -266,7 +265,36 @@ unsigned blocks_for(std::int64_t threads) {
   return static_cast<unsigned>(blocks);
 }
 
+// Row blocks of a checked matrix, as csr_row_blocks: runs of consecutive rows, each as long as
+// kRowTile entries and kBlock rows allow; a longer row alone, in kRowTile-entry pieces.
+std::vector<CsrRowBlock> plan_row_blocks(const CsrMatrix& a) {
+  const std::vector<std::int64_t>& offsets = a.row_offsets;
+  std::vector<CsrRowBlock> blocks;
+  std::int32_t pieces = 0;
+  for (std::int64_t r = 0; r < a.rows;) {
+    const std::int64_t begin = offsets[r];
+    if (offsets[r + 1] - begin > kRowTile) {
+      for (std::int64_t e = begin; e < offsets[r + 1]; e += kRowTile)
+        blocks.push_back({e, std::min(e + kRowTile, offsets[r + 1]), static_cast<std::int32_t>(r),
+                          static_cast<std::int32_t>(r + 1), pieces++});
+      ++r;
+      continue;
+    }
+    std::int64_t end = r + 1;
+    while (end < a.rows && end - r < kBlock && offsets[end + 1] - begin <= kRowTile) ++end;
+    blocks.push_back({begin, offsets[end], static_cast<std::int32_t>(r),
+                      static_cast<std::int32_t>(end), -1});
+    r = end;
+  }
+  return blocks;
+}
+
 }  // namespace
+
+std::vector<CsrRowBlock> csr_row_blocks(const CsrMatrix& a) {
+  check(a);
+  return plan_row_blocks(a);
+}
 
 struct DeviceCsr::Impl {
   std::int64_t rows = 0, cols = 0, nnz = 0;
@@ -275,25 +303,16 @@ struct DeviceCsr::Impl {
   cuda::DeviceBuffer<std::int64_t> offsets64;
   cuda::DeviceBuffer<std::int32_t> columns;
   cuda::DeviceBuffer<float> values;
-  // The plan: lane groups or chunks, row blocks, rows split over several chunks.
-  WorkClass work;
-  std::int64_t work_blocks = 0;
+  // The plan: `lanes` a row when rows are alike; else 0, and row blocks, with the rows cut into
+  // pieces listed (and the slot of their first piece) for the ordered sum of their pieces.
+  int lanes = 0;
   std::int64_t row_block_count = 0;
-  cuda::DeviceBuffer<std::int32_t> row_block_begin, row_block_end;
-  std::int64_t chunk_count = 0;
-  cuda::DeviceBuffer<std::int32_t> chunk_rows;
-  cuda::DeviceBuffer<std::int64_t> chunk_begin, chunk_end;
-  cuda::DeviceBuffer<std::uint8_t> chunk_whole;
-  std::int64_t split_count = 0;
+  cuda::DeviceBuffer<CsrRowBlock> row_blocks;
+  std::int64_t piece_count = 0, split_count = 0;
   cuda::DeviceBuffer<std::int32_t> split_rows;
-  cuda::DeviceBuffer<std::int64_t> split_first_chunk;
+  cuda::DeviceBuffer<std::int64_t> split_first_piece;  // split_count + 1 entries
 
   void plan(const CsrMatrix& a);
-  void set_work(int lanes, std::int64_t items) {
-    work = {lanes, items};
-    const int per_block = items_per_block(lanes);
-    work_blocks = (items + per_block - 1) / per_block;
-  }
 };
 
 void DeviceCsr::Impl::plan(const CsrMatrix& a) {
@@ -302,61 +321,26 @@ void DeviceCsr::Impl::plan(const CsrMatrix& a) {
   for (std::int64_t r = 0; r < rows; ++r) longest = std::max(longest, length(r));
   const int mean_lanes = lanes_for(rows ? (nnz + rows - 1) / rows : 0);
   if (longest <= std::min<std::int64_t>(kShortMax, 2 * mean_lanes)) {
-    // Rows alike: every row, in order, to groups sized from the mean.
-    set_work(mean_lanes, rows);
+    lanes = mean_lanes;  // rows alike: every row, in order, to groups sized from the mean
     return;
   }
-  // Runs of short rows into row blocks; long rows into chunks (rows of several chunks listed for
-  // the ordered sum).
-  std::vector<std::int32_t> h_block_begin, h_block_end, h_chunk_rows, h_split_rows;
-  std::vector<std::int64_t> h_chunk_begin, h_chunk_end, h_split_first;
-  std::vector<std::uint8_t> h_chunk_whole;
-  std::int64_t block_first = -1, block_entries = 0;  // the row block being filled
-  const auto close_block = [&](std::int64_t end) {
-    if (block_first >= 0) {
-      h_block_begin.push_back(static_cast<std::int32_t>(block_first));
-      h_block_end.push_back(static_cast<std::int32_t>(end));
+  const std::vector<CsrRowBlock> blocks = plan_row_blocks(a);
+  std::vector<std::int32_t> h_split_rows;
+  std::vector<std::int64_t> h_split_first;
+  for (const CsrRowBlock& b : blocks) {
+    if (b.partial < 0) continue;
+    if (h_split_rows.empty() || h_split_rows.back() != b.row_begin) {
+      h_split_rows.push_back(b.row_begin);
+      h_split_first.push_back(b.partial);
     }
-    block_first = -1;
-    block_entries = 0;
-  };
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const std::int64_t len = length(r);
-    if (len <= kShortMax) {
-      if (block_first >= 0 && (block_entries + len > kRowTile || r - block_first == kBlock))
-        close_block(r);
-      if (block_first < 0) block_first = r;
-      block_entries += len;
-      continue;
-    }
-    close_block(r);
-    const std::int64_t pieces = (len + kChunk - 1) / kChunk;
-    if (pieces > 1) {
-      h_split_rows.push_back(static_cast<std::int32_t>(r));
-      h_split_first.push_back(static_cast<std::int64_t>(h_chunk_rows.size()));
-    }
-    for (std::int64_t p = 0; p < pieces; ++p) {
-      h_chunk_rows.push_back(static_cast<std::int32_t>(r));
-      h_chunk_begin.push_back(a.row_offsets[r] + p * kChunk);
-      h_chunk_end.push_back(std::min(a.row_offsets[r + 1], a.row_offsets[r] + (p + 1) * kChunk));
-      h_chunk_whole.push_back(pieces == 1);
-    }
+    ++piece_count;
   }
-  close_block(rows);
-  h_split_first.push_back(static_cast<std::int64_t>(h_chunk_rows.size()));
-  chunk_count = static_cast<std::int64_t>(h_chunk_rows.size());
+  h_split_first.push_back(piece_count);
+  row_block_count = static_cast<std::int64_t>(blocks.size());
   split_count = static_cast<std::int64_t>(h_split_rows.size());
-  upload(chunk_rows, h_chunk_rows);
-  upload(chunk_begin, h_chunk_begin);
-  upload(chunk_end, h_chunk_end);
-  upload(chunk_whole, h_chunk_whole);
+  upload(row_blocks, blocks);
   upload(split_rows, h_split_rows);
-  upload(split_first_chunk, h_split_first);
-
-  row_block_count = static_cast<std::int64_t>(h_block_begin.size());
-  upload(row_block_begin, h_block_begin);
-  upload(row_block_end, h_block_end);
-  set_work(0, chunk_count);
+  upload(split_first_piece, h_split_first);
 }
 
 DeviceCsr::DeviceCsr() : impl_(std::make_unique<Impl>()) {}
@@ -404,31 +388,26 @@ namespace {
 template <int RHS, typename Offset>
 void launch_csr(const DeviceCsr::Impl& m, const Offset* offsets, const RhsView& v,
                 cudaStream_t stream) {
-  if (m.work_blocks > 0x7fffffff || m.row_block_count > 0x7fffffff)
-    throw Error("spmv_cuda: matrix too large for one grid");
   const int passes = (v.total + RHS - 1) / RHS;
   if (passes > 65535) throw Error("spmm_cuda: too many right-hand sides (" + std::to_string(v.total) + ")");
+  if (m.rows == 0) return;
   const CsrView<Offset> a{offsets, m.columns.data(), m.values.data()};
-  if (m.row_block_count > 0) {
-    row_block_kernel<RHS, Offset><<<dim3(static_cast<unsigned>(m.row_block_count), passes), kBlock, 0, stream>>>(
-        a, m.row_block_begin.data(), m.row_block_end.data(), v);
+  if (m.lanes > 0) {
+    const std::int64_t per_block = kBlock / m.lanes, blocks = (m.rows + per_block - 1) / per_block;
+    if (blocks > 0x7fffffff) throw Error("spmv_cuda: matrix too large for one grid");
+    lane_group_kernel<RHS, Offset><<<dim3(static_cast<unsigned>(blocks), passes), kBlock, 0, stream>>>(
+        a, m.lanes, m.rows, v);
     DCSGRID_CHECK_LAUNCH();
+    return;
   }
-  if (m.work_blocks == 0) return;
-  detail::StreamWorkspace<float> partials(
-      static_cast<std::size_t>(m.split_count ? m.chunk_count * v.total : 0), stream);
-  PlanView plan;
-  plan.work = m.work;
-  plan.chunk_rows = m.chunk_rows.data();
-  plan.chunk_begin = m.chunk_begin.data();
-  plan.chunk_end = m.chunk_end.data();
-  plan.chunk_whole = m.chunk_whole.data();
-  plan.partials = partials.data();
-  csr_kernel<RHS, Offset><<<dim3(static_cast<unsigned>(m.work_blocks), passes), kBlock, 0, stream>>>(a, plan, v);
+  if (m.row_block_count > 0x7fffffff) throw Error("spmv_cuda: matrix too large for one grid");
+  detail::StreamWorkspace<float> partials(static_cast<std::size_t>(m.piece_count * v.total), stream);
+  row_block_kernel<RHS, Offset><<<dim3(static_cast<unsigned>(m.row_block_count), passes), kBlock, 0, stream>>>(
+      a, m.row_blocks.data(), partials.data(), v);
   DCSGRID_CHECK_LAUNCH();
   if (m.split_count == 0) return;
-  sum_chunks_kernel<<<blocks_for(m.split_count * v.total), kBlock, 0, stream>>>(
-      m.split_rows.data(), m.split_first_chunk.data(), m.split_count, partials.data(), v.total,
+  sum_pieces_kernel<<<blocks_for(m.split_count * v.total), kBlock, 0, stream>>>(
+      m.split_rows.data(), m.split_first_piece.data(), m.split_count, partials.data(), v.total,
       v.y, v.ldy);
   DCSGRID_CHECK_LAUNCH();
 }

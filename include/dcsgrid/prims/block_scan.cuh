@@ -83,18 +83,20 @@ class BlockScan {
 #pragma unroll
       for (int j = 0; j < VEC; ++j) items[r * VEC + j] += offset;
     }
-    if (INCLUSIVE) return;
-    // Exclusive: every item takes its predecessor's inclusive sum. A group's first item takes the
-    // last of the group before it: lane − 1's in the same row, or for lane 0 lane 31's in the row
-    // before (the warp's start for row 0). Rows go last to first so each reads unshifted values.
+    if constexpr (!INCLUSIVE) {
+      // Every item takes its predecessor's inclusive sum. A group's first item takes the last of
+      // the group before it: lane − 1's in the same row, or for lane 0 lane 31's in the row before
+      // (the warp's start for row 0). Rows go last to first so each reads unshifted values.
 #pragma unroll
-    for (int r = groups - 1; r >= 0; --r) {
-      const T row_before = r > 0 ? items[(r - 1) * VEC + VEC - 1] : warp_prefix;
-      const T sent = lane == warp_threads - 1 ? row_before : items[r * VEC + VEC - 1];
-      const T before = __shfl_sync(full_warp_mask, sent, (lane + warp_threads - 1) % warp_threads);
+      for (int r = groups - 1; r >= 0; --r) {
+        const T row_before = r > 0 ? items[(r - 1) * VEC + VEC - 1] : warp_prefix;
+        const T sent = lane == warp_threads - 1 ? row_before : items[r * VEC + VEC - 1];
+        const T before =
+            __shfl_sync(full_warp_mask, sent, (lane + warp_threads - 1) % warp_threads);
 #pragma unroll
-      for (int j = VEC - 1; j > 0; --j) items[r * VEC + j] = items[r * VEC + j - 1];
-      items[r * VEC] = before;
+        for (int j = VEC - 1; j > 0; --j) items[r * VEC + j] = items[r * VEC + j - 1];
+        items[r * VEC] = before;
+      }
     }
   }
 

@@ -68,8 +68,18 @@ void spmm_cpu(const CsrMatrix& a, const float* x, std::int64_t ldx, std::int64_t
               std::int64_t ldy);
 
 #ifdef DCSGRID_HAVE_CUDA
-// A CSR matrix in device memory with the kernels' work plan (rows binned by length, long rows cut
-// into chunks), both built once here. Offsets are stored as 32-bit when nnz < 2^31.
+// The CUDA row blocks of a matrix whose rows are not alike, in row order: rows [row_begin,
+// row_end) limited to entries [entry_begin, entry_end), at most 2048 entries and 256 rows. A row
+// of more than 2048 entries is alone in consecutive 2048-entry pieces whose sums go to
+// consecutive slots `partial` (−1: whole rows). Checks a; exposed for tests.
+struct CsrRowBlock {
+  std::int64_t entry_begin = 0, entry_end = 0;
+  std::int32_t row_begin = 0, row_end = 0, partial = -1;
+};
+std::vector<CsrRowBlock> csr_row_blocks(const CsrMatrix& a);
+
+// A CSR matrix in device memory with the kernels' work plan (lane groups when rows are alike,
+// else row blocks), both built once here. Offsets are stored as 32-bit when nnz < 2^31.
 class DeviceCsr {
  public:
   DeviceCsr();
