@@ -159,8 +159,8 @@ TEST(GemmCuda, SmallOutputsAsyncPathEdges) {
           }
 }
 
-// Long k: 64 interleaved splits, the last tile 3 floats long, the ordered sum with β ≠ 0, and
-// bitwise-identical repeats.
+// Long k: 64 splits (with 32-wide k tiles the last has none and stores zeros), the last tile 3
+// floats long, the ordered sum with β ≠ 0, and bitwise-identical repeats.
 TEST(GemmCuda, SmallOutputsAsyncPathLongK) {
   DCSGRID_REQUIRE_GPU();
   const std::int64_t k = (1 << 16) + 3;
