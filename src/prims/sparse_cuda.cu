@@ -43,6 +43,14 @@ template <typename T>
 void upload(cuda::DeviceBuffer<T>& dst, const std::vector<T>& src) {
   upload(dst, src.data(), src.size());
 }
+// src followed by `padding` zeros.
+template <typename T>
+void upload_padded(cuda::DeviceBuffer<T>& dst, const std::vector<T>& src, std::size_t padding) {
+  dst.resize(src.size() + padding);
+  DCSGRID_CUDA_CHECK(cudaMemset(dst.data(), 0, dst.bytes()));
+  if (!src.empty())
+    DCSGRID_CUDA_CHECK(cudaMemcpy(dst.data(), src.data(), src.size() * sizeof(T), cudaMemcpyHostToDevice));
+}
 
 // Smallest power of two ≥ length, in [1, 32].
 int lanes_for(std::int64_t length) {
@@ -131,60 +139,85 @@ __global__ void __launch_bounds__(kBlock) lane_group_kernel(CsrView<Offset> a, i
   }
 }
 
+// value·x[column] for four entries.
+__device__ inline float4 products_of(const float* __restrict__ x, int4 column, float4 value) {
+  return make_float4(value.x * __ldg(x + column.x), value.y * __ldg(x + column.y),
+                     value.z * __ldg(x + column.z), value.w * __ldg(x + column.w));
+}
+
 // Row blocks, one a block. The block's entries (contiguous, ≤ kRowTile) are read with coalesced
-// loads and their products value·x[column] staged in shared memory, a thread's loads written as
-// passes (its columns and values, then its gathers from x, then its stores) so that they overlap.
-// Threads past the block's last entry repeat it rather than skip it: predicated loads ran ptxas
-// out of predicate registers, and it serialised them. Then groups of `lanes` lanes take one row
-// each: lane-strided sums (a group reads consecutive words), then a butterfly over the group, a
-// fixed order. A kernel of its own: its shared memory would otherwise shrink the L1 cache of the
-// lane-group kernel, whose gathers from x live on it. SpMV runs 8 blocks a multiprocessor (the
-// thread limit): in 32 registers ptxas keeps 3 to 5 of a thread's 24 loads in flight at once,
-// against all 16 entries then all 8 gathers in 56 registers (4 blocks). SpMM runs 4 blocks (64
-// registers; its right-hand sides one after another, 8 gathers in flight each).
+// 16-byte loads (two of columns and two of values a thread, from the block's first entry rounded
+// down to a 16-byte boundary), their products value·x[column] staged in shared memory, a thread's
+// loads written as passes (its columns and values, then its gathers from x, then its stores) so
+// that they overlap. Threads past the block's last vector repeat it rather than skip it:
+// predicated loads had run ptxas out of predicate registers, and it serialised them. Then groups
+// of `lanes` lanes take one row each: lane-strided sums (a group reads consecutive words), then a
+// butterfly over the group, a fixed order. A kernel of its own: its shared memory would otherwise
+// shrink the L1 cache of the lane-group kernel, whose gathers from x live on it. SpMV runs 8
+// blocks a multiprocessor (the thread limit, 32 registers); SpMM 4 (58 registers; its right-hand
+// sides one after another). On an H100, power-law matrix: 16-byte loads 844 GB/s against 800 for
+// eight 4-byte loads a thread in the same run.
 template <int RHS, typename Offset>
 __global__ void __launch_bounds__(kBlock, RHS == 1 ? 8 : 4)
     row_block_kernel(CsrView<Offset> a, const CsrRowBlock* __restrict__ blocks,
                      float* __restrict__ partials, RhsView v) {
-  constexpr int kPerThread = kRowTile / kBlock;
-  __shared__ float products[RHS][kRowTile];
+  constexpr int kVectors = kRowTile / 4 / kBlock;  // 16-byte loads of entries a thread
+  // Products of the block's entries, from its first entry rounded down to a multiple of 4 (a
+  // 16-byte boundary): up to 3 entries of the previous block come first, and the window may
+  // run 3 entries past kRowTile.
+  __shared__ __align__(16) float products[RHS][kRowTile + 4];
   // SpMV's single right-hand side as a constant: no branch on it between the loads.
   const int first = blockIdx.y * RHS, here = RHS == 1 ? 1 : min(RHS, v.total - first);
   const float* x = v.x + first * v.ldx;
   const CsrRowBlock b = blocks[blockIdx.x];
   const int rows = b.row_end - b.row_begin;
-  const unsigned count = unsigned(b.entry_end - b.entry_begin), tid = threadIdx.x;
+  const std::int64_t window_begin = b.entry_begin & ~std::int64_t(3);
+  const int vectors = int(b.entry_end - window_begin + 3) / 4;
+  const int tid = int(threadIdx.x);
   // The largest power of two ≤ 32 with lanes·rows ≤ kBlock (a block has 1 to kBlock rows): one
   // pass covers every row, and `lanes` is the same in the whole block.
   const int lanes = min(32, 1 << (31 - __clz(kBlock / rows)));
   const int group = tid / lanes, lane = tid % lanes;
-  // The group's row as entries [lo, hi) of the block (clamped: a long row's piece holds part of
-  // it), loaded along with the entries.
+  // The group's row as window positions [lo, hi) (clamped: a long row's piece holds part of it),
+  // loaded along with the entries.
   int lo = 0, hi = 0;
   if (group < rows) {
     const std::int64_t row = b.row_begin + group;
-    lo = int(max(std::int64_t(__ldg(a.offsets + row)), b.entry_begin) - b.entry_begin);
-    hi = int(min(std::int64_t(__ldg(a.offsets + row + 1)), b.entry_end) - b.entry_begin);
+    lo = int(max(std::int64_t(__ldg(a.offsets + row)), b.entry_begin) - window_begin);
+    hi = int(min(std::int64_t(__ldg(a.offsets + row + 1)), b.entry_end) - window_begin);
   }
-  if (count > 0) {  // a block of empty rows has no entry to repeat
-    const std::int32_t* columns = a.columns + b.entry_begin;
-    const float* values = a.values + b.entry_begin;
-    std::int32_t column[kPerThread];
-    float value[kPerThread];
+  if (b.entry_end > b.entry_begin) {  // a block of empty rows has no entry to repeat
+    // 16-byte loads: thread t takes vectors t and t + kBlock of the window; threads past its
+    // end repeat its last vector (no predicated loads). The device arrays are padded by 4
+    // entries, so a vector that runs past the matrix's last entry stays inside them.
+    const auto* column4 = reinterpret_cast<const int4*>(a.columns + window_begin);
+    const auto* value4 = reinterpret_cast<const float4*>(a.values + window_begin);
+    int4 column[kVectors];
+    float4 value[kVectors];
 #pragma unroll
-    for (int k = 0; k < kPerThread; ++k) {
-      const unsigned i = min(k * kBlock + tid, count - 1);
-      column[k] = __ldg(columns + i);
-      value[k] = __ldg(values + i);
+    for (int k = 0; k < kVectors; ++k) {
+      const int i = min(k * kBlock + tid, vectors - 1);
+      column[k] = __ldg(column4 + i);
+      value[k] = __ldg(value4 + i);
     }
 #pragma unroll
     for (int j = 0; j < RHS; ++j) {
       if (j >= here) break;
-      float product[kPerThread];
+      float4 product[kVectors];
 #pragma unroll
-      for (int k = 0; k < kPerThread; ++k) product[k] = value[k] * __ldg(x + column[k] + j * v.ldx);
+      for (int k = 0; k < kVectors; ++k) product[k] = products_of(x + j * v.ldx, column[k], value[k]);
 #pragma unroll
-      for (int k = 0; k < kPerThread; ++k) products[j][k * kBlock + tid] = product[k];
+      for (int k = 0; k < kVectors; ++k)
+        *reinterpret_cast<float4*>(&products[j][4 * (k * kBlock + tid)]) = product[k];
+    }
+    // A window of more than kRowTile entries (a block of nearly kRowTile starting off a 16-byte
+    // boundary) has one vector more.
+    if (vectors > kVectors * kBlock && tid == 0) {
+      const int4 last_column = __ldg(column4 + kVectors * kBlock);
+      const float4 last_value = __ldg(value4 + kVectors * kBlock);
+      for (int j = 0; j < here; ++j)
+        *reinterpret_cast<float4*>(&products[j][4 * kVectors * kBlock]) =
+            products_of(x + j * v.ldx, last_column, last_value);
     }
   }
   __syncthreads();
@@ -364,8 +397,9 @@ DeviceCsr::DeviceCsr(const CsrMatrix& a) : impl_(std::make_unique<Impl>()) {
   } else {
     upload(m.offsets64, a.row_offsets);
   }
-  upload(m.columns, a.columns);
-  upload(m.values, a.values);
+  // 4 entries of padding: row_block_kernel's 16-byte loads may run up to 3 past the last one.
+  upload_padded(m.columns, a.columns, 4);
+  upload_padded(m.values, a.values, 4);
   m.plan(a);
 }
 
