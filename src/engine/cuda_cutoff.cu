@@ -77,8 +77,14 @@ Reach reach_of(const Box& box, const GridSpec& grid, double rc, Slab slab) {
 // more points than one sub-grid around all the atoms (a dense overflow), which is taken then.
 constexpr double kOverflowBucketPerRadius = 0.25;
 
-std::vector<AtomSet> overflow_groups(const AtomSet& atoms, const GridSpec& grid, double rc,
-                                     Slab slab) {
+// A group of overflow atoms and the points of the slab it reaches.
+struct OverflowGroup {
+  AtomSet atoms;
+  Reach reach;
+};
+
+std::vector<OverflowGroup> overflow_groups(const AtomSet& atoms, const GridSpec& grid, double rc,
+                                           Slab slab) {
   const double edge = kOverflowBucketPerRadius * rc;
   std::map<std::array<std::int64_t, 3>, AtomSet> buckets;  // ordered: a fixed summation order
   for (std::size_t i = 0; i < atoms.size(); ++i) {
@@ -87,13 +93,16 @@ std::vector<AtomSet> overflow_groups(const AtomSet& atoms, const GridSpec& grid,
                                           std::int64_t(std::floor(atoms.z[i] / edge))};
     buckets[key].push_back(atoms.x[i], atoms.y[i], atoms.z[i], atoms.q[i]);
   }
-  std::int64_t bucket_points = 0;
-  for (const auto& [key, group] : buckets)
-    bucket_points += reach_of(bounding_box(group), grid, rc, slab).points();
-  if (bucket_points >= reach_of(bounding_box(atoms), grid, rc, slab).points()) return {atoms};
-  std::vector<AtomSet> groups;
+  std::vector<OverflowGroup> groups;
   groups.reserve(buckets.size());
-  for (auto& [key, group] : buckets) groups.push_back(std::move(group));
+  std::int64_t bucket_points = 0;
+  for (auto& [key, bucket] : buckets) {
+    const Reach reach = reach_of(bounding_box(bucket), grid, rc, slab);
+    bucket_points += reach.points();
+    groups.push_back({std::move(bucket), reach});
+  }
+  const Reach whole = reach_of(bounding_box(atoms), grid, rc, slab);
+  if (bucket_points >= whole.points()) return {{atoms, whole}};
   return groups;
 }
 
@@ -102,10 +111,9 @@ void sum_on_cpu(const AtomSet& atoms, const PotentialRequest& request, Slab slab
   if (atoms.empty()) return;
   const GridSpec& grid = request.grid;
   const double rc = request.cutoff.radius;
-  const std::vector<AtomSet> groups = overflow_groups(atoms, grid, rc, slab);
+  const std::vector<OverflowGroup> groups = overflow_groups(atoms, grid, rc, slab);
   std::vector<CutoffPart> parts;
-  for (const AtomSet& group : groups) {
-    const Reach reach = reach_of(bounding_box(group), grid, rc, slab);
+  for (const auto& [group, reach] : groups) {
     if (reach.points() == 0) continue;
     OverflowPart part;
     GridSpec sub = grid;
