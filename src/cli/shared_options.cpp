@@ -31,22 +31,13 @@ void add_grid_options(CLI::App& app, GridOptions& g, const std::string& group,
                       const std::string& padding_help) {
   app.add_option("--spacing", g.spacing, "Grid spacing, Å")->capture_default_str()->group(group);
   app.add_option("--padding", g.padding, padding_help)->capture_default_str()->group(group);
-  auto* center = app.add_option("--center", g.center, "Box centre x,y,z (Å), with --size")
-                     ->delimiter(',')
-                     ->expected(3)
-                     ->group(group);
-  auto* size = app.add_option("--size", g.size, "Box edge lengths x,y,z (Å), with --center")
-                   ->delimiter(',')
-                   ->expected(3)
-                   ->group(group);
-  auto* origin = app.add_option("--origin", g.origin, "Position of the first point x,y,z (Å), with --dims")
-                     ->delimiter(',')
-                     ->expected(3)
-                     ->group(group);
-  auto* dims = app.add_option("--dims", g.dims, "Points along x,y,z, with --origin")
-                   ->delimiter(',')
-                   ->expected(3)
-                   ->group(group);
+  const auto add_xyz = [&](const std::string& name, auto& values, const std::string& help) {
+    return app.add_option(name, values, help)->delimiter(',')->expected(3)->group(group);
+  };
+  auto* center = add_xyz("--center", g.center, "Box centre x,y,z (Å), with --size");
+  auto* size = add_xyz("--size", g.size, "Box edge lengths x,y,z (Å), with --center");
+  auto* origin = add_xyz("--origin", g.origin, "Position of the first point x,y,z (Å), with --dims");
+  auto* dims = add_xyz("--dims", g.dims, "Points along x,y,z, with --origin");
   center->needs(size);
   size->needs(center);
   origin->needs(dims);
