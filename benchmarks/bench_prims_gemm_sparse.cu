@@ -1,7 +1,9 @@
 // In-house GEMM and sparse products against cuBLAS SGEMM (TF32 off) and cuSPARSE SpMV/SpMM in
 // the same process, and the CPU versions against naive loops. Best of several repeats timed with
 // cudaEvents (GPU) or steady_clock (CPU).
-//   bench_prims_gemm_sparse [--quick]     (--quick: small sizes, a smoke run)
+//   bench_prims_gemm_sparse [--quick] [--only PARTS]
+//     --quick: small sizes, a smoke run; --only: a comma-separated subset of gemm, tall-skinny,
+//     trilinear, power-law, cpu (default: all), for measuring one kernel's variants quickly
 // Targets (issue 4): SGEMM 4096³ ≥ 70 % of cuBLAS; the tall-skinny product (64 × 16M)·(16M × 64)
 // ≥ 80 % of the device copy bandwidth (bytes of A and B read once); CSR SpMV ≥ 90 % of cuSPARSE
 // on the trilinear-interpolation matrix (10^7 rows, 8 nonzeros, 256³ columns) and on a power-law
@@ -12,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -381,7 +384,21 @@ void bench_cpu(Report& report, const prims::CsrMatrix& tri, bool quick) {
 
 int main(int argc, char** argv) {
   using namespace dcsgrid::bench;
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  bool quick = false;
+  std::string only = "gemm,tall-skinny,trilinear,power-law,cpu";
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) {
+      quick = true;
+    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+      only = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: bench_prims_gemm_sparse [--quick] [--only gemm,tall-skinny,trilinear,power-law,cpu]\n");
+      return 2;
+    }
+  }
+  const auto wanted = [&](const std::string& part) {
+    return ("," + only + ",").find("," + part + ",") != std::string::npos;
+  };
   try {
     cudaDeviceProp prop{};
     DCSGRID_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -392,21 +409,26 @@ int main(int argc, char** argv) {
     report.set_context("cublas_math_mode", "CUBLAS_DEFAULT_MATH (no TF32)");
     report.set_context("reference", "GPU rows: cuBLAS / cuSPARSE (best of CSR_ALG1, CSR_ALG2) or the "
                                     "copy bandwidth; CPU rows: a naive single-thread loop");
+    report.set_context("parts", only);
     cublasHandle_t blas;
     cusparseHandle_t sp;
     BENCH_CUBLAS(cublasCreate(&blas));
     BENCH_CUBLAS(cublasSetMathMode(blas, CUBLAS_DEFAULT_MATH));
     BENCH_CUSPARSE(cusparseCreate(&sp));
-    bench_gemm(report, blas, quick);
-    bench_tall_skinny(report, blas, quick);
-    const dcsgrid::prims::CsrMatrix tri = trilinear(quick ? 1000000 : 10000000, quick ? 128 : 256);
-    report.set_context("trilinear_matrix", std::to_string(tri.rows) + " rows, " + std::to_string(tri.cols) + " columns, 8 a row");
-    bench_sparse_matrix(report, sp, "trilinear", tri, true, true);
-    const dcsgrid::prims::CsrMatrix skewed = power_law(quick ? (1 << 19) : (1 << 22), 1 << 17);
-    report.set_context("power_law_matrix", std::to_string(skewed.rows) + " rows, " +
-                                               std::to_string(skewed.nnz()) + " nonzeros");
-    bench_sparse_matrix(report, sp, "power-law", skewed, false, false);
-    bench_cpu(report, tri, quick);
+    if (wanted("gemm")) bench_gemm(report, blas, quick);
+    if (wanted("tall-skinny")) bench_tall_skinny(report, blas, quick);
+    if (wanted("trilinear") || wanted("cpu")) {
+      const dcsgrid::prims::CsrMatrix tri = trilinear(quick ? 1000000 : 10000000, quick ? 128 : 256);
+      report.set_context("trilinear_matrix", std::to_string(tri.rows) + " rows, " + std::to_string(tri.cols) + " columns, 8 a row");
+      if (wanted("trilinear")) bench_sparse_matrix(report, sp, "trilinear", tri, true, true);
+      if (wanted("cpu")) bench_cpu(report, tri, quick);
+    }
+    if (wanted("power-law")) {
+      const dcsgrid::prims::CsrMatrix skewed = power_law(quick ? (1 << 19) : (1 << 22), 1 << 17);
+      report.set_context("power_law_matrix", std::to_string(skewed.rows) + " rows, " +
+                                                 std::to_string(skewed.nnz()) + " nonzeros");
+      bench_sparse_matrix(report, sp, "power-law", skewed, false, false);
+    }
     cusparseDestroy(sp);
     cublasDestroy(blas);
     report.finish();

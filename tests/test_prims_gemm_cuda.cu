@@ -140,6 +140,21 @@ TEST(GemmCuda, SplitKLongInner) {
   }
 }
 
+// The split-k workspace comes from the device's stream-ordered pool, whose release threshold the
+// first split call raises (CUDA's default, 0, would unmap freed workspace at every sync).
+TEST(GemmCuda, SplitWorkspaceStaysInThePool) {
+  DCSGRID_REQUIRE_GPU();
+  const GemmProblem p = make_gemm_problem({Op::none, Op::transpose, 64, 64, 100000, 1.0f, 0.0f, 0}, 320);
+  expect_gemm_matches(p, run_cuda(p));
+  int device = 0;
+  DCSGRID_CUDA_CHECK(cudaGetDevice(&device));
+  cudaMemPool_t pool;
+  DCSGRID_CUDA_CHECK(cudaDeviceGetMemPool(&pool, device));
+  std::uint64_t threshold = 0;
+  DCSGRID_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+  EXPECT_GE(threshold, std::uint64_t(64) << 20);
+}
+
 // The cp.async kernel's edges: sides 1 to 64 (rows past m and n zero-filled, partial 16-byte
 // chunks of a k-major operand), k from 0 to a few splits with k % 16 and k % 4 ≠ 0 (the last
 // tile cut inside a chunk), every transpose pair, α/β (α = 0: C = β·C), padding after k.

@@ -1,10 +1,11 @@
 // CUDA SGEMM, FP32 fmaf only (no tensor cores, no TF32). Each block computes a BM×BN tile of C
-// with 8×8 outputs a thread (warp tiles of 64×32: 8×4 lanes). When the output has too few tiles to
+// with 8×8 outputs a thread (warp tiles of 64×32: 8×4 lanes; 8×4 and 64×16 in the async
+// kernel). When the output has too few tiles to
 // fill the GPU and k is long, blockIdx.z splits k, each split writes its partial tile to a
 // workspace, and a second kernel sums the splits in a fixed order (deterministic) and applies α
 // and β. Two kernels:
 //
-// gemm_async_kernel, for outputs with a side ≤ 64 (64×64 tiles, 64 threads) whose operands both
+// gemm_async_kernel, for outputs with a side ≤ 64 (64×64 tiles, 128 threads) whose operands both
 // allow 16-byte copies (aligned base, leading dimension a multiple of 4). Operand tiles go from
 // global to shared memory with cp.async (no register staging) through a STAGES-deep ring, so that
 // STAGES − 1 tiles are in flight while one is computed; edges (rows past m or n, k past the end)
@@ -12,11 +13,16 @@
 // A·Bᵀ with both rows running along k) stays [row][k] in shared memory, rows padded to an odd
 // number of 16-byte chunks; a thread reads one float4 along k for each of its rows, which are 8
 // (A) or 4 (B) rows apart so that a warp's distinct addresses fall in distinct banks. A k-major
-// operand stays [k][row] and a thread reads float4s across its 4 + 4 adjacent rows. Either way a
-// thread issues 16 LDS.128 per 256 FMAs. Split z takes a contiguous run of k tiles. Measured on
-// an H100 for the (64×16M)(16M×64) product: 16-wide k tiles in a 3-stage ring 1586 GB/s; 32-wide
-// tiles in a 2-stage ring (the same shared memory: 6 blocks an SM either way) 2158 GB/s with the
-// splits interleaved (split z taking tiles z, z + splits, …) and 2230 GB/s with contiguous runs.
+// operand stays [k][row] and a thread reads float4s across its adjacent rows. A thread holds
+// 8 × 4 outputs: 12 LDS.128 per 128 FMAs. Split z takes a contiguous run of k tiles. Measured on
+// an H100 for the (64×16M)(16M×64) product, GB/s of operand read: 16-wide k tiles in a 3-stage
+// ring 1586; 32-wide tiles in a 2-stage ring 2158 with the splits interleaved (split z taking
+// tiles z, z + splits, …) and 2230 with contiguous runs — all with 64 threads of 8 × 8 outputs, 6
+// blocks (12 warps, 168 registers) an SM. A profile of that kernel showed a third of the cycles
+// with no warp ready to issue; 128 threads of 8 × 4 outputs, 4 blocks (16 warps) an SM: 2270
+// against 2222–2251 in the same run. Measured there and not kept: 8 × 8 outputs with 16-wide
+// tiles in 3 stages, 8 blocks (1524); 8 × 4 with 5 or 6 blocks (2229–2258, 1960); fragments two k
+// deep (no gain); unpadded, XOR-swizzled k-contiguous rows, 7 blocks (1716).
 //
 // gemm_tile_kernel, for everything else (large outputs, and the fallback for unaligned operands),
 // splits k into contiguous ranges. Operand tiles are staged through registers into
@@ -246,12 +252,13 @@ __device__ inline void wait_copies() {
 }
 
 // One operand of gemm_async_kernel: a ROWS×BK tile per stage in shared memory, its asynchronous
-// copy, and the rows a thread reads from it. HALF is the offset between the two halves of a
-// thread's 8 rows (half a warp tile side: 32 for A, 16 for B); HALF / 4 lane groups share a warp
-// tile side. Element (r, k) of the operand lies at src[r*ld + k] when K_CONTIGUOUS, at
+// copy, and the rows a thread reads from it: R rows (8 or 4) for each of GROUPS lane groups along
+// the warp tile's side (8 for A, 4 for B); with R = 8 they come in two runs HALF = 4·GROUPS apart.
+// Element (r, k) of the operand lies at src[r*ld + k] when K_CONTIGUOUS, at
 // src[k*ld + r] otherwise.
-template <int ROWS, int BK, int THREADS, int HALF, bool K_CONTIGUOUS>
+template <int ROWS, int BK, int THREADS, int GROUPS, int R, bool K_CONTIGUOUS>
 struct AsyncOperand {
+  static constexpr int HALF = 4 * GROUPS;
   // A tile is kLines lines of 16-byte chunks; a line runs along the operand's contiguous index.
   static constexpr int kLines = K_CONTIGUOUS ? ROWS : BK;
   static constexpr int kChunksPerLine = (K_CONTIGUOUS ? BK : ROWS) / 4;
@@ -273,11 +280,13 @@ struct AsyncOperand {
 
   // A thread's rows: base + row(i), i < 8. [row][k]: rows one lane group apart (conflict-free
   // float4 reads along k); [k][row]: two runs of 4 adjacent rows (float4 reads across rows).
-  static constexpr int kGroups = HALF / 4;  // lane groups along this side of the warp tile
+  static constexpr int kGroups = GROUPS;  // lane groups along this side of the warp tile
+  static constexpr int kRows = R;         // rows a thread: 8 (two runs) or 4 (one)
+  static_assert(R == 4 || R == 8);
   static constexpr int kRowStep = K_CONTIGUOUS ? kGroups : 1;
   static constexpr int kGroupStride = K_CONTIGUOUS ? 1 : 4;  // base offset between lane groups
   static constexpr int row(int i) { return (i / 4) * HALF + (i % 4) * kRowStep; }
-  static_assert(HALF % 4 == 0 && 2 * HALF <= ROWS);
+  static_assert(R / 4 * HALF <= ROWS);
 
   const float* src;    // element (first row of the tile, k = 0): inside the matrix when k > 0
   const float* first;  // this thread's first chunk at k = 0
@@ -321,12 +330,13 @@ struct AsyncOperand {
       }
   }
 
-  // out[i][x] = element (row base + row(i), k = 4·quad + x) of tile: 8 LDS.128 either layout.
-  __device__ static void fragment(const Tile& tile, int base, int quad, float (&out)[8][4]) {
+  // out[i][x] = element (row base + row(i), k = k0 + x) of tile, k0 a multiple of 4: R LDS.128
+  // along k, or R float4s across rows.
+  __device__ static void fragment(const Tile& tile, int base, int k0, float (&out)[R][4]) {
     if constexpr (K_CONTIGUOUS) {
 #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        const float4 v = *reinterpret_cast<const float4*>(&tile[base + row(i)][4 * quad]);
+      for (int i = 0; i < R; ++i) {
+        const float4 v = *reinterpret_cast<const float4*>(&tile[base + row(i)][k0]);
         out[i][0] = v.x;
         out[i][1] = v.y;
         out[i][2] = v.z;
@@ -336,8 +346,8 @@ struct AsyncOperand {
 #pragma unroll
       for (int x = 0; x < 4; ++x)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const float4 v = *reinterpret_cast<const float4*>(&tile[4 * quad + x][base + h * HALF]);
+        for (int h = 0; h < R / 4; ++h) {
+          const float4 v = *reinterpret_cast<const float4*>(&tile[k0 + x][base + h * HALF]);
           out[4 * h + 0][x] = v.x;
           out[4 * h + 1][x] = v.y;
           out[4 * h + 2][x] = v.z;
@@ -347,16 +357,22 @@ struct AsyncOperand {
   }
 };
 
-template <int BM, int BN, int BK, int STAGES, int MIN_BLOCKS, bool A_K_CONTIGUOUS,
+// Threads of a BM×BN gemm_async_kernel block whose threads hold 8 × THREAD_COLS outputs (warp
+// tiles of 64 × 4·THREAD_COLS).
+template <int BM, int BN, int THREAD_COLS>
+constexpr int async_threads() {
+  return (BM / 64) * (BN / (4 * THREAD_COLS)) * 32;
+}
+
+template <int BM, int BN, int BK, int STAGES, int MIN_BLOCKS, int THREAD_COLS, bool A_K_CONTIGUOUS,
           bool B_K_CONTIGUOUS>
-__global__ void __launch_bounds__(threads_for<BM, BN>(), MIN_BLOCKS)
+__global__ void __launch_bounds__(async_threads<BM, BN, THREAD_COLS>(), MIN_BLOCKS)
     gemm_async_kernel(GemmParams p) {
-  constexpr int THREADS = threads_for<BM, BN>();
-  using AOperand = AsyncOperand<BM, BK, THREADS, kWarpRows / 2, A_K_CONTIGUOUS>;
-  using BOperand = AsyncOperand<BN, BK, THREADS, kWarpCols / 2, B_K_CONTIGUOUS>;
-  // lane / 4 picks the A group, lane % 4 the B group; each thread holds 2 × 4 rows of each.
-  static_assert(STAGES >= 2 && kThreadRows == 8 && kThreadCols == 8 && AOperand::kGroups == 8 &&
-                BOperand::kGroups == 4);
+  constexpr int THREADS = async_threads<BM, BN, THREAD_COLS>();
+  constexpr int kWarpN = 4 * THREAD_COLS;  // warp tile 64 × kWarpN: lane / 4 picks the A group
+  using AOperand = AsyncOperand<BM, BK, THREADS, 8, 8, A_K_CONTIGUOUS>;
+  using BOperand = AsyncOperand<BN, BK, THREADS, 4, THREAD_COLS, B_K_CONTIGUOUS>;
+  static_assert(STAGES >= 2 && BK % 4 == 0);
   __shared__ __align__(16) typename AOperand::Tile a_tiles[STAGES];
   __shared__ __align__(16) typename BOperand::Tile b_tiles[STAGES];
 
@@ -389,8 +405,8 @@ __global__ void __launch_bounds__(threads_for<BM, BN>(), MIN_BLOCKS)
 
   // This thread's rows a_base + AOperand::row(i) and columns b_base + BOperand::row(j).
   const int warp = tid / 32, lane = tid % 32;
-  const int a_base = (warp / (BN / kWarpCols)) * kWarpRows + (lane / 4) * AOperand::kGroupStride;
-  const int b_base = (warp % (BN / kWarpCols)) * kWarpCols + (lane % 4) * BOperand::kGroupStride;
+  const int a_base = (warp / (BN / kWarpN)) * 64 + (lane / 4) * AOperand::kGroupStride;
+  const int b_base = (warp % (BN / kWarpN)) * kWarpN + (lane % 4) * BOperand::kGroupStride;
 
   // One commit group per tile, empty past the last, so that before computing tile t exactly
   // STAGES − 2 younger groups may still be pending.
@@ -400,7 +416,7 @@ __global__ void __launch_bounds__(threads_for<BM, BN>(), MIN_BLOCKS)
     commit_copies();
   }
 
-  float acc[kThreadRows][kThreadCols] = {};
+  float acc[8][THREAD_COLS] = {};
   int read_stage = 0, write_stage = STAGES - 1;
   for (int t = 0; t < tiles; ++t) {
     wait_copies<STAGES - 2>();  // this thread's copies of tile t have landed
@@ -408,16 +424,16 @@ __global__ void __launch_bounds__(threads_for<BM, BN>(), MIN_BLOCKS)
     if (t + STAGES - 1 < tiles) copy_tile(t + STAGES - 1, write_stage);
     commit_copies();
 #pragma unroll
-    for (int quad = 0; quad < BK / 4; ++quad) {
-      float av[kThreadRows][4], bv[kThreadCols][4];
-      AOperand::fragment(a_tiles[read_stage], a_base, quad, av);
-      BOperand::fragment(b_tiles[read_stage], b_base, quad, bv);
+    for (int k0 = 0; k0 < BK; k0 += 4) {
+      float av[8][4], bv[THREAD_COLS][4];
+      AOperand::fragment(a_tiles[read_stage], a_base, k0, av);
+      BOperand::fragment(b_tiles[read_stage], b_base, k0, bv);
 #pragma unroll
       for (int x = 0; x < 4; ++x)
 #pragma unroll
-        for (int i = 0; i < kThreadRows; ++i)
+        for (int i = 0; i < 8; ++i)
 #pragma unroll
-          for (int j = 0; j < kThreadCols; ++j) acc[i][j] = fmaf(av[i][x], bv[j][x], acc[i][j]);
+          for (int j = 0; j < THREAD_COLS; ++j) acc[i][j] = fmaf(av[i][x], bv[j][x], acc[i][j]);
     }
     write_stage = read_stage;
     read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;
@@ -425,10 +441,10 @@ __global__ void __launch_bounds__(threads_for<BM, BN>(), MIN_BLOCKS)
 
   float* out = p.c + split * p.split_stride;
 #pragma unroll
-  for (int i = 0; i < kThreadRows; ++i) {
+  for (int i = 0; i < 8; ++i) {
     const std::int64_t r = row0 + a_base + AOperand::row(i);
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
+    for (int h = 0; h < THREAD_COLS / 4; ++h) {
       const float* v = &acc[i][4 * h];
       store_four<BOperand::kRowStep>(p, out, r, col0 + b_base + BOperand::row(4 * h),
                                      make_float4(v[0], v[1], v[2], v[3]));
@@ -479,17 +495,18 @@ struct TileShape {
 };
 
 // The same for gemm_async_kernel with a STAGES-deep copy ring.
-template <int BM, int BN, int BK, int STAGES, int MIN_BLOCKS>
+template <int BM, int BN, int BK, int STAGES, int MIN_BLOCKS, int THREAD_COLS>
 struct AsyncTileShape {
-  static constexpr int kRows = BM, kCols = BN, kStep = BK, kThreads = threads_for<BM, BN>();
+  static constexpr int kRows = BM, kCols = BN, kStep = BK,
+                       kThreads = async_threads<BM, BN, THREAD_COLS>();
 
   static Kernel kernel(bool a_k_contiguous, bool b_k_contiguous) {
     static const std::array<Kernel, 4> kernels = [] {
       const std::array<Kernel, 4> k = {
-          gemm_async_kernel<BM, BN, BK, STAGES, MIN_BLOCKS, false, false>,
-          gemm_async_kernel<BM, BN, BK, STAGES, MIN_BLOCKS, false, true>,
-          gemm_async_kernel<BM, BN, BK, STAGES, MIN_BLOCKS, true, false>,
-          gemm_async_kernel<BM, BN, BK, STAGES, MIN_BLOCKS, true, true>};
+          gemm_async_kernel<BM, BN, BK, STAGES, MIN_BLOCKS, THREAD_COLS, false, false>,
+          gemm_async_kernel<BM, BN, BK, STAGES, MIN_BLOCKS, THREAD_COLS, false, true>,
+          gemm_async_kernel<BM, BN, BK, STAGES, MIN_BLOCKS, THREAD_COLS, true, false>,
+          gemm_async_kernel<BM, BN, BK, STAGES, MIN_BLOCKS, THREAD_COLS, true, true>};
       // MIN_BLOCKS blocks of STAGES tiles need most of the SM's shared memory; without the
       // preference the driver may size the L1/shared split for fewer blocks.
       for (const Kernel f : k)
@@ -518,10 +535,10 @@ int blocks_per_sm(bool a_k_contiguous, bool b_k_contiguous) {
 }
 
 using LargeTiles = TileShape<128, 128, 8, 2>;  // big outputs: 256 threads
-// Outputs with a side ≤ 64 (Gram matrices, tall-skinny products): 64 threads. 6 blocks (12
-// warps) an SM cap registers at 168 a thread and fit 6 × 36 KB of 2-stage rings of 32-wide k
-// tiles; one tile (18 KB) a block, 108 KB an SM, is in flight while the other is computed.
-using AsyncSmallTiles = AsyncTileShape<64, 64, 32, 2, 6>;
+// Outputs with a side ≤ 64 (Gram matrices, tall-skinny products): 128 threads of 8 × 4 outputs,
+// 4 blocks (16 warps) an SM, registers capped at 128 a thread (117 used for the tall-skinny
+// layout, no spills), 4 × 36 KB of 2-stage rings of 32-wide k tiles.
+using AsyncSmallTiles = AsyncTileShape<64, 64, 32, 2, 4, 4>;
 using SmallTiles = TileShape<64, 64, 16, 4>;  // the same outputs, operands not 16-byte aligned
 
 constexpr std::int64_t kMinKPerSplit = 1024;  // below this a split's partial write costs too much

@@ -26,7 +26,9 @@ void gemm_cpu(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, 
 // synchronisation). When the output has too few tiles to fill the GPU and k is large (k ≫ m·n,
 // e.g. 64×64 outputs over 16M voxels), k is split across blocks whose partial products are then
 // summed in a fixed order (deterministic); that path takes a temporary workspace of
-// splits·m·n floats from the stream-ordered allocator (cudaMallocAsync).
+// splits·m·n floats from the stream-ordered allocator (cudaMallocAsync). The first such call on
+// a device raises the release threshold of its current pool to 64 MiB (unless already higher),
+// so that freed workspace is reused by the next call instead of mapped again.
 void gemm_cuda(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta,
                float* c, std::int64_t ldc, cudaStream_t stream = nullptr);

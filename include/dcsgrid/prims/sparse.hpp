@@ -120,7 +120,9 @@ struct DeviceHybrid {
 
 // y = A·x with device pointers, asynchronous on stream. The CSR and ELL results do not depend on
 // the launch (fixed summation order); the hybrid's COO part adds with atomics, so rows that
-// overflow into COO can differ in the last bits between runs.
+// overflow into COO can differ in the last bits between runs. A CSR matrix with rows cut into
+// pieces takes a workspace of one float per piece (and right-hand side) from the stream-ordered
+// pool, as gemm_cuda's split-k path does (see gemm.hpp for the pool's release threshold).
 void spmv_cuda(const DeviceCsr& a, const float* d_x, float* d_y, cudaStream_t stream = nullptr);
 void spmv_cuda(const DeviceEll& a, const float* d_x, float* d_y, cudaStream_t stream = nullptr);
 void spmv_cuda(const DeviceHybrid& a, const float* d_x, float* d_y, cudaStream_t stream = nullptr);
