@@ -281,8 +281,7 @@ struct AsyncOperand {
   // A thread's rows: base + row(i), i < 8. [row][k]: rows one lane group apart (conflict-free
   // float4 reads along k); [k][row]: two runs of 4 adjacent rows (float4 reads across rows).
   static constexpr int kGroups = GROUPS;  // lane groups along this side of the warp tile
-  static constexpr int kRows = R;         // rows a thread: 8 (two runs) or 4 (one)
-  static_assert(R == 4 || R == 8);
+  static_assert(R == 4 || R == 8);        // rows a thread: two runs of 4, or one
   static constexpr int kRowStep = K_CONTIGUOUS ? kGroups : 1;
   static constexpr int kGroupStride = K_CONTIGUOUS ? 1 : 4;  // base offset between lane groups
   static constexpr int row(int i) { return (i / 4) * HALF + (i % 4) * kRowStep; }
