@@ -20,7 +20,6 @@ inline void keep_pool_memory(int device) {
   static std::mutex mutex;
   static std::vector<bool> done;
   const std::lock_guard lock(mutex);
-  if (device < 0) return;
   if (static_cast<std::size_t>(device) >= done.size()) done.resize(device + 1, false);
   if (done[device]) return;
   cudaMemPool_t pool;
