@@ -191,6 +191,59 @@ TEST(GemmCuda, SmallOutputsAsyncPathLongK) {
       }
 }
 
+// Long k through the small-output kernel (tensor cores, 3xTF32) is at least as accurate as
+// FP32 summation: its error against float64 (relative L2 over C) must stay within twice that of
+// a float32 loop on the host summing runs of 1024 k and then the runs, as a split-k FP32 kernel
+// does. The worst-case bound of expect_gemm_matches is far looser; this catches a systematic
+// error, e.g. the tensor core's own additions left to run over the whole of a split.
+TEST(GemmCuda, SmallOutputsAsAccurateAsFp32) {
+  DCSGRID_REQUIRE_GPU();
+  const std::int64_t m = 16, n = 16, k = (1 << 20) + 5, run = 1024;
+  const GemmProblem p = restride(make_gemm_problem({Op::none, Op::transpose, m, n, k, 1.0f, 0.0f, 0}, 800), 4, 4);
+  const std::vector<float> c = run_cuda(p);
+  double ours = 0, fp32 = 0, norm = 0;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      float total = 0.0f;
+      for (std::int64_t q0 = 0; q0 < k; q0 += run) {
+        float partial = 0.0f;
+        for (std::int64_t q = q0; q < std::min(k, q0 + run); ++q)
+          partial = std::fma(p.op_a(i, q), p.op_b(q, j), partial);
+        total += partial;
+      }
+      const double want = p.expected[i * n + j];
+      const double ours_error = c[i * p.ldc + j] - want, fp32_error = total - want;
+      ours += ours_error * ours_error;
+      fp32 += fp32_error * fp32_error;
+      norm += want * want;
+    }
+  ours = std::sqrt(ours / norm);
+  fp32 = std::sqrt(fp32 / norm);
+  EXPECT_LE(ours, 2.0 * fp32) << "relative L2 error " << ours << ", float32 runs " << fp32;
+}
+
+// Non-finite inputs through the small-output kernel, which splits each element into two TF32
+// parts: a NaN in A makes its row of C NaN, an infinity in B makes its column non-finite, and
+// every other output stays finite and correct.
+TEST(GemmCuda, SmallOutputsCarryNonFiniteInputs) {
+  DCSGRID_REQUIRE_GPU();
+  const std::int64_t m = 8, n = 8, k = 1000, nan_row = 2, inf_col = 5;
+  GemmProblem p = restride(make_gemm_problem({Op::none, Op::transpose, m, n, k, 1.0f, 0.0f, 0}, 900), 4, 4);
+  p.a[nan_row * p.lda + 500] = std::numeric_limits<float>::quiet_NaN();
+  p.b[inf_col * p.ldb + 700] = std::numeric_limits<float>::infinity();
+  const std::vector<float> c = run_cuda(p);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      const float got = c[i * p.ldc + j];
+      if (i == nan_row)
+        EXPECT_TRUE(std::isnan(got)) << "C(" << i << "," << j << ") = " << got;
+      else if (j == inf_col)
+        EXPECT_FALSE(std::isfinite(got)) << "C(" << i << "," << j << ") = " << got;
+      else
+        EXPECT_NEAR(got, p.expected[i * n + j], 2.0 * (k + 2) * 1.2e-7 * p.bound[i * n + j]);
+    }
+}
+
 // The Gram matrix of maps: one device pointer as both operands, symmetric result.
 TEST(GemmCuda, GramMatrixOfMaps) {
   DCSGRID_REQUIRE_GPU();

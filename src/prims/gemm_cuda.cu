@@ -1,38 +1,39 @@
-// CUDA SGEMM, FP32 fmaf only (no tensor cores, no TF32). Each block computes a BM×BN tile of C
-// with 8×8 outputs a thread (warp tiles of 64×32: 8×4 lanes; 8×4 and 64×16 in the async
-// kernel). When the output has too few tiles to
-// fill the GPU and k is long, blockIdx.z splits k, each split writes its partial tile to a
-// workspace, and a second kernel sums the splits in a fixed order (deterministic) and applies α
-// and β. Two kernels:
+// CUDA SGEMM in two kernels. When the output has too few tiles to fill the GPU and k is long,
+// blockIdx.z splits k, each split writes its partial tile to a workspace, and a second kernel
+// sums the splits in a fixed order (deterministic) and applies α and β.
 //
 // gemm_async_kernel, for outputs with a side ≤ 64 (64×64 tiles, 128 threads) whose operands both
-// allow 16-byte copies (aligned base, leading dimension a multiple of 4). Operand tiles go from
-// global to shared memory with cp.async (no register staging) through a STAGES-deep ring, so that
-// STAGES − 1 tiles are in flight while one is computed; edges (rows past m or n, k past the end)
-// are zero-filled by the copy itself. A k-contiguous operand (the tall-skinny and Gram products:
-// A·Bᵀ with both rows running along k) stays [row][k] in shared memory, rows padded to an odd
-// number of 16-byte chunks; a thread reads one float4 along k for each of its rows, which are 8
-// (A) or 4 (B) rows apart so that a warp's distinct addresses fall in distinct banks. A k-major
-// operand stays [k][row] and a thread reads float4s across its adjacent rows. A thread holds
-// 8 × 4 outputs: 12 LDS.128 per 128 FMAs. Split z takes a contiguous run of k tiles. Measured on
-// an H100 for the (64×16M)(16M×64) product, GB/s of operand read: 16-wide k tiles in a 3-stage
-// ring 1586; 32-wide tiles in a 2-stage ring 2158 with the splits interleaved (split z taking
-// tiles z, z + splits, …) and 2230 with contiguous runs — all with 64 threads of 8 × 8 outputs, 6
-// blocks (12 warps, 168 registers) an SM. A profile of that kernel showed a third of the cycles
-// with no warp ready to issue; 128 threads of 8 × 4 outputs, 4 blocks (16 warps) an SM: 2270
-// against 2222–2251 in the same run. Measured there and not kept: 8 × 8 outputs with 16-wide
-// tiles in 3 stages, 8 blocks (1524); 8 × 4 with 5 or 6 blocks (2229–2258, 1960); fragments two k
-// deep (no gain); unpadded, XOR-swizzled k-contiguous rows, 7 blocks (1716).
+// allow 16-byte copies (aligned base, leading dimension a multiple of 4): the Gram and
+// tall-skinny products of map similarity, whose k (voxels) is long. Products run on TF32 tensor
+// cores at FP32 accuracy: each operand element is split into two TF32 parts and three products
+// are summed ("3xTF32", split_tf32 below); each 32-wide k tile's products are summed apart and
+// then added to the running sums by an FP32 addition, so that the tensor core's own additions,
+// which do not round to nearest, never run over more than one tile. Against float64, the
+// (64×16M)(16M×64) product has a relative L2 error of 6.3e-7 this way; 2.2e-4 when the tensor
+// core accumulates a whole split itself; 3.2e-6 for the FP32 FMA kernel this one replaced and
+// 6.5e-6 for cuBLAS's SGEMM (H100). Operand tiles go from global to shared memory with cp.async
+// (no register staging) through a STAGES-deep ring, so that STAGES − 1 tiles are in flight while
+// one is computed; edges (rows past m or n, k past the end) are zero-filled by the copy itself.
+// Each operand stays in shared memory as stored ([row][k] or [k][row], lines padded so that
+// fragment reads are conflict-free). Split z takes a contiguous run of k tiles. Measured on an
+// H100 (GB/s of operand read for the (64×16M)(16M×64) product, against 2980–3000 for a device
+// copy): the FP32 FMA kernel (8 × 4 outputs a thread) 2351–2373; this kernel with cvt.rna.tf32
+// for the split 2568 (before C(i, j) and C(j, i) of a Gram matrix were made to sum the same
+// products) and 2480–2496 (after); with the split in integer arithmetic 2532–2584. Memory now
+// limits it (77% of DRAM throughput, half the issue slots busy).
 //
-// gemm_tile_kernel, for everything else (large outputs, and the fallback for unaligned operands),
-// splits k into contiguous ranges. Operand tiles are staged through registers into
+// gemm_tile_kernel, for everything else (large outputs, and the fallback for unaligned operands):
+// FP32 fmaf, 8×8 outputs a thread (warp tiles of 64×32: 8×4 lanes); its splits take contiguous
+// ranges of k. Operand tiles are staged through registers into
 // double-buffered shared memory laid out k-major (As[k][m], Bs[k][n]); an operand whose stored
 // rows run along k is transposed on the way in, with lanes mapped to consecutive rows so the
 // scattered stores stay conflict-free. Tiles past the matrix edge load zeros through a guarded
 // scalar path; interior tiles use float4 loads when pointers and leading dimensions allow.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "dcsgrid/core/cuda_support.hpp"
 #include "dcsgrid/prims/gemm.hpp"
@@ -124,31 +125,33 @@ struct TileStager {
   }
 };
 
-// C[r][c0 + COL_STEP·j] = α·v[j] + β·C for j < 4 (C not read when β = 0); columns past n are
-// skipped.
-template <int COL_STEP>
-__device__ inline void store_four(const GemmParams& p, float* out, std::int64_t r, std::int64_t c0,
-                                  float4 v) {
+// C[r][c0 + j] = α·v[j] + β·C for j < N (C not read when β = 0), N = 2 or 4; columns past n
+// are skipped. Whole runs of 16-byte aligned rows go as one vector store (c0 a multiple of N).
+template <int N>
+__device__ inline void store_run(const GemmParams& p, float* out, std::int64_t r, std::int64_t c0,
+                                 const float (&v)[N]) {
+  static_assert(N == 2 || N == 4);
+  using Vector = std::conditional_t<N == 4, float4, float2>;
   if (r >= p.m) return;
   float* dst = out + r * p.ldc + c0;
-  const float vals[4] = {v.x, v.y, v.z, v.w};
-  if (COL_STEP == 1 && p.vec_c && c0 + 4 <= p.n) {
-    float4 result = make_float4(p.alpha * v.x, p.alpha * v.y, p.alpha * v.z, p.alpha * v.w);
+  if (p.vec_c && c0 + N <= p.n) {
+    Vector result;
+    float* res = reinterpret_cast<float*>(&result);
+#pragma unroll
+    for (int j = 0; j < N; ++j) res[j] = p.alpha * v[j];
     if (p.beta != 0.0f) {
-      const float4 old = *reinterpret_cast<const float4*>(dst);
-      result.x += p.beta * old.x;
-      result.y += p.beta * old.y;
-      result.z += p.beta * old.z;
-      result.w += p.beta * old.w;
+      const Vector old = *reinterpret_cast<const Vector*>(dst);
+      const float* o = reinterpret_cast<const float*>(&old);
+#pragma unroll
+      for (int j = 0; j < N; ++j) res[j] += p.beta * o[j];
     }
-    *reinterpret_cast<float4*>(dst) = result;
+    *reinterpret_cast<Vector*>(dst) = result;
     return;
   }
 #pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    if (c0 + COL_STEP * j >= p.n) continue;
-    float& d = dst[COL_STEP * j];
-    d = p.beta == 0.0f ? p.alpha * vals[j] : p.alpha * vals[j] + p.beta * d;
+  for (int j = 0; j < N; ++j) {
+    if (c0 + j >= p.n) continue;
+    dst[j] = p.beta == 0.0f ? p.alpha * v[j] : p.alpha * v[j] + p.beta * dst[j];
   }
 }
 
@@ -222,8 +225,8 @@ __global__ void __launch_bounds__(threads_for<BM, BN>(), MIN_BLOCKS) gemm_tile_k
     const std::int64_t r = row0 + a_off + (i < 4 ? i : 32 + i - 4);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const float* v = &acc[i][4 * h];
-      store_four<1>(p, out, r, col0 + b_off + 16 * h, make_float4(v[0], v[1], v[2], v[3]));
+      const float v[4] = {acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]};
+      store_run<4>(p, out, r, col0 + b_off + 16 * h, v);
     }
   }
 }
@@ -251,21 +254,18 @@ __device__ inline void wait_copies() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
 }
 
-// One operand of gemm_async_kernel: a ROWS×BK tile per stage in shared memory, its asynchronous
-// copy, and the rows a thread reads from it: R rows (8 or 4) for each of GROUPS lane groups along
-// the warp tile's side (8 for A, 4 for B); with R = 8 they come in two runs HALF = 4·GROUPS apart.
-// Element (r, k) of the operand lies at src[r*ld + k] when K_CONTIGUOUS, at
+// One operand of gemm_async_kernel: a ROWS×BK tile per stage in shared memory and its
+// asynchronous copy. Element (r, k) of the operand lies at src[r*ld + k] when K_CONTIGUOUS, at
 // src[k*ld + r] otherwise.
-template <int ROWS, int BK, int THREADS, int GROUPS, int R, bool K_CONTIGUOUS>
+template <int ROWS, int BK, int THREADS, bool K_CONTIGUOUS>
 struct AsyncOperand {
-  static constexpr int HALF = 4 * GROUPS;
   // A tile is kLines lines of 16-byte chunks; a line runs along the operand's contiguous index.
   static constexpr int kLines = K_CONTIGUOUS ? ROWS : BK;
   static constexpr int kChunksPerLine = (K_CONTIGUOUS ? BK : ROWS) / 4;
-  // [row][k] lines are padded to an odd number of chunks: rows r and r + 1 then start in
-  // different 16-byte bank groups, and the 8 (or 4) consecutive rows a warp reads at once in
-  // eight (or four) distinct ones. [k][row] needs no padding (lanes read consecutive chunks).
-  static constexpr int kLineFloats = K_CONTIGUOUS ? BK + 4 : ROWS;
+  // Lines are padded so that a warp's fragment read (8 rows × 4 k, `at` below) hits 32 distinct
+  // banks: [row][k] lines of BK + 4 floats put (r, k) in bank 4r + k, [k][row] lines of ROWS + 8
+  // floats in bank 8k + r (both mod 32).
+  static constexpr int kLineFloats = K_CONTIGUOUS ? BK + 4 : ROWS + 8;
   using Tile = float[kLines][kLineFloats];
 
   // Copies: thread t takes chunks c and c + kHalfLine (c = t % kHalfLine) of lines
@@ -277,15 +277,6 @@ struct AsyncOperand {
   static constexpr int kLinesPerThread = kLines / kLineStep;
   static_assert(BK % 8 == 0 && ROWS % 8 == 0 && THREADS % kHalfLine == 0 &&
                 kLines % kLineStep == 0);
-
-  // A thread's rows: base + row(i), i < 8. [row][k]: rows one lane group apart (conflict-free
-  // float4 reads along k); [k][row]: two runs of 4 adjacent rows (float4 reads across rows).
-  static constexpr int kGroups = GROUPS;  // lane groups along this side of the warp tile
-  static_assert(R == 4 || R == 8);        // rows a thread: two runs of 4, or one
-  static constexpr int kRowStep = K_CONTIGUOUS ? kGroups : 1;
-  static constexpr int kGroupStride = K_CONTIGUOUS ? 1 : 4;  // base offset between lane groups
-  static constexpr int row(int i) { return (i / 4) * HALF + (i % 4) * kRowStep; }
-  static_assert(R / 4 * HALF <= ROWS);
 
   const float* src;    // element (first row of the tile, k = 0): inside the matrix when k > 0
   const float* first;  // this thread's first chunk at k = 0
@@ -329,49 +320,56 @@ struct AsyncOperand {
       }
   }
 
-  // out[i][x] = element (row base + row(i), k = k0 + x) of tile, k0 a multiple of 4: R LDS.128
-  // along k, or R float4s across rows.
-  __device__ static void fragment(const Tile& tile, int base, int k0, float (&out)[R][4]) {
-    if constexpr (K_CONTIGUOUS) {
-#pragma unroll
-      for (int i = 0; i < R; ++i) {
-        const float4 v = *reinterpret_cast<const float4*>(&tile[base + row(i)][k0]);
-        out[i][0] = v.x;
-        out[i][1] = v.y;
-        out[i][2] = v.z;
-        out[i][3] = v.w;
-      }
-    } else {
-#pragma unroll
-      for (int x = 0; x < 4; ++x)
-#pragma unroll
-        for (int h = 0; h < R / 4; ++h) {
-          const float4 v = *reinterpret_cast<const float4*>(&tile[k0 + x][base + h * HALF]);
-          out[4 * h + 0][x] = v.x;
-          out[4 * h + 1][x] = v.y;
-          out[4 * h + 2][x] = v.z;
-          out[4 * h + 3][x] = v.w;
-        }
-    }
+  // Element (row, k) of a tile.
+  __device__ static float at(const Tile& tile, int row, int k) {
+    return K_CONTIGUOUS ? tile[row][k] : tile[k][row];
   }
 };
 
-// Threads of a BM×BN gemm_async_kernel block whose threads hold 8 × THREAD_COLS outputs (warp
-// tiles of 64 × 4·THREAD_COLS).
-template <int BM, int BN, int THREAD_COLS>
-constexpr int async_threads() {
-  return (BM / 64) * (BN / (4 * THREAD_COLS)) * 32;
+// FP32 products on TF32 tensor cores at FP32 accuracy ("3xTF32"): x = hi + lo, hi = x rounded to
+// TF32 (11 significant bits), lo = the remainder rounded to TF32, and a·b is taken as
+// hi_a·hi_b + hi_a·lo_b + lo_a·hi_b. What is dropped (lo_a·lo_b and lo's rounding) is at most
+// 3·2^-22 of |a·b|; the tensor core forms these products exactly and adds them in FP32. NaN
+// stays NaN. An infinite element gives NaN where FP32 gives ±inf whenever a partial product is
+// inf·0 (hi_a·lo_b with lo_b = 0), as in any such split.
+struct Tf32Pair {
+  unsigned hi, lo;
+};
+// The bits of a finite float rounded to TF32 (to nearest, ties away from zero): two integer
+// instructions, where cvt.rna.tf32.f32 costs about five on sm_90.
+__device__ inline unsigned round_to_tf32(unsigned bits) { return (bits + 0x1000u) & 0xffffe000u; }
+__device__ inline Tf32Pair split_tf32(float x) {
+  // NaN and infinity pass whole: the carry would take a NaN's mantissa into the sign bit.
+  const unsigned hi = fabsf(x) < INFINITY ? round_to_tf32(__float_as_uint(x)) : __float_as_uint(x);
+  return {hi, round_to_tf32(__float_as_uint(x - __uint_as_float(hi)))};
+}
+// d += a·b for a 16×8 × 8×8 tile (mma.sync m16n8k8, TF32 in, FP32 out). Lane l holds, with
+// g = l / 4 and t = l % 4: a = A(g, t), A(g + 8, t), A(g, t + 4), A(g + 8, t + 4);
+// b = B(t, g), B(t + 4, g); d = D(g, 2t), D(g, 2t + 1), D(g + 8, 2t), D(g + 8, 2t + 1).
+__device__ inline void mma_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-template <int BM, int BN, int BK, int STAGES, int MIN_BLOCKS, int THREAD_COLS, bool A_K_CONTIGUOUS,
+// Warps of a BM×BN gemm_async_kernel block: each computes a 32 × 32 tile of C, as 2 × 4
+// tensor-core tiles of 16 × 8.
+template <int BM, int BN>
+constexpr int async_threads() {
+  return (BM / 32) * (BN / 32) * 32;
+}
+
+template <int BM, int BN, int BK, int STAGES, int MIN_BLOCKS, bool A_K_CONTIGUOUS,
           bool B_K_CONTIGUOUS>
-__global__ void __launch_bounds__(async_threads<BM, BN, THREAD_COLS>(), MIN_BLOCKS)
+__global__ void __launch_bounds__(async_threads<BM, BN>(), MIN_BLOCKS)
     gemm_async_kernel(GemmParams p) {
-  constexpr int THREADS = async_threads<BM, BN, THREAD_COLS>();
-  constexpr int kWarpN = 4 * THREAD_COLS;  // warp tile 64 × kWarpN: lane / 4 picks the A group
-  using AOperand = AsyncOperand<BM, BK, THREADS, 8, 8, A_K_CONTIGUOUS>;
-  using BOperand = AsyncOperand<BN, BK, THREADS, 4, THREAD_COLS, B_K_CONTIGUOUS>;
-  static_assert(STAGES >= 2 && BK % 4 == 0);
+  constexpr int THREADS = async_threads<BM, BN>();
+  constexpr int kTilesM = 2, kTilesN = 4;  // 16 × 8 tensor-core tiles a warp
+  using AOperand = AsyncOperand<BM, BK, THREADS, A_K_CONTIGUOUS>;
+  using BOperand = AsyncOperand<BN, BK, THREADS, B_K_CONTIGUOUS>;
+  static_assert(STAGES >= 2 && BK % 8 == 0);
   __shared__ __align__(16) typename AOperand::Tile a_tiles[STAGES];
   __shared__ __align__(16) typename BOperand::Tile b_tiles[STAGES];
 
@@ -402,10 +400,9 @@ __global__ void __launch_bounds__(async_threads<BM, BN, THREAD_COLS>(), MIN_BLOC
     }
   };
 
-  // This thread's rows a_base + AOperand::row(i) and columns b_base + BOperand::row(j).
-  const int warp = tid / 32, lane = tid % 32;
-  const int a_base = (warp / (BN / kWarpN)) * 64 + (lane / 4) * AOperand::kGroupStride;
-  const int b_base = (warp % (BN / kWarpN)) * kWarpN + (lane % 4) * BOperand::kGroupStride;
+  // This warp's tile of C starts at (a_base, b_base) + (row0, col0); lane = 4g + t.
+  const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int a_base = (warp / (BN / 32)) * 32, b_base = (warp % (BN / 32)) * 32;
 
   // One commit group per tile, empty past the last, so that before computing tile t exactly
   // STAGES − 2 younger groups may still be pending.
@@ -415,40 +412,73 @@ __global__ void __launch_bounds__(async_threads<BM, BN, THREAD_COLS>(), MIN_BLOC
     commit_copies();
   }
 
-  float acc[8][THREAD_COLS] = {};
+  // A tile's products go to `tile_sum` and are added to `acc` by an FP32 addition (rounded to
+  // nearest) once a tile, so that the tensor core's own additions run over BK terms only.
+  float acc[kTilesM][kTilesN][4] = {};
   int read_stage = 0, write_stage = STAGES - 1;
-  for (int t = 0; t < tiles; ++t) {
-    wait_copies<STAGES - 2>();  // this thread's copies of tile t have landed
-    __syncthreads();  // everyone's have, and everyone is done with tile t − 1 (write_stage)
-    if (t + STAGES - 1 < tiles) copy_tile(t + STAGES - 1, write_stage);
+  for (int tile = 0; tile < tiles; ++tile) {
+    wait_copies<STAGES - 2>();  // this thread's copies of this tile have landed
+    __syncthreads();  // everyone's have, and everyone is done with the previous one (write_stage)
+    if (tile + STAGES - 1 < tiles) copy_tile(tile + STAGES - 1, write_stage);
     commit_copies();
+    float tile_sum[kTilesM][kTilesN][4] = {};
 #pragma unroll
-    for (int k0 = 0; k0 < BK; k0 += 4) {
-      float av[8][4], bv[THREAD_COLS][4];
-      AOperand::fragment(a_tiles[read_stage], a_base, k0, av);
-      BOperand::fragment(b_tiles[read_stage], b_base, k0, bv);
+    for (int k0 = 0; k0 < BK; k0 += 8) {
+      Tf32Pair bv[kTilesN][2];  // B(k0 + t + 4q, b_base + 8j + g)
 #pragma unroll
-      for (int x = 0; x < 4; ++x)
+      for (int j = 0; j < kTilesN; ++j)
 #pragma unroll
-        for (int i = 0; i < 8; ++i)
+        for (int q = 0; q < 2; ++q)
+          bv[j][q] = split_tf32(BOperand::at(b_tiles[read_stage], b_base + 8 * j + g, k0 + t + 4 * q));
 #pragma unroll
-          for (int j = 0; j < THREAD_COLS; ++j) acc[i][j] = fmaf(av[i][x], bv[j][x], acc[i][j]);
+      for (int i = 0; i < kTilesM; ++i) {
+        Tf32Pair av[4];  // A(a_base + 16i + g + 8(q % 2), k0 + t + 4(q / 2))
+#pragma unroll
+        for (int q = 0; q < 4; ++q)
+          av[q] = split_tf32(AOperand::at(a_tiles[read_stage], a_base + 16 * i + g + 8 * (q % 2),
+                                          k0 + t + 4 * (q / 2)));
+        // The small terms first. Each cross-term product runs over 4 values of k, with hi·lo at
+        // one k slot and lo·hi at the one 4 further: for A = B (a Gram matrix) C(i, j) and
+        // C(j, i) then sum the same products, and the result stays symmetric.
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+#pragma unroll
+          for (int j = 0; j < kTilesN; ++j) {
+            const Tf32Pair* ak = &av[2 * half];  // rows g and g + 8 at k = k0 + t + 4·half
+            const unsigned a_cross[4] = {ak[0].hi, ak[1].hi, ak[0].lo, ak[1].lo};
+            const unsigned b_cross[2] = {bv[j][half].lo, bv[j][half].hi};
+            mma_tf32(tile_sum[i][j], a_cross, b_cross);
+          }
+        const unsigned a_hi[4] = {av[0].hi, av[1].hi, av[2].hi, av[3].hi};
+#pragma unroll
+        for (int j = 0; j < kTilesN; ++j) {
+          const unsigned b_hi[2] = {bv[j][0].hi, bv[j][1].hi};
+          mma_tf32(tile_sum[i][j], a_hi, b_hi);
+        }
+      }
     }
+#pragma unroll
+    for (int i = 0; i < kTilesM; ++i)
+#pragma unroll
+      for (int j = 0; j < kTilesN; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[i][j][q] += tile_sum[i][j][q];
     write_stage = read_stage;
     read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;
   }
 
   float* out = p.c + split * p.split_stride;
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const std::int64_t r = row0 + a_base + AOperand::row(i);
+  for (int i = 0; i < kTilesM; ++i)
 #pragma unroll
-    for (int h = 0; h < THREAD_COLS / 4; ++h) {
-      const float* v = &acc[i][4 * h];
-      store_four<BOperand::kRowStep>(p, out, r, col0 + b_base + BOperand::row(4 * h),
-                                     make_float4(v[0], v[1], v[2], v[3]));
+    for (int h = 0; h < 2; ++h) {
+      const std::int64_t r = row0 + a_base + 16 * i + g + 8 * h;
+#pragma unroll
+      for (int j = 0; j < kTilesN; ++j) {
+        const float v[2] = {acc[i][j][2 * h], acc[i][j][2 * h + 1]};
+        store_run<2>(p, out, r, col0 + b_base + 8 * j + 2 * t, v);
+      }
     }
-  }
 }
 
 // C = α·Σ_s partial[s] + β·C, summing the splits in order (deterministic). Block (32, 8): 32
@@ -494,18 +524,18 @@ struct TileShape {
 };
 
 // The same for gemm_async_kernel with a STAGES-deep copy ring.
-template <int BM, int BN, int BK, int STAGES, int MIN_BLOCKS, int THREAD_COLS>
+template <int BM, int BN, int BK, int STAGES, int MIN_BLOCKS>
 struct AsyncTileShape {
   static constexpr int kRows = BM, kCols = BN, kStep = BK,
-                       kThreads = async_threads<BM, BN, THREAD_COLS>();
+                       kThreads = async_threads<BM, BN>();
 
   static Kernel kernel(bool a_k_contiguous, bool b_k_contiguous) {
     static const std::array<Kernel, 4> kernels = [] {
       const std::array<Kernel, 4> k = {
-          gemm_async_kernel<BM, BN, BK, STAGES, MIN_BLOCKS, THREAD_COLS, false, false>,
-          gemm_async_kernel<BM, BN, BK, STAGES, MIN_BLOCKS, THREAD_COLS, false, true>,
-          gemm_async_kernel<BM, BN, BK, STAGES, MIN_BLOCKS, THREAD_COLS, true, false>,
-          gemm_async_kernel<BM, BN, BK, STAGES, MIN_BLOCKS, THREAD_COLS, true, true>};
+          gemm_async_kernel<BM, BN, BK, STAGES, MIN_BLOCKS, false, false>,
+          gemm_async_kernel<BM, BN, BK, STAGES, MIN_BLOCKS, false, true>,
+          gemm_async_kernel<BM, BN, BK, STAGES, MIN_BLOCKS, true, false>,
+          gemm_async_kernel<BM, BN, BK, STAGES, MIN_BLOCKS, true, true>};
       // MIN_BLOCKS blocks of STAGES tiles need most of the SM's shared memory; without the
       // preference the driver may size the L1/shared split for fewer blocks.
       for (const Kernel f : k)
@@ -534,10 +564,10 @@ int blocks_per_sm(bool a_k_contiguous, bool b_k_contiguous) {
 }
 
 using LargeTiles = TileShape<128, 128, 8, 2>;  // big outputs: 256 threads
-// Outputs with a side ≤ 64 (Gram matrices, tall-skinny products): 128 threads of 8 × 4 outputs,
-// 4 blocks (16 warps) an SM, registers capped at 128 a thread (117 used for the tall-skinny
-// layout, no spills), 4 × 36 KB of 2-stage rings of 32-wide k tiles.
-using AsyncSmallTiles = AsyncTileShape<64, 64, 32, 2, 4, 4>;
+// Outputs with a side ≤ 64 (Gram matrices, tall-skinny products): 4 warps of 32 × 32 outputs,
+// 4 blocks (16 warps) an SM, registers capped at 128 a thread (126–128 used, no spills),
+// 4 × 36 KB of 2-stage rings of 32-wide k tiles.
+using AsyncSmallTiles = AsyncTileShape<64, 64, 32, 2, 4>;
 using SmallTiles = TileShape<64, 64, 16, 4>;  // the same outputs, operands not 16-byte aligned
 
 constexpr std::int64_t kMinKPerSplit = 1024;  // below this a split's partial write costs too much

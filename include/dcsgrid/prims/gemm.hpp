@@ -29,6 +29,13 @@ void gemm_cpu(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, 
 // splits·m·n floats from the stream-ordered allocator (cudaMallocAsync). The first such call on
 // a device raises the release threshold of its current pool to 64 MiB (unless already higher),
 // so that freed workspace is reused by the next call instead of mapped again.
+// Outputs with a side ≤ 64 whose operands are 16-byte aligned with leading dimensions a multiple
+// of 4 (the Gram and tall-skinny products of map similarity) run on TF32 tensor cores at FP32
+// accuracy: every element is split into two TF32 parts and three partial products are summed
+// (3xTF32), each product's error at most 3·2^-22 of its size; the sums are rounded to nearest in
+// FP32 every 32 values of k. There a NaN input gives NaN outputs, and an infinite input may give
+// NaN where FP32 arithmetic would give ±inf. Every other shape uses FP32 fmaf. With a == b and
+// op_b = transpose (a Gram matrix) the result is exactly symmetric on either path.
 void gemm_cuda(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta,
                float* c, std::int64_t ldc, cudaStream_t stream = nullptr);
