@@ -1,7 +1,9 @@
 // CUDA GEMM against a float64 loop: every transpose pair, shapes around both tile sizes, α/β,
 // β = 0 over NaN, unaligned operands (scalar load path), the split-k path and its determinism,
 // m beyond one grid's rows, and the cp.async kernel of outputs with a side ≤ 64 (16-byte aligned
-// rows) at its edges, each against the fallback kernel on the same values. Skips without a GPU.
+// rows, 3xTF32 tensor cores) at its edges, each against the fallback kernel on the same values,
+// its accuracy against float32 summation, its non-finite inputs and the Gram matrix's symmetry.
+// Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
