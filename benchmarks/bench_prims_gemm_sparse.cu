@@ -159,17 +159,21 @@ double copy_bandwidth(std::size_t bytes) {
 }
 
 // c (maps × maps, zeroed) += a·bᵀ in float64, a and b maps × voxels: the accuracy reference of
-// the tall-skinny product. Block x sums its run of voxels for every output (256 threads of 16
-// outputs, 32-voxel tiles through shared memory) and adds its sums with atomicAdd.
+// the tall-skinny product. Block x sums its run of voxels for every output (kThreads threads of
+// MAPS² / kThreads outputs, 32-voxel tiles through shared memory) and adds its sums with
+// atomicAdd.
+constexpr int kProductThreads = 256;
 template <int MAPS>
-__global__ void gram_float64(const float* a, const float* b, std::int64_t voxels, double* c) {
-  constexpr int kTile = 32, kOutputs = MAPS * MAPS / 256;
+__global__ void __launch_bounds__(kProductThreads)
+    product_float64(const float* a, const float* b, std::int64_t voxels, double* c) {
+  constexpr int kTile = 32, kOutputs = MAPS * MAPS / kProductThreads;
+  static_assert(MAPS * MAPS % kProductThreads == 0);
   __shared__ float a_tile[MAPS][kTile + 1], b_tile[MAPS][kTile + 1];
   const std::int64_t run = (voxels + gridDim.x - 1) / gridDim.x;
   const std::int64_t begin = blockIdx.x * run, end = std::min(voxels, begin + run);
   double sum[kOutputs] = {};
   for (std::int64_t v0 = begin; v0 < end; v0 += kTile) {
-    for (int e = threadIdx.x; e < MAPS * kTile; e += blockDim.x) {
+    for (int e = threadIdx.x; e < MAPS * kTile; e += kProductThreads) {
       const int row = e / kTile, col = e % kTile;
       const bool inside = v0 + col < end;
       a_tile[row][col] = inside ? a[row * voxels + v0 + col] : 0.0f;
@@ -177,12 +181,12 @@ __global__ void gram_float64(const float* a, const float* b, std::int64_t voxels
     }
     __syncthreads();
     for (int q = 0; q < kOutputs; ++q) {
-      const int o = threadIdx.x + 256 * q, i = o / MAPS, j = o % MAPS;
+      const int o = threadIdx.x + kProductThreads * q, i = o / MAPS, j = o % MAPS;
       for (int x = 0; x < kTile; ++x) sum[q] += double(a_tile[i][x]) * double(b_tile[j][x]);
     }
     __syncthreads();
   }
-  for (int q = 0; q < kOutputs; ++q) atomicAdd(&c[threadIdx.x + 256 * q], sum[q]);
+  for (int q = 0; q < kOutputs; ++q) atomicAdd(&c[threadIdx.x + kProductThreads * q], sum[q]);
 }
 
 void bench_tall_skinny(Report& report, cublasHandle_t blas, bool quick) {
@@ -208,7 +212,7 @@ void bench_tall_skinny(Report& report, cublasHandle_t blas, bool quick) {
   // Accuracy against float64 (rel. L2 over the 64 × 64 outputs), ours and cuBLAS's FP32 SGEMM.
   cuda::DeviceBuffer<double> exact(maps * maps);
   DCSGRID_CUDA_CHECK(cudaMemset(exact.data(), 0, maps * maps * sizeof(double)));
-  gram_float64<64><<<1024, 256>>>(a.data(), b.data(), voxels, exact.data());
+  product_float64<64><<<1024, kProductThreads>>>(a.data(), b.data(), voxels, exact.data());
   DCSGRID_CHECK_LAUNCH();
   std::vector<double> exact_host(maps * maps);
   DCSGRID_CUDA_CHECK(cudaMemcpy(exact_host.data(), exact.data(), maps * maps * sizeof(double),
