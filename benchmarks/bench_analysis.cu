@@ -7,7 +7,7 @@
 // batch       N frames (default 1000) of a 3,000–5,000-atom protein (default
 //             data/1hpv_pdb2pqr_amber.pqr.gz, HIV-1 protease with hydrogens, 3,128 atoms), each
 //             with its coordinates perturbed (Gaussian, σ = 0.3 Å, seeded by frame) and written as
-//             a PQR file, run through run_batch on a 1 Å grid with 10 Å padding (union box):
+//             a PQR file, run through app::run_batch on a 1 Å grid with 10 Å padding (union box):
 //             frames/s of the pipeline and each stage's busy share; the ensemble maps after.
 // similarity  200 maps of 10^7 points (device memory): G = M·Mᵀ by gram_matrix_cuda (in-house
 //             gemm_cuda, 2^20-point blocks summed in double), by one gemm_cuda call over all
@@ -36,7 +36,7 @@
 #include <string>
 #include <vector>
 
-#include "dcsgrid/analysis/batch.hpp"
+#include "dcsgrid/app/batch.hpp"
 #include "dcsgrid/analysis/interpolation.hpp"
 #include "dcsgrid/analysis/similarity.hpp"
 #include "dcsgrid/core/cuda_support.hpp"
@@ -127,13 +127,13 @@ void bench_batch(const Settings& s) {
   }
   std::ofstream(dir / "frames.txt") << list;
 
-  analysis::BatchOptions o;
+  app::BatchOptions o;
   o.inputs = {"@" + (dir / "frames.txt").string()};
   o.output = dir / "frames.h5";
-  o.spacing = 1.0;
-  o.padding = 10.0;
+  o.grid.spacing = 1.0;
+  o.grid.padding = 10.0;
   o.ensemble = true;
-  const analysis::BatchResult r = analysis::run_batch(o);
+  const app::BatchResult r = app::run_batch(o);
   const double busy = r.read_busy + r.compute_busy + r.write_busy;
   Report report("bench_analysis_batch",
                 {"frames", "atoms", "grid_points", "device", "pipeline_s", "frames_per_s",

@@ -6,8 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "dcsgrid/analysis/batch_file.hpp"
+#include "dcsgrid/analysis/stats.hpp"
 #include "dcsgrid/core/atoms.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/engine/cpu_backend.hpp"
+#include "dcsgrid/engine/metadata.hpp"
+#include "dcsgrid/io/read.hpp"
 
 namespace dcsgrid::test {
 
@@ -52,4 +57,40 @@ inline AtomSet as_stored(const AtomSet& atoms) {
   return out;
 }
 
+// A batch file of the structures on the union of their boxes grown by padding, every frame
+// computed (direct, CPU) and complete with its stats: the fixture of the analysis tests that read
+// batch files (the batch pipeline itself is tested in test_app_batch).
+inline void write_batch_file(const std::vector<std::string>& files, const std::filesystem::path& output,
+                             double spacing, double padding) {
+  std::vector<io::Structure> structures;
+  analysis::BatchLayout layout;
+  for (const auto& f : files) {
+    structures.push_back(io::read_structure(f));
+    analysis::FrameRecord record;
+    record.source = f;
+    layout.frames.push_back(record);
+  }
+  Box all = bounding_box(structures.front().atoms);
+  for (const auto& s : structures) all = union_box(all, bounding_box(s.atoms));
+  layout.grid = grid_around(all, spacing, padding);
+  layout.meta = engine::method_metadata(Physics{}, engine::Method::direct, {});
+  layout.histogram_bins = analysis::HistogramOptions{}.bins;
+  analysis::BatchFile::create(output, layout);
+  analysis::BatchFile file(output, true);
+  auto backend = engine::make_cpu_backend();
+  for (std::size_t i = 0; i < structures.size(); ++i) {
+    engine::PotentialRequest request;
+    request.atoms = &structures[i].atoms;
+    request.grid = layout.grid;
+    const std::vector<float> map = engine::compute_grid(*backend, request);
+    analysis::FrameRecord record = layout.frames[i];
+    record.atom_count = structures[i].atoms.size();
+    record.total_charge = structures[i].atoms.total_charge();
+    record.status = analysis::FrameStatus::complete;
+    const analysis::MapStats stats = analysis::map_stats(map);
+    file.write_frame(i, map.data(), record, &stats);
+  }
+}
+
 }  // namespace dcsgrid::test
+

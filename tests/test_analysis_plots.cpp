@@ -4,7 +4,6 @@
 
 #include <fstream>
 
-#include "dcsgrid/analysis/batch.hpp"
 #include "dcsgrid/analysis/similarity.hpp"
 #include "dcsgrid/io/map_io.hpp"
 #include "helpers.hpp"
@@ -47,14 +46,10 @@ TEST(Plots, SliceHistogramAndSimilarity) {
     test::write_pqr(path, test::random_atoms(10, Box{{0, 0, 0}, {4, 4, 4}}, 60 + f));
     files.push_back(path.string());
   }
-  BatchOptions b;
-  b.inputs = files;
-  b.output = dir / "batch.h5";
-  b.device = "cpu";
-  b.padding = 3;
-  run_batch(b);
+  const fs::path batch = dir / "batch.h5";
+  test::write_batch_file(files, batch, 0.5, 3);
   SimilarityOptions s;
-  s.maps = {b.output};
+  s.maps = {batch};
   s.device = "cpu";
   s.output_h5 = dir / "sim.h5";
   compute_similarity(s);
@@ -64,9 +59,9 @@ TEST(Plots, SliceHistogramAndSimilarity) {
     EXPECT_EQ(r.status, 0) << r.output;
     EXPECT_TRUE(is_png(png)) << png;
   };
-  run("slice " + b.output.string() + " --frame 1 --atoms " + files[1], dir / "slice.png");
-  run("slice " + b.output.string() + " --axis x --at 2.0", dir / "slice_x.png");
-  run("histogram " + b.output.string() + " --frame 0", dir / "hist.png");
+  run("slice " + batch.string() + " --frame 1 --atoms " + files[1], dir / "slice.png");
+  run("slice " + batch.string() + " --axis x --at 2.0", dir / "slice_x.png");
+  run("histogram " + batch.string() + " --frame 0", dir / "hist.png");
   run("similarity " + s.output_h5.string(), dir / "sim.png");
 
   // A single map without stored histograms, and a bad request.

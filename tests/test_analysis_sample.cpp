@@ -7,7 +7,6 @@
 #include <fstream>
 #include <random>
 
-#include "dcsgrid/analysis/batch.hpp"
 #include "dcsgrid/analysis/interpolation.hpp"
 #include "dcsgrid/analysis/sample.hpp"
 #include "dcsgrid/core/error.hpp"
@@ -234,15 +233,11 @@ TEST(Sample, BatchFileOneMatrixAllFrames) {
     test::write_pqr(path, test::random_atoms(8, Box{{0, 0, 0}, {3, 3, 3}}, 40 + f));
     files.push_back(path.string());
   }
-  BatchOptions b;
-  b.inputs = files;
-  b.output = dir / "batch.h5";
-  b.device = "cpu";
-  b.padding = 3;
-  run_batch(b);
+  const fs::path batch = dir / "batch.h5";
+  test::write_batch_file(files, batch, 0.5, 3);
   test::write_text(dir / "pts.txt", "1 1 1\n2 0.5 2.5\n-10 -10 -10\n");
   SampleOptions o;
-  o.map = b.output;
+  o.map = batch;
   o.points = dir / "pts.txt";
   o.device = "cpu";
   o.maps_per_pass = 2;  // two SpMM passes
@@ -253,7 +248,7 @@ TEST(Sample, BatchFileOneMatrixAllFrames) {
   EXPECT_FALSE(r.has_charges);
   EXPECT_TRUE(r.energy_kcal_mol.empty());
   // Each frame's values equal the single-map path on that frame.
-  const MapReader reader(b.output);
+  const MapReader reader(batch);
   const PointSet pts = read_points(o.points);
   const InterpolationMatrix m = trilinear_matrix(reader.grid(), pts.points);
   std::vector<float> frame(reader.grid().point_count());
@@ -267,8 +262,8 @@ TEST(Sample, BatchFileOneMatrixAllFrames) {
   std::ifstream csv(o.output_csv);
   std::string header, line;
   std::getline(csv, header);
-  EXPECT_EQ(header, "x,y,z,\"" + b.output.string() + "#0\",\"" + b.output.string() + "#1\",\"" +
-                        b.output.string() + "#2\"");
+  EXPECT_EQ(header, "x,y,z,\"" + batch.string() + "#0\",\"" + batch.string() + "#1\",\"" +
+                        batch.string() + "#2\"");
   std::getline(csv, line);
   EXPECT_EQ(line.substr(0, 6), "1,1,1,");
   std::getline(csv, line);

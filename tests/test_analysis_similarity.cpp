@@ -8,7 +8,6 @@
 #include <random>
 #include <sstream>
 
-#include "dcsgrid/analysis/batch.hpp"
 #include "dcsgrid/analysis/similarity.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/map_io.hpp"
@@ -200,29 +199,24 @@ TEST(Similarity, BatchFramesWithTheirOwnAtomsAsMask) {
     test::write_pqr(path, frames.back());
     files.push_back(path.string());
   }
-  BatchOptions b;
-  b.inputs = files;
-  b.output = dir / "batch.h5";
-  b.device = "cpu";
-  b.spacing = 0.5;
-  b.padding = 4;
-  run_batch(b);
+  const fs::path batch = dir / "batch.h5";
+  test::write_batch_file(files, batch, 0.5, 4);
 
   SimilarityOptions o;
-  o.maps = {b.output};
+  o.maps = {batch};
   o.device = "cpu";
   o.mask_distance = 2.0;
   o.mask_batch_inputs = true;
   const SimilarityResult r = compute_similarity(o);
   ASSERT_EQ(r.n, 3u);
-  EXPECT_EQ(r.labels[2], b.output.string() + "#2");
+  EXPECT_EQ(r.labels[2], batch.string() + "#2");
   // The same mask from the atoms given directly (as the PQR files store them).
   SimilarityOptions direct = o;
   direct.mask_batch_inputs = false;
   for (const auto& f : frames) direct.mask_atoms.push_back(test::as_stored(f));
   const SimilarityResult d = compute_similarity(direct);
   EXPECT_EQ(r.points_used, d.points_used);
-  EXPECT_LT(r.points_used, MapReader(b.output).grid().point_count());
+  EXPECT_LT(r.points_used, MapReader(batch).grid().point_count());
   for (std::size_t i = 0; i < 9; ++i) EXPECT_DOUBLE_EQ(r.hodgkin[i], d.hodgkin[i]);
   EXPECT_NEAR(r.hodgkin[0], 1.0, 1e-12);
 }

@@ -14,34 +14,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Running sums for an ErrorSummary.
-struct ErrorSums {
-  std::size_t points = 0;
-  double error2 = 0, reference2 = 0, max_abs = 0;
-  void add(double reference, double error) {
-    ++points;
-    error2 += error * error;
-    reference2 += reference * reference;
-    max_abs = std::max(max_abs, std::abs(error));
-  }
-  void merge(const ErrorSums& o) {
-    points += o.points;
-    error2 += o.error2;
-    reference2 += o.reference2;
-    max_abs = std::max(max_abs, o.max_abs);
-  }
-  ErrorSummary summary() const {
-    ErrorSummary s;
-    s.points = points;
-    if (points == 0) return s;
-    s.rms_error = std::sqrt(error2 / double(points));
-    s.rms_reference = std::sqrt(reference2 / double(points));
-    s.max_abs_error = max_abs;
-    s.relative_l2 = reference2 > 0 ? std::sqrt(error2 / reference2) : std::sqrt(error2);
-    return s;
-  }
-};
-
 void validate(const CompareOptions& o) {
   const auto& e = o.shell_edges;
   if (e.empty() || e.front() != 0 || !std::is_sorted(e.begin(), e.end()) ||
@@ -58,6 +30,24 @@ std::string grid_vector(const std::array<double, 3>& v) {
 nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
 
 }  // namespace
+
+void ErrorSums::add(double reference, double error) {
+  ++points;
+  error2 += error * error;
+  reference2 += reference * reference;
+  max_abs = std::max(max_abs, std::abs(error));
+}
+
+ErrorSummary ErrorSums::summary() const {
+  ErrorSummary s;
+  s.points = points;
+  if (points == 0) return s;
+  s.rms_error = std::sqrt(error2 / double(points));
+  s.rms_reference = std::sqrt(reference2 / double(points));
+  s.max_abs_error = max_abs;
+  s.relative_l2 = reference2 > 0 ? std::sqrt(error2 / reference2) : std::sqrt(error2);
+  return s;
+}
 
 nlohmann::json ErrorSummary::to_json() const {
   return {{"points", points},           {"rms_error", rms_error}, {"max_abs_error", max_abs_error},
@@ -84,56 +74,116 @@ void require_same_grid(const GridSpec& reference, const GridSpec& test, double t
   if (!problems.empty()) throw Error("the maps are on different grids" + problems);
 }
 
+MapComparison::MapComparison(const GridSpec& grid, const AtomSet* atoms, const CompareOptions& options)
+    : grid_(grid), atoms_(atoms && !atoms->empty() ? atoms : nullptr), options_(options),
+      shells_(atoms_ ? options.shell_edges.size() : 0) {
+  validate(grid);
+  validate(options);
+}
+
+// The planes [z_begin, z_begin+planes) as a grid of their own (for the distances to the atoms).
+GridSpec MapComparison::slab_grid(std::int64_t z_begin, std::int64_t planes) const {
+  if (z_begin < 0 || planes <= 0 || z_begin + planes > grid_.nz())
+    throw Error(fmt::format("compare: planes {}..{} lie outside the grid's {} planes", z_begin,
+                            z_begin + planes - 1, grid_.nz()));
+  GridSpec slab = grid_;
+  slab.origin[2] = grid_.origin[2] + double(z_begin) * grid_.spacing[2];
+  slab.dims[2] = planes;
+  return slab;
+}
+
+void MapComparison::add(std::int64_t z_begin, std::int64_t planes, const float* reference,
+                        const float* test) {
+  if (histogram_started_) throw Error("compare: add() after the histogram sweep began");
+  const GridSpec slab = slab_grid(z_begin, planes);
+  const auto& edges = options_.shell_edges;
+  const std::vector<float> distance =
+      atoms_ ? nearest_atom_distance(*atoms_, slab, edges.back()) : std::vector<float>();
+  const std::size_t n = slab.point_count();
+  const std::size_t offset = std::size_t(z_begin) * grid_.plane_size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(reference[i]) || !std::isfinite(test[i])) {
+      ++non_finite_;
+      continue;
+    }
+    const double error = double(test[i]) - double(reference[i]);
+    if (std::abs(error) > overall_.max_abs || overall_.points == 0) {
+      max_index_ = offset + i;
+      reference_at_max_ = reference[i];
+      test_at_max_ = test[i];
+    }
+    overall_.add(reference[i], error);
+    if (!shells_.empty()) {
+      // Shell s holds [edges[s], edges[s+1]); the last is open (distance +inf included).
+      const std::size_t s = std::size_t(std::upper_bound(edges.begin(), edges.end(), double(distance[i])) -
+                                        edges.begin()) - 1;
+      shells_[s].add(reference[i], error);
+    }
+  }
+  planes_added_ += planes;
+}
+
+double MapComparison::histogram_range() const {
+  // Symmetric range just past the largest error, so that it falls in the last bin.
+  return overall_.max_abs > 0 ? overall_.max_abs * (1 + 1e-6) : 1.0;
+}
+
+void MapComparison::add_to_histogram(std::int64_t z_begin, std::int64_t planes, const float* reference,
+                                     const float* test) {
+  const std::size_t n = slab_grid(z_begin, planes).point_count();
+  std::vector<float> difference(n);
+  for (std::size_t i = 0; i < n; ++i) difference[i] = test[i] - reference[i];
+  const double range = histogram_range();
+  prims::ValueHistogram part =
+      prims::histogram_values_cpu(difference.data(), n, -range, range, options_.histogram_bins);
+  if (!histogram_started_) {
+    histogram_ = std::move(part);
+    histogram_started_ = true;
+    return;
+  }
+  for (std::size_t b = 0; b < part.counts.size(); ++b) histogram_.counts[b] += part.counts[b];
+  histogram_.underflow += part.underflow;
+  histogram_.overflow += part.overflow;
+  histogram_.nan += part.nan;
+}
+
+CompareReport MapComparison::report() const {
+  if (planes_added_ != grid_.nz())
+    throw Error(fmt::format("compare: {} of the grid's {} planes were compared", planes_added_, grid_.nz()));
+  if (!histogram_started_) throw Error("compare: the histogram sweep was not made");
+  CompareReport report;
+  report.grid = grid_;
+  report.overall = overall_.summary();
+  report.non_finite = non_finite_;
+  const auto& edges = options_.shell_edges;
+  for (std::size_t s = 0; s < shells_.size(); ++s)
+    report.shells.push_back({edges[s], s + 1 < edges.size() ? edges[s + 1] : kInf, shells_[s].summary()});
+  if (overall_.points > 0) {
+    report.max_index = max_index_;
+    report.max_ijk = grid_.ijk(max_index_);
+    report.max_position = grid_.position(report.max_ijk[0], report.max_ijk[1], report.max_ijk[2]);
+    report.reference_at_max = reference_at_max_;
+    report.test_at_max = test_at_max_;
+  }
+  report.error_histogram = histogram_;
+  return report;
+}
+
 CompareReport compare_maps(const GridSpec& grid, std::span<const float> reference,
                            std::span<const float> test, const AtomSet* atoms,
                            const CompareOptions& options) {
-  validate(grid);
-  validate(options);
+  MapComparison comparison(grid, atoms, options);
   const std::size_t n = grid.point_count();
   if (reference.size() != n || test.size() != n)
     throw Error(fmt::format("compare: a map of {} points needs {} values, got {} and {}",
                             grid.describe(), n, reference.size(), test.size()));
-  CompareReport report;
-  report.grid = grid;
-
-  std::vector<float> difference(n);
-  const auto& edges = options.shell_edges;
-  const std::vector<float> distance =
-      atoms && !atoms->empty() ? nearest_atom_distance(*atoms, grid, edges.back()) : std::vector<float>();
-  std::vector<ErrorSums> shells(distance.empty() ? 0 : edges.size());
-  ErrorSums overall;
-  for (std::size_t i = 0; i < n; ++i) {
-    difference[i] = test[i] - reference[i];
-    if (!std::isfinite(reference[i]) || !std::isfinite(test[i])) {
-      ++report.non_finite;
-      continue;
-    }
-    const double error = double(test[i]) - double(reference[i]);
-    if (std::abs(error) > overall.max_abs || overall.points == 0) report.max_index = i;
-    overall.add(reference[i], error);
-    if (!shells.empty()) {
-      // Shell s holds [edges[s], edges[s+1]); the last is open (distance +inf included).
-      const std::size_t s = std::size_t(std::upper_bound(edges.begin(), edges.end(), double(distance[i])) -
-                                        edges.begin()) - 1;
-      shells[s].add(reference[i], error);
-    }
+  comparison.add(0, grid.nz(), reference.data(), test.data());
+  comparison.add_to_histogram(0, grid.nz(), reference.data(), test.data());
+  CompareReport report = comparison.report();
+  if (options.keep_difference) {
+    report.difference.resize(n);
+    for (std::size_t i = 0; i < n; ++i) report.difference[i] = test[i] - reference[i];
   }
-  report.overall = overall.summary();
-  for (std::size_t s = 0; s < shells.size(); ++s)
-    report.shells.push_back({edges[s], s + 1 < edges.size() ? edges[s + 1] : kInf, shells[s].summary()});
-
-  if (overall.points > 0) {
-    const auto ijk = grid.ijk(report.max_index);
-    report.max_ijk = ijk;
-    report.max_position = grid.position(ijk[0], ijk[1], ijk[2]);
-    report.reference_at_max = reference[report.max_index];
-    report.test_at_max = test[report.max_index];
-  }
-  // Symmetric range just past the largest error, so that it falls in the last bin.
-  const double range = overall.max_abs > 0 ? overall.max_abs * (1 + 1e-6) : 1.0;
-  report.error_histogram =
-      prims::histogram_values_cpu(difference.data(), n, -range, range, options.histogram_bins);
-  if (options.keep_difference) report.difference = std::move(difference);
   return report;
 }
 

@@ -1,5 +1,5 @@
 // dcsgrid batch INPUTS... -o FRAMES.h5: the potential of many structures on one shared grid, one
-// frame each, in one resumable batch file (analysis::run_batch).
+// frame each, in one resumable batch file (app::run_batch).
 #include <cstdint>
 #include <cstdio>
 #include <limits>
@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/fmt/fmt.h>
 
-#include "dcsgrid/analysis/batch.hpp"
+#include "dcsgrid/app/batch.hpp"
 #include "dcsgrid/cli/commands.hpp"
 #include "dcsgrid/cli/progress.hpp"
 #include "dcsgrid/engine/engine.hpp"
@@ -26,17 +26,14 @@ constexpr int kSomeFramesFailed = 3;
 
 // CLI11's PositiveNumber/NonNegativeNumber name DBL_MAX in full in their messages.
 const CLI::Range kPositiveCount(1, std::numeric_limits<int>::max(), "POSITIVE");
-const CLI::Range kDeviceNumber(0, std::numeric_limits<int>::max(), "NONNEGATIVE");
 
 // What the command line sets: BatchOptions itself, plus the text forms and explicit-grid values
 // that become BatchOptions fields once parsed.
 struct BatchCommandOptions {
-  analysis::BatchOptions batch;
+  app::BatchOptions batch;
   std::string models = "one";
-  std::string unknown = "error";
   GridOptions grid;
-  std::string units = "kT/e";
-  MethodOptions method;
+  ComputeOptions compute;
   std::vector<double> histogram_range;
   bool no_stats = false;
   bool json = false;
@@ -62,7 +59,7 @@ complete); 2 usage error; 3 the file is written but some frames failed (listed; 
 retries them).)";
 
 void add_options(CLI::App& app, BatchCommandOptions& o) {
-  analysis::BatchOptions& b = o.batch;
+  app::BatchOptions& b = o.batch;
   app.add_option("inputs", b.inputs,
                  "Structures (PQR, PDB, mmCIF, PDBQT, XYZ, .gz too), or @LIST: a file naming one "
                  "input a line")
@@ -80,22 +77,13 @@ void add_options(CLI::App& app, BatchCommandOptions& o) {
       ->capture_default_str()
       ->excludes(models)
       ->group(in);
-  add_charge_options(app, b.read, o.unknown,
+  add_charge_options(app, b.read,
                      "Residues/atoms missing from the force field: error (the frame fails) or "
                      "zero (warn, charge 0)");
 
   add_grid_options(app, o.grid, "Grid, shared by every frame (default: all inputs' box plus --padding)",
                    "Margin around the union of the inputs' boxes, Å");
-  add_physics_options(app, b.physics, o.units);
-  add_method_options(app, o.method, {"direct", "cutoff"},
-                     "direct (exact sum over all atoms) or cutoff");
-
-  const std::string dev = kHardwareGroup;
-  add_device_option(app, b.device, dev);
-  app.add_option("--gpus", b.gpus, "GPUs to use, a list like 0,1 (default: all)")
-      ->delimiter(',')
-      ->check(kDeviceNumber)
-      ->group(dev);
+  add_compute_options(app, o.compute, "direct (exact sum over all atoms) or cutoff", false);
 
   const std::string file = "Batch file";
   auto* resume = app.add_flag("--resume", b.resume,
@@ -132,17 +120,13 @@ void add_options(CLI::App& app, BatchCommandOptions& o) {
   app.add_flag("-q,--quiet", o.quiet, "Only warnings and errors")->group(out);
 }
 
-// Turns the parsed text options into BatchOptions fields.
+// Turns the parsed text options into BatchOptions fields (bad physics or cutoff settings fail here,
+// once, before any frame).
 void complete_batch_options(BatchCommandOptions& o, const std::string& command_line) {
-  analysis::BatchOptions& b = o.batch;
+  app::BatchOptions& b = o.batch;
   b.models_all = o.models == "all";
-  b.read.unknown_zero = o.unknown == "zero";
-  b.spacing = o.grid.spacing;
-  b.padding = o.grid.padding;
-  b.grid = o.grid.explicit_grid();  // else run_batch builds one around the inputs
-  b.physics.unit = parse_unit(o.units);
-  b.method = engine::parse_method(o.method.method);
-  b.cutoff = o.method.parsed_cutoff();
+  b.grid = o.grid.choice();
+  b.compute = o.compute.settings();
   b.stats = !o.no_stats;
   if (!o.histogram_range.empty()) {
     b.histogram.lo = o.histogram_range[0];
@@ -151,22 +135,7 @@ void complete_batch_options(BatchCommandOptions& o, const std::string& command_l
   b.command_line = command_line;
 }
 
-// run_batch would record bad physics or cutoff settings as the same failure of every frame;
-// checked here they give one error before any work. engine::validate checks a whole request, so
-// it gets a placeholder atom and grid point.
-void check_engine_options(const analysis::BatchOptions& b) {
-  AtomSet placeholder;
-  placeholder.push_back(0, 0, 0, 0);
-  engine::PotentialRequest request;
-  request.atoms = &placeholder;
-  request.grid = b.grid.value_or(grid_from_origin({0, 0, 0}, {1, 1, 1}, b.spacing));
-  request.physics = b.physics;
-  request.method = b.method;
-  request.cutoff = b.cutoff;
-  engine::validate(request);
-}
-
-void print_summary(const analysis::BatchResult& r, bool models_all) {
+void print_summary(const app::BatchResult& r, bool models_all) {
   std::fprintf(stderr, "batch: %zu frames in %s\n       grid %s\n", r.frames, r.output.c_str(),
                r.grid.describe().c_str());
   std::fprintf(stderr, "       computed %zu, failed %zu, already complete %zu, pending %zu\n",
@@ -206,13 +175,12 @@ int batch_command(int argc, char** argv) {
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
   setup_logging(options.verbose, options.quiet);
   complete_batch_options(options, "dcsgrid " + joined_command_line(argc, argv));
-  check_engine_options(options.batch);
 
   ProgressBar bar("batch", !options.quiet);
   options.batch.progress = [&](std::size_t done, std::size_t total) {
     bar.update(double(done) / double(total));
   };
-  const analysis::BatchResult result = analysis::run_batch(options.batch);
+  const app::BatchResult result = app::run_batch(options.batch);
   bar.finish();
 
   if (options.json)

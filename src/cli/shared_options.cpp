@@ -1,9 +1,12 @@
 #include "shared_options.hpp"
 
+#include <map>
+
+#include "dcsgrid/core/units.hpp"
+
 namespace dcsgrid::cli {
 
-void add_charge_options(CLI::App& app, io::ReadOptions& read, std::string& unknown,
-                        const std::string& unknown_help) {
+void add_charge_options(CLI::App& app, io::ReadOptions& read, const std::string& unknown_help) {
   const std::string in = "Input and charges";
   app.add_option("--forcefield", read.forcefield, "Charges for PDB/mmCIF: amber, charmm, parse")
       ->check(CLI::IsMember({"amber", "charmm", "parse"}))
@@ -13,18 +16,21 @@ void add_charge_options(CLI::App& app, io::ReadOptions& read, std::string& unkno
                  "Folder with pdb2pqr's <FF>.DAT and .names (default: $DCSGRID_FORCEFIELD_DIR, "
                  "then " DCSGRID_DEFAULT_FORCEFIELD_DIR ")")
       ->group(in);
-  app.add_option("--unknown", unknown, unknown_help)
-      ->check(CLI::IsMember({"error", "zero"}))
-      ->capture_default_str()
+  app.add_option("--unknown", read.unknown_zero, unknown_help)
+      ->transform(CLI::CheckedTransformer(std::map<std::string, bool>{{"error", false}, {"zero", true}}))
+      ->default_str("error")
       ->group(in);
 }
 
-std::optional<GridSpec> GridOptions::explicit_grid() const {
+app::GridChoice GridOptions::choice() const {
+  app::GridChoice c;
+  c.spacing = spacing;
+  c.padding = padding;
   if (!center.empty())
-    return grid_centered({center[0], center[1], center[2]}, {size[0], size[1], size[2]}, spacing);
-  if (!origin.empty())
-    return grid_from_origin({origin[0], origin[1], origin[2]}, {dims[0], dims[1], dims[2]}, spacing);
-  return std::nullopt;
+    c.box = grid_centered({center[0], center[1], center[2]}, {size[0], size[1], size[2]}, spacing);
+  else if (!origin.empty())
+    c.box = grid_from_origin({origin[0], origin[1], origin[2]}, {dims[0], dims[1], dims[2]}, spacing);
+  return c;
 }
 
 void add_grid_options(CLI::App& app, GridOptions& g, const std::string& group,
@@ -45,6 +51,8 @@ void add_grid_options(CLI::App& app, GridOptions& g, const std::string& group,
   center->excludes(origin);
   size->excludes(dims);
 }
+
+namespace {
 
 void add_physics_options(CLI::App& app, Physics& physics, std::string& units) {
   const std::string phys = "Physics";
@@ -70,29 +78,73 @@ void add_physics_options(CLI::App& app, Physics& physics, std::string& units) {
       ->group(phys);
 }
 
-engine::CutoffOptions MethodOptions::parsed_cutoff() const {
-  engine::CutoffOptions c = cutoff;
-  c.form = engine::parse_cutoff_form(cutoff_form);
-  return c;
+// A CLI11 check that runs a parser and reports its Error as a usage error.
+template <typename Parse>
+CLI::Validator parses_with(Parse parse, const std::string& description) {
+  return CLI::Validator(
+      [parse](std::string& value) {
+        try {
+          parse(value);
+          return std::string();
+        } catch (const std::exception& e) {
+          return std::string(e.what());
+        }
+      },
+      description);
 }
 
-void add_method_options(CLI::App& app, MethodOptions& m, const std::vector<std::string>& methods,
-                        const std::string& method_help) {
-  app.add_option("--method", m.method, method_help)
-      ->check(CLI::IsMember(methods))
+}  // namespace
+
+app::ComputeSettings ComputeOptions::settings() const {
+  app::ComputeSettings s;
+  s.physics = physics;
+  s.physics.unit = parse_unit(units);
+  s.methods = app::parse_method_list(method);
+  s.cutoff = cutoff;
+  s.cutoff.form = engine::parse_cutoff_form(cutoff_form);
+  s.device = device;
+  s.gpus = app::parse_gpu_list(gpus);
+  s.threads = threads;
+  app::validate(s);
+  return s;
+}
+
+void add_compute_options(CLI::App& app, ComputeOptions& o, const std::string& method_help, bool lists) {
+  add_physics_options(app, o.physics, o.units);
+  const auto one_method = [](const std::string& m) { engine::parse_method(m); };
+  const auto method_list = [](const std::string& m) { app::parse_method_list(m); };
+  app.add_option("--method", o.method, method_help)
+      ->check(lists ? parses_with(method_list, "METHOD[,METHOD...]") : parses_with(one_method, "METHOD"))
       ->capture_default_str()
       ->group(kMethodGroup);
-  app.add_option("--cutoff", m.cutoff.radius, "Cutoff radius for the cutoff method, Å")
+  app.add_option("--cutoff", o.cutoff.radius, "Cutoff radius for the cutoff method, Å")
       ->capture_default_str()
       ->group(kMethodGroup);
-  app.add_option("--cutoff-form", m.cutoff_form,
+  app.add_option("--cutoff-form", o.cutoff_form,
                  "truncated, shifted q/r·(1−r²/rc²)², or switched (C1 from --switch-start to rc)")
       ->check(CLI::IsMember({"truncated", "shifted", "switched"}))
       ->capture_default_str()
       ->group(kMethodGroup);
-  app.add_option("--switch-start", m.cutoff.switch_start, "Where the switched form starts, Å")
+  app.add_option("--switch-start", o.cutoff.switch_start, "Where the switched form starts, Å")
       ->capture_default_str()
       ->group(kMethodGroup);
+  app.add_option("--bin-capacity", o.cutoff.bin_capacity,
+                 "Atoms per bin for the GPU cutoff (0: chosen so ~95% of atoms fit)")
+      ->capture_default_str()
+      ->group(kMethodGroup);
+  app.add_flag("--dynamic-bins", o.cutoff.dynamic_bins,
+               "Prefix-sum bins instead of fixed capacity (very uneven atom densities)")
+      ->group(kMethodGroup);
+
+  add_device_option(app, o.device, kHardwareGroup);
+  app.add_option("--gpus", o.gpus, "GPUs to use: all or a list like 0,1")
+      ->check(parses_with([](const std::string& g) { app::parse_gpu_list(g); }, "all|ID[,ID...]"))
+      ->capture_default_str()
+      ->group(kHardwareGroup);
+  app.add_option("--threads", o.threads, "CPU threads (0: all cores)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str()
+      ->group(kHardwareGroup);
 }
 
 void add_device_option(CLI::App& app, std::string& device, const std::string& group) {

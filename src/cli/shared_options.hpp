@@ -1,52 +1,51 @@
 // Option groups that several commands share (the main job and batch most of them), so they read
-// the same flags with the same checks, defaults and help.
+// the same flags with the same checks, defaults and help, into the app layer's typed settings.
 #pragma once
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
-#include "dcsgrid/core/grid.hpp"
-#include "dcsgrid/core/physics.hpp"
-#include "dcsgrid/engine/engine.hpp"
+#include "dcsgrid/app/settings.hpp"
 #include "dcsgrid/io/read.hpp"
 
 namespace dcsgrid::cli {
 
-// --forcefield, --forcefield-dir, --unknown (into `unknown`: "error" or "zero").
-void add_charge_options(CLI::App& app, io::ReadOptions& read, std::string& unknown,
-                        const std::string& unknown_help);
+// --forcefield, --forcefield-dir, --unknown (error: list them; zero: warn, charge 0).
+void add_charge_options(CLI::App& app, io::ReadOptions& read, const std::string& unknown_help);
 
 // --spacing, --padding, and an explicit box: --center with --size, or --origin with --dims.
 struct GridOptions {
   double spacing = 0.5, padding = 10.0;
   std::vector<double> center, size, origin;
   std::vector<std::int64_t> dims;
-  // The box the user gave, if any.
-  std::optional<GridSpec> explicit_grid() const;
+  app::GridChoice choice() const;
 };
 void add_grid_options(CLI::App& app, GridOptions& grid, const std::string& group,
                       const std::string& padding_help);
 
-// --dielectric, --ddd, --ionic-strength, --temperature, --min-distance, --units (into `units`).
-void add_physics_options(CLI::App& app, Physics& physics, std::string& units);
-
-// --method (one of `methods`), --cutoff, --cutoff-form, --switch-start; group "Method".
-struct MethodOptions {
+// Physics (--dielectric, --ddd, --ionic-strength, --temperature, --min-distance, --units), method
+// (--method, --cutoff, --cutoff-form, --switch-start) and hardware (--device, --gpus, --threads)
+// options, in text form until settings() parses them.
+struct ComputeOptions {
+  Physics physics;
+  std::string units = "kT/e";
   std::string method = "direct";
   std::string cutoff_form = "shifted";
   engine::CutoffOptions cutoff;
-  // cutoff with its form parsed from cutoff_form.
-  engine::CutoffOptions parsed_cutoff() const;
+  std::string device = "auto";
+  std::string gpus = "all";
+  int threads = 0;
+  // Throws Error for a bad method list or GPU list, then validates the settings.
+  app::ComputeSettings settings() const;
 };
 inline const std::string kMethodGroup = "Method";
-void add_method_options(CLI::App& app, MethodOptions& method,
-                        const std::vector<std::string>& methods, const std::string& method_help);
+inline const std::string kHardwareGroup = "Hardware";
+// method_help describes --method; method lists are allowed when `lists` is true.
+void add_compute_options(CLI::App& app, ComputeOptions& o, const std::string& method_help, bool lists);
 
 // --device: auto (GPU when present), cpu or gpu.
-inline const std::string kHardwareGroup = "Hardware";
 void add_device_option(CLI::App& app, std::string& device, const std::string& group);
 
 }  // namespace dcsgrid::cli

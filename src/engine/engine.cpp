@@ -34,17 +34,20 @@ CutoffForm parse_cutoff_form(const std::string& name) {
   throw Error("unknown cutoff form '" + name + "': use truncated, shifted or switched");
 }
 
-void validate(const PotentialRequest& request) {
-  if (!request.atoms || request.atoms->empty()) throw Error("no atoms to compute a potential from");
-  validate(request.grid);
-  validate(request.physics);
-  if (request.method == Method::cutoff) {
-    const auto& c = request.cutoff;
+void validate_method(Method method, const CutoffOptions& c, const Physics& physics) {
+  validate(physics);
+  if (method == Method::cutoff) {
     if (!(c.radius > 0)) throw Error("--cutoff must be a positive radius in Å");
     if (c.form == CutoffForm::switched && !(c.switch_start >= 0 && c.switch_start < c.radius))
       throw Error("--switch-start must lie between 0 and the cutoff radius");
     if (c.bin_capacity < 0) throw Error("--bin-capacity must be positive (0 = automatic)");
   }
+}
+
+void validate(const PotentialRequest& request) {
+  if (!request.atoms || request.atoms->empty()) throw Error("no atoms to compute a potential from");
+  validate(request.grid);
+  validate_method(request.method, request.cutoff, request.physics);
 }
 
 RunStats Backend::run(const PotentialRequest& request, const SlabSink& sink,

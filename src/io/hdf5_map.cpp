@@ -59,9 +59,19 @@ std::string zyx(const std::array<T, 3>& v) {
   return text(v[2]) + " " + text(v[1]) + " " + text(v[0]);
 }
 
-// XDMF 2 description of the HDF5 map so ParaView and VisIt open it directly.
-std::string xdmf_text(const GridSpec& grid, const std::string& h5_name, const MapMetadata& meta) {
+// XDMF 2 description of the HDF5 map so ParaView and VisIt open it directly: one node attribute
+// per dataset.
+std::string xdmf_text(const GridSpec& grid, const std::string& h5_name, const MapMetadata& meta,
+                      const std::vector<std::string>& datasets) {
   const std::string dims = zyx(grid.dims);
+  std::string attributes;
+  for (const auto& name : datasets)
+    attributes += R"(      <Attribute Name=")" + escape_xml(name) +
+                  R"(" AttributeType="Scalar" Center="Node">
+        <DataItem Dimensions=")" + dims + R"(" NumberType="Float" Precision="4" Format="HDF">)" +
+                  escape_xml(h5_name) + ":/" + escape_xml(name) + R"(</DataItem>
+      </Attribute>
+)";
   return R"(<?xml version="1.0" ?>
 <!DOCTYPE Xdmf SYSTEM "Xdmf.dtd" []>
 <Xdmf Version="2.0">
@@ -75,11 +85,7 @@ std::string xdmf_text(const GridSpec& grid, const std::string& h5_name, const Ma
         <DataItem Name="Spacing" Dimensions="3" NumberType="Float" Precision="8" Format="XML">)" +
          zyx(grid.spacing) + R"(</DataItem>
       </Geometry>
-      <Attribute Name="potential" AttributeType="Scalar" Center="Node">
-        <DataItem Dimensions=")" + dims + R"(" NumberType="Float" Precision="4" Format="HDF">)" +
-         escape_xml(h5_name) + ":/" + kDataset + R"(</DataItem>
-      </Attribute>
-    </Grid>
+)" + attributes + R"(    </Grid>
   </Domain>
 </Xdmf>
 )";
@@ -128,6 +134,13 @@ Handle access_properties(const fs::path& file) {
 
 }  // namespace
 
+// One dataset the writer streams planes into.
+struct Stream {
+  std::string name;
+  Handle dataset;
+  std::vector<bool> plane_written;
+};
+
 struct Hdf5MapWriter::Impl {
   // Declared first so they are destroyed last: the temporaries go once every handle is closed.
   AtomicFile h5;
@@ -135,15 +148,67 @@ struct Hdf5MapWriter::Impl {
   GridSpec grid;
   MapMetadata meta;
   Handle file;
-  Handle dataset;
+  std::vector<Stream> streams;
   WriteOptions options;
-  std::vector<bool> plane_written;
   bool finished = false;
 
   Impl(const fs::path& path, const GridSpec& g, const MapMetadata& m, const WriteOptions& o)
-      : h5(path), xmf(fs::path(path).replace_extension(".xmf")), grid(g), meta(m), options(o),
-        plane_written(std::size_t(g.nz()), false) {}
+      : h5(path), xmf(fs::path(path).replace_extension(".xmf")), grid(g), meta(m), options(o) {}
   const fs::path& target() const { return h5.target(); }
+
+  void require_open(const char* call) const {
+    if (finished) throw Error(target().string() + ": " + call + " after finish()");
+  }
+  Stream& stream(std::size_t index) {
+    if (index >= streams.size())
+      throw Error(target().string() + ": no map number " + std::to_string(index));
+    return streams[index];
+  }
+  std::size_t create_stream(const std::string& name, const MapMetadata& map_meta) {
+    const fs::path& path = target();
+    const std::string what = "create the dataset /" + name;
+    const hsize_t shape[3] = {hsize_t(grid.nz()), hsize_t(grid.ny()), hsize_t(grid.nx())};
+    Handle space = checked_handle(H5Screate_simple(3, shape, nullptr), H5Sclose, path, what);
+    Handle create = creation_properties(grid, options, path);
+    Handle access = access_properties(path);
+    Handle dataset = checked_handle(H5Dcreate2(file.get(), name.c_str(), H5T_IEEE_F32LE, space.get(),
+                                               H5P_DEFAULT, create.get(), access.get()),
+                                    H5Dclose, path, what);
+    write_attributes(dataset.get(), grid, map_meta, path);
+    streams.push_back({name, std::move(dataset), std::vector<bool>(std::size_t(grid.nz()), false)});
+    return streams.size() - 1;
+  }
+  // Reads or writes planes [z_begin, z_begin+planes) of a stream.
+  void transfer(Stream& s, std::int64_t z_begin, std::int64_t planes, float* read_into,
+                const float* write_from) {
+    const fs::path& path = target();
+    if (z_begin < 0 || planes <= 0 || z_begin + planes > grid.nz())
+      throw Error(path.string() + ": planes " + std::to_string(z_begin) + ".." +
+                  std::to_string(z_begin + planes - 1) + " are outside the grid's " +
+                  std::to_string(grid.nz()) + " planes");
+    const hsize_t start[3] = {hsize_t(z_begin), 0, 0};
+    const hsize_t count[3] = {hsize_t(planes), hsize_t(grid.ny()), hsize_t(grid.nx())};
+    const std::string what = std::string(write_from ? "write" : "read back") + " planes " +
+                             std::to_string(z_begin) + ".." + std::to_string(z_begin + planes - 1) +
+                             " of /" + s.name;
+    Handle file_space = checked_handle(H5Dget_space(s.dataset.get()), H5Sclose, path, what);
+    hdf5::check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
+                path, what);
+    Handle memory_space = checked_handle(H5Screate_simple(3, count, nullptr), H5Sclose, path, what);
+    if (write_from) {
+      hdf5::check(H5Dwrite(s.dataset.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(),
+                           H5P_DEFAULT, write_from),
+                  path, what);
+      std::fill_n(s.plane_written.begin() + z_begin, planes, true);
+    } else {
+      if (!std::all_of(s.plane_written.begin() + z_begin, s.plane_written.begin() + z_begin + planes,
+                       [](bool w) { return w; }))
+        throw Error(path.string() + ": cannot " + what + ": not all of them are written yet");
+      hdf5::check(H5Dread(s.dataset.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(),
+                          H5P_DEFAULT, read_into),
+                  path, what);
+    }
+  }
 };
 
 Hdf5MapWriter::Hdf5MapWriter(const fs::path& path, const GridSpec& grid, const MapMetadata& meta,
@@ -155,15 +220,7 @@ Hdf5MapWriter::Hdf5MapWriter(const fs::path& path, const GridSpec& grid, const M
   impl->file = checked_handle(
       H5Fcreate(impl->h5.temp_path().c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
       path, "create the file (as " + impl->h5.temp_path().filename().string() + ")");
-  const hsize_t shape[3] = {hsize_t(grid.nz()), hsize_t(grid.ny()), hsize_t(grid.nx())};
-  Handle space = checked_handle(H5Screate_simple(3, shape, nullptr), H5Sclose, path,
-                                "create the dataspace");
-  Handle create = creation_properties(grid, options, path);
-  Handle access = access_properties(path);
-  impl->dataset = checked_handle(H5Dcreate2(impl->file.get(), kDataset, H5T_IEEE_F32LE, space.get(),
-                                            H5P_DEFAULT, create.get(), access.get()),
-                                 H5Dclose, path, std::string("create the dataset /") + kDataset);
-  write_attributes(impl->dataset.get(), grid, meta, path);
+  impl->create_stream(kDataset, meta);
   impl_ = std::move(impl);
 }
 
@@ -172,44 +229,24 @@ Hdf5MapWriter::~Hdf5MapWriter() {
   impl_.reset();
 }
 
-void Hdf5MapWriter::write_planes(std::int64_t z_begin, std::int64_t planes, const float* data) {
+std::size_t Hdf5MapWriter::add_stream(const std::string& name, const MapMetadata& meta) {
   std::lock_guard lock(hdf5::library_mutex());
-  Impl& w = *impl_;
-  const fs::path& path = w.target();
-  if (w.finished) throw Error(path.string() + ": write_planes() after finish()");
-  if (z_begin < 0 || planes <= 0 || z_begin + planes > w.grid.nz())
-    throw Error(path.string() + ": planes " + std::to_string(z_begin) + ".." +
-                std::to_string(z_begin + planes - 1) + " are outside the grid's " +
-                std::to_string(w.grid.nz()) + " planes");
-  const hsize_t start[3] = {hsize_t(z_begin), 0, 0};
-  const hsize_t count[3] = {hsize_t(planes), hsize_t(w.grid.ny()), hsize_t(w.grid.nx())};
-  const std::string what = "write planes " + std::to_string(z_begin) + ".." +
-                           std::to_string(z_begin + planes - 1);
-  Handle file_space = checked_handle(H5Dget_space(w.dataset.get()), H5Sclose, path, what);
-  hdf5::check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
-              path, what);
-  Handle memory_space = checked_handle(H5Screate_simple(3, count, nullptr), H5Sclose, path, what);
-  hdf5::check(H5Dwrite(w.dataset.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(),
-                       H5P_DEFAULT, data),
-              path, what);
-  std::fill_n(w.plane_written.begin() + z_begin, planes, true);
+  impl_->require_open("add_stream()");
+  return impl_->create_stream(name, meta);
 }
 
-void Hdf5MapWriter::add_map(const std::string& name, const float* data, const MapMetadata& meta) {
+void Hdf5MapWriter::write_planes(std::size_t map, std::int64_t z_begin, std::int64_t planes,
+                                 const float* data) {
   std::lock_guard lock(hdf5::library_mutex());
-  Impl& w = *impl_;
-  const fs::path& path = w.target();
-  if (w.finished) throw Error(path.string() + ": add_map() after finish()");
-  const std::string what = "write the dataset /" + name;
-  const hsize_t shape[3] = {hsize_t(w.grid.nz()), hsize_t(w.grid.ny()), hsize_t(w.grid.nx())};
-  Handle space = checked_handle(H5Screate_simple(3, shape, nullptr), H5Sclose, path, what);
-  Handle create = creation_properties(w.grid, w.options, path);
-  Handle dataset = checked_handle(H5Dcreate2(w.file.get(), name.c_str(), H5T_IEEE_F32LE, space.get(),
-                                             H5P_DEFAULT, create.get(), H5P_DEFAULT),
-                                  H5Dclose, path, what);
-  hdf5::check(H5Dwrite(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), path,
-              what);
-  write_attributes(dataset.get(), w.grid, meta, path);
+  impl_->require_open("write_planes()");
+  impl_->transfer(impl_->stream(map), z_begin, planes, nullptr, data);
+}
+
+void Hdf5MapWriter::read_planes(std::size_t map, std::int64_t z_begin, std::int64_t planes,
+                                float* out) {
+  std::lock_guard lock(hdf5::library_mutex());
+  impl_->require_open("read_planes()");
+  impl_->transfer(impl_->stream(map), z_begin, planes, out, nullptr);
 }
 
 void Hdf5MapWriter::add_root_attribute(const std::string& name, const std::string& value) {
@@ -226,15 +263,19 @@ void Hdf5MapWriter::finish() {
   Impl& w = *impl_;
   const fs::path& path = w.target();
   if (w.finished) throw Error(path.string() + ": finish() called twice");
-  const auto missing = std::find(w.plane_written.begin(), w.plane_written.end(), false);
-  if (missing != w.plane_written.end())
-    throw Error(path.string() + ": plane " + std::to_string(missing - w.plane_written.begin()) +
-                " was never written");
-  hdf5::check(w.dataset.close(), path, "close the dataset");
+  std::vector<std::string> names;
+  for (Stream& s : w.streams) {
+    const auto missing = std::find(s.plane_written.begin(), s.plane_written.end(), false);
+    if (missing != s.plane_written.end())
+      throw Error(path.string() + ": plane " + std::to_string(missing - s.plane_written.begin()) +
+                  " of /" + s.name + " was never written");
+    hdf5::check(s.dataset.close(), path, "close the dataset /" + s.name);
+    names.push_back(s.name);
+  }
   hdf5::check(w.file.close(), path, "finish writing the file");
 
   OutputFile xmf(w.xmf.temp_path(), w.xmf.target());
-  xmf.write(xdmf_text(w.grid, path.filename().string(), w.meta));
+  xmf.write(xdmf_text(w.grid, path.filename().string(), w.meta, names));
   xmf.close();
   w.h5.commit();
   w.xmf.commit();

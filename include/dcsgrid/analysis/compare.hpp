@@ -38,6 +38,14 @@ struct ErrorSummary {
   nlohmann::json to_json() const;
 };
 
+// Running sums for an ErrorSummary.
+struct ErrorSums {
+  std::size_t points = 0;
+  double error2 = 0, reference2 = 0, max_abs = 0;
+  void add(double reference, double error);
+  ErrorSummary summary() const;
+};
+
 struct ShellError {
   double r_lo = 0, r_hi = 0;  // Å; r_hi is +inf for the last shell
   ErrorSummary error;
@@ -59,6 +67,37 @@ struct CompareReport {
 
   nlohmann::json to_json() const;  // everything but the difference map
   std::string table() const;       // for a terminal
+};
+
+// A comparison built slab by slab, so that neither map need be held whole (the maps of one run
+// streamed to disk). Two sweeps over the planes: add() gathers the errors; the histogram, whose
+// range is the largest error, needs add_to_histogram() over every plane once add() has seen them
+// all. Slabs come in any order, each once per sweep.
+class MapComparison {
+ public:
+  MapComparison(const GridSpec& grid, const AtomSet* atoms = nullptr, const CompareOptions& options = {});
+  // Planes [z_begin, z_begin+planes) of both maps, x fastest.
+  void add(std::int64_t z_begin, std::int64_t planes, const float* reference, const float* test);
+  void add_to_histogram(std::int64_t z_begin, std::int64_t planes, const float* reference,
+                        const float* test);
+  // Throws Error unless both sweeps covered every plane.
+  CompareReport report() const;
+
+ private:
+  GridSpec slab_grid(std::int64_t z_begin, std::int64_t planes) const;
+  double histogram_range() const;
+
+  GridSpec grid_;
+  const AtomSet* atoms_;
+  CompareOptions options_;
+  ErrorSums overall_;
+  std::vector<ErrorSums> shells_;
+  std::size_t non_finite_ = 0;
+  std::size_t max_index_ = 0;
+  double reference_at_max_ = 0, test_at_max_ = 0;
+  std::int64_t planes_added_ = 0;
+  bool histogram_started_ = false;
+  prims::ValueHistogram histogram_;
 };
 
 // Throws Error saying how the grids differ (point counts, origin or spacing beyond tolerance, Å).

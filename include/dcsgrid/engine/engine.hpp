@@ -92,7 +92,9 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const std::vect
 // True when this build has the CUDA backend and a GPU is visible.
 bool gpu_available();
 
-// Checks a request before any work: atoms present, grid valid, physics valid, method supported.
+// Checks a method's options and the physics it runs with. Throws Error.
+void validate_method(Method method, const CutoffOptions& cutoff, const Physics& physics);
+// Checks a request before any work: atoms present, grid valid, then validate_method.
 void validate(const PotentialRequest& request);
 
 // Computes the whole grid into memory (tests, small grids).

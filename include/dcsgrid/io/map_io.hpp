@@ -41,11 +41,18 @@ class Hdf5MapWriter {
   ~Hdf5MapWriter();
   Hdf5MapWriter(const Hdf5MapWriter&) = delete;
   Hdf5MapWriter& operator=(const Hdf5MapWriter&) = delete;
-  // planes [z_begin, z_begin+planes) of the grid, x fastest.
-  void write_planes(std::int64_t z_begin, std::int64_t planes, const float* data);
-  // A second map on the same grid, whole, as dataset /<name> with its own metadata attributes
-  // (e.g. /potential_cutoff beside the direct /potential of --method both).
-  void add_map(const std::string& name, const float* data, const MapMetadata& meta);
+  // A further map on the same grid, streamed like the first, as dataset /<name> with its own
+  // metadata attributes (e.g. /potential_cutoff beside the direct /potential). Returns its number
+  // for write_planes; /potential is number 0.
+  std::size_t add_stream(const std::string& name, const MapMetadata& meta);
+  // Planes [z_begin, z_begin+planes) of /potential, x fastest.
+  void write_planes(std::int64_t z_begin, std::int64_t planes, const float* data) {
+    write_planes(0, z_begin, planes, data);
+  }
+  // The same for map number `map`.
+  void write_planes(std::size_t map, std::int64_t z_begin, std::int64_t planes, const float* data);
+  // Reads back planes already written (a slab-by-slab comparison of two maps of one run).
+  void read_planes(std::size_t map, std::int64_t z_begin, std::int64_t planes, float* out);
   // A string attribute on the file's root group (e.g. a JSON report).
   void add_root_attribute(const std::string& name, const std::string& value);
   void finish();
@@ -82,7 +89,7 @@ struct MapFile {
   std::vector<float> data;  // x fastest
 };
 // Reads a map written by write_hdf5/Hdf5MapWriter (attributes included): /potential, or another
-// dataset written the same way (Hdf5MapWriter::add_map). Throws InputError naming the file on a
+// dataset written the same way (Hdf5MapWriter::add_stream). Throws InputError naming the file on a
 // missing dataset or attribute, or a dataset shape that disagrees with dims.
 MapFile read_hdf5(const std::filesystem::path& path, const std::string& dataset = "potential");
 // Reads an OpenDX map (the subset APBS, VMD and we write; axis-aligned grids, data in the file).

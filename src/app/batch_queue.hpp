@@ -6,7 +6,7 @@
 #include <mutex>
 #include <optional>
 
-namespace dcsgrid::analysis {
+namespace dcsgrid::app {
 
 template <typename T>
 class BoundedQueue {
@@ -54,4 +54,4 @@ class BoundedQueue {
   bool closed_ = false, aborted_ = false;
 };
 
-}  // namespace dcsgrid::analysis
+}  // namespace dcsgrid::app

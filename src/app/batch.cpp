@@ -1,7 +1,8 @@
 // run_batch: scan the inputs, create or reopen the batch file, then read, compute and write the
 // frames in a three-stage pipeline.
-#include "dcsgrid/analysis/batch.hpp"
-#include "dcsgrid/engine/metadata.hpp"
+#include "dcsgrid/app/batch.hpp"
+
+#include <omp.h>
 
 #include <atomic>
 #include <chrono>
@@ -21,7 +22,12 @@
 #include "dcsgrid/engine/engine.hpp"
 #include "dcsgrid/io/map_io.hpp"
 
-namespace dcsgrid::analysis {
+namespace dcsgrid::app {
+
+using analysis::BatchLayout;
+using analysis::EnsembleAccumulator;
+using analysis::FrameStatus;
+using analysis::MapStats;
 
 namespace fs = std::filesystem;
 using clock_type = std::chrono::steady_clock;
@@ -53,7 +59,7 @@ void read_list_file(const fs::path& list, std::vector<std::string>& out) {
 
 // The options a resume must agree with, as JSON (stored in the file).
 nlohmann::json options_fingerprint(const BatchOptions& o, const std::vector<std::string>& files) {
-  const Physics& p = o.physics;
+  const Physics& p = o.compute.physics;
   nlohmann::json j = {
       {"inputs", files},
       {"models_all", o.models_all},
@@ -64,19 +70,20 @@ nlohmann::json options_fingerprint(const BatchOptions& o, const std::vector<std:
        {{"dielectric", p.dielectric}, {"distance_dependent", p.distance_dependent},
         {"ionic_strength", p.ionic_strength}, {"temperature", p.temperature},
         {"min_distance", p.min_distance}, {"unit", unit_name(p.unit)}}},
-      {"method", engine::method_name(o.method)},
+      {"method", engine::method_name(o.compute.methods.front())},
       {"stats", o.stats},
       {"histogram", {{"bins", o.histogram.bins}, {"lo", o.histogram.lo}, {"hi", o.histogram.hi}}},
       {"ensemble", o.ensemble},
   };
-  if (o.method == engine::Method::cutoff)
-    j["cutoff"] = {{"radius", o.cutoff.radius},
-                   {"form", engine::cutoff_form_name(o.cutoff.form)},
-                   {"switch_start", o.cutoff.switch_start}};
-  if (o.grid)
-    j["grid"] = {{"origin", o.grid->origin}, {"spacing", o.grid->spacing}, {"dims", o.grid->dims}};
+  const engine::CutoffOptions& c = o.compute.cutoff;
+  if (o.compute.methods.front() == engine::Method::cutoff)
+    j["cutoff"] = {{"radius", c.radius},
+                   {"form", engine::cutoff_form_name(c.form)},
+                   {"switch_start", c.switch_start}};
+  if (const auto& box = o.grid.box)
+    j["grid"] = {{"origin", box->origin}, {"spacing", box->spacing}, {"dims", box->dims}};
   else
-    j["grid"] = {{"spacing", o.spacing}, {"padding", o.padding}};
+    j["grid"] = {{"spacing", o.grid.spacing}, {"padding", o.grid.padding}};
   return j;
 }
 
@@ -98,7 +105,7 @@ struct Scan {
 };
 
 Scan scan_inputs(const std::vector<std::string>& files, const BatchOptions& o) {
-  const bool need_box = !o.grid.has_value();
+  const bool need_box = !o.grid.box.has_value();
   Scan scan;
   auto add_box = [&](const AtomSet& atoms) {
     const Box b = bounding_box(atoms);
@@ -257,11 +264,9 @@ class Pipeline {
   }
 
   void compute_stage() {
-    engine::PotentialRequest request;
-    request.grid = file_.grid();
-    request.physics = options_.physics;
-    request.method = options_.method;
-    request.cutoff = options_.cutoff;
+    const AtomSet no_atoms;
+    engine::PotentialRequest request =
+        make_request(options_.compute, options_.compute.methods.front(), no_atoms, file_.grid());
     const std::size_t plane = request.grid.plane_size();
     while (auto item = read_q_.pop()) {
       ComputedItem out;
@@ -405,7 +410,7 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
 }
 
 io::MapMetadata batch_metadata(const BatchOptions& o) {
-  io::MapMetadata meta = engine::method_metadata(o.physics, o.method, o.cutoff);
+  io::MapMetadata meta = map_metadata(o.compute, o.compute.methods.front());
   std::string inputs;
   for (const auto& in : o.inputs) inputs += (inputs.empty() ? "" : " ") + in;
   meta.input_file = inputs;  // per-frame sources and checksums are in /frames
@@ -417,6 +422,10 @@ BatchResult run_batch(const BatchOptions& o) {
   if (o.inputs.empty()) throw Error("batch: no inputs given");
   if (o.output.empty()) throw Error("batch: no output file given");
   if (o.stats) validate(o.histogram);
+  validate(o.compute);
+  if (o.compute.methods.size() != 1)
+    throw Error("batch: one method a run (a batch file holds one map a frame), not --method " +
+                method_list_name(o.compute.methods));
   check_output_folder(o.output);
   const std::vector<std::string> files = expand_inputs(o.inputs);
   if (files.empty()) throw Error("batch: the input lists name no files");
@@ -434,12 +443,12 @@ BatchResult run_batch(const BatchOptions& o) {
     records = check_resume(probe, fingerprint, files);
   } else {
     Scan scan = scan_inputs(files, o);
-    if (!o.grid && !scan.box)
+    if (!o.grid.box && !scan.box)
       throw Error(fmt::format("batch: none of the {} inputs could be read, so there is no box for "
                               "the grid (first error: {})",
                               files.size(), scan.first_error));
     BatchLayout layout;
-    layout.grid = o.grid ? *o.grid : grid_around(*scan.box, o.spacing, o.padding);
+    layout.grid = o.grid.resolve(scan.box.value_or(Box{}));
     validate(layout.grid);
     layout.meta = batch_metadata(o);
     layout.frames = std::move(scan.frames);
@@ -467,10 +476,12 @@ BatchResult run_batch(const BatchOptions& o) {
 
   if (!todo.empty()) {
     require_host_memory(file.grid(), o.queue_depth + 2);
-    auto backend = engine::make_backend(o.device, o.gpus);
-    if (!backend->supports(o.method))
+    if (o.compute.threads > 0) omp_set_num_threads(o.compute.threads);
+    auto backend = engine::make_backend(o.compute.device, o.compute.gpus);
+    const engine::Method method = o.compute.methods.front();
+    if (!backend->supports(method))
       throw Error("the " + backend->name() + " backend does not support --method " +
-                  engine::method_name(o.method));
+                  engine::method_name(method));
     result.device = backend->name();
     Pipeline pipeline(o, file, records, *backend);
     pipeline.run(todo, result);
@@ -532,4 +543,4 @@ nlohmann::json BatchResult::to_json() const {
   };
 }
 
-}  // namespace dcsgrid::analysis
+}  // namespace dcsgrid::app

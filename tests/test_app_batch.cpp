@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "dcsgrid/analysis/batch.hpp"
+#include "dcsgrid/app/batch.hpp"
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/analysis/ensemble.hpp"
 #include "dcsgrid/analysis/stats.hpp"
@@ -24,6 +24,7 @@
 
 using namespace dcsgrid;
 using namespace dcsgrid::analysis;
+using namespace dcsgrid::app;
 namespace fs = std::filesystem;
 
 namespace {
@@ -47,9 +48,9 @@ BatchOptions cpu_options(const std::vector<std::string>& inputs, const fs::path&
   BatchOptions o;
   o.inputs = inputs;
   o.output = output;
-  o.device = "cpu";
-  o.spacing = 0.5;
-  o.padding = 2.0;
+  o.compute.device = "cpu";
+  o.grid.spacing = 0.5;
+  o.grid.padding = 2.0;
   o.histogram.bins = 16;
   return o;
 }
@@ -132,8 +133,8 @@ TEST(Batch, FramesMatchTheEngineOnTheUnionGrid) {
   for (const auto& f : files) {
     const Box b = bounding_box(io::read_structure(f).atoms);
     for (int a = 0; a < 3; ++a) {
-      EXPECT_LE(g.origin[a], b.lo[a] - o.padding + 1e-6);
-      EXPECT_GE(g.far_corner()[a], b.hi[a] + o.padding - 1e-6);
+      EXPECT_LE(g.origin[a], b.lo[a] - o.grid.padding + 1e-6);
+      EXPECT_GE(g.far_corner()[a], b.hi[a] + o.grid.padding - 1e-6);
     }
   }
   std::vector<std::vector<float>> maps;
@@ -146,9 +147,9 @@ TEST(Batch, FramesMatchTheEngineOnTheUnionGrid) {
     const io::Structure s = io::read_structure(files[i]);
     EXPECT_NEAR(rec.total_charge, s.atoms.total_charge(), 1e-12);
     maps.push_back(frame_data(file, i));
-    EXPECT_EQ(maps.back(), direct_map(files[i], g, o.physics)) << "frame " << i;
+    EXPECT_EQ(maps.back(), direct_map(files[i], g, o.compute.physics)) << "frame " << i;
     // And the engine itself against float64.
-    const auto ref = test::reference_direct(s.atoms, g, make_pair_kernel(o.physics));
+    const auto ref = test::reference_direct(s.atoms, g, make_pair_kernel(o.compute.physics));
     EXPECT_LT(test::relative_l2(maps.back(), ref), 1e-5);
   }
   // Stats stored per frame equal map_stats of the frame.
@@ -221,16 +222,16 @@ TEST(Batch, ListFilesExplicitGridAndModels) {
   test::write_text(dir / "models.pqr", test::pqr_text({m1, m2}));
   BatchOptions o = cpu_options({(dir / "models.pqr").string(), files[0]}, dir / "out.h5");
   o.models_all = true;
-  o.grid = grid_from_origin({-3, -3, -3}, {13, 11, 11}, 0.75);
+  o.grid.box = grid_from_origin({-3, -3, -3}, {13, 11, 11}, 0.75);
   const BatchResult r = run_batch(o);
   EXPECT_EQ(r.frames, 3u);
   BatchFile file(o.output);
-  EXPECT_TRUE(file.grid().same_as(*o.grid));
+  EXPECT_TRUE(file.grid().same_as(*o.grid.box));
   EXPECT_EQ(file.frames()[0].model, 1);
   EXPECT_EQ(file.frames()[1].model, 2);
   EXPECT_EQ(file.frames()[1].atom_count, 7u);
   EXPECT_EQ(file.frames()[2].source, files[0]);
-  const auto ref = test::reference_direct(test::as_stored(m2), *o.grid, make_pair_kernel(o.physics));
+  const auto ref = test::reference_direct(test::as_stored(m2), *o.grid.box, make_pair_kernel(o.compute.physics));
   EXPECT_LT(test::relative_l2(frame_data(file, 1), ref), 1e-5);
 }
 
@@ -277,7 +278,7 @@ TEST(Batch, ResumeChecksOptionsAndInputs) {
 
   BatchOptions changed = o;
   changed.resume = true;
-  changed.physics.dielectric = 4;
+  changed.compute.physics.dielectric = 4;
   try {
     run_batch(changed);
     FAIL() << "a resume with another dielectric was accepted";
@@ -344,7 +345,7 @@ TEST(BatchGpu, FramesAndResume) {
   const fs::path dir = test::temp_dir("batch-gpu");
   const auto files = write_frames(dir, 4, 3, 200);
   BatchOptions o = cpu_options(files, dir / "reference.h5");
-  o.device = "gpu";
+  o.compute.device = "gpu";
   const BatchResult r = run_batch(o);
   EXPECT_EQ(r.computed, 4u);
   EXPECT_NE(r.device.find("cuda"), std::string::npos) << r.device;
@@ -352,7 +353,7 @@ TEST(BatchGpu, FramesAndResume) {
     BatchFile file(o.output);
     for (std::size_t i = 0; i < files.size(); ++i) {
       const io::Structure s = io::read_structure(files[i]);
-      const auto ref = test::reference_direct(s.atoms, file.grid(), make_pair_kernel(o.physics));
+      const auto ref = test::reference_direct(s.atoms, file.grid(), make_pair_kernel(o.compute.physics));
       EXPECT_LT(test::relative_l2(frame_data(file, i), ref), 1e-5) << "frame " << i;
     }
   }

@@ -17,12 +17,14 @@
 
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/analysis/stats.hpp"
-#include "dcsgrid/core/grid.hpp"
-#include "dcsgrid/core/physics.hpp"
-#include "dcsgrid/engine/engine.hpp"
+#include "dcsgrid/app/settings.hpp"
 #include "dcsgrid/io/read.hpp"
 
-namespace dcsgrid::analysis {
+namespace dcsgrid::app {
+
+using analysis::BatchFile;
+using analysis::FrameRecord;
+using analysis::HistogramOptions;
 
 struct BatchOptions {
   // Structure files; an entry "@list.txt" stands for the paths listed in that file (one a line,
@@ -32,15 +34,11 @@ struct BatchOptions {
   bool models_all = false;       // every model of multi-model files, one frame each
   io::ReadOptions read;
 
-  // The shared grid: `grid` when given, else the union of every input's box grown by padding.
-  std::optional<GridSpec> grid;
-  double spacing = 0.5, padding = 10.0;
-
-  Physics physics;
-  engine::Method method = engine::Method::direct;
-  engine::CutoffOptions cutoff;
-  std::string device = "auto";  // auto, cpu, gpu
-  std::vector<int> gpus;
+  // The shared grid: the user's box when given, else the union of every input's box grown by
+  // padding.
+  GridChoice grid;
+  // One method (a batch file holds one map a frame).
+  ComputeSettings compute;
 
   bool resume = false;     // continue an existing output
   bool overwrite = false;  // replace an existing output (without resume)
@@ -91,4 +89,4 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs);
 // Metadata stored with batch maps: the options' physics and method, the program version.
 io::MapMetadata batch_metadata(const BatchOptions& options);
 
-}  // namespace dcsgrid::analysis
+}  // namespace dcsgrid::app

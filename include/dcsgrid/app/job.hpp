@@ -1,0 +1,88 @@
+// The main job as one call: read a structure, lay the grid, compute each method's map and write
+// every output, streaming slab by slab. The CLI and the Python module parse and present; the run
+// itself is here, once.
+//
+// Data path: io::read_structure → GridChoice::resolve → engine::make_backend → for each method,
+// Backend::run hands z-slabs in order to the outputs: HDF5 outputs stream each map into its own
+// dataset; DX/CCP4 outputs (one map, whole) fill one host grid written at the end. With direct and
+// a fast method, the fast map's slabs are compared with the direct map's (read back from the first
+// HDF5 output) as they arrive, so no whole grid is held; the comparison is stored and reported.
+#pragma once
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dcsgrid/analysis/compare.hpp"
+#include "dcsgrid/app/settings.hpp"
+#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/read.hpp"
+
+namespace dcsgrid::app {
+
+// One output file, its format resolved from the extension once.
+struct OutputSpec {
+  std::filesystem::path path;
+  io::MapFormat format = io::MapFormat::hdf5;
+};
+// Throws Error for an unknown extension.
+OutputSpec output_spec(const std::filesystem::path& path);
+
+struct Job {
+  std::filesystem::path input;
+  io::ReadOptions read;
+  GridChoice grid;
+  ComputeSettings compute;
+  std::vector<OutputSpec> outputs;
+  io::WriteOptions write;
+  std::string command_line;  // provenance, stored with the maps
+};
+
+// Checks the job before any work: compute settings, at least one output, each output's folder
+// exists and the path is not a folder, several methods only into HDF5 outputs. Throws Error.
+void validate(const Job& job);
+
+// What a front end sees of a run while it goes: progress per pass (label: the method's name).
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  virtual void pass_started(std::string_view /*label*/) {}
+  virtual void progress(double /*fraction*/) {}
+  virtual void pass_finished() {}
+};
+
+// One method's pass over the grid.
+struct PassReport {
+  engine::Method method = engine::Method::direct;
+  std::string dataset;        // where it is stored in HDF5 outputs
+  engine::RunStats stats;
+  double wall_seconds = 0;    // Backend::run, sink included
+  std::optional<analysis::CompareReport> against_reference;  // fast map vs direct
+  double compute_seconds() const { return stats.compute_seconds > 0 ? stats.compute_seconds : wall_seconds; }
+};
+
+struct JobReport {
+  std::string input;
+  std::size_t atoms = 0;
+  double total_charge = 0;
+  std::string charge_source;
+  GridSpec grid;
+  std::string units;
+  std::string device;
+  std::vector<PassReport> passes;
+  std::vector<std::string> outputs;
+  double read_seconds = 0;
+  double write_seconds = 0;  // finishing the outputs plus time spent in the sinks
+  double total_seconds = 0;
+  nlohmann::json to_json() const;
+};
+
+// Runs the job. Throws Error/InputError; on failure no output is left (each is written under a
+// temporary name and renamed once complete).
+JobReport run_job(const Job& job, Observer& observer);
+
+}  // namespace dcsgrid::app

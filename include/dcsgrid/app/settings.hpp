@@ -1,0 +1,58 @@
+// What every computing front end sets (the main job, batch, and the Python module): the grid, the
+// physics, the methods and the hardware, parsed once into typed values and checked once.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dcsgrid/core/atoms.hpp"
+#include "dcsgrid/core/grid.hpp"
+#include "dcsgrid/core/physics.hpp"
+#include "dcsgrid/engine/engine.hpp"
+#include "dcsgrid/io/map_metadata.hpp"
+
+namespace dcsgrid::app {
+
+// The grid: the user's box when given, else the atoms' box grown by padding.
+struct GridChoice {
+  std::optional<GridSpec> box;
+  double spacing = 0.5;   // Å
+  double padding = 10.0;  // Å
+  GridSpec resolve(const Box& atoms_box) const;
+};
+
+struct ComputeSettings {
+  Physics physics;
+  // The maps to compute, in order, each method at most once. With direct among several, direct is
+  // the map every other one is compared with.
+  std::vector<engine::Method> methods{engine::Method::direct};
+  engine::CutoffOptions cutoff;
+  std::string device = "auto";  // auto, cpu, gpu
+  std::vector<int> gpus;        // device ids; empty: all
+  int threads = 0;              // CPU threads; 0: all cores
+};
+
+// "direct", "cutoff", or a comma-separated list of methods ("direct,cutoff"); "both" stands for
+// "direct,cutoff". Throws Error naming the bad entry or a repeated method.
+std::vector<engine::Method> parse_method_list(const std::string& text);
+std::string method_list_name(const std::vector<engine::Method>& methods);  // "direct,cutoff"
+// "all" (empty: every GPU) or device ids like "0,1". Throws Error naming the bad entry.
+std::vector<int> parse_gpu_list(const std::string& text);
+
+// Checks physics, methods and method options without atoms or a grid (so a bad option fails
+// before any input is read). Throws Error.
+void validate(const ComputeSettings& settings);
+
+// The request for one method of the settings.
+engine::PotentialRequest make_request(const ComputeSettings& settings, engine::Method method,
+                                      const AtomSet& atoms, const GridSpec& grid);
+// Metadata of a map computed with one method of the settings (provenance fields left empty).
+io::MapMetadata map_metadata(const ComputeSettings& settings, engine::Method method);
+
+// Where each method's map goes in an HDF5 file: the reference (direct when computed, else the
+// first method) in /potential, every other method m in /potential_m.
+std::string dataset_name(const std::vector<engine::Method>& methods, engine::Method method);
+// The method every other map is compared with: direct, when it is among the methods.
+std::optional<engine::Method> reference_method(const std::vector<engine::Method>& methods);
+
+}  // namespace dcsgrid::app

@@ -1,0 +1,285 @@
+// run_job: read, lay the grid, compute each method's map slab by slab into the outputs (job.hpp).
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+#include <memory>
+
+#include <spdlog/spdlog.h>
+
+#include "dcsgrid/app/job.hpp"
+#include "dcsgrid/core/error.hpp"
+
+namespace dcsgrid::app {
+
+namespace fs = std::filesystem;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+// Host memory for reading maps back, per buffer.
+constexpr std::size_t kReadBackBytes = std::size_t(32) << 20;
+
+// The outputs of one run. HDF5 outputs stream every map into its own dataset; the other formats
+// hold one map, gathered whole in host memory and written at the end.
+class MapOutputs {
+ public:
+  MapOutputs(const Job& job, const GridSpec& grid, const std::vector<io::MapMetadata>& metas,
+             const std::vector<std::string>& datasets)
+      : job_(job), grid_(grid), meta_(metas.front()) {
+    for (const auto& out : job.outputs) {
+      if (out.format != io::MapFormat::hdf5) {
+        whole_.resize(grid.point_count());
+        continue;
+      }
+      auto writer = std::make_unique<io::Hdf5MapWriter>(out.path, grid, metas.front(), job.write);
+      for (std::size_t m = 1; m < metas.size(); ++m) writer->add_stream(datasets[m], metas[m]);
+      hdf5_.push_back(std::move(writer));
+    }
+  }
+
+  void write(std::size_t map, engine::Slab slab, const float* data) {
+    for (auto& w : hdf5_) w->write_planes(map, slab.z_begin, slab.planes(), data);
+    if (!whole_.empty()) {
+      const std::size_t plane = grid_.plane_size();
+      std::copy(data, data + plane * slab.planes(), whole_.begin() + plane * slab.z_begin);
+    }
+  }
+
+  // Planes of a map already written (several maps are written only into HDF5 outputs).
+  void read_back(std::size_t map, engine::Slab slab, float* out) {
+    if (hdf5_.empty()) throw Error("internal: no HDF5 output to read a map back from");
+    hdf5_.front()->read_planes(map, slab.z_begin, slab.planes(), out);
+  }
+
+  void add_root_attribute(const std::string& name, const std::string& value) {
+    for (auto& w : hdf5_) w->add_root_attribute(name, value);
+  }
+
+  void finish() {
+    for (auto& w : hdf5_) w->finish();
+    for (const auto& out : job_.outputs)
+      if (out.format != io::MapFormat::hdf5) io::write_map(out.path, grid_, whole_.data(), meta_);
+  }
+
+ private:
+  const Job& job_;
+  GridSpec grid_;
+  io::MapMetadata meta_;
+  std::vector<std::unique_ptr<io::Hdf5MapWriter>> hdf5_;
+  std::vector<float> whole_;
+};
+
+// The second sweep of a streamed comparison: the error histogram, over both maps read back.
+void histogram_sweep(analysis::MapComparison& comparison, MapOutputs& outputs, const GridSpec& grid,
+                     std::size_t reference_map, std::size_t test_map) {
+  const std::int64_t planes = std::clamp<std::int64_t>(
+      std::int64_t(kReadBackBytes / (grid.plane_size() * sizeof(float))), 1, grid.nz());
+  std::vector<float> reference(grid.plane_size() * planes), test(reference.size());
+  for (std::int64_t z = 0; z < grid.nz(); z += planes) {
+    const engine::Slab slab{z, std::min(grid.nz(), z + planes)};
+    outputs.read_back(reference_map, slab, reference.data());
+    outputs.read_back(test_map, slab, test.data());
+    comparison.add_to_histogram(slab.z_begin, slab.planes(), reference.data(), test.data());
+  }
+}
+
+// Methods in the order they run: the reference first, so the others compare as they stream.
+std::vector<engine::Method> run_order(const std::vector<engine::Method>& methods) {
+  std::vector<engine::Method> order = methods;
+  if (const auto ref = reference_method(methods)) {
+    std::erase(order, *ref);
+    order.insert(order.begin(), *ref);
+  }
+  return order;
+}
+
+struct Inputs {
+  io::Structure structure;
+  std::string sha256;
+  double read_seconds = 0;
+};
+
+// Reads the structure while its SHA-256 (provenance) is computed on another thread: hashing a
+// large file took as long as reading it.
+Inputs read_inputs(const Job& job) {
+  std::future<std::string> hash =
+      std::async(std::launch::async, [path = job.input] { return io::sha256_file(path); });
+  Inputs in;
+  const auto t0 = clock_type::now();
+  in.structure = io::read_structure(job.input, job.read);
+  in.read_seconds = seconds_since(t0);
+  for (const auto& w : in.structure.warnings) spdlog::warn("{}", w);
+  in.sha256 = hash.get();
+  return in;
+}
+
+// One method's pass: its slabs go to the outputs as map number `map`; with `compare`, each slab is
+// compared with map 0's (the reference, read back) as it arrives, then the histogram sweep runs.
+PassReport run_pass(engine::Backend& backend, const engine::PotentialRequest& request, std::size_t map,
+                    bool compare, MapOutputs& outputs, Observer& observer, double& comparison_seconds) {
+  const GridSpec& grid = request.grid;
+  PassReport pass;
+  pass.method = request.method;
+  std::optional<analysis::MapComparison> comparison;
+  if (compare) comparison.emplace(grid, request.atoms);
+  std::vector<float> reference;
+  observer.pass_started(engine::method_name(request.method));
+  const auto t0 = clock_type::now();
+  pass.stats = backend.run(
+      request,
+      [&](engine::Slab slab, const float* data) {
+        outputs.write(map, slab, data);
+        if (!comparison) return;
+        const auto tc = clock_type::now();
+        reference.resize(grid.plane_size() * slab.planes());
+        outputs.read_back(0, slab, reference.data());
+        comparison->add(slab.z_begin, slab.planes(), reference.data(), data);
+        comparison_seconds += seconds_since(tc);
+      },
+      [&](double fraction) { observer.progress(fraction); });
+  pass.wall_seconds = seconds_since(t0);
+  observer.pass_finished();
+  if (comparison) {
+    const auto tc = clock_type::now();
+    histogram_sweep(*comparison, outputs, grid, 0, map);
+    pass.against_reference = comparison->report();
+    comparison_seconds += seconds_since(tc);
+  }
+  return pass;
+}
+
+}  // namespace
+
+OutputSpec output_spec(const fs::path& path) { return {path, io::map_format_from_path(path)}; }
+
+void validate(const Job& job) {
+  validate(job.compute);
+  if (job.outputs.empty()) throw Error("no output given (-o FILE)");
+  for (const auto& out : job.outputs) {
+    const fs::path dir = out.path.parent_path().empty() ? fs::path(".") : out.path.parent_path();
+    if (!fs::is_directory(dir)) throw Error("output folder " + dir.string() + " does not exist");
+    if (fs::is_directory(out.path)) throw Error("output " + out.path.string() + " is a folder");
+    if (job.compute.methods.size() > 1 && out.format != io::MapFormat::hdf5)
+      throw Error("--method " + method_list_name(job.compute.methods) +
+                  " stores several maps and their comparison in one file: " + out.path.string() +
+                  " is not .h5 (run the methods separately for other formats)");
+  }
+}
+
+JobReport run_job(const Job& job, Observer& observer) {
+  const auto t_start = clock_type::now();
+  validate(job);
+  if (job.compute.threads > 0) omp_set_num_threads(job.compute.threads);
+
+  const Inputs in = read_inputs(job);
+  const AtomSet& atoms = in.structure.atoms;
+  JobReport report;
+  report.input = job.input.string();
+  report.atoms = atoms.size();
+  report.total_charge = atoms.total_charge();
+  report.charge_source = in.structure.charge_source;
+  report.read_seconds = in.read_seconds;
+  spdlog::info("{}: {} atoms, total charge {:+.4f} e (charges from {})", report.input, atoms.size(),
+               report.total_charge, report.charge_source);
+
+  const GridSpec grid = job.grid.resolve(bounding_box(atoms));
+  report.grid = grid;
+  report.units = unit_name(job.compute.physics.unit);
+  const std::vector<engine::Method> order = run_order(job.compute.methods);
+  std::vector<engine::PotentialRequest> requests;
+  std::vector<io::MapMetadata> metas;
+  std::vector<std::string> datasets;
+  for (const auto m : order) {
+    requests.push_back(make_request(job.compute, m, atoms, grid));
+    engine::validate(requests.back());
+    io::MapMetadata meta = map_metadata(job.compute, m);
+    meta.atom_count = atoms.size();
+    meta.total_charge = report.total_charge;
+    meta.input_file = report.input;
+    meta.input_sha256 = in.sha256;
+    meta.command_line = job.command_line;
+    metas.push_back(std::move(meta));
+    datasets.push_back(dataset_name(order, m));
+  }
+  if (std::ranges::any_of(job.outputs, [](const OutputSpec& o) { return o.format != io::MapFormat::hdf5; }))
+    require_host_memory(grid);
+
+  auto backend = engine::make_backend(job.compute.device, job.compute.gpus);
+  for (const auto m : order)
+    if (!backend->supports(m))
+      throw Error("the " + backend->name() + " backend does not support --method " + engine::method_name(m));
+  spdlog::info("grid {}", grid.describe());
+  spdlog::info("{} summation on {}: {}", method_list_name(order), backend->name(),
+               describe(job.compute.physics));
+
+  MapOutputs outputs(job, grid, metas, datasets);
+  double comparison_seconds = 0;
+  for (std::size_t m = 0; m < order.size(); ++m) {
+    const bool compare = m > 0 && reference_method(order).has_value();
+    PassReport pass = run_pass(*backend, requests[m], m, compare, outputs, observer, comparison_seconds);
+    pass.dataset = datasets[m];
+    if (pass.against_reference) {
+      pass.against_reference->units = metas[m].units;
+      outputs.add_root_attribute("comparison_" + engine::method_name(order[m]) + "_vs_direct",
+                                 pass.against_reference->to_json().dump());
+    }
+    report.device = pass.stats.device.empty() ? backend->name() : pass.stats.device;
+    report.write_seconds += pass.stats.sink_seconds;
+    report.passes.push_back(std::move(pass));
+  }
+  report.write_seconds -= comparison_seconds;  // the sinks' time, less the comparisons in them
+
+  const auto t_write = clock_type::now();
+  outputs.finish();
+  report.write_seconds += seconds_since(t_write);
+  for (const auto& out : job.outputs) report.outputs.push_back(out.path.string());
+  report.total_seconds = seconds_since(t_start);
+  return report;
+}
+
+nlohmann::json JobReport::to_json() const {
+  nlohmann::json pass_list = nlohmann::json::array();
+  double setup = 0, compute = 0, overflow = 0;
+  std::vector<engine::Method> methods;
+  for (const PassReport& p : passes) {
+    const double pairs = double(atoms) * double(grid.point_count());
+    nlohmann::json j = {{"method", engine::method_name(p.method)},
+                        {"dataset", p.dataset},
+                        {"seconds", {{"setup", p.stats.setup_seconds},
+                                     {"compute", p.compute_seconds()},
+                                     {"overflow_cpu", p.stats.overflow_seconds},
+                                     {"wall", p.wall_seconds}}}};
+    if (p.method == engine::Method::direct) j["evaluations_per_second"] = pairs / p.compute_seconds();
+    if (p.against_reference) j["comparison"] = p.against_reference->to_json();
+    pass_list.push_back(j);
+    setup += p.stats.setup_seconds;
+    compute += p.compute_seconds();
+    overflow += p.stats.overflow_seconds;
+    methods.push_back(p.method);
+  }
+  nlohmann::json j = {
+      {"input", input},
+      {"atoms", atoms},
+      {"total_charge", total_charge},
+      {"charge_source", charge_source},
+      {"grid", {{"dims", grid.dims}, {"origin", grid.origin}, {"spacing", grid.spacing}}},
+      {"method", method_list_name(methods)},
+      {"units", units},
+      {"device", device},
+      {"outputs", outputs},
+      {"passes", pass_list},
+      {"seconds", {{"read", read_seconds}, {"setup", setup}, {"compute", compute},
+                   {"overflow_cpu", overflow}, {"write", write_seconds}, {"total", total_seconds}}},
+  };
+  if (passes.size() == 1 && pass_list[0].contains("evaluations_per_second"))
+    j["evaluations_per_second"] = pass_list[0]["evaluations_per_second"];
+  return j;
+}
+
+}  // namespace dcsgrid::app

@@ -1,0 +1,95 @@
+#include "dcsgrid/app/settings.hpp"
+
+#include <algorithm>
+
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/engine/metadata.hpp"
+
+namespace dcsgrid::app {
+
+GridSpec GridChoice::resolve(const Box& atoms_box) const {
+  return box ? *box : grid_around(atoms_box, spacing, padding);
+}
+
+namespace {
+
+// The comma-separated items of text ("" items included, so "a,,b" reports the empty one).
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', pos);
+    items.push_back(text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+    if (comma == std::string::npos) return items;
+    pos = comma + 1;
+  }
+}
+
+}  // namespace
+
+std::vector<engine::Method> parse_method_list(const std::string& text) {
+  if (text == "both") return {engine::Method::direct, engine::Method::cutoff};
+  std::vector<engine::Method> methods;
+  for (const std::string& item : split_list(text)) {
+    const engine::Method m = engine::parse_method(item);
+    if (std::ranges::find(methods, m) != methods.end())
+      throw Error("--method " + text + " names " + item + " twice");
+    methods.push_back(m);
+  }
+  return methods;
+}
+
+std::string method_list_name(const std::vector<engine::Method>& methods) {
+  std::string out;
+  for (const auto m : methods) out += (out.empty() ? "" : ",") + engine::method_name(m);
+  return out;
+}
+
+std::vector<int> parse_gpu_list(const std::string& text) {
+  std::vector<int> ids;
+  if (text == "all") return ids;
+  for (const std::string& item : split_list(text)) {
+    try {
+      std::size_t used = 0;
+      const int id = std::stoi(item, &used);
+      if (used != item.size() || id < 0) throw std::invalid_argument(item);
+      ids.push_back(id);
+    } catch (const std::exception&) {
+      throw Error("--gpus: '" + text + "' is not 'all' or a list of device numbers like 0,1");
+    }
+  }
+  return ids;
+}
+
+void validate(const ComputeSettings& s) {
+  if (s.methods.empty()) throw Error("no method to compute");
+  for (const auto m : s.methods) engine::validate_method(m, s.cutoff, s.physics);
+  if (s.threads < 0) throw Error("--threads must be 0 (all cores) or a positive count");
+}
+
+engine::PotentialRequest make_request(const ComputeSettings& s, engine::Method method,
+                                      const AtomSet& atoms, const GridSpec& grid) {
+  engine::PotentialRequest request;
+  request.atoms = &atoms;
+  request.grid = grid;
+  request.physics = s.physics;
+  request.method = method;
+  request.cutoff = s.cutoff;
+  return request;
+}
+
+io::MapMetadata map_metadata(const ComputeSettings& s, engine::Method method) {
+  return engine::method_metadata(s.physics, method, s.cutoff);
+}
+
+std::optional<engine::Method> reference_method(const std::vector<engine::Method>& methods) {
+  if (std::ranges::find(methods, engine::Method::direct) != methods.end()) return engine::Method::direct;
+  return std::nullopt;
+}
+
+std::string dataset_name(const std::vector<engine::Method>& methods, engine::Method method) {
+  const engine::Method first = reference_method(methods).value_or(methods.front());
+  return method == first ? "potential" : "potential_" + engine::method_name(method);
+}
+
+}  // namespace dcsgrid::app
