@@ -291,6 +291,13 @@ class CudaBackend final : public Backend {
   std::string name() const override { return "cuda"; }
   bool supports(Method m) const override { return m == Method::direct || m == Method::cutoff; }
 
+  void warm_up() override {
+    for (const int device : devices_) {
+      DCSGRID_CUDA_CHECK(cudaSetDevice(device));
+      DCSGRID_CUDA_CHECK(cudaFree(nullptr));  // creates the device's primary context
+    }
+  }
+
   void compute(const PotentialRequest& request, Slab slab, float* out) override {
     if (slab.z_begin < 0 || slab.z_end > request.grid.nz() || slab.planes() <= 0)
       throw Error("cuda backend: planes [" + std::to_string(slab.z_begin) + ", " +

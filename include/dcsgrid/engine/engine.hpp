@@ -75,6 +75,9 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::string name() const = 0;  // "cpu", "cuda"
   virtual bool supports(Method method) const = 0;
+  // Does the slow one-time start-up (a GPU's context) now, so a caller can overlap it with
+  // reading the input; run() does it otherwise.
+  virtual void warm_up() {}
   // Computes planes [slab.z_begin, slab.z_end) into out (host memory, plane_size*planes floats).
   virtual void compute(const PotentialRequest& request, Slab slab, float* out) = 0;
   // Computes the whole grid slab by slab, handing each to sink. The default computes one slab
