@@ -46,7 +46,7 @@ TEST(Plots, SliceHistogramAndSimilarity) {
     test::write_pqr(path, test::random_atoms(10, Box{{0, 0, 0}, {4, 4, 4}}, 60 + f));
     files.push_back(path.string());
   }
-  const fs::path batch = dir / "batch.h5";
+  const std::filesystem::path batch = dir / "batch.h5";
   test::write_batch_file(files, batch, 0.5, 3);
   SimilarityOptions s;
   s.maps = {batch};

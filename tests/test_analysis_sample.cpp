@@ -233,7 +233,7 @@ TEST(Sample, BatchFileOneMatrixAllFrames) {
     test::write_pqr(path, test::random_atoms(8, Box{{0, 0, 0}, {3, 3, 3}}, 40 + f));
     files.push_back(path.string());
   }
-  const fs::path batch = dir / "batch.h5";
+  const std::filesystem::path batch = dir / "batch.h5";
   test::write_batch_file(files, batch, 0.5, 3);
   test::write_text(dir / "pts.txt", "1 1 1\n2 0.5 2.5\n-10 -10 -10\n");
   SampleOptions o;

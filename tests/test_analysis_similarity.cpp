@@ -199,7 +199,7 @@ TEST(Similarity, BatchFramesWithTheirOwnAtomsAsMask) {
     test::write_pqr(path, frames.back());
     files.push_back(path.string());
   }
-  const fs::path batch = dir / "batch.h5";
+  const std::filesystem::path batch = dir / "batch.h5";
   test::write_batch_file(files, batch, 0.5, 4);
 
   SimilarityOptions o;

@@ -169,3 +169,34 @@ TEST_F(Cli, ReadmeExampleRuns) {
   EXPECT_NEAR(map.meta.total_charge, std::round(map.meta.total_charge), 1e-3);
   for (float v : map.data) ASSERT_TRUE(std::isfinite(v));
 }
+
+TEST_F(Cli, RefusesAnOutputThatIsItsInput) {
+  // The same file under another name (a link): device and inode decide, not the spelling.
+  write_text(dir / "one.xyz", "1\npoint charge\nNa 0 0 0 1.0\n");
+  fs::create_symlink(dir / "one.xyz", dir / "alias.h5");
+  const auto before = fs::file_size(dir / "one.xyz");
+  const auto r = run_command(dcsgrid_cmd() + " " + (dir / "one.xyz").string() + " -o " +
+                             (dir / "alias.h5").string() + " --spacing 1 --padding 2 -q");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("is the input"), std::string::npos) << r.output;
+  EXPECT_EQ(fs::file_size(dir / "one.xyz"), before);
+
+  const auto b = run_command(test::dcsgrid_binary() + " batch --device cpu " + (dir / "one.xyz").string() +
+                             " -o " + (dir / "one.xyz").string() + " --overwrite -q");
+  EXPECT_EQ(b.status, 1) << b.output;
+  EXPECT_NE(b.output.find("is the input"), std::string::npos) << b.output;
+  EXPECT_EQ(fs::file_size(dir / "one.xyz"), before);
+}
+
+TEST_F(Cli, InterruptRemovesTemporariesAndExits130) {
+  // A direct sum long enough to be interrupted (5,684 atoms on ~10^7 points: tens of seconds on
+  // two cores); SIGINT after 1.5 s, SIGTERM in a second run.
+  const std::string input = test::data_file("1tii.pdb.gz").string();
+  for (const auto& [signal, status] : {std::pair{"INT", 130}, std::pair{"TERM", 143}}) {
+    const auto r = run_command("timeout --preserve-status -s " + std::string(signal) + " 1.5 " + dcsgrid_cmd() + " " +
+                               input + " -o " + (dir / "pot.h5").string() + " -o " +
+                               (dir / "pot.dx").string() + " --spacing 0.3 -q");
+    EXPECT_EQ(r.status, status) << signal << ": " << r.output;
+    EXPECT_TRUE(listing(dir).empty()) << signal << ": left " << testing::PrintToString(listing(dir));
+  }
+}

@@ -19,6 +19,7 @@
 #include "batch_queue.hpp"
 #include "dcsgrid/analysis/ensemble.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/io/atomic_file.hpp"
 #include "dcsgrid/engine/engine.hpp"
 #include "dcsgrid/io/map_io.hpp"
 
@@ -429,6 +430,10 @@ BatchResult run_batch(const BatchOptions& o) {
   check_output_folder(o.output);
   const std::vector<std::string> files = expand_inputs(o.inputs);
   if (files.empty()) throw Error("batch: the input lists name no files");
+  std::vector<fs::path> read_paths(files.begin(), files.end());
+  for (const auto& in : o.inputs)
+    if (!in.empty() && in[0] == '@') read_paths.push_back(in.substr(1));  // list files
+  io::require_not_an_input(o.output, read_paths);
   const nlohmann::json fingerprint = options_fingerprint(o, files);
   const bool exists = fs::exists(o.output);
   if (exists && !o.resume && !o.overwrite)

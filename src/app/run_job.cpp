@@ -10,6 +10,7 @@
 
 #include "dcsgrid/app/job.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/io/atomic_file.hpp"
 
 namespace dcsgrid::app {
 
@@ -165,6 +166,7 @@ void validate(const Job& job) {
     const fs::path dir = out.path.parent_path().empty() ? fs::path(".") : out.path.parent_path();
     if (!fs::is_directory(dir)) throw Error("output folder " + dir.string() + " does not exist");
     if (fs::is_directory(out.path)) throw Error("output " + out.path.string() + " is a folder");
+    io::require_not_an_input(out.path, {job.input});
     if (job.compute.methods.size() > 1 && out.format != io::MapFormat::hdf5)
       throw Error("--method " + method_list_name(job.compute.methods) +
                   " stores several maps and their comparison in one file: " + out.path.string() +

@@ -6,6 +6,7 @@
 
 #include "dcsgrid/cli/commands.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/io/atomic_file.hpp"
 
 namespace {
 
@@ -26,6 +27,7 @@ constexpr Command kCommands[] = {
 
 int main(int argc, char** argv) {
   try {
+    dcsgrid::io::remove_temporaries_on_signals();
     if (argc > 1)
       for (const Command& c : kCommands)
         if (std::strcmp(argv[1], c.name) == 0) return c.run(argc - 1, argv + 1);

@@ -1,5 +1,9 @@
 #include "dcsgrid/io/atomic_file.hpp"
 
+#include <array>
+#include <atomic>
+#include <csignal>
+#include <cstring>
 #include <random>
 #include <system_error>
 
@@ -9,15 +13,55 @@
 
 namespace dcsgrid::io {
 
+namespace {
+
+// The temporaries that exist now, where a signal handler can read them: fixed buffers (no
+// allocation or freeing the handler could race with) and a state per slot. A temporary that finds
+// no free slot is still removed by its destructor, only not on a signal.
+enum SlotState : int { kFree = 0, kFilling = 1, kLive = 2 };
+struct Slot {
+  std::atomic<int> state{kFree};
+  char path[4096];
+};
+std::array<Slot, 64> g_temporaries;
+
+int register_temporary(const std::filesystem::path& path) {
+  const std::string& text = path.native();
+  if (text.size() >= sizeof(Slot::path)) return -1;
+  for (std::size_t i = 0; i < g_temporaries.size(); ++i) {
+    int expected = kFree;
+    Slot& slot = g_temporaries[i];
+    if (!slot.state.compare_exchange_strong(expected, kFilling)) continue;
+    std::memcpy(slot.path, text.c_str(), text.size() + 1);
+    slot.state.store(kLive);
+    return int(i);
+  }
+  return -1;
+}
+
+void release_slot(int slot) {
+  if (slot >= 0) g_temporaries[std::size_t(slot)].state.store(kFree);
+}
+
+extern "C" void remove_temporaries_and_exit(int signal_number) {
+  for (Slot& slot : g_temporaries)
+    if (slot.state.load() == kLive) ::unlink(slot.path);  // async-signal-safe
+  ::_exit(128 + signal_number);
+}
+
+}  // namespace
+
 AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)) {
   std::random_device rd;
   // Same folder, so the final rename stays within one file system; hidden, so no viewer picks it up.
   temp_ = target_.parent_path() /
           ("." + target_.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
            std::to_string(rd() % 1000000));
+  slot_ = register_temporary(temp_);
 }
 
 AtomicFile::~AtomicFile() {
+  release_slot(slot_);
   if (!committed_) {
     std::error_code ec;
     std::filesystem::remove(temp_, ec);
@@ -30,6 +74,25 @@ void AtomicFile::commit() {
   if (ec) throw Error("cannot move the finished " + temp_.string() + " to " + target_.string() +
                       ": " + ec.message());
   committed_ = true;
+  release_slot(slot_);
+  slot_ = -1;
+}
+
+void remove_temporaries_on_signals() {
+  struct sigaction action {};
+  action.sa_handler = remove_temporaries_and_exit;
+  sigemptyset(&action.sa_mask);
+  for (const int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &action, nullptr);
+}
+
+void require_not_an_input(const std::filesystem::path& output,
+                          const std::vector<std::filesystem::path>& inputs) {
+  std::error_code ec;
+  if (!std::filesystem::exists(output, ec)) return;
+  for (const auto& input : inputs)
+    if (std::filesystem::equivalent(output, input, ec))
+      throw Error("output " + output.string() + " is the input " + input.string() +
+                  ": choose another output name (the input would be replaced)");
 }
 
 }  // namespace dcsgrid::io

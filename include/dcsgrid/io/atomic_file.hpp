@@ -1,7 +1,9 @@
 // Output that appears only when complete: written under a temporary name in the target folder
-// and renamed over the target by commit(). Destroyed without commit(), the temporary is removed.
+// and renamed over the target by commit(). Destroyed without commit(), the temporary is removed;
+// killed by SIGINT/SIGTERM/SIGHUP (with remove_temporaries_on_signals() installed), too.
 #pragma once
 #include <filesystem>
+#include <vector>
 
 namespace dcsgrid::io {
 
@@ -19,7 +21,17 @@ class AtomicFile {
 
  private:
   std::filesystem::path target_, temp_;
+  int slot_;  // in the registry of live temporaries, or -1
   bool committed_ = false;
 };
+
+// Installs handlers for SIGINT, SIGTERM and SIGHUP that remove every live temporary and exit with
+// status 128 + the signal (130, 143, 129). For programs, not libraries (Python keeps its own).
+void remove_temporaries_on_signals();
+
+// Throws Error when `output` is the same file (device and inode, whatever the path's spelling)
+// as one of `inputs`: a command must not replace what it reads.
+void require_not_an_input(const std::filesystem::path& output,
+                          const std::vector<std::filesystem::path>& inputs);
 
 }  // namespace dcsgrid::io
