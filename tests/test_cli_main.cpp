@@ -200,3 +200,26 @@ TEST_F(Cli, InterruptRemovesTemporariesAndExits130) {
     EXPECT_TRUE(listing(dir).empty()) << signal << ": left " << testing::PrintToString(listing(dir));
   }
 }
+
+TEST_F(Cli, PresetsSetAnotherProgramsConventionsUnlessGiven) {
+  // One +1 e charge; point (2,0,0) at r = 2 Å.
+  write_text(dir / "one.xyz", "1\npoint charge\nNa 0 0 0 1.0\n");
+  const std::string base = dcsgrid_cmd() + " " + (dir / "one.xyz").string() +
+                           " --origin 2,0,0 --dims 1,1,1 --spacing 1 -q -o ";
+  // ChimeraX: ε(r) = 4r, kcal/mol/e: V = k_C / (4 r · r).
+  ASSERT_EQ(run_command(base + (dir / "chx.h5").string() + " --preset chimerax").status, 0);
+  const io::MapFile chx = io::read_hdf5(dir / "chx.h5");
+  EXPECT_EQ(chx.meta.units, "kcal/mol/e");
+  EXPECT_EQ(chx.meta.dielectric_model, "distance-dependent 4r");
+  EXPECT_NEAR(chx.data[0], 332.0637 / (4 * 2 * 2), 1e-5 * 332.0637 / 16);
+  // PyMOL: ε = 2, 300 K, kT/e; an explicit --dielectric wins over the preset's.
+  ASSERT_EQ(run_command(base + (dir / "pym.h5").string() + " --preset pymol --dielectric 4").status, 0);
+  const io::MapFile pym = io::read_hdf5(dir / "pym.h5");
+  EXPECT_EQ(pym.meta.units, "kT/e");
+  EXPECT_DOUBLE_EQ(pym.meta.temperature, 300.0);
+  EXPECT_DOUBLE_EQ(pym.meta.dielectric, 4.0);
+  const double kt300 = kGasConstant * 300.0;
+  EXPECT_NEAR(pym.data[0], 332.0637 / (4 * 2) / kt300, 1e-5 * 332.0637 / 8 / kt300);
+  const auto help = run_command(test::dcsgrid_binary() + " --help");
+  EXPECT_NE(help.output.find("chimerax: ε(r) = 4r"), std::string::npos) << help.output;
+}

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include <spdlog/fmt/fmt.h>
+
 #include "dcsgrid/core/units.hpp"
 
 namespace dcsgrid::cli {
@@ -93,6 +95,52 @@ CLI::Validator parses_with(Parse parse, const std::string& description) {
       description);
 }
 
+// What another program computes, so a user can reproduce a map they know. Each sets only the
+// options not given on the command line.
+struct Preset {
+  const char* name;
+  double dielectric;
+  bool distance_dependent;
+  double temperature;
+  const char* units;
+  const char* source;
+};
+constexpr Preset kPresets[] = {
+    {"pymol", 2.0, false, 300.0, "kT/e", "PyMOL map_new coulomb (coulomb_dielectric 2)"},
+    {"apbs", 1.0, false, 298.15, "kT/e", "APBS' coulomb tool (vacuum Coulomb)"},
+    {"chimerax", 4.0, true, 298.15, "kcal/mol/e", "ChimeraX coulombic (distDep true, dielectric 4)"},
+    {"vmd", 1.0, false, 300.0, "kT/e", "VMD volmap coulomb"},
+};
+
+std::string preset_help() {
+  std::string help = "Another program's conventions (options given explicitly win):";
+  for (const Preset& p : kPresets)
+    help += fmt::format("\n  {}: {}{}, T = {:g} K, {} — as {}", p.name,
+                        p.distance_dependent ? "ε(r) = 4r" : "ε = ",
+                        p.distance_dependent ? "" : fmt::format("{:g}", p.dielectric), p.temperature,
+                        p.units, p.source);
+  return help;
+}
+
+// Applies the preset to the options the command line left at their defaults.
+void add_preset_option(CLI::App& app, ComputeOptions& o) {
+  auto* preset = app.add_option("--preset", o.preset, preset_help())
+                     ->check(CLI::IsMember({"pymol", "apbs", "chimerax", "vmd"}))
+                     ->group("Physics");
+  app.parse_complete_callback([&app, &o, preset] {
+    if (preset->count() == 0) return;
+    for (const Preset& p : kPresets) {
+      if (o.preset != p.name) continue;
+      if (app.count("--dielectric") == 0 && app.count("--ddd") == 0) {
+        o.physics.dielectric = p.distance_dependent ? 1.0 : p.dielectric;
+        o.physics.distance_dependent = p.distance_dependent;
+      }
+      if (app.count("--temperature") == 0) o.physics.temperature = p.temperature;
+      if (app.count("--units") == 0) o.units = p.units;
+    }
+  });
+}
+
 }  // namespace
 
 app::ComputeSettings ComputeOptions::settings() const {
@@ -111,6 +159,7 @@ app::ComputeSettings ComputeOptions::settings() const {
 
 void add_compute_options(CLI::App& app, ComputeOptions& o, const std::string& method_help, bool lists) {
   add_physics_options(app, o.physics, o.units);
+  add_preset_option(app, o);
   const auto one_method = [](const std::string& m) { engine::parse_method(m); };
   const auto method_list = [](const std::string& m) { app::parse_method_list(m); };
   app.add_option("--method", o.method, method_help)

@@ -31,6 +31,7 @@ void add_grid_options(CLI::App& app, GridOptions& grid, const std::string& group
 struct ComputeOptions {
   Physics physics;
   std::string units = "kT/e";
+  std::string preset;  // pymol, apbs, chimerax, vmd: their ε, T and units where not given
   std::string method = "direct";
   std::string cutoff_form = "shifted";
   engine::CutoffOptions cutoff;
