@@ -123,7 +123,7 @@ Inputs read_inputs(const Job& job) {
 // One method's pass: its slabs go to the outputs as map number `map`; with `compare`, each slab is
 // compared with map 0's (the reference, read back) as it arrives, then the histogram sweep runs.
 PassReport run_pass(engine::Backend& backend, const engine::PotentialRequest& request, std::size_t map,
-                    bool compare, MapOutputs& outputs, Observer& observer, double& comparison_seconds) {
+                    bool compare, MapOutputs& outputs, Observer& observer) {
   const GridSpec& grid = request.grid;
   PassReport pass;
   pass.method = request.method;
@@ -141,7 +141,7 @@ PassReport run_pass(engine::Backend& backend, const engine::PotentialRequest& re
         reference.resize(grid.plane_size() * slab.planes());
         outputs.read_back(0, slab, reference.data());
         comparison->add(slab.z_begin, slab.planes(), reference.data(), data);
-        comparison_seconds += seconds_since(tc);
+        pass.compare_seconds += seconds_since(tc);
       },
       [&](double fraction) { observer.progress(fraction); });
   pass.wall_seconds = seconds_since(t0);
@@ -150,12 +150,17 @@ PassReport run_pass(engine::Backend& backend, const engine::PotentialRequest& re
     const auto tc = clock_type::now();
     histogram_sweep(*comparison, outputs, grid, 0, map);
     pass.against_reference = comparison->report();
-    comparison_seconds += seconds_since(tc);
+    pass.histogram_seconds = seconds_since(tc);
+    pass.compare_seconds += pass.histogram_seconds;
   }
   return pass;
 }
 
 }  // namespace
+
+double PassReport::write_seconds() const {
+  return std::max(0.0, stats.sink_seconds - (compare_seconds - histogram_seconds));
+}
 
 OutputSpec output_spec(const fs::path& path) { return {path, io::map_format_from_path(path)}; }
 
@@ -227,10 +232,9 @@ JobReport run_job(const Job& job, Observer& observer) {
                describe(job.compute.physics));
 
   MapOutputs outputs(job, grid, metas, datasets);
-  double comparison_seconds = 0;
   for (std::size_t m = 0; m < order.size(); ++m) {
     const bool compare = m > 0 && reference_method(order).has_value();
-    PassReport pass = run_pass(*backend, requests[m], m, compare, outputs, observer, comparison_seconds);
+    PassReport pass = run_pass(*backend, requests[m], m, compare, outputs, observer);
     pass.dataset = datasets[m];
     if (pass.against_reference) {
       pass.against_reference->units = metas[m].units;
@@ -238,10 +242,9 @@ JobReport run_job(const Job& job, Observer& observer) {
                                  pass.against_reference->to_json().dump());
     }
     report.device = pass.stats.device.empty() ? backend->name() : pass.stats.device;
-    report.write_seconds += pass.stats.sink_seconds;
+    report.write_seconds += pass.write_seconds();
     report.passes.push_back(std::move(pass));
   }
-  report.write_seconds -= comparison_seconds;  // the sinks' time, less the comparisons in them
 
   const auto t_write = clock_type::now();
   outputs.finish();
@@ -262,6 +265,8 @@ nlohmann::json JobReport::to_json() const {
                         {"seconds", {{"setup", p.stats.setup_seconds},
                                      {"compute", p.compute_seconds()},
                                      {"overflow_cpu", p.stats.overflow_seconds},
+                                     {"write", p.write_seconds()},
+                                     {"compare", p.compare_seconds},
                                      {"wall", p.wall_seconds}}}};
     if (p.method == engine::Method::direct) j["evaluations_per_second"] = pairs / p.compute_seconds();
     if (p.against_reference) j["comparison"] = p.against_reference->to_json();

@@ -61,8 +61,12 @@ struct PassReport {
   std::string dataset;        // where it is stored in HDF5 outputs
   engine::RunStats stats;
   double wall_seconds = 0;    // Backend::run, sink included
+  double compare_seconds = 0; // comparing with the reference, in the sink and after
+  double histogram_seconds = 0;  // of which after the pass: the error histogram's sweep
   std::optional<analysis::CompareReport> against_reference;  // fast map vs direct
   double compute_seconds() const { return stats.compute_seconds > 0 ? stats.compute_seconds : wall_seconds; }
+  // The sink's time less the comparison's share of it (the histogram sweep runs after the sink).
+  double write_seconds() const;
 };
 
 struct JobReport {
