@@ -222,20 +222,31 @@ const std::string& BatchFile::options_json() const { return impl_->options_json;
 
 void BatchFile::write_frame(std::size_t index, const float* data, const FrameRecord& record,
                             const MapStats* stats, const StepHook& hook) {
+  const FrameWrite frame{index, data, record, stats};
+  write_frames({&frame, 1}, hook);
+}
+
+// One flush for the data of every frame of the group, then one for their statuses: a frame still
+// turns complete only after its data is flushed, and the group shares the two flushes.
+void BatchFile::write_frames(std::span<const FrameWrite> group, const StepHook& hook) {
   Impl& b = *impl_;
-  b.check_index(index);
   const fs::path& path = b.path;
+  for (const FrameWrite& f : group) {
+    b.check_index(f.index);
+    if (b.bins > 0 && !f.stats)
+      throw Error(path.string() + ": frame " + std::to_string(f.index) + " needs its stats");
+  }
   auto step = [&](WriteStep s) {
-    if (hook) hook(index, s);
+    if (hook)
+      for (const FrameWrite& f : group) hook(f.index, s);
   };
   {
     std::lock_guard lock(io::hdf5::library_mutex());
-    h5::write_map(b.potential.get(), index, b.grid, data, path);
-    if (b.bins > 0) {
-      if (!stats) throw Error(path.string() + ": frame " + std::to_string(index) + " needs its stats");
-      h5::write_stats_row(b.file.get(), index, *stats, std::size_t(b.bins), path);
+    for (const FrameWrite& f : group) {
+      h5::write_map(b.potential.get(), f.index, b.grid, f.data, path);
+      if (b.bins > 0) h5::write_stats_row(b.file.get(), f.index, *f.stats, std::size_t(b.bins), path);
+      b.write_row(f.index, f.record);
     }
-    b.write_row(index, record);
   }
   step(WriteStep::data_written);
   {
@@ -245,16 +256,18 @@ void BatchFile::write_frame(std::size_t index, const float* data, const FrameRec
   step(WriteStep::data_flushed);
   {
     std::lock_guard lock(io::hdf5::library_mutex());
-    b.write_status(index, FrameStatus::complete);
+    for (const FrameWrite& f : group) b.write_status(f.index, FrameStatus::complete);
   }
   step(WriteStep::status_written);
   {
     std::lock_guard lock(io::hdf5::library_mutex());
     b.flush();
   }
-  FrameRecord& kept = b.frames[index];
-  kept = record;
-  kept.status = FrameStatus::complete;
+  for (const FrameWrite& f : group) {
+    FrameRecord& kept = b.frames[f.index];
+    kept = f.record;
+    kept.status = FrameStatus::complete;
+  }
   step(WriteStep::status_flushed);
 }
 

@@ -4,6 +4,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <exception>
@@ -189,6 +190,9 @@ struct ReadItem {
   AtomSet atoms;
   std::string error;
 };
+// Frames written with one pair of flushes at most.
+constexpr std::size_t kMaxWriteGroup = 32;
+
 struct ComputedItem {
   std::size_t index = 0;
   std::vector<float> data;
@@ -300,41 +304,62 @@ class Pipeline {
     computed_q_.close();
   }
 
+  // Writes the computed frames as they come, each group of frames already waiting with one pair
+  // of flushes (BatchFile::write_frames); failed frames are recorded one by one.
   void write_stage(std::size_t total, BatchResult& result) {
     std::size_t done = 0;
-    while (auto item = computed_q_.pop()) {
+    while (auto first = computed_q_.pop()) {
       const auto t0 = clock_type::now();
-      FrameRecord record = records_[item->index];
-      record.atom_count = item->atom_count;
-      record.total_charge = item->total_charge;
-      if (!item->error.empty()) {
-        record.status = FrameStatus::failed;
-        record.message = item->error;
-        file_.write_failure(item->index, record);
-        spdlog::warn("frame {} ({} model {}) failed: {}", item->index, record.source, record.model,
-                     record.message);
-        result.failures.push_back(record);
-        ++result.failed;
-      } else {
+      std::vector<ComputedItem> group;
+      group.push_back(std::move(*first));
+      while (group.size() < kMaxWriteGroup)
+        if (auto next = computed_q_.try_pop()) group.push_back(std::move(*next));
+        else break;
+      std::vector<BatchFile::FrameWrite> writes;
+      std::vector<MapStats> stats(group.size());
+      for (std::size_t g = 0; g < group.size(); ++g) {
+        ComputedItem& item = group[g];
+        FrameRecord record = records_[item.index];
+        record.atom_count = item.atom_count;
+        record.total_charge = item.total_charge;
+        if (!item.error.empty()) {
+          record_failure(item.index, record, item.error, result);
+          if (fail_fast_stop_) break;  // the frames after it stay pending
+          continue;
+        }
         record.status = FrameStatus::complete;
         record.message.clear();
-        std::optional<MapStats> stats;
-        if (options_.stats) stats = map_stats(item->data, options_.histogram);
-        file_.write_frame(item->index, item->data.data(), record, stats ? &*stats : nullptr,
-                          options_.step_hook);
-        ++result.computed;
-        free_buffers_.push(std::move(item->data));
+        if (options_.stats) stats[g] = map_stats(item.data, options_.histogram);
+        writes.push_back({item.index, item.data.data(), record, options_.stats ? &stats[g] : nullptr});
       }
-      records_[item->index] = record;
+      if (!writes.empty()) file_.write_frames(writes, options_.step_hook);
+      for (const auto& w : writes) {
+        records_[w.index] = w.record;
+        records_[w.index].status = FrameStatus::complete;
+      }
+      result.computed += writes.size();
+      for (ComputedItem& item : group)
+        if (item.error.empty()) free_buffers_.push(std::move(item.data));
       write_busy_ += seconds_since(t0);
-      ++done;
+      done += group.size();
       if (options_.progress) options_.progress(done, total);
-      if (record.status == FrameStatus::failed && options_.fail_fast) {
-        fail_fast_stop_ = true;
+      if (fail_fast_stop_) {
         abort_all();
         return;
       }
     }
+  }
+
+  void record_failure(std::size_t index, FrameRecord record, const std::string& message,
+                      BatchResult& result) {
+    record.status = FrameStatus::failed;
+    record.message = message;
+    file_.write_failure(index, record);
+    spdlog::warn("frame {} ({} model {}) failed: {}", index, record.source, record.model, record.message);
+    result.failures.push_back(record);
+    ++result.failed;
+    records_[index] = record;
+    if (options_.fail_fast) fail_fast_stop_ = true;
   }
 
  private:
@@ -480,7 +505,10 @@ BatchResult run_batch(const BatchOptions& o) {
                file.grid().describe(), todo.size());
 
   if (!todo.empty()) {
-    require_host_memory(file.grid(), o.queue_depth + 2);
+    BatchOptions run = o;
+    if (run.queue_depth == 0)  // deep enough to group writes, within 256 MiB of frames
+      run.queue_depth = std::clamp<std::size_t>((std::size_t(256) << 20) / grid_bytes(file.grid()), 2, 16);
+    require_host_memory(file.grid(), run.queue_depth + 2);
     if (o.compute.threads > 0) omp_set_num_threads(o.compute.threads);
     auto backend = engine::make_backend(o.compute.device, o.compute.gpus);
     const engine::Method method = o.compute.methods.front();
@@ -488,7 +516,7 @@ BatchResult run_batch(const BatchOptions& o) {
       throw Error("the " + backend->name() + " backend does not support --method " +
                   engine::method_name(method));
     result.device = backend->name();
-    Pipeline pipeline(o, file, records, *backend);
+    Pipeline pipeline(run, file, records, *backend);
     pipeline.run(todo, result);
     if (pipeline.stopped_by_fail_fast()) {
       const FrameRecord& f = result.failures.back();

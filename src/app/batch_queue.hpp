@@ -32,6 +32,15 @@ class BoundedQueue {
     not_full_.notify_one();
     return item;
   }
+  // An item if one is waiting, else nullopt at once.
+  std::optional<T> try_pop() {
+    std::lock_guard lock(mutex_);
+    if (aborted_ || items_.empty()) return std::nullopt;
+    T item = std::move(items_.front());
+    items_.pop_front();
+    not_full_.notify_one();
+    return item;
+  }
   // The producer is done: the consumer drains what is left, then pop() gives nullopt.
   void close() {
     std::lock_guard lock(mutex_);

@@ -28,6 +28,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,15 @@ class BatchFile {
   using StepHook = std::function<void(std::size_t index, WriteStep step)>;
   void write_frame(std::size_t index, const float* data, const FrameRecord& record,
                    const MapStats* stats, const StepHook& hook = {});
+  // Several frames at once, with two flushes for the whole group instead of two a frame; the hook
+  // is called for every frame of the group after each step.
+  struct FrameWrite {
+    std::size_t index;
+    const float* data;
+    FrameRecord record;
+    const MapStats* stats;
+  };
+  void write_frames(std::span<const FrameWrite> frames, const StepHook& hook = {});
   // Records a failed frame (table row with status failed and the message), flushed.
   void write_failure(std::size_t index, const FrameRecord& record);
   // Reads frame `index` into out (point_count floats).

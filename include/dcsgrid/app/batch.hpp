@@ -48,7 +48,9 @@ struct BatchOptions {
   HistogramOptions histogram;
   bool ensemble = false;  // mean and std maps over the complete frames (when all are complete)
 
-  std::size_t queue_depth = 2;  // frames waiting between two stages
+  // Frames waiting between two stages; 0: as many as fit in 256 MiB, 2 to 16 (the writer groups
+  // the frames waiting for it, so a deeper queue means fewer flushes).
+  std::size_t queue_depth = 0;
   std::string command_line;     // provenance, stored with the metadata
 
   // Called by the writer thread after each frame it records: (frames done in this run, to do).
