@@ -456,13 +456,15 @@ TEST(BatchCrash, KillNineAtEveryWriteStepThenResume) {
     ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
     {
       BatchFile file(out);  // opens after the kill
-      EXPECT_EQ(file.frames()[0].status, FrameStatus::complete);
       if (step == WriteStep::status_flushed) EXPECT_EQ(file.frames()[1].status, FrameStatus::complete);
       if (step <= WriteStep::data_flushed) EXPECT_EQ(file.frames()[1].status, FrameStatus::pending);
-      EXPECT_EQ(file.frames()[2].status, FrameStatus::pending);
+      // Frames are written in order, in groups that complete whole: the complete ones come first.
+      for (std::size_t i = 1; i < 4; ++i)
+        if (file.frames()[i].status == FrameStatus::complete)
+          EXPECT_EQ(file.frames()[i - 1].status, FrameStatus::complete) << "frame " << i;
       // The complete frames are already the reference's.
       BatchFile ref(reference);
-      for (std::size_t i = 0; i < 2; ++i)
+      for (std::size_t i = 0; i < 4; ++i)
         if (file.frames()[i].status == FrameStatus::complete)
           EXPECT_EQ(frame_data(file, i), frame_data(ref, i)) << "frame " << i;
     }
