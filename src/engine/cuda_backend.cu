@@ -156,21 +156,43 @@ class Handoff {
   std::exception_ptr error_;
 };
 
+// What a device keeps from one run to the next (a batch runs thousands of small grids, and
+// creating streams and pinning host buffers each time cost more than the kernels): streams,
+// events and the two slab buffers on each side, grown when a run needs more. Created and used on
+// its device's thread, one run at a time.
+struct DeviceSlot {
+  static constexpr unsigned kWaitFlags = cudaEventDisableTiming | cudaEventBlockingSync;
+
+  cuda::Stream compute, copy;
+  std::array<cuda::DeviceBuffer<float>, 2> device;
+  std::array<cuda::PinnedBuffer<float>, 2> host;
+  std::array<cuda::Event, 2> started, computed;
+  std::array<cuda::Event, 2> copied{cuda::Event(kWaitFlags), cuda::Event(kWaitFlags)};
+
+  void reserve(std::size_t device_floats, std::size_t host_floats) {
+    for (int b = 0; b < 2; ++b) {
+      if (device[b].size() < device_floats) device[b].resize(device_floats);
+      if (host[b].size() < host_floats) host[b] = cuda::PinnedBuffer<float>(host_floats);
+    }
+  }
+};
+
 // One device's part of a run, used from that device's thread only (the device is current).
 class DeviceWorker {
  public:
-  explicit DeviceWorker(const PotentialRequest& request)
-      : grid_(request.grid),
+  DeviceWorker(const PotentialRequest& request, DeviceSlot& slot)
+      : grid_(request.grid), slot_(slot), compute_(slot.compute), copy_(slot.copy),
+        device_(slot.device), host_(slot.host), started_(slot.started), computed_(slot.computed),
+        copied_(slot.copied),
         method_(make_device_method(request, compute_.get())),
         layout_(method_->layout()) {}
-  // Nothing may still write into the buffers when they are freed (after an abort).
+  // Nothing may still write into the buffers when another run reuses them (after an abort).
   ~DeviceWorker() {
     cudaStreamSynchronize(compute_.get());
     cudaStreamSynchronize(copy_.get());
   }
   DeviceWorker(const DeviceWorker&) = delete;
   DeviceWorker& operator=(const DeviceWorker&) = delete;
-
   // Planes per slab for which both device buffers fit in the free memory.
   std::int64_t max_planes() const {
     std::size_t free = 0, total = 0;
@@ -185,10 +207,8 @@ class DeviceWorker {
   }
 
   void allocate(std::int64_t planes) {
-    for (int b = 0; b < 2; ++b) {
-      device_[b].resize(std::size_t(planes) * layout_.plane_bytes() / sizeof(float));
-      host_[b] = cuda::PinnedBuffer<float>(std::size_t(planes) * grid_.plane_size());
-    }
+    slot_.reserve(std::size_t(planes) * layout_.plane_bytes() / sizeof(float),
+                  std::size_t(planes) * grid_.plane_size());
   }
 
   // Computes slabs[mine[0]], slabs[mine[1]], ... and publishes each once it is on the host.
@@ -236,16 +256,17 @@ class DeviceWorker {
     handoff.publish(index, host_[b].data());
   }
 
-  static constexpr unsigned kWaitFlags = cudaEventDisableTiming | cudaEventBlockingSync;
-
   GridSpec grid_;
-  cuda::Stream compute_, copy_;
+  DeviceSlot& slot_;
+  cuda::Stream& compute_;
+  cuda::Stream& copy_;
+  std::array<cuda::DeviceBuffer<float>, 2>& device_;
+  std::array<cuda::PinnedBuffer<float>, 2>& host_;
+  std::array<cuda::Event, 2>& started_;
+  std::array<cuda::Event, 2>& computed_;
+  std::array<cuda::Event, 2>& copied_;
   std::unique_ptr<DeviceMethod> method_;
   SlabLayout layout_;
-  std::array<cuda::DeviceBuffer<float>, 2> device_;
-  std::array<cuda::PinnedBuffer<float>, 2> host_;
-  std::array<cuda::Event, 2> started_, computed_;
-  std::array<cuda::Event, 2> copied_{cuda::Event(kWaitFlags), cuda::Event(kWaitFlags)};
   double kernel_seconds_ = 0, host_seconds_ = 0;
 };
 
@@ -257,12 +278,14 @@ struct DeviceResult {
 // The body of device thread `index` (of `count`), running on `device`. Errors go to the handoff,
 // prefixed with the device.
 void device_thread(int device, std::size_t index, std::size_t count,
-                   const PotentialRequest& request, Handoff& handoff, DeviceResult& result) {
+                   const PotentialRequest& request, std::unique_ptr<DeviceSlot>& slot,
+                   Handoff& handoff, DeviceResult& result) {
   result.stats.device = cuda::device_label(device);
   try {
     const auto t0 = Clock::now();
     DCSGRID_CUDA_CHECK(cudaSetDevice(device));
-    DeviceWorker worker(request);
+    if (!slot) slot = std::make_unique<DeviceSlot>();
+    DeviceWorker worker(request, *slot);
     handoff.post_capacity(index, worker.max_planes());
     const std::vector<Slab>* slabs = handoff.wait_plan();
     if (!slabs) return;
@@ -287,7 +310,8 @@ void device_thread(int device, std::size_t index, std::size_t count,
 
 class CudaBackend final : public Backend {
  public:
-  explicit CudaBackend(std::vector<int> devices) : devices_(std::move(devices)) {}
+  explicit CudaBackend(std::vector<int> devices)
+      : devices_(std::move(devices)), slots_(devices_.size()) {}
   std::string name() const override { return "cuda"; }
   bool supports(Method m) const override { return m == Method::direct || m == Method::cutoff; }
 
@@ -334,7 +358,7 @@ class CudaBackend final : public Backend {
     try {
       for (std::size_t d = 0; d < count; ++d)
         threads.emplace_back(device_thread, devices_[d], d, count, std::cref(request),
-                             std::ref(handoff), std::ref(results[d]));
+                             std::ref(slots_[d]), std::ref(handoff), std::ref(results[d]));
       const std::int64_t host_cap = std::int64_t(std::min(slab_bytes, kSlabHostBytes) /
                                                  (request.grid.plane_size() * sizeof(float)));
       const std::int64_t cap = std::clamp(std::min(host_cap, handoff.wait_capacities()),
@@ -369,6 +393,7 @@ class CudaBackend final : public Backend {
   }
 
   std::vector<int> devices_;
+  std::vector<std::unique_ptr<DeviceSlot>> slots_;  // per device, kept between runs
 };
 
 }  // namespace
