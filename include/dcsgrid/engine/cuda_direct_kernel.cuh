@@ -23,42 +23,30 @@
 
 namespace dcsgrid::engine::direct_kernel {
 
-// The ftz forms compile to a single MUFU instruction (the non-ftz ones add denormal fix-ups); r² is
-// clamped to min_r2 > 0, so no denormal reaches them.
+// The ftz form compiles to a single MUFU instruction (the non-ftz one adds denormal fix-ups); r² is
+// clamped to min_r2 > 0, so no denormal reaches it.
 __device__ __forceinline__ float rsqrt_mufu(float x) {
   float y;
   asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
 }
-__device__ __forceinline__ float rcp_mufu(float x) {
-  float y;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-__device__ __forceinline__ float exp2_mufu(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
 
-// g(r) of the pair form for a clamped r²: the same functions as pair_term<Form> in physics.hpp,
-// with 1/r from the FMA pipe when fma_pipe (resolved at compile time after unrolling). Coulomb's
-// FMA-pipe values come scaled by value_scale (S/r from rsqrt_newton_scaled): the sums are
-// unscaled once, at the store, rather than once per pair.
+// g(r) of the pair form for a clamped r²: physics.hpp's pair_term<Form> (1/r² and 2^x on the MUFU
+// unit, ScalarMath<float>) with 1/r from the FMA pipe when fma_pipe (resolved at compile time
+// after unrolling) and from the MUFU unit otherwise; the compiler drops 1/r where the form does
+// not use it. Coulomb's FMA-pipe values come scaled by value_scale (S/r from
+// rsqrt_newton_scaled; g = 1/r is linear in 1/r): the sums are unscaled once, at the store, rather
+// than once per pair.
 template <PairForm Form, int NewtonSteps>
 __device__ __forceinline__ constexpr float value_scale(bool fma_pipe) {
   return Form == PairForm::coulomb && fma_pipe ? kNewtonScale<NewtonSteps> : 1.0f;
 }
 template <PairForm Form, int NewtonSteps>
 __device__ __forceinline__ float pair_value(float r2, bool fma_pipe, float exp2_kappa) {
-  if constexpr (Form == PairForm::distance_dependent) {
-    return rcp_mufu(r2);
-  } else if constexpr (Form == PairForm::coulomb) {
-    return fma_pipe ? rsqrt_newton_scaled<NewtonSteps>(r2) : rsqrt_mufu(r2);
-  } else {
-    const float inv_r = fma_pipe ? rsqrt_newton<NewtonSteps>(r2) : rsqrt_mufu(r2);
-    return exp2_mufu(exp2_kappa * (r2 * inv_r)) * inv_r;
-  }
+  const float inv_r = !fma_pipe                    ? rsqrt_mufu(r2)
+                      : Form == PairForm::coulomb ? rsqrt_newton_scaled<NewtonSteps>(r2)
+                                                  : rsqrt_newton<NewtonSteps>(r2);
+  return pair_term<Form>(r2, inv_r, exp2_kappa);
 }
 
 // sum + x with the low-order bits lost so far kept in carry (sum − carry is the running total).
