@@ -1,5 +1,6 @@
-// The direct-summation kernel template; included only by the cuda_direct_<form>.cu files, each of
-// which instantiates it for one pair form and every configuration in kDirectConfigs.
+// The direct-summation kernel template; included by the cuda_direct_<form>.cu files, each of which
+// instantiates it for one pair form and the library's configurations (LibraryDirectConfigs), and by
+// bench_cuda_direct, which instantiates it for its tuning sweep.
 //
 // Gather form: a thread owns points_x × points_y points of one plane and sums every atom into
 // registers; no atomics. Atoms stream through shared memory in tiles of kDirectTileAtoms, staged
@@ -180,20 +181,20 @@ __global__ void __launch_bounds__(32 * BlockY, MinBlocks > 0 ? MinBlocks : 1)
     }
 }
 
-template <PairForm Form, std::size_t I>
+template <PairForm Form, typename Table, std::size_t I>
 void launch_config(const DirectLaunch& launch, dim3 blocks, cudaStream_t stream) {
-  constexpr DirectConfig c = kDirectConfigs[I];
+  constexpr DirectConfig c = Table::configs[I];
   direct_kernel<Form, c.block_y, c.points_x, c.points_y, c.fma_points, c.newton_steps,
                 c.split_near == 1, c.min_blocks, c.lanes_x>
       <<<blocks, dim3(32, c.block_y), 0, stream>>>(launch);
   DCSGRID_CHECK_LAUNCH();
 }
 
-template <PairForm Form, std::size_t... I>
+template <PairForm Form, typename Table, std::size_t... I>
 void launch_indexed(std::size_t config, const DirectLaunch& launch, dim3 blocks,
                     cudaStream_t stream, std::index_sequence<I...>) {
   using Launcher = void (*)(const DirectLaunch&, dim3, cudaStream_t);
-  static constexpr Launcher table[] = {&launch_config<Form, I>...};
+  static constexpr Launcher table[] = {&launch_config<Form, Table, I>...};
   table[config](launch, blocks, stream);
 }
 
@@ -201,11 +202,12 @@ void launch_indexed(std::size_t config, const DirectLaunch& launch, dim3 blocks,
 
 namespace dcsgrid::engine {
 
-template <PairForm Form>
+template <PairForm Form, typename Table>
 void launch_direct_form(std::size_t config, const DirectLaunch& launch, dim3 blocks,
                         cudaStream_t stream) {
-  direct_kernel::launch_indexed<Form>(config, launch, blocks, stream,
-                                      std::make_index_sequence<kDirectConfigs.size()>{});
+  static_assert(all_valid(Table::configs), "a direct kernel configuration is out of range");
+  direct_kernel::launch_indexed<Form, Table>(config, launch, blocks, stream,
+                                             std::make_index_sequence<Table::configs.size()>{});
 }
 
 }  // namespace dcsgrid::engine
