@@ -52,7 +52,6 @@ PairKernel make_pair_kernel(const Physics& p) {
   k.exp2_kappa_d = -k.kappa_d * kLog2e;
   k.min_r2_d = p.min_distance * p.min_distance;
   k.scale = float(k.scale_d);
-  k.kappa = float(k.kappa_d);
   k.exp2_kappa = float(k.exp2_kappa_d);
   k.min_r2 = float(k.min_r2_d);
   return k;

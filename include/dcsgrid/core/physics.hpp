@@ -32,13 +32,12 @@ enum class PairForm { coulomb, distance_dependent, debye_huckel };
 // Physics reduced to what a kernel needs: the form, one scale factor, κ and r_min².
 struct PairKernel {
   PairForm form = PairForm::coulomb;
-  float scale = 1.0f;  // k_C·u/ε, or k_C·u/4 for ddd
-  float kappa = 0.0f;  // 1/Å
+  float scale = 1.0f;       // k_C·u/ε, or k_C·u/4 for ddd
   float exp2_kappa = 0.0f;  // −κ·log2(e): exp(−κr) = 2^(exp2_kappa·r), one multiply per pair
   float min_r2 = 0.25f;
 
   double scale_d = 1.0;  // the same in double, for reference sums
-  double kappa_d = 0.0;
+  double kappa_d = 0.0;  // κ, 1/Å
   double exp2_kappa_d = 0.0;
   double min_r2_d = 0.25;
 };

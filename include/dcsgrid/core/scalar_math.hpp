@@ -29,6 +29,20 @@ struct ScalarMath<double> {
   static DCSGRID_HD double exp2(double x) { return __builtin_exp2(x); }
 };
 
+#if defined(__CUDACC__)
+// One MUFU (special-function unit) instruction, in its ftz form: that compiles to the single
+// instruction (the non-ftz forms add denormal fix-ups); callers pass no denormals.
+enum class Mufu { rcp, rsqrt, ex2 };
+template <Mufu Op>
+__device__ __forceinline__ float mufu(float x) {
+  float y;
+  if constexpr (Op == Mufu::rcp) asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  if constexpr (Op == Mufu::rsqrt) asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  if constexpr (Op == Mufu::ex2) asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+#endif
+
 // On the device the reciprocal and 2^x are the MUFU approximations (ftz: r² ≥ r_min² > 0, so no
 // denormal reaches them; relative error ~1e-7); 1/√x stays rsqrtf here, and kernels that split
 // it between the MUFU and FMA pipes pass their own (cuda_direct_kernel.cuh).
@@ -52,9 +66,7 @@ struct ScalarMath<float> {
   }
   static DCSGRID_HD float recip(float x) {
 #if defined(__CUDA_ARCH__)
-    float y;
-    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
+    return mufu<Mufu::rcp>(x);
 #else
     return 1.0f / x;
 #endif
@@ -68,9 +80,7 @@ struct ScalarMath<float> {
   }
   static DCSGRID_HD float exp2(float x) {
 #if defined(__CUDA_ARCH__)
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
+    return mufu<Mufu::ex2>(x);
 #else
     return __builtin_exp2f(x);
 #endif

@@ -24,14 +24,6 @@
 
 namespace dcsgrid::engine::direct_kernel {
 
-// The ftz form compiles to a single MUFU instruction (the non-ftz one adds denormal fix-ups); r² is
-// clamped to min_r2 > 0, so no denormal reaches it.
-__device__ __forceinline__ float rsqrt_mufu(float x) {
-  float y;
-  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-
 // g(r) of the pair form for a clamped r²: physics.hpp's pair_term<Form> (1/r² and 2^x on the MUFU
 // unit, ScalarMath<float>) with 1/r from the FMA pipe when fma_pipe (resolved at compile time
 // after unrolling) and from the MUFU unit otherwise; the compiler drops 1/r where the form does
@@ -44,7 +36,8 @@ __device__ __forceinline__ constexpr float value_scale(bool fma_pipe) {
 }
 template <PairForm Form, int NewtonSteps>
 __device__ __forceinline__ float pair_value(float r2, bool fma_pipe, float exp2_kappa) {
-  const float inv_r = !fma_pipe                    ? rsqrt_mufu(r2)
+  // r² is clamped to min_r2 > 0: no denormal reaches the MUFU.
+  const float inv_r = !fma_pipe                    ? mufu<Mufu::rsqrt>(r2)
                       : Form == PairForm::coulomb ? rsqrt_newton_scaled<NewtonSteps>(r2)
                                                   : rsqrt_newton<NewtonSteps>(r2);
   return pair_term<Form>(r2, inv_r, exp2_kappa);
