@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,9 @@ struct Row {
     return n;
   }
 };
+
+// What GoogleTest prints for a row (instead of its bytes).
+void PrintTo(const Row& row, std::ostream* os) { *os << row.name(); }
 
 const Row kRows[] = {
     {"cpu", Method::direct, {}, 2, 1e-6},
