@@ -2,7 +2,8 @@
 //
 //   bench_cuda_direct                   cases (10^5 atoms on 256³, a structure, 10^6 atoms on 128³)
 //                                       and multi-GPU scaling on 512³
-//   bench_cuda_direct --sweep           every compiled kernel configuration on 10^5 atoms, 256³
+//   bench_cuda_direct --sweep           every configuration of the tuning sweep (SweepConfigs,
+//                                       compiled only here) on 10^5 atoms, 256³
 //   options: --gpus N (GPUs for the scaling run; default all visible), --structure FILE (default:
 //            data/1hpv_pdb2pqr_amber.pqr.gz, HIV-1 protease with hydrogens), --repeats N (timed
 //            repeats after a warm-up; default 3)
@@ -32,6 +33,7 @@
 #include "dcsgrid/engine/cuda_backend.hpp"
 #include "dcsgrid/engine/cuda_device.hpp"
 #include "dcsgrid/engine/cuda_direct.cuh"
+#include "dcsgrid/engine/cuda_direct_kernel.cuh"
 #include "dcsgrid/io/read.hpp"
 #include "report.hpp"
 
@@ -40,6 +42,34 @@ namespace {
 
 using engine::DirectConfig;
 using engine::SlabLayout;
+
+// The tuning sweep: the kernel shapes measured for docs/gpu-direct-tuning.md (its tables and
+// reasoning; round 1 measured the s0 kernel). The library compiles only the default shape
+// (engine::LibraryDirectConfigs); these are compiled into this benchmark alone.
+struct SweepConfigs {
+  static constexpr std::array<DirectConfig, 16> configs{{
+      // 16 points: 83 issue slots per atom and warp at f3 (SASS), +6 per further FMA point; MUFU
+      // 8 cycles per MUFU point. f4: 89 issue vs 96 MUFU (101 if a MUFU takes 2 issue slots).
+      {4, 4, 4, 4, 2, 1, 0},  // the default (kDefaultDirectConfig)
+      {4, 4, 4, 3, 2, 1, 0},
+      {4, 4, 4, 5, 2, 1, 0},
+      {4, 4, 4, 0, 2, 1, 0},  // MUFU only: where the rsqrt unit alone gets (newton_steps unused)
+      {4, 4, 4, 4, 3, 1, 0},  // three Newton steps: float rounding for 3 issue slots more per point
+      {4, 4, 4, 3, 2, 0, 0},  // round 1's best shape with the clamp on every pair: split_near's gain
+      {4, 4, 4, 4, 2, 1, 5},  // occupancy hint: 5 blocks (20 warps) per SM, ≤ 102 registers
+      {2, 4, 4, 4, 2, 1, 0},
+      {1, 4, 4, 4, 2, 1, 0},
+      {8, 4, 4, 4, 2, 1, 0},  // 128×32 points
+      {2, 8, 2, 4, 2, 1, 0},  // 256×4 points
+      {4, 4, 6, 6, 2, 1, 0},  // 24 points a thread (pads 256 rows to 264: 3% more points)
+      {2, 4, 8, 7, 2, 1, 0},  // 32 points a thread: per-atom work spread thinner, more registers
+      {2, 4, 8, 8, 2, 1, 0},
+      // The default shape with narrower warps, for grids whose rows would pad badly to 128 points.
+      {4, 4, 4, 4, 2, 1, 0, 16},
+      {4, 4, 4, 4, 2, 1, 0, 8},
+  }};
+};
+static_assert(SweepConfigs::configs[0] == engine::kDefaultDirectConfig);
 
 // ---- the textbook kernel ----------------------------------------------------------------------
 // Atoms in constant memory, one chunk per launch, the potential accumulated in global memory across
@@ -223,6 +253,8 @@ struct KernelResult {
   double seconds = 0, rel_l2 = 0;
 };
 
+// config from Table: the library's kernels (engine::LibraryDirectConfigs) or the sweep's.
+template <typename Table>
 KernelResult time_ours(const DirectConfig& config, const Case& c, const Samples& samples,
                        int repeats) {
   cuda::Stream stream;
@@ -232,8 +264,8 @@ KernelResult time_ours(const DirectConfig& config, const Case& c, const Samples&
   cuda::DeviceBuffer<float> out(layout.plane_bytes() / sizeof(float) * c.grid.nz());
   KernelResult r;
   r.seconds = best_kernel_seconds(repeats, stream.get(), [&] {
-    engine::launch_direct(config, kernel, atoms, c.grid, {0, c.grid.nz()}, out.data(),
-                          stream.get());
+    engine::launch_direct_from<Table>(config, kernel, atoms, c.grid, {0, c.grid.nz()}, out.data(),
+                                      stream.get());
   });
   r.rel_l2 = sampled_error(samples, out, layout);
   return r;
@@ -296,7 +328,8 @@ void run_cases(const Options& o, const Gpu& gpu) {
     const Samples samples =
         sample_reference(c.atoms, c.grid, make_pair_kernel(Physics{}), c.samples);
     const DirectConfig config = engine::direct_config_for(c.grid);
-    const KernelResult ours = time_ours(config, c, samples, o.repeats);
+    const KernelResult ours =
+        time_ours<engine::LibraryDirectConfigs>(config, c, samples, o.repeats);
     const KernelResult base = time_baseline(c, samples, o.repeats);
     auto row = [&](const std::string& kernel, const KernelResult& r) {
       report.add_row({c.name, kernel, c.atoms.size(), c.grid.point_count(), r.seconds,
@@ -307,7 +340,8 @@ void run_cases(const Options& o, const Gpu& gpu) {
     // What the grid-fitted warp width gains over 32-wide warps.
     if (config != engine::kDefaultDirectConfig)
       row("ours [" + engine::kDefaultDirectConfig.name() + "]",
-          time_ours(engine::kDefaultDirectConfig, c, samples, o.repeats));
+          time_ours<engine::LibraryDirectConfigs>(engine::kDefaultDirectConfig, c, samples,
+                                                  o.repeats));
     row("textbook baseline", base);
   }
   report.finish();
@@ -322,8 +356,8 @@ void run_sweep(const Options& o, const Gpu& gpu) {
                  "of_rsqrt_bound", "rel_l2_sampled"});
   describe_context(report, gpu);
   report.set_context("case", c.name);
-  for (const DirectConfig& config : engine::kDirectConfigs) {
-    const KernelResult r = time_ours(config, c, samples, o.repeats);
+  for (const DirectConfig& config : SweepConfigs::configs) {
+    const KernelResult r = time_ours<SweepConfigs>(config, c, samples, o.repeats);
     report.add_row({config.name(),
                     std::to_string(config.tile_x()) + "x" + std::to_string(config.tile_y()),
                     config.points(), config.fma_points, config.newton_steps, r.seconds,

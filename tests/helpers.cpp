@@ -73,11 +73,9 @@ std::vector<double> reference_direct(const AtomSet& atoms, const GridSpec& grid,
 std::vector<double> reference_cutoff(const AtomSet& atoms, const GridSpec& grid,
                                      const PairKernel& kernel, const engine::CutoffOptions& cut,
                                      std::int64_t z_begin, std::int64_t z_end) {
-  const double rc2 = cut.radius * cut.radius;
+  const engine::CutoffParams params = engine::make_cutoff_params(cut);
   return reference_sum(atoms, grid, kernel.scale_d, z_begin, z_end, [&](double r2) {
-    if (r2 >= rc2) return 0.0;
-    const double r2c = std::max(r2, kernel.min_r2_d);
-    return pair_term_double(kernel, r2c) * engine::cutoff_factor_double(cut.form, r2c, cut);
+    return engine::cutoff_pair_term_double(kernel, params, r2);
   });
 }
 

@@ -27,8 +27,9 @@ std::vector<double> reference_direct(const AtomSet& atoms, const GridSpec& grid,
                                      const PairKernel& kernel, std::int64_t z_begin = 0,
                                      std::int64_t z_end = -1);
 
-// Float64 cutoff sum: Σ q·g(max(r, r_min))·S(max(r, r_min)) over every atom with r < rc, for
-// planes [z_begin, z_end) (all planes when z_end < 0).
+// Float64 cutoff sum: Σ q·V(r) over every atom with r < rc, V the cutoff form of
+// engine/cutoff_form.hpp (every form, msm_short included), for planes [z_begin, z_end) (all
+// planes when z_end < 0).
 std::vector<double> reference_cutoff(const AtomSet& atoms, const GridSpec& grid,
                                      const PairKernel& kernel, const engine::CutoffOptions& cutoff,
                                      std::int64_t z_begin = 0, std::int64_t z_end = -1);

@@ -1,16 +1,14 @@
-// The GPU cutoff method against a float64 brute-force cutoff sum over all atoms (every form and
-// pair form), on random and real structures, with empty, full and overflowing bins, atoms on bin
-// faces and outside the grid, fixed against dynamic bins, slabs, and the CPU backend.
+// What is particular to the GPU cutoff method, against the float64 cutoff sum: empty, full and
+// overflowing bins (the CPU overflow path), atoms on bin faces, fixed against dynamic bins, slabs,
+// the DeviceMethod pipeline. Every form and pair form on random and real inputs, and agreement
+// with the CPU backend, are in test_engine_conformance.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/engine/cpu_backend.hpp"
-#include "dcsgrid/engine/cuda_backend.hpp"
 #include "dcsgrid/engine/cuda_cutoff.hpp"
 #include "dcsgrid/engine/cutoff_form.hpp"
-#include "dcsgrid/io/read.hpp"
 #include "helpers.hpp"
 
 namespace dcsgrid::engine {
@@ -67,38 +65,6 @@ void expect_matches_reference(const PotentialRequest& request, double tolerance 
   EXPECT_LT(test::relative_l2(gpu, ref), tolerance);
 }
 
-enum class Pair { coulomb, ddd, screened };
-Physics physics_of(Pair p) {
-  Physics phys;
-  if (p == Pair::ddd) phys.distance_dependent = true;
-  if (p == Pair::screened) {
-    phys.dielectric = 78.54;
-    phys.ionic_strength = 0.15;
-  }
-  return phys;
-}
-
-class CudaCutoffForms : public ::testing::TestWithParam<std::tuple<Pair, CutoffForm>> {};
-
-TEST_P(CudaCutoffForms, MatchFloat64Reference) {
-  DCSGRID_REQUIRE_GPU();
-  const auto [pair, form] = GetParam();
-  CutoffOptions cutoff;
-  cutoff.form = form;
-  cutoff.radius = 10.0;
-  cutoff.switch_start = 7.0;
-  cutoff.bin_capacity = 32;  // no overflow: the kernel alone
-  Problem s(atoms_around(default_grid(), 12.0, 3000, 1),
-          cutoff, physics_of(pair));
-  expect_matches_reference(s.request);
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    AllForms, CudaCutoffForms,
-    ::testing::Combine(::testing::Values(Pair::coulomb, Pair::ddd, Pair::screened),
-                       ::testing::Values(CutoffForm::truncated, CutoffForm::shifted,
-                                         CutoffForm::switched)));
-
 TEST(CudaCutoff, AutomaticCapacityWithOverflowOnTheCpu) {
   DCSGRID_REQUIRE_GPU();
   Problem s(atoms_around(default_grid(), 12.0, 6000, 2));
@@ -143,14 +109,17 @@ TEST(CudaCutoff, EmptyFullAndOverflowingBins) {
 TEST(CudaCutoff, AllAtomsInOneBinMostlyOverflow) {
   DCSGRID_REQUIRE_GPU();
   const GridSpec grid = grid_from_origin({0.0, 0.0, 0.0}, {36, 30, 33}, 0.5);
-  CutoffOptions cutoff;
-  cutoff.bin_capacity = 8;
-  cutoff.form = CutoffForm::switched;
-  Problem s(test::random_atoms(300, Box{{8.0, 8.0, 8.0}, {11.5, 11.5, 11.5}}, 6), cutoff);  // bin [7.75, 11.75)³
-  s.set_grid(grid);
-  CutoffSlabTimes times;
-  expect_matches_reference(s.request, 1e-5, &times);
-  EXPECT_GE(times.run.atoms_overflow, 300u - 8u);
+  // The overflow atoms go through the CPU engine: the same forms there (msm_short included).
+  for (const CutoffForm form : {CutoffForm::switched, CutoffForm::msm_short}) {
+    CutoffOptions cutoff;
+    cutoff.bin_capacity = 8;
+    cutoff.form = form;
+    Problem s(test::random_atoms(300, Box{{8.0, 8.0, 8.0}, {11.5, 11.5, 11.5}}, 6), cutoff);  // bin [7.75, 11.75)³
+    s.set_grid(grid);
+    CutoffSlabTimes times;
+    expect_matches_reference(s.request, 1e-5, &times);
+    EXPECT_GE(times.run.atoms_overflow, 300u - 8u);
+  }
 }
 
 TEST(CudaCutoff, AtomsOnBinFacesAndGridPoints) {
@@ -180,33 +149,6 @@ TEST(CudaCutoff, AtomsOnBinFacesAndGridPoints) {
   Problem s(atoms, cutoff);
   s.set_grid(grid);
   expect_matches_reference(s.request);
-}
-
-TEST(CudaCutoff, AtomsOutsideTheGridContributeWithinTheCutoffOnly) {
-  DCSGRID_REQUIRE_GPU();
-  const GridSpec grid = grid_from_origin({0.0, 0.0, 0.0}, {30, 30, 30}, 0.5);  // 14.5 Å cube
-  CutoffOptions cutoff;
-  cutoff.radius = 8.0;
-  // Within 7.5 Å of the grid's faces but outside it: they reach the grid.
-  AtomSet near;
-  for (const auto& [x, y, z] : std::vector<std::array<double, 3>>{
-           {-3, 5, 5}, {20, 7, 3}, {6, -7.4, 9}, {6, 21.5, 9}, {1, 1, -5}, {14, 14, 18}, {-2, -2, -2}})
-    near.push_back(x, y, z, 0.8);
-  Problem s(near, cutoff);
-  s.set_grid(grid);
-  const auto gpu = gpu_cutoff(s.request, all_planes(grid));
-  const auto ref = reference_cutoff(s.request, all_planes(grid));
-  EXPECT_LT(test::relative_l2(gpu, ref), 1e-5);
-  EXPECT_GT(*std::max_element(gpu.begin(), gpu.end()), 0.0f);
-
-  // Farther than 8 Å from every point: nothing.
-  AtomSet far_atoms;
-  for (const auto& [x, y, z] : std::vector<std::array<double, 3>>{
-           {-8.5, 5, 5}, {23, 7, 3}, {6, -9, 9}, {-6, -6, 5}, {300, 0, 0}})
-    far_atoms.push_back(x, y, z, 1.0);
-  Problem f(far_atoms, cutoff);
-  f.set_grid(grid);
-  for (float v : gpu_cutoff(f.request, all_planes(grid))) ASSERT_EQ(v, 0.0f);
 }
 
 TEST(CudaCutoff, FixedAndDynamicBinsAgree) {
@@ -277,49 +219,6 @@ TEST(CudaCutoff, DeviceMethodPipelinesSlabs) {
   EXPECT_GE(stats.overlap(), 0.0);
   EXPECT_LE(stats.overlap(), 1.0);
   EXPECT_THROW(method.finish_on_host(slabs[0], out.data()), Error);  // nothing pending
-}
-
-TEST(CudaCutoff, RealProteinMatchesReference) {
-  DCSGRID_REQUIRE_GPU();
-  const auto structure = io::read_structure(test::data_file("1d7h-min.pqr"));
-  CutoffOptions cutoff;
-  cutoff.radius = 12.0;
-  Problem s(structure.atoms, cutoff);
-  s.set_grid(grid_around(bounding_box(s.atoms), 0.8, 6.0));
-  expect_matches_reference(s.request);
-  cutoff.dynamic_bins = true;
-  s.request.cutoff = cutoff;
-  expect_matches_reference(s.request);
-}
-
-TEST(CudaCutoff, AgreesWithTheCpuBackend) {
-  DCSGRID_REQUIRE_GPU();
-  auto cpu = make_cpu_backend();
-  if (!cpu->supports(Method::cutoff)) GTEST_SKIP() << "the CPU backend has no cutoff method yet";
-  for (const CutoffForm form : {CutoffForm::truncated, CutoffForm::shifted, CutoffForm::switched}) {
-    CutoffOptions cutoff;
-    cutoff.form = form;
-    Problem s(atoms_around(default_grid(), 12.0, 5000, 10), cutoff);
-    const auto on_cpu = compute_grid(*cpu, s.request);
-    const auto on_gpu = gpu_cutoff(s.request, all_planes(s.grid));
-    // The truncated form jumps at rc: points with a pair within 2e-5 Å of rc (a few float32
-    // roundings of distances up to ~40 Å) are left out, about 0.5% of them here.
-    std::vector<char> skip(on_cpu.size(), 0);
-    if (form == CutoffForm::truncated) skip = test::points_near_cutoff(s.atoms, s.grid, cutoff.radius, 2e-5);
-    EXPECT_LT(std::count(skip.begin(), skip.end(), 1), std::ptrdiff_t(skip.size() / 100));
-    EXPECT_LT(test::relative_l2(test::kept(on_gpu, skip), test::kept(on_cpu, skip)), 1e-5)
-        << cutoff_form_name(form);
-  }
-}
-
-TEST(CudaCutoff, CudaBackendRunsTheCutoffMethod) {
-  DCSGRID_REQUIRE_GPU();
-  auto gpu = make_cuda_backend({});
-  if (!gpu->supports(Method::cutoff)) GTEST_SKIP() << "the CUDA backend does not dispatch cutoff yet";
-  Problem s(atoms_around(default_grid(), 12.0, 6000, 11));
-  gpu->slab_bytes = s.grid.plane_size() * sizeof(float) * 9;  // several slabs
-  const auto out = compute_grid(*gpu, s.request);
-  EXPECT_LT(test::relative_l2(out, reference_cutoff(s.request, all_planes(s.grid))), 1e-5);
 }
 
 TEST(CudaCutoff, RejectsOtherMethods) {

@@ -1,6 +1,8 @@
-// The CUDA direct-summation engine against float64 references, analytic values, the CPU backend and
-// itself (slabs, devices). GPU tests skip without a device; the FMA-pipe rsqrt and the argument
-// checks run on the host.
+// What is particular to the CUDA direct-summation engine: the FMA-pipe rsqrt, its argument checks
+// and local frame, each compiled kernel configuration, a million atoms, and the backend against
+// itself (slabs, devices). Accuracy of every backend and method against float64 and closed forms
+// is in test_engine_conformance.cpp. GPU tests skip without a device; the FMA-pipe rsqrt and the
+// argument checks run on the host.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,11 +18,12 @@
 #include "dcsgrid/engine/cuda_direct.cuh"
 #include "dcsgrid/engine/cuda_direct_math.hpp"
 #include "dcsgrid/engine/engine.hpp"
-#include "dcsgrid/io/read.hpp"
 #include "helpers.hpp"
 
 namespace dcsgrid::engine {
 namespace {
+
+constexpr const auto& kLibrary = LibraryDirectConfigs::configs;  // the compiled configurations
 
 // The three pair forms, each with a non-default unit, dielectric or clamp so that the scale and
 // the min-distance clamp are exercised too.
@@ -152,8 +155,8 @@ TEST(CudaDirectMath, ThreeNewtonStepsReachFloatRounding) {
 
 TEST(CudaDirectHost, UnknownConfigurationIsRejectedBeforeAnyDeviceWork) {
   const DirectConfig not_compiled{3, 3, 3, 1, 2};
-  ASSERT_EQ(std::find(kDirectConfigs.begin(), kDirectConfigs.end(), not_compiled),
-            kDirectConfigs.end());
+  ASSERT_EQ(std::find(kLibrary.begin(), kLibrary.end(), not_compiled),
+            kLibrary.end());
   const DeviceAtoms none;
   try {
     launch_direct(not_compiled, PairKernel{}, none, odd_grid(), {0, 1}, nullptr, nullptr);
@@ -177,7 +180,7 @@ TEST(CudaDirectHost, WarpWidthIsFittedToTheGrid) {
   EXPECT_EQ(config_for(190, 32).lanes_x, 16);
   for (const auto [nx, ny] : {std::pair{133, 117}, {37, 21}, {1, 1}, {300, 7}}) {
     DirectConfig c = config_for(nx, ny);
-    EXPECT_NE(std::find(kDirectConfigs.begin(), kDirectConfigs.end(), c), kDirectConfigs.end());
+    EXPECT_NE(std::find(kLibrary.begin(), kLibrary.end(), c), kLibrary.end());
     c.lanes_x = kDefaultDirectConfig.lanes_x;
     EXPECT_EQ(c, kDefaultDirectConfig);
   }
@@ -208,54 +211,17 @@ TEST(CudaDirectHost, LocalFrameIsCentredOnAGridPointAndPaddingHasNoCharge) {
 
 // ---- GPU: accuracy ----
 
-TEST(CudaDirect, EveryFormAndConfigurationMatchesFloat64OnAnOddGrid) {
+TEST(CudaDirect, EveryFormAndCompiledConfigurationMatchesFloat64OnAnOddGrid) {
   DCSGRID_REQUIRE_GPU();
   const GridSpec grid = odd_grid();
   const AtomSet atoms = atoms_around(grid, 3000, 7);
   for (const FormCase& form : form_cases()) {
     const PairKernel kernel = make_pair_kernel(form.physics);
     const std::vector<double> ref = test::reference_direct(atoms, grid, kernel);
-    for (const DirectConfig& config : kDirectConfigs) {
+    for (const DirectConfig& config : kLibrary) {
       const double err = test::relative_l2(gpu_direct(config, atoms, grid, kernel), ref);
       std::cout << form.name << " [" << config.name() << "]: rel L2 " << err << "\n";
       EXPECT_LT(err, 1e-5) << form.name << " [" << config.name() << "]";
-    }
-  }
-}
-
-TEST(CudaDirect, OneAtomGivesTheAnalyticPotentialEverywhere) {
-  DCSGRID_REQUIRE_GPU();
-  // Binary-exact origin and spacing: the atom sits exactly on grid point (9, 8, 5).
-  const GridSpec grid = grid_from_origin({-4, -3, -2}, {37, 21, 13}, 0.5);
-  AtomSet atoms;
-  atoms.push_back(0.5, 1.0, 0.5, -0.7);
-  for (const FormCase& form : form_cases()) {
-    const PairKernel kernel = make_pair_kernel(form.physics);
-    // exp(−κr) on FMA-pipe points carries the 1/r error times (1 + κr).
-    const double tolerance = form.physics.ionic_strength > 0 ? 1e-5 : 5e-6;
-    for (const DirectConfig& config : kDirectConfigs) {
-      const std::vector<float> v = gpu_direct(config, atoms, grid, kernel);
-      double worst = 0;
-      for (std::int64_t k = 0; k < grid.nz(); ++k)
-        for (std::int64_t j = 0; j < grid.ny(); ++j)
-          for (std::int64_t i = 0; i < grid.nx(); ++i) {
-            const auto p = grid.position(i, j, k);
-            const double dx = p[0] - 0.5, dy = p[1] - 1.0, dz = p[2] - 0.5;
-            const double r2 = std::max(dx * dx + dy * dy + dz * dz, kernel.min_r2_d);
-            double g = 1.0 / std::sqrt(r2);
-            if (form.physics.distance_dependent) g = 1.0 / r2;
-            if (form.physics.ionic_strength > 0) g *= std::exp(-kernel.kappa_d * std::sqrt(r2));
-            const double exact = kernel.scale_d * -0.7 * g;
-            worst = std::max(worst, std::abs(v[grid.index(i, j, k)] - exact) / std::abs(exact));
-          }
-      EXPECT_LT(worst, tolerance) << form.name << " [" << config.name() << "]";
-      // On the atom: the clamp gives the value at min_distance, finite.
-      const double at_atom = v[grid.index(9, 8, 5)];
-      const double g_min =
-          form.physics.distance_dependent
-              ? 1.0 / kernel.min_r2_d
-              : std::exp(-kernel.kappa_d * form.physics.min_distance) / form.physics.min_distance;
-      EXPECT_NEAR(at_atom, kernel.scale_d * -0.7 * g_min, 5e-6 * std::abs(at_atom)) << form.name;
     }
   }
 }
@@ -270,7 +236,7 @@ TEST(CudaDirect, AMillionAtomsStayWithin1e5OfFloat64) {
   const std::vector<double> first = test::reference_direct(atoms, grid, kernel, 0, 1);
   const std::vector<double> last =
       test::reference_direct(atoms, grid, kernel, grid.nz() - 1, grid.nz());
-  for (const DirectConfig& config : kDirectConfigs) {
+  for (const DirectConfig& config : kLibrary) {
     const std::vector<float> v = gpu_direct(config, atoms, grid, kernel);
     const double e0 = test::relative_l2(planes_of(v, grid, 0, 1), first);
     const double e1 = test::relative_l2(planes_of(v, grid, grid.nz() - 1, grid.nz()), last);
@@ -278,25 +244,6 @@ TEST(CudaDirect, AMillionAtomsStayWithin1e5OfFloat64) {
     EXPECT_LT(std::max(e0, e1), 1e-5) << config.name();
   }
 }
-
-TEST(CudaDirect, AStructureMatchesFloat64ThroughTheBackend) {
-  DCSGRID_REQUIRE_GPU();
-  // FKBP (APBS example, 1663 atoms with charges), on a 1.5 Å grid.
-  const AtomSet atoms = io::read_structure(test::data_file("1d7h-min.pqr")).atoms;
-  const GridSpec grid = grid_around(bounding_box(atoms), 1.5, 6.0);
-  auto backend = make_cuda_backend({});
-  for (const FormCase& form : form_cases()) {
-    const PotentialRequest request = make_request(atoms, grid, form.physics);
-    const std::vector<double> ref =
-        test::reference_direct(atoms, grid, make_pair_kernel(form.physics));
-    const double err = test::relative_l2(compute_grid(*backend, request), ref);
-    std::cout << "structure " << form.name << " (" << grid.describe() << "): rel L2 " << err
-              << "\n";
-    EXPECT_LT(err, 1e-5) << form.name;
-  }
-}
-
-// ---- GPU: the backend ----
 
 TEST(CudaDirect, ManySmallSlabsEqualOneSlabExactly) {
   DCSGRID_REQUIRE_GPU();
@@ -368,33 +315,6 @@ TEST(CudaDirect, TwoGpusEqualOneGpuExactly) {
   EXPECT_GT(stats.devices[0].slabs, 0);
   EXPECT_GT(stats.devices[1].slabs, 0);
   EXPECT_NE(stats.devices[1].device.find("GPU 1"), std::string::npos);
-}
-
-TEST(CudaDirect, GpuAndCpuBackendsAgree) {
-  DCSGRID_REQUIRE_GPU();
-  const GridSpec grid = grid_from_origin({-2, -3, -1}, {20, 17, 11}, 0.7);
-  const AtomSet atoms = atoms_around(grid, 500, 8);
-  auto cpu = make_backend("cpu");
-  auto gpu = make_backend("gpu");
-  EXPECT_EQ(gpu->name(), "cuda");
-  for (const FormCase& form : form_cases()) {
-    const PotentialRequest request = make_request(atoms, grid, form.physics);
-    const std::vector<float> on_cpu = compute_grid(*cpu, request);
-    const double err = test::relative_l2(compute_grid(*gpu, request), on_cpu);
-    std::cout << "gpu vs cpu " << form.name << ": rel L2 " << err << "\n";
-    EXPECT_LT(err, 1e-5) << form.name;
-  }
-}
-
-TEST(CudaDirect, UnsupportedMethodIsAnError) {
-  DCSGRID_REQUIRE_GPU();
-  const GridSpec grid = odd_grid();
-  const AtomSet atoms = atoms_around(grid, 10, 2);
-  PotentialRequest request = make_request(atoms, grid, Physics{});
-  request.method = Method::cutoff;
-  auto backend = make_cuda_backend({});
-  if (backend->supports(Method::cutoff)) GTEST_SKIP() << "the cuda backend has a cutoff engine now";
-  EXPECT_THROW(backend->run(request, [](Slab, const float*) {}), Error);
 }
 
 }  // namespace

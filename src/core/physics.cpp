@@ -7,6 +7,9 @@
 #include "dcsgrid/core/error.hpp"
 
 namespace dcsgrid {
+namespace {
+constexpr double kLog2e = 1.4426950408889634;  // log2(e)
+}  // namespace
 
 void validate(const Physics& p) {
   if (!(p.dielectric > 0) || !std::isfinite(p.dielectric))
@@ -46,9 +49,10 @@ PairKernel make_pair_kernel(const Physics& p) {
     k.scale_d = base / p.dielectric;
     k.kappa_d = debye_kappa(p.ionic_strength, p.dielectric, p.temperature);
   }
+  k.exp2_kappa_d = -k.kappa_d * kLog2e;
   k.min_r2_d = p.min_distance * p.min_distance;
   k.scale = float(k.scale_d);
-  k.kappa = float(k.kappa_d);
+  k.exp2_kappa = float(k.exp2_kappa_d);
   k.min_r2 = float(k.min_r2_d);
   return k;
 }

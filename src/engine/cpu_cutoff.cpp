@@ -251,10 +251,13 @@ void fold(RowSums& s, std::int32_t lo, std::int32_t hi) {
   }
 }
 
-template <PairForm F, CutoffForm C>
+template <PairForm F, CutoffForm C, int K>
 void scatter_row(const RowAtoms& list, RowSums& s, const std::vector<v8f>& px,
-                 const PairKernel& kernel, const CutoffParams& cut) {
-  const v8f min_r2 = splat(kernel.min_r2), kappa = splat(kernel.kappa), rc2 = splat(cut.rc2);
+                 const PairKernel& kernel, const CutoffParams& params) {
+  const v8f min_r2 = splat(kernel.min_r2), exp2_kappa = splat(kernel.exp2_kappa);
+  const CutoffCoefficients<float>& f = params.f;
+  const CutoffCoefficients<v8f> cut{splat(f.rc2), splat(f.inv_rc2), splat(f.inv_rc), splat(f.rs),
+                                    splat(f.inv_width)};
   std::int32_t lo = INT32_MAX, hi = -1;  // vectors touched since the last fold
   for (std::size_t a = 0; a < list.size; ++a) {
     const v8f ax = splat(list.x[a]), dyz2 = splat(list.dyz2[a]), q = splat(list.q[a]);
@@ -263,9 +266,8 @@ void scatter_row(const RowAtoms& list, RowSums& s, const std::vector<v8f>& px,
       const v8f dx = offset[v] - ax;
       const v8f r2 = fma(dx, dx, dyz2);
       const v8f r2c = max(r2, min_r2);
-      const v8f inv_r = rsqrt(r2c);
-      const v8f term = pair_term<F>(r2c, inv_r, kappa) * cutoff_factor<C>(r2c, inv_r, cut);
-      s.partial[v] = fma(q, select(r2 < rc2, term), s.partial[v]);
+      const v8f term = cutoff_pair_term<F, C, K>(r2, r2c, rsqrt(r2c), exp2_kappa, cut);
+      s.partial[v] = fma(q, select(r2 < cut.rc2, term), s.partial[v]);
     }
     lo = std::min(lo, list.first[a]);
     hi = std::max(hi, list.last[a]);
@@ -293,8 +295,8 @@ void cutoff_cpu(const AtomSet& atoms, const GridSpec& grid, const PairKernel& ke
   const CutoffParams cut = make_cutoff_params(options);
   const RowGeometry geometry{columns, options.radius, split(grid.spacing[0]), nx};
   const std::vector<v8f> px = lane_offsets(grid);
-  with_pair_form(kernel.form, [&](auto pair) {
-    with_cutoff_form(options.form, [&](auto form) {
+  with_cutoff_term(kernel.form, options.form, options.softening_order,
+                   [&](auto pair, auto form, auto order) {
 #pragma omp parallel num_threads(threads > 0 ? threads : omp_get_max_threads())
       {
         RowAtoms list;
@@ -308,11 +310,11 @@ void cutoff_cpu(const AtomSet& atoms, const GridSpec& grid, const PairKernel& ke
               continue;
             }
             std::fill(sums.sum.begin(), sums.sum.end(), 0.0);
-            scatter_row<decltype(pair)::value, decltype(form)::value>(list, sums, px, kernel, cut);
+            scatter_row<decltype(pair)::value, decltype(form)::value, decltype(order)::value>(
+                list, sums, px, kernel, cut);
             finish_row(sums.sum, std::size_t(nx), kernel.scale_d, add, row);
           }
       }
-    });
   });
 }
 

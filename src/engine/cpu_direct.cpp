@@ -29,6 +29,7 @@
 
 #include "cpu_frame.hpp"
 #include "cpu_simd.hpp"
+#include "dcsgrid/core/physics.hpp"
 #include "dcsgrid/engine/cpu_backend.hpp"
 
 namespace dcsgrid::engine {
@@ -54,7 +55,7 @@ struct Tile {
 // Adds the tile's potential at B vectors of points to sum (8·B doubles). px: the points' x and
 // tile.x the atoms', both relative to the block's first point.
 template <PairForm F, int B>
-void add_tile(const Tile& tile, const v8f* px, v8f min_r2, v8f kappa, double* sum) {
+void add_tile(const Tile& tile, const v8f* px, v8f min_r2, v8f exp2_kappa, double* sum) {
   v8f p[B];
   for (int b = 0; b < B; ++b) p[b] = px[b];
   for (std::size_t a0 = 0; a0 < tile.n; a0 += kFoldAtoms) {
@@ -67,11 +68,12 @@ void add_tile(const Tile& tile, const v8f* px, v8f min_r2, v8f kappa, double* su
         const v8f dx = p[b] - ax;
         const v8f r2 = max(fma(dx, dx, dyz2), min_r2);
         if constexpr (F == PairForm::coulomb) {
+          // g = 1/r is linear in 1/r: the form applied to each part of 1/√r², summed apart.
           const RsqrtParts y = rsqrt_parts(r2);
-          acc[b] = fma(q, y.hi, acc[b]);
-          acc_lo[b] = fma(q, y.lo, acc_lo[b]);
+          acc[b] = fma(q, pair_term<F>(r2, y.hi, exp2_kappa), acc[b]);
+          acc_lo[b] = fma(q, pair_term<F>(r2, y.lo, exp2_kappa), acc_lo[b]);
         } else {
-          acc[b] = fma(q, pair_term<F>(r2, rsqrt(r2), kappa), acc[b]);
+          acc[b] = fma(q, pair_term<F>(r2, rsqrt(r2), exp2_kappa), acc[b]);
         }
       }
     }
@@ -100,7 +102,7 @@ struct DirectInput {
 // The potential at the nx points of the row at (y, z) = yz.
 template <PairForm F>
 void direct_row(const DirectInput& in, std::array<double, 2> yz, RowScratch& scratch, float* out) {
-  const v8f min_r2 = splat(in.kernel.min_r2), kappa = splat(in.kernel.kappa);
+  const v8f min_r2 = splat(in.kernel.min_r2), exp2_kappa = splat(in.kernel.exp2_kappa);
   const std::size_t nvec = in.px.size(), count = in.atoms.size();
   std::fill(scratch.sum.begin(), scratch.sum.end(), 0.0);
   for (std::size_t a0 = 0; a0 < count; a0 += kTile) {
@@ -116,7 +118,7 @@ void direct_row(const DirectInput& in, std::array<double, 2> yz, RowScratch& scr
     const auto block = [&](std::size_t v, auto width) {
       const Split origin = vector_origin(v, in.grid);
       for (std::size_t a = 0; a < n; ++a) x[a] = (x_hi[a] - origin.hi) + (x_lo[a] - origin.lo);
-      add_tile<F, decltype(width)::value>(tile, in.px.data(), min_r2, kappa,
+      add_tile<F, decltype(width)::value>(tile, in.px.data(), min_r2, exp2_kappa,
                                           &scratch.sum[v * kLanes]);
     };
     std::size_t v = 0;

@@ -1,14 +1,13 @@
-// Eight-lane float vectors for the CPU engine (private to src/engine): the pair terms of
-// core/physics.hpp and the cutoff factors of engine/cutoff_form.hpp, evaluated for 8 points at
-// once. The library is built for x86-64-v3 (AVX2 + FMA); other targets get the same arithmetic
+// Eight-lane float vectors for the CPU engine (private to src/engine), and ScalarMath<v8f>: the
+// primitives the pair terms of core/physics.hpp and the cutoff forms of engine/cutoff_form.hpp
+// are written in, so the CPU engine instantiates the same form templates for 8 points at once.
+// The library is built for x86-64-v3 (AVX2 + FMA); other targets get the same arithmetic
 // through GCC's generic vector code.
 #pragma once
 #include <bit>
 #include <cstdint>
-#include <type_traits>
 
-#include "dcsgrid/core/physics.hpp"
-#include "dcsgrid/engine/cutoff_form.hpp"
+#include "dcsgrid/core/scalar_math.hpp"
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -153,16 +152,14 @@ inline v8f rcp(v8f x) {
 #endif
 }
 
-// exp(x) for x <= 0, relative error about 1e-7; below −87 it returns ~1e-38 instead of
-// underflowing (the caller multiplies it by a bounded 1/r). Range reduction x = n·ln2 + t with
-// |t| <= ln2/2, e^t by its Taylor series to degree 7 (truncation error 5e-9), 2^n built in the
-// exponent bits.
-inline v8f exp_nonpositive(v8f x) {
-  x = max(x, splat(-87.0f));
-  const v8f n = __builtin_convertvector(
-      __builtin_convertvector(x * splat(1.44269504f) - splat(0.5f), v8i), v8f);  // round(x/ln2)
-  // ln2 split in a part exact in float (few mantissa bits) and the rest, so n·ln2_hi is exact.
-  const v8f t = fnma(n, splat(1.42860682e-6f), fnma(n, splat(0.693145752f), x));
+// 2^x for x <= 0, relative error about 1e-7; below −126 it returns 2^−126 instead of
+// underflowing (the caller multiplies it by a bounded 1/r). Range reduction x = n + f with n an
+// integer and |f| <= 1/2 (exact in float), 2^f = e^t with t = f·ln2 by its Taylor series to
+// degree 7 (truncation error 5e-9), 2^n built in the exponent bits.
+inline v8f exp2_nonpositive(v8f x) {
+  x = max(x, splat(-126.0f));
+  const v8f n = __builtin_convertvector(__builtin_convertvector(x - splat(0.5f), v8i), v8f);
+  const v8f t = (x - n) * splat(0.693147181f);
   v8f p = splat(1.0f / 5040);
   p = fma(p, t, splat(1.0f / 720));
   p = fma(p, t, splat(1.0f / 120));
@@ -173,41 +170,6 @@ inline v8f exp_nonpositive(v8f x) {
   p = fma(p, t, splat(1.0f));
   const v8i bits = (__builtin_convertvector(n, v8i) + 127) << 23;
   return p * std::bit_cast<v8f>(bits);
-}
-
-// g(r) of physics.hpp's pair_term<F> for 8 pairs: r2 is already clamped to min_r2 and inv_r is
-// rsqrt(r2) (the compiler drops it where a form does not use it).
-template <PairForm F>
-inline v8f pair_term(v8f r2, v8f inv_r, v8f kappa);
-template <>
-inline v8f pair_term<PairForm::coulomb>(v8f, v8f inv_r, v8f) {
-  return inv_r;
-}
-template <>
-inline v8f pair_term<PairForm::distance_dependent>(v8f r2, v8f, v8f) {
-  return rcp(r2);
-}
-template <>
-inline v8f pair_term<PairForm::debye_huckel>(v8f r2, v8f inv_r, v8f kappa) {
-  return exp_nonpositive(-kappa * (r2 * inv_r)) * inv_r;
-}
-
-// The cutoff factor S of cutoff_form.hpp for 8 pairs at r2 < rc2 (r = r2·inv_r where needed).
-template <CutoffForm F>
-inline v8f cutoff_factor(v8f r2, v8f inv_r, const CutoffParams& p);
-template <>
-inline v8f cutoff_factor<CutoffForm::truncated>(v8f, v8f, const CutoffParams&) {
-  return splat(1.0f);
-}
-template <>
-inline v8f cutoff_factor<CutoffForm::shifted>(v8f r2, v8f, const CutoffParams& p) {
-  const v8f s = fnma(r2, splat(p.inv_rc2), splat(1.0f));
-  return s * s;
-}
-template <>
-inline v8f cutoff_factor<CutoffForm::switched>(v8f r2, v8f inv_r, const CutoffParams& p) {
-  const v8f t = max((r2 * inv_r - splat(p.rs)) * splat(p.inv_width), v8f{});
-  return fnma(t * t, fnma(splat(2.0f), t, splat(3.0f)), splat(1.0f));
 }
 
 // Adds the 8 floats of v to the 8 doubles at sum (the per-point float64 accumulators).
@@ -223,27 +185,6 @@ inline void add_to_double(double* sum, v8f v) {
 #endif
 }
 
-// Calls fn(std::integral_constant<PairForm, F>{}) for the kernel's form, so one template body
-// serves all three forms without a branch per pair.
-template <typename Fn>
-void with_pair_form(PairForm form, Fn&& fn) {
-  switch (form) {
-    case PairForm::coulomb: return fn(std::integral_constant<PairForm, PairForm::coulomb>{});
-    case PairForm::distance_dependent:
-      return fn(std::integral_constant<PairForm, PairForm::distance_dependent>{});
-    case PairForm::debye_huckel:
-      return fn(std::integral_constant<PairForm, PairForm::debye_huckel>{});
-  }
-}
-template <typename Fn>
-void with_cutoff_form(CutoffForm form, Fn&& fn) {
-  switch (form) {
-    case CutoffForm::truncated: return fn(std::integral_constant<CutoffForm, CutoffForm::truncated>{});
-    case CutoffForm::shifted: return fn(std::integral_constant<CutoffForm, CutoffForm::shifted>{});
-    case CutoffForm::switched: return fn(std::integral_constant<CutoffForm, CutoffForm::switched>{});
-  }
-}
-
 inline v8f load(const float* p) {
   v8f v;
   __builtin_memcpy(&v, p, sizeof v);
@@ -252,3 +193,19 @@ inline v8f load(const float* p) {
 inline void store(float* p, v8f v) { __builtin_memcpy(p, &v, sizeof v); }
 
 }  // namespace dcsgrid::engine::simd
+
+namespace dcsgrid {
+
+template <>
+struct ScalarMath<engine::simd::v8f> {
+  using v8f = engine::simd::v8f;
+  static v8f constant(double c) { return engine::simd::splat(float(c)); }
+  static v8f mul_add(v8f a, v8f b, v8f c) { return engine::simd::fma(a, b, c); }
+  static v8f neg_mul_add(v8f a, v8f b, v8f c) { return engine::simd::fnma(a, b, c); }
+  static v8f max(v8f a, v8f b) { return engine::simd::max(a, b); }
+  static v8f recip(v8f x) { return engine::simd::rcp(x); }
+  static v8f rsqrt(v8f x) { return engine::simd::rsqrt(x); }
+  static v8f exp2(v8f x) { return engine::simd::exp2_nonpositive(x); }
+};
+
+}  // namespace dcsgrid

@@ -31,8 +31,8 @@ struct CutoffKernelArgs {
   float* out;
   unsigned* brick_counter;
   unsigned total_bricks;
-  CutoffParams cut;
-  float scale, kappa, min_r2;
+  CutoffCoefficients<float> cut;
+  float scale, exp2_kappa, min_r2;
   int row_count;
   NeighbourRow rows[kMaxNeighbourRows];
 };
@@ -42,16 +42,14 @@ __device__ __forceinline__ int anchor_bin(const CutoffKernelArgs& a, int axis, i
                                                     : brick * a.bins_per_brick[axis]);
 }
 
-// g·S at squared distance r2 (< rc²), r clamped below at the minimum distance.
-template <PairForm P, CutoffForm C>
+// The cutoff form's value at squared distance r2 (< rc²), r clamped below at the minimum distance.
+template <PairForm P, CutoffForm C, int K>
 __device__ __forceinline__ float pair_value(float r2, const CutoffKernelArgs& a) {
   const float r2c = fmaxf(r2, a.min_r2);
-  float r = 0.0f;
-  if constexpr (C == CutoffForm::switched) r = r2c * rsqrtf(r2c);
-  return pair_term<P>(r2c, a.kappa) * cutoff_factor<C>(r2c, r, a.cut);
+  return cutoff_pair_term<P, C, K>(r2, r2c, rsqrtf(r2c), a.exp2_kappa, a.cut);
 }
 
-template <PairForm P, CutoffForm C>
+template <PairForm P, CutoffForm C, int K>
 __global__ void __launch_bounds__(kColumns)
     cutoff_kernel(const __grid_constant__ CutoffKernelArgs a) {
   using RowScan = prims::BlockScan<kColumns, kRowsPerThread, int>;
@@ -136,7 +134,7 @@ __global__ void __launch_bounds__(kColumns)
           for (int k = 0; k < kBrickPoints; ++k) {
             const float dz = fmaf(float(k), a.spacing[2], dz0);
             const float r2 = fmaf(dz, dz, dxy2);
-            if (r2 < rc2) acc[k] = fmaf(atom.w, pair_value<P, C>(r2, a), acc[k]);
+            if (r2 < rc2) acc[k] = fmaf(atom.w, pair_value<P, C, K>(r2, a), acc[k]);
           }
         }
       }
@@ -154,26 +152,17 @@ __global__ void __launch_bounds__(kColumns)
   }
 }
 
-template <PairForm P, CutoffForm C>
+template <PairForm P, CutoffForm C, int K>
 void launch(const CutoffKernelArgs& args, cudaStream_t stream) {
   int device = 0, sms = 0, per_sm = 0;
   DCSGRID_CUDA_CHECK(cudaGetDevice(&device));
   DCSGRID_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   DCSGRID_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cutoff_kernel<P, C>, kColumns, 0));
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cutoff_kernel<P, C, K>, kColumns, 0));
   const unsigned blocks =
       unsigned(std::clamp<long long>(std::max(per_sm, 1) * (long long)sms, 1, args.total_bricks));
-  cutoff_kernel<P, C><<<blocks, kColumns, 0, stream>>>(args);
+  cutoff_kernel<P, C, K><<<blocks, kColumns, 0, stream>>>(args);
   DCSGRID_CHECK_LAUNCH();
-}
-
-template <PairForm P>
-void launch_form(CutoffForm form, const CutoffKernelArgs& args, cudaStream_t stream) {
-  switch (form) {
-    case CutoffForm::truncated: return launch<P, CutoffForm::truncated>(args, stream);
-    case CutoffForm::shifted: return launch<P, CutoffForm::shifted>(args, stream);
-    case CutoffForm::switched: return launch<P, CutoffForm::switched>(args, stream);
-  }
 }
 
 }  // namespace
@@ -222,20 +211,17 @@ void launch_cutoff_kernel(const BinGeometry& g, const DeviceBins& bins, const Pa
   args.out = out;
   args.brick_counter = brick_counter;
   args.total_bricks = unsigned(g.brick_count());
-  args.cut = make_cutoff_params(cutoff);
+  args.cut = make_cutoff_params(cutoff).f;
   args.scale = pair.scale;
-  args.kappa = pair.kappa;
+  args.exp2_kappa = pair.exp2_kappa;
   args.min_r2 = pair.min_r2;
   args.row_count = int(g.rows.size());
   std::copy(g.rows.begin(), g.rows.end(), args.rows);
 
   DCSGRID_CUDA_CHECK(cudaMemsetAsync(brick_counter, 0, sizeof(unsigned), stream));
-  switch (pair.form) {
-    case PairForm::coulomb: return launch_form<PairForm::coulomb>(cutoff.form, args, stream);
-    case PairForm::distance_dependent:
-      return launch_form<PairForm::distance_dependent>(cutoff.form, args, stream);
-    case PairForm::debye_huckel: return launch_form<PairForm::debye_huckel>(cutoff.form, args, stream);
-  }
+  with_cutoff_term(pair.form, cutoff.form, cutoff.softening_order, [&](auto p, auto c, auto k) {
+    launch<decltype(p)::value, decltype(c)::value, decltype(k)::value>(args, stream);
+  });
 }
 
 }  // namespace dcsgrid::engine

@@ -11,19 +11,9 @@ namespace dcsgrid::engine {
 namespace {
 
 constexpr float kFarAway = 1.0e6f;  // Å: where padding atoms (q = 0) sit
-constexpr double kLog2e = 1.4426950408889634;
 
 std::int64_t round_up(std::int64_t n, std::int64_t multiple) {
   return (n + multiple - 1) / multiple * multiple;
-}
-
-std::size_t config_index(const DirectConfig& config) {
-  const auto it = std::find(kDirectConfigs.begin(), kDirectConfigs.end(), config);
-  if (it == kDirectConfigs.end())
-    throw Error("direct kernel configuration '" + config.name() +
-                "' is not compiled in (see "
-                "kDirectConfigs in dcsgrid/engine/cuda_direct_config.hpp)");
-  return std::size_t(it - kDirectConfigs.begin());
 }
 
 }  // namespace
@@ -76,17 +66,16 @@ DirectConfig direct_config_for(const GridSpec& grid) {
   DirectConfig best = kDefaultDirectConfig;
   std::size_t best_bytes = direct_layout(best, grid).plane_bytes();
   for (const int lanes_x : {16, 8}) {
-    DirectConfig narrower = kDefaultDirectConfig;
-    narrower.lanes_x = lanes_x;
+    const DirectConfig narrower = with_lanes_x(kDefaultDirectConfig, lanes_x);
     const std::size_t bytes = direct_layout(narrower, grid).plane_bytes();
     if (bytes < best_bytes) best = narrower, best_bytes = bytes;
   }
   return best;
 }
 
-void launch_direct(const DirectConfig& config, const PairKernel& kernel, const DeviceAtoms& atoms,
-                   const GridSpec& grid, Slab slab, float* out, cudaStream_t stream) {
-  const std::size_t index = config_index(config);
+DirectLaunchPlan plan_direct_launch(const DirectConfig& config, const PairKernel& kernel,
+                                    const DeviceAtoms& atoms, const GridSpec& grid, Slab slab,
+                                    float* out) {
   if (atoms.tiles() == 0) throw Error("launch_direct: no atoms on the device");
   if (slab.z_begin < 0 || slab.z_end > grid.nz() || slab.planes() <= 0 || slab.planes() > 65535)
     throw Error("launch_direct: planes [" + std::to_string(slab.z_begin) + ", " +
@@ -107,19 +96,15 @@ void launch_direct(const DirectConfig& config, const PairKernel& kernel, const D
   a.rows_per_plane = int(layout.rows_per_plane);
   a.scale = kernel.scale;
   a.min_r2 = kernel.min_r2;
-  a.exp2_kappa = float(-kernel.kappa_d * kLog2e);
+  a.exp2_kappa = kernel.exp2_kappa;
   a.out = out;
-  const dim3 blocks(unsigned(layout.pitch_x / config.tile_x()), unsigned(blocks_y),
-                    unsigned(slab.planes()));
-  switch (kernel.form) {
-    case PairForm::coulomb:
-      return launch_direct_form<PairForm::coulomb>(index, a, blocks, stream);
-    case PairForm::distance_dependent:
-      return launch_direct_form<PairForm::distance_dependent>(index, a, blocks, stream);
-    case PairForm::debye_huckel:
-      return launch_direct_form<PairForm::debye_huckel>(index, a, blocks, stream);
-  }
-  throw Error("launch_direct: unknown pair form");
+  return {a, dim3(unsigned(layout.pitch_x / config.tile_x()), unsigned(blocks_y),
+                  unsigned(slab.planes()))};
+}
+
+void launch_direct(const DirectConfig& config, const PairKernel& kernel, const DeviceAtoms& atoms,
+                   const GridSpec& grid, Slab slab, float* out, cudaStream_t stream) {
+  launch_direct_from<LibraryDirectConfigs>(config, kernel, atoms, grid, slab, out, stream);
 }
 
 namespace {
@@ -131,7 +116,7 @@ class DirectMethod final : public DeviceMethod {
         kernel_(make_pair_kernel(request.physics)),
         config_(direct_config_for(request.grid)),
         atoms_(upload_atoms(*request.atoms, request.grid, stream)) {
-    config_index(config_);  // fail now rather than at the first slab
+    direct_config_index<LibraryDirectConfigs>(config_);  // fail now, not at the first slab
   }
   SlabLayout layout() const override { return direct_layout(config_, grid_); }
   void enqueue(Slab slab, float* out, cudaStream_t stream) override {

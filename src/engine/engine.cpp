@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/softening.hpp"
 #include "dcsgrid/engine/cpu_backend.hpp"
 #include "dcsgrid/engine/cuda_backend.hpp"
 
@@ -24,14 +25,30 @@ std::string cutoff_form_name(CutoffForm f) {
     case CutoffForm::truncated: return "truncated";
     case CutoffForm::shifted: return "shifted";
     case CutoffForm::switched: return "switched";
+    case CutoffForm::msm_short: return "msm-short";
   }
   return "?";
 }
 
 CutoffForm parse_cutoff_form(const std::string& name) {
-  for (CutoffForm f : {CutoffForm::truncated, CutoffForm::shifted, CutoffForm::switched})
+  for (CutoffForm f : {CutoffForm::truncated, CutoffForm::shifted, CutoffForm::switched,
+                        CutoffForm::msm_short})
     if (name == cutoff_form_name(f)) return f;
-  throw Error("unknown cutoff form '" + name + "': use truncated, shifted or switched");
+  throw Error("unknown cutoff form '" + name + "': use truncated, shifted, switched or msm-short");
+}
+
+// The MSM splitting holds for 1/r only: the long-range part it leaves has no multilevel form
+// under ε(r) = 4r or Debye–Hückel screening.
+static void validate_msm_short(const CutoffOptions& c, const Physics& physics) {
+  if (c.softening_order < 1 || c.softening_order > kMaxSofteningOrder)
+    throw Error("msm-short cutoff form: softening order " + std::to_string(c.softening_order) +
+                " is out of range (1.." + std::to_string(kMaxSofteningOrder) + ")");
+  if (physics.distance_dependent)
+    throw Error("msm-short cutoff form: the multilevel splitting of 1/r needs a constant "
+                "dielectric; it cannot be combined with --ddd (ε(r) = 4r)");
+  if (physics.ionic_strength > 0)
+    throw Error("msm-short cutoff form: the multilevel splitting of 1/r needs a constant "
+                "dielectric; it cannot be combined with Debye–Hückel screening (--ionic-strength)");
 }
 
 void validate_method(Method method, const CutoffOptions& c, const Physics& physics) {
@@ -41,6 +58,7 @@ void validate_method(Method method, const CutoffOptions& c, const Physics& physi
     if (c.form == CutoffForm::switched && !(c.switch_start >= 0 && c.switch_start < c.radius))
       throw Error("--switch-start must lie between 0 and the cutoff radius");
     if (c.bin_capacity < 0) throw Error("--bin-capacity must be positive (0 = automatic)");
+    if (c.form == CutoffForm::msm_short) validate_msm_short(c, request.physics);
   }
 }
 

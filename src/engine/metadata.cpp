@@ -14,6 +14,8 @@ io::MapMetadata method_metadata(const Physics& p, Method method, const CutoffOpt
     meta.parameters["cutoff_form"] = cutoff_form_name(cutoff.form);
     if (cutoff.form == CutoffForm::switched)
       meta.parameters["switch_start"] = fmt::format("{:g}", cutoff.switch_start);
+    if (cutoff.form == CutoffForm::msm_short)
+      meta.parameters["softening_order"] = fmt::format("{}", cutoff.softening_order);
   }
   meta.dielectric = p.dielectric;
   meta.dielectric_model = p.distance_dependent ? "distance-dependent 4r" : "constant";

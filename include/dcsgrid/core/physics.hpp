@@ -1,14 +1,10 @@
 // The potential of one charge, shared by every backend (host and device) so they cannot drift.
 #pragma once
 #include <string>
+#include <type_traits>
 
+#include "dcsgrid/core/scalar_math.hpp"  // DCSGRID_HD, ScalarMath<T>
 #include "dcsgrid/core/units.hpp"
-
-#if defined(__CUDACC__)
-#define DCSGRID_HD __host__ __device__ __forceinline__
-#else
-#define DCSGRID_HD inline
-#endif
 
 namespace dcsgrid {
 
@@ -36,53 +32,55 @@ enum class PairForm { coulomb, distance_dependent, debye_huckel };
 // Physics reduced to what a kernel needs: the form, one scale factor, κ and r_min².
 struct PairKernel {
   PairForm form = PairForm::coulomb;
-  float scale = 1.0f;  // k_C·u/ε, or k_C·u/4 for ddd
-  float kappa = 0.0f;  // 1/Å
+  float scale = 1.0f;       // k_C·u/ε, or k_C·u/4 for ddd
+  float exp2_kappa = 0.0f;  // −κ·log2(e): exp(−κr) = 2^(exp2_kappa·r), one multiply per pair
   float min_r2 = 0.25f;
 
   double scale_d = 1.0;  // the same in double, for reference sums
-  double kappa_d = 0.0;
+  double kappa_d = 0.0;  // κ, 1/Å
+  double exp2_kappa_d = 0.0;
   double min_r2_d = 0.25;
 };
 PairKernel make_pair_kernel(const Physics& physics);
 
-// g(r)·(scale applied by the caller), given r² already clamped to min_r2, in float.
-template <PairForm F>
-DCSGRID_HD float pair_term(float r2, float kappa);
-
-template <>
-DCSGRID_HD float pair_term<PairForm::coulomb>(float r2, float) {
-#if defined(__CUDA_ARCH__)
-  return rsqrtf(r2);
-#else
-  return 1.0f / __builtin_sqrtf(r2);
-#endif
-}
-template <>
-DCSGRID_HD float pair_term<PairForm::distance_dependent>(float r2, float) { return 1.0f / r2; }
-template <>
-DCSGRID_HD float pair_term<PairForm::debye_huckel>(float r2, float kappa) {
-#if defined(__CUDA_ARCH__)
-  const float inv_r = rsqrtf(r2);
-  return __expf(-kappa * r2 * inv_r) * inv_r;
-#else
-  const float r = __builtin_sqrtf(r2);
-  return __builtin_expf(-kappa * r) / r;
-#endif
-}
-
-// The same in double, for the float64 references the tests compare against.
-inline double pair_term_double(const PairKernel& k, double r2) {
-  if (r2 < k.min_r2_d) r2 = k.min_r2_d;
-  switch (k.form) {
-    case PairForm::coulomb: return 1.0 / __builtin_sqrt(r2);
-    case PairForm::distance_dependent: return 1.0 / r2;
-    case PairForm::debye_huckel: {
-      const double r = __builtin_sqrt(r2);
-      return __builtin_exp(-k.kappa_d * r) / r;
-    }
+// g(r) of the form for r² already clamped to min_r2, with inv_r = 1/√r2 from the caller (each
+// backend computes 1/√ its own way: MUFU, FMA-pipe Newton steps, the AVX2 estimate + Newton;
+// the compiler drops it where a form does not use it). The scale is applied by the caller. Written
+// once over the scalar type T (ScalarMath<T>): every backend and the float64 references
+// instantiate this.
+template <PairForm F, typename T>
+DCSGRID_HD T pair_term(T r2, T inv_r, T exp2_kappa) {
+  using M = ScalarMath<T>;
+  if constexpr (F == PairForm::coulomb) {
+    return inv_r;
+  } else if constexpr (F == PairForm::distance_dependent) {
+    return M::recip(r2);
+  } else {
+    return M::exp2(exp2_kappa * (r2 * inv_r)) * inv_r;
   }
-  return 0.0;
+}
+
+// Calls fn(std::integral_constant<PairForm, F>{}) for the kernel's form, so one template body
+// serves all three forms without a branch per pair.
+template <typename Fn>
+decltype(auto) with_pair_form(PairForm form, Fn&& fn) {
+  switch (form) {
+    case PairForm::distance_dependent:
+      return fn(std::integral_constant<PairForm, PairForm::distance_dependent>{});
+    case PairForm::debye_huckel:
+      return fn(std::integral_constant<PairForm, PairForm::debye_huckel>{});
+    case PairForm::coulomb: break;
+  }
+  return fn(std::integral_constant<PairForm, PairForm::coulomb>{});
+}
+
+// g(max(r², r_min²)) in double, for the float64 references the tests compare against.
+inline double pair_term_double(const PairKernel& k, double r2) {
+  using M = ScalarMath<double>;
+  r2 = M::max(r2, k.min_r2_d);
+  return with_pair_form(k.form, [&](auto f) {
+    return pair_term<decltype(f)::value>(r2, M::rsqrt(r2), k.exp2_kappa_d);
+  });
 }
 
 }  // namespace dcsgrid

@@ -4,9 +4,9 @@
 // grids. γ(ρ) = 1/ρ for ρ ≥ 1; below 1 it is the Taylor polynomial of ρ^(−1) = (1 + (ρ² − 1))^(−1/2)
 // in ρ² − 1 up to degree k ("Taylor C_k", C^k at ρ = 1), so it holds only even powers of ρ and
 // needs no square root. C1: 3/2 − ρ²/2; C2: 15/8 − 5/4 ρ² + 3/8 ρ⁴ (Hardy, Stone & Schulten 2009).
-// Written once over the scalar type (float, double, SIMD vectors with the arithmetic operators).
+// Written once over the scalar type (ScalarMath<T>: double, float, the CPU engine's SIMD vector).
 #pragma once
-#include "dcsgrid/core/physics.hpp"  // DCSGRID_HD
+#include "dcsgrid/core/scalar_math.hpp"
 
 namespace dcsgrid {
 
@@ -23,9 +23,13 @@ DCSGRID_HD double softening_coefficient(int n) {
 template <int K, typename T>
 DCSGRID_HD T softening_inside(T s) {
   static_assert(K >= 1 && K <= kMaxSofteningOrder, "softening order 1..6");
-  const T t = s - T(1);
-  T g = T(softening_coefficient(K));
-  for (int n = K - 1; n >= 0; --n) g = g * t + T(softening_coefficient(n));
+  using M = ScalarMath<T>;
+  const T t = s - M::constant(1.0);
+  T g = M::constant(softening_coefficient(K));
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int n = K - 1; n >= 0; --n) g = M::mul_add(g, t, M::constant(softening_coefficient(n)));
   return g;
 }
 

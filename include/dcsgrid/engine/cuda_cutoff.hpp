@@ -8,9 +8,9 @@
 // plane (the cylinder around its column) and only then the 8 points; padding atoms (q = 0) sit
 // far away, so the whole warp skips them at the first test. The neighbour rows travel in the
 // kernel's parameters (the constant bank): concurrent launches with different geometries share
-// no global state. Pair term: q·g(max(r², r_min²))·S(max(r², r_min²)) for r² < rc², with g from
-// physics.hpp (coulomb, ddd, Debye–Hückel) and S from cutoff_form.hpp — the CPU engine's
-// convention, so the two backends agree.
+// no global state. Pair term: q·V(r) for r² < rc², V the cutoff form's cutoff_pair_term
+// (cutoff_form.hpp: truncated, shifted, switched, msm_short, over the physics' pair term) — the
+// same template the CPU engine instantiates, so the two backends agree.
 //
 // Overflow. With fixed capacity, the atoms beyond it are fetched while the kernel runs and
 // summed by the CPU engine (cutoff_accumulate_parts_cpu): bucketed by place into cubes of rc/4,

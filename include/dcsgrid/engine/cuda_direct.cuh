@@ -10,6 +10,7 @@
 
 #include "dcsgrid/core/atoms.hpp"
 #include "dcsgrid/core/cuda_support.hpp"
+#include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/grid.hpp"
 #include "dcsgrid/core/physics.hpp"
 #include "dcsgrid/engine/cuda_device.hpp"
@@ -49,7 +50,7 @@ SlabLayout direct_layout(const DirectConfig& config, const GridSpec& grid);
 DirectConfig direct_config_for(const GridSpec& grid);
 
 // Enqueues one launch for planes [slab.z_begin, slab.z_end) (at most 65535) into out, laid out as
-// direct_layout(config, grid), on stream. config must be one of kDirectConfigs (else Error).
+// direct_layout(config, grid), on stream. config must be one of LibraryDirectConfigs (else Error).
 void launch_direct(const DirectConfig& config, const PairKernel& kernel, const DeviceAtoms& atoms,
                    const GridSpec& grid, Slab slab, float* out, cudaStream_t stream);
 
@@ -69,9 +70,40 @@ struct DirectLaunch {
   float exp2_kappa = 0;  // −κ·log2(e): exp(−κr) = exp2(exp2_kappa·r)
   float* out = nullptr;
 };
-// Launches kDirectConfigs[config] for one pair form; defined per form in cuda_direct_<form>.cu.
-template <PairForm Form>
+// The arguments and block grid of one launch of config (checks the slab and the grid's size).
+struct DirectLaunchPlan {
+  DirectLaunch args;
+  dim3 blocks;
+};
+DirectLaunchPlan plan_direct_launch(const DirectConfig& config, const PairKernel& kernel,
+                                    const DeviceAtoms& atoms, const GridSpec& grid, Slab slab,
+                                    float* out);
+
+// Launches Table::configs[config] for one pair form (cuda_direct_kernel.cuh). The library
+// instantiates it for LibraryDirectConfigs in cuda_direct_<form>.cu; bench_cuda_direct for its
+// sweep.
+template <PairForm Form, typename Table>
 void launch_direct_form(std::size_t config, const DirectLaunch& launch, dim3 blocks,
                         cudaStream_t stream);
+
+// Position of config in Table::configs; Error naming it when the table lacks it.
+template <typename Table>
+std::size_t direct_config_index(const DirectConfig& config) {
+  for (std::size_t i = 0; i < Table::configs.size(); ++i)
+    if (Table::configs[i] == config) return i;
+  throw Error("direct kernel configuration '" + config.name() + "' is not compiled in");
+}
+
+// One launch of config, one of Table's configurations, for the kernel's pair form.
+template <typename Table>
+void launch_direct_from(const DirectConfig& config, const PairKernel& kernel,
+                        const DeviceAtoms& atoms, const GridSpec& grid, Slab slab, float* out,
+                        cudaStream_t stream) {
+  const std::size_t index = direct_config_index<Table>(config);
+  const DirectLaunchPlan plan = plan_direct_launch(config, kernel, atoms, grid, slab, out);
+  with_pair_form(kernel.form, [&](auto form) {
+    launch_direct_form<decltype(form)::value, Table>(index, plan.args, plan.blocks, stream);
+  });
+}
 
 }  // namespace dcsgrid::engine

@@ -1,5 +1,6 @@
-// The direct-summation kernel template; included only by the cuda_direct_<form>.cu files, each of
-// which instantiates it for one pair form and every configuration in kDirectConfigs.
+// The direct-summation kernel template; included by the cuda_direct_<form>.cu files, each of which
+// instantiates it for one pair form and the library's configurations (LibraryDirectConfigs), and by
+// bench_cuda_direct, which instantiates it for its tuning sweep.
 //
 // Gather form: a thread owns points_x × points_y points of one plane and sums every atom into
 // registers; no atomics. Atoms stream through shared memory in tiles of kDirectTileAtoms, staged
@@ -23,42 +24,23 @@
 
 namespace dcsgrid::engine::direct_kernel {
 
-// The ftz forms compile to a single MUFU instruction (the non-ftz ones add denormal fix-ups); r² is
-// clamped to min_r2 > 0, so no denormal reaches them.
-__device__ __forceinline__ float rsqrt_mufu(float x) {
-  float y;
-  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-__device__ __forceinline__ float rcp_mufu(float x) {
-  float y;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-__device__ __forceinline__ float exp2_mufu(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-
-// g(r) of the pair form for a clamped r²: the same functions as pair_term<Form> in physics.hpp,
-// with 1/r from the FMA pipe when fma_pipe (resolved at compile time after unrolling). Coulomb's
-// FMA-pipe values come scaled by value_scale (S/r from rsqrt_newton_scaled): the sums are
-// unscaled once, at the store, rather than once per pair.
+// g(r) of the pair form for a clamped r²: physics.hpp's pair_term<Form> (1/r² and 2^x on the MUFU
+// unit, ScalarMath<float>) with 1/r from the FMA pipe when fma_pipe (resolved at compile time
+// after unrolling) and from the MUFU unit otherwise; the compiler drops 1/r where the form does
+// not use it. Coulomb's FMA-pipe values come scaled by value_scale (S/r from
+// rsqrt_newton_scaled; g = 1/r is linear in 1/r): the sums are unscaled once, at the store, rather
+// than once per pair.
 template <PairForm Form, int NewtonSteps>
 __device__ __forceinline__ constexpr float value_scale(bool fma_pipe) {
   return Form == PairForm::coulomb && fma_pipe ? kNewtonScale<NewtonSteps> : 1.0f;
 }
 template <PairForm Form, int NewtonSteps>
 __device__ __forceinline__ float pair_value(float r2, bool fma_pipe, float exp2_kappa) {
-  if constexpr (Form == PairForm::distance_dependent) {
-    return rcp_mufu(r2);
-  } else if constexpr (Form == PairForm::coulomb) {
-    return fma_pipe ? rsqrt_newton_scaled<NewtonSteps>(r2) : rsqrt_mufu(r2);
-  } else {
-    const float inv_r = fma_pipe ? rsqrt_newton<NewtonSteps>(r2) : rsqrt_mufu(r2);
-    return exp2_mufu(exp2_kappa * (r2 * inv_r)) * inv_r;
-  }
+  // r² is clamped to min_r2 > 0: no denormal reaches the MUFU.
+  const float inv_r = !fma_pipe                    ? mufu<Mufu::rsqrt>(r2)
+                      : Form == PairForm::coulomb ? rsqrt_newton_scaled<NewtonSteps>(r2)
+                                                  : rsqrt_newton<NewtonSteps>(r2);
+  return pair_term<Form>(r2, inv_r, exp2_kappa);
 }
 
 // sum + x with the low-order bits lost so far kept in carry (sum − carry is the running total).
@@ -192,20 +174,20 @@ __global__ void __launch_bounds__(32 * BlockY, MinBlocks > 0 ? MinBlocks : 1)
     }
 }
 
-template <PairForm Form, std::size_t I>
+template <PairForm Form, typename Table, std::size_t I>
 void launch_config(const DirectLaunch& launch, dim3 blocks, cudaStream_t stream) {
-  constexpr DirectConfig c = kDirectConfigs[I];
+  constexpr DirectConfig c = Table::configs[I];
   direct_kernel<Form, c.block_y, c.points_x, c.points_y, c.fma_points, c.newton_steps,
                 c.split_near == 1, c.min_blocks, c.lanes_x>
       <<<blocks, dim3(32, c.block_y), 0, stream>>>(launch);
   DCSGRID_CHECK_LAUNCH();
 }
 
-template <PairForm Form, std::size_t... I>
+template <PairForm Form, typename Table, std::size_t... I>
 void launch_indexed(std::size_t config, const DirectLaunch& launch, dim3 blocks,
                     cudaStream_t stream, std::index_sequence<I...>) {
   using Launcher = void (*)(const DirectLaunch&, dim3, cudaStream_t);
-  static constexpr Launcher table[] = {&launch_config<Form, I>...};
+  static constexpr Launcher table[] = {&launch_config<Form, Table, I>...};
   table[config](launch, blocks, stream);
 }
 
@@ -213,11 +195,12 @@ void launch_indexed(std::size_t config, const DirectLaunch& launch, dim3 blocks,
 
 namespace dcsgrid::engine {
 
-template <PairForm Form>
+template <PairForm Form, typename Table>
 void launch_direct_form(std::size_t config, const DirectLaunch& launch, dim3 blocks,
                         cudaStream_t stream) {
-  direct_kernel::launch_indexed<Form>(config, launch, blocks, stream,
-                                      std::make_index_sequence<kDirectConfigs.size()>{});
+  static_assert(all_valid(Table::configs), "a direct kernel configuration is out of range");
+  direct_kernel::launch_indexed<Form, Table>(config, launch, blocks, stream,
+                                             std::make_index_sequence<Table::configs.size()>{});
 }
 
 }  // namespace dcsgrid::engine

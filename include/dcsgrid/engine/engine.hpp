@@ -21,7 +21,9 @@ Method parse_method(const std::string& name);
 //   truncated: q·g(r)                                  (discontinuous at rc)
 //   shifted:   q·g(r)·(1 − r²/rc²)²                    (the GPU cutoff literature's smoothing)
 //   switched:  q·g(r)·S(r), S a C1 cubic switch from 1 at r_switch to 0 at rc
-enum class CutoffForm { truncated, shifted, switched };
+//   msm_short: q·(1/r − γ_k(r/rc)/rc) ("msm-short"), the short-range part of multilevel
+//              summation's splitting of 1/r (core/softening.hpp); constant dielectric only
+enum class CutoffForm { truncated, shifted, switched, msm_short };
 std::string cutoff_form_name(CutoffForm f);
 CutoffForm parse_cutoff_form(const std::string& name);
 
@@ -29,6 +31,7 @@ struct CutoffOptions {
   double radius = 12.0;         // Å
   CutoffForm form = CutoffForm::shifted;
   double switch_start = 10.0;   // Å, for the switched form
+  int softening_order = 2;      // k of γ_k (1..kMaxSofteningOrder), for the msm_short form
   int bin_capacity = 0;         // atoms per bin; 0 = chosen from the histogram (~95% fit)
   bool dynamic_bins = false;    // prefix-sum bins instead of fixed capacity
 };
