@@ -58,7 +58,7 @@ void validate_method(Method method, const CutoffOptions& c, const Physics& physi
     if (c.form == CutoffForm::switched && !(c.switch_start >= 0 && c.switch_start < c.radius))
       throw Error("--switch-start must lie between 0 and the cutoff radius");
     if (c.bin_capacity < 0) throw Error("--bin-capacity must be positive (0 = automatic)");
-    if (c.form == CutoffForm::msm_short) validate_msm_short(c, request.physics);
+    if (c.form == CutoffForm::msm_short) validate_msm_short(c, physics);
   }
 }
 
