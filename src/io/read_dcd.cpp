@@ -125,7 +125,10 @@ void DcdReader::read_header() {
   layout_.frame_bytes = (layout_.has_cell ? 48 + m2 : 0) + (layout_.four_dims ? 4 : 3) * coords;
   whole_frames_ =
       std::int64_t((file_.size() - layout_.header_bytes) / layout_.frame_bytes);
-  buffer_.resize(layout_.frame_bytes);
+  if (whole_frames_ == 0 && layout_.frame_bytes > 16 * file_.size())
+    throw InputError(file_.name(), 0, "atom count " + std::to_string(atoms) +
+                                          " is impossible for a file of " +
+                                          std::to_string(file_.size()) + " bytes");
 }
 
 // Whether frame_ is a whole frame in the file; records the truncation of a partial last one.
@@ -155,6 +158,7 @@ bool DcdReader::next(float* xyz, FrameInfo& info) {
   if (!frame_fits()) return false;
   const std::uint64_t start = layout_.header_bytes + std::uint64_t(frame_) * layout_.frame_bytes;
   file_.seek(start);
+  buffer_.resize(layout_.frame_bytes);
   read_exact(file_, buffer_.data(), buffer_.size());  // fits: checked above
   const unsigned char* p = buffer_.data();
   const std::size_t m = layout_.marker, n = layout_.atoms;

@@ -28,7 +28,7 @@ class TrrReader final : public SizedFrameReader {
     try {
       atoms_ = std::size_t(read_header(0).atoms);
     } catch (const ShortRead&) {
-      throw InputError(file_.name(), 0, "the first frame header is incomplete");
+      throw InputError(file_.name(), 0, "frame 0 (byte offset 0) is truncated: the file holds no whole frame");
     }
     file_.seek(0);
   }
@@ -80,6 +80,10 @@ TrrHeader TrrReader::read_header(std::int64_t frame) {
   for (std::int64_t size : {h.x, h.v, h.f})
     if (size && size != vector_bytes * h.real_size) bad("block size " + std::to_string(size) +
                                                         " does not fit the atom count");
+  // Blocks past the end of the file: a truncated frame (or a damaged size, caught here before
+  // anything that large is allocated).
+  const std::uint64_t blocks = std::uint64_t(h.box + h.vir + h.pres + h.x + h.v + h.f);
+  if (blocks > file_.left()) throw ShortRead{file_.tell() + blocks};
   read_exact(file_, b, 2 * std::size_t(h.real_size));
   h.time = h.real_size == 4 ? load_f32(b, true) : load_f64(b, true);
   h.header_bytes = file_.tell() - start;

@@ -97,7 +97,11 @@ class XtcReader final : public SizedFrameReader {
     if (file_.read_some(head, 8) != 8 || load_i32(head, true) != xtc_magic)
       throw InputError(file_.name(), 0, "not an XTC file: no magic number 1995 at the start");
     const std::int32_t atoms = load_i32(head + 4, true);
-    if (atoms <= 0) throw InputError(file_.name(), 0, "atom count " + std::to_string(atoms));
+    // A compressed atom takes 3 bits or more: more atoms than 3 per byte is a damaged header.
+    if (atoms <= 0 || std::uint64_t(atoms) > 3 * file_.size())
+      throw InputError(file_.name(), 0, "impossible atom count " + std::to_string(atoms) +
+                                            " for a file of " + std::to_string(file_.size()) +
+                                            " bytes");
     atoms_ = std::size_t(atoms);
     file_.seek(0);
   }
@@ -153,6 +157,11 @@ CompressedHeader XtcReader::read_compressed_header(std::int64_t frame, std::uint
   }
   h.small_index = load_i32(b + 28, true);
   h.bytes = load_u32(b + 32, true);
+  // At most 3·32 bits per atom plus the run flags: a larger count is corruption.
+  if (h.bytes > 16 * atoms_ + 64)
+    throw_frame_error(file_.name(), frame, start,
+                      "compressed size " + std::to_string(h.bytes) + " bytes is impossible for " +
+                          std::to_string(atoms_) + " atoms");
   if (!(h.precision > 0))
     throw_frame_error(file_.name(), frame, start,
                       "bad precision " + std::to_string(h.precision));
@@ -181,6 +190,7 @@ void XtcReader::decode_frame(std::int64_t frame, float* xyz, FrameInfo& info) {
     return;
   }
   const CompressedHeader h = read_compressed_header(frame, start);
+  if (h.bytes > file_.left()) throw ShortRead{file_.tell() + h.bytes};
   bytes_.resize((std::size_t(h.bytes) + 3) & ~std::size_t(3));
   read_exact(file_, bytes_.data(), bytes_.size());
   decompress(frame, start, h, xyz);
