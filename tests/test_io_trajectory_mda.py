@@ -10,7 +10,7 @@ MDAnalysis, and dumps what MDAnalysis sees for the C++ readers to be compared wi
   charges TOPOLOGY                      atom names, residue names and charges per line
 Reference files next to PATH: PATH.meta ("frames atoms"), PATH.xyz (float64 positions, Å),
 PATH.box (float64 a b c alpha beta gamma per frame, NaN for none), PATH.time (float64 ps),
-PATH.offsets (XTC/TRR frame offsets, text), PATH.written (float64 positions as written).
+PATH.offsets (XTC/TRR/NetCDF frame offsets, text), PATH.written (float64 positions as written).
 """
 import struct
 import sys
@@ -52,6 +52,15 @@ def dump_reference(path, universe):
         f.write("%d %d\n" % (len(xyz), universe.atoms.n_atoms))
     if hasattr(traj, "_xdr"):
         np.savetxt(path + ".offsets", np.asarray(traj._xdr.offsets, dtype=np.int64), fmt="%d")
+    if path.endswith(".ncdf"):
+        # Classic netCDF keeps the records at the end of the file, scipy knows their size.
+        import os
+        import scipy.io
+        with scipy.io.netcdf_file(path, "r", mmap=False) as f:
+            recsize = f._recsize
+        size = os.path.getsize(path)
+        offsets = [size - (len(xyz) - k) * recsize for k in range(len(xyz))]
+        np.savetxt(path + ".offsets", np.asarray(offsets, dtype=np.int64), fmt="%d")
 
 
 def write_with_mdanalysis(fmt, path, atoms, frames, seed):
