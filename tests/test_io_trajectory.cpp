@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/io/topology.hpp"
 #include "dcsgrid/io/trajectory.hpp"
 #include "test_io_trajectory_util.hpp"
 
@@ -357,6 +358,40 @@ TEST(IoTrajectoryChain, AtomCountMismatchNamesBothFilesAndCounts) {
   }
   EXPECT_NO_THROW(io::check_atom_count("top.psf", 30, *reader));
   for (const auto& p : {a, b}) fs::remove_all(p.parent_path());
+}
+
+// The real test files of the MDAnalysisTests package (adk PSF/DCD, GRO/XTC/TRR, bala
+// PRMTOP/NetCDF) where it is installed: every frame, and the topology's charges.
+TEST(IoTrajectoryRealFiles, MDAnalysisTestsFilesMatch) {
+  DCSGRID_REQUIRE_MDANALYSIS();
+  if (run_command("/usr/bin/python3 -c 'import MDAnalysisTests' 2>&1").status != 0)
+    GTEST_SKIP() << "MDAnalysisTests is not installed for /usr/bin/python3: real files skipped";
+  const fs::path dir = temp_dir("traj_real");
+  run_mda("real " + dir.string());
+  if (HasFatalFailure()) return;
+  std::ifstream pairs(dir / "pairs.txt");
+  int compared = 0;
+  for (std::string name, topology, trajectory; pairs >> name >> topology >> trajectory;) {
+    SCOPED_TRACE(name + ": " + trajectory);
+    if (fs::path(trajectory).extension() == ".ncdf" && !io::netcdf_supported()) continue;
+    auto reader = io::open_trajectory(trajectory);
+    expect_frames_match(read_all(*reader), load_reference(dir / name), 0, false);
+    if (io::is_topology_path(topology)) {
+      const io::Topology top = io::read_topology(topology);
+      std::ifstream charges(dir / (name + ".charges"));
+      std::size_t i = 0;
+      for (std::string atom, residue, resid, q; charges >> atom >> residue >> resid >> q; ++i) {
+        ASSERT_LT(i, top.atoms.size());
+        EXPECT_NEAR(top.atoms.q[i], std::stod(q), 1e-6) << "atom " << i;
+        EXPECT_EQ(top.atom_names[i], atom) << "atom " << i;
+      }
+      EXPECT_EQ(i, top.atoms.size());
+      io::check_atom_count(topology, top.atoms.size(), *reader);
+    }
+    ++compared;
+  }
+  EXPECT_GT(compared, 0) << "MDAnalysisTests holds none of the adk/bala files";
+  fs::remove_all(dir);
 }
 
 TEST(IoTrajectory, FrameSelectionTexts) {

@@ -8,6 +8,7 @@ MDAnalysis, and dumps what MDAnalysis sees for the C++ readers to be compared wi
                                         MARKER 4|8; FIXED > 0 writes a fixed-atom header
   reference PATH                        MDAnalysis' reading of an existing trajectory
   charges TOPOLOGY                      atom names, residue names and charges per line
+  real OUTDIR                           references for MDAnalysisTests' adk/bala files
 Reference files next to PATH: PATH.meta ("frames atoms"), PATH.xyz (float64 positions, Å),
 PATH.box (float64 a b c alpha beta gamma per frame, NaN for none), PATH.time (float64 ps),
 PATH.offsets (XTC/TRR/NetCDF frame offsets, text), PATH.written (float64 positions as written).
@@ -120,11 +121,39 @@ def write_dcd_by_hand(path, atoms, frames, seed, flavour, endian, marker, fixed)
         dump_reference(path, mda.Universe(path_topology(atoms), path, format="DCD"))
 
 
-def write_charges(topology):
+def write_charges(topology, out=None):
     u = mda.Universe(topology)
-    with open(topology + ".charges", "w") as f:
+    with open((out or topology) + ".charges", "w") as f:
         for atom in u.atoms:
             f.write("%s %s %d %.10g\n" % (atom.name, atom.resname, atom.resid, atom.charge))
+
+
+# MDAnalysisTests' real files (adk, bala): name, topology attribute, trajectory attribute.
+REAL_FILES = [("adk_dcd", "PSF", "DCD"), ("adk_xtc", "GRO", "XTC"), ("adk_trr", "GRO", "TRR"),
+              ("bala_ncdf", "PRMncdf", "NCDF"),
+              ("c36_triclinic", "PSF_TRICLINIC", "DCD_TRICLINIC"),
+              ("namd_triclinic", "PSF_NAMD_TRICLINIC", "DCD_NAMD_TRICLINIC"),
+              ("namd_gbis", "PSF_NAMD_GBIS", "DCD_NAMD_GBIS"),
+              ("amber_truncoct", "PRM7", "NCDFtruncoct")]
+
+
+def dump_real_files(outdir):
+    """References for the MDAnalysisTests files that exist (adk, bala, triclinic CHARMM c36
+    and NAMD DCDs, a truncated-octahedron AMBER NetCDF): OUTDIR/pairs.txt lists
+    "name topology trajectory"; OUTDIR/name.* as dump_reference, OUTDIR/name.charges for PSF
+    and PRMTOP topologies."""
+    import os
+    import MDAnalysisTests.datafiles as data
+    with open(os.path.join(outdir, "pairs.txt"), "w") as pairs:
+        for name, top_attr, traj_attr in REAL_FILES:
+            top, traj = getattr(data, top_attr, None), getattr(data, traj_attr, None)
+            if not top or not traj or not os.path.exists(top) or not os.path.exists(traj):
+                continue
+            out = os.path.join(outdir, name)
+            dump_reference(out, mda.Universe(top, traj))
+            if top.endswith((".psf", ".prmtop", ".parm7", ".top")):
+                write_charges(top, out)
+            pairs.write("%s %s %s\n" % (name, top, traj))
 
 
 def main(argv):
@@ -140,6 +169,8 @@ def main(argv):
         dump_reference(argv[2], u)
     elif cmd == "charges":
         write_charges(argv[2])
+    elif cmd == "real":
+        dump_real_files(argv[2])
     else:
         sys.exit("unknown command " + cmd)
 

@@ -18,8 +18,9 @@ BinaryFile::BinaryFile(const std::filesystem::path& path) : name_(path.string())
     throw InputError(name_, 0, "is a folder, not a trajectory file");
   file_ = std::fopen(name_.c_str(), "rb");
   if (!file_) throw InputError(name_, 0, std::string("cannot open: ") + std::strerror(errno));
-  // Large buffer: frames are read in big sequential pieces.
-  std::setvbuf(file_, nullptr, _IOFBF, 1 << 20);
+  // Reads of a frame or more go straight to the caller's buffer; small header reads (XTC, TRR)
+  // are served from this one.
+  std::setvbuf(file_, nullptr, _IOFBF, 1 << 16);
   if (fseeko(file_, 0, SEEK_END) != 0) throw InputError(name_, 0, "cannot seek in the file");
   size_ = std::uint64_t(ftello(file_));
   fseeko(file_, 0, SEEK_SET);
