@@ -325,6 +325,23 @@ TEST(IoTrajectoryChain, FilesAreReadInOrderAsOneStream) {
     EXPECT_EQ(info.serial, f);
   }
   EXPECT_EQ(seeker->frame_count(), 12);
+  // Per-file indexes: the DCD needs none; the XTC's and TRR's as their own readers build them,
+  // and installed from a cache they make the stream's length known without a pass.
+  auto* indexed = io::as_indexed(*seeker);
+  ASSERT_NE(indexed, nullptr);
+  EXPECT_FALSE(indexed->needs_index(0));
+  EXPECT_TRUE(indexed->needs_index(1));
+  EXPECT_EQ(indexed->frame_offsets(1), io::as_indexed(*io::open_trajectory(b))->frame_offsets());
+  auto cached = io::open_trajectories({a, b, c});
+  EXPECT_FALSE(cached->frame_count());
+  io::as_indexed(*cached)->set_frame_offsets(indexed->frame_offsets(1), 1);
+  io::as_indexed(*cached)->set_frame_offsets(indexed->frame_offsets(2), 2);
+  EXPECT_EQ(cached->frame_count(), 12);
+  EXPECT_THROW(io::as_indexed(*cached)->set_frame_offsets(indexed->frame_offsets(2), 1), InputError);
+  cached->seek(6);
+  ASSERT_TRUE(cached->next(xyz.data(), info));
+  EXPECT_EQ(xyz, frames.xyz[6]);
+  EXPECT_EQ(info.file, 1u);
   auto picked = io::select_frames(io::open_trajectories({a, b, c}), io::parse_frame_selection("1::5"));
   const Frames sel = read_all(*picked);
   ASSERT_EQ(sel.xyz.size(), 3u);

@@ -95,7 +95,13 @@ void SizedFrameReader::record_truncation(std::uint64_t start, const ShortRead& s
                               " bytes or more"});
 }
 
-const std::vector<std::uint64_t>& SizedFrameReader::frame_offsets() {
+void SizedFrameReader::check_file_number(std::size_t file) const {
+  if (file != 0)
+    throw Error(file_.name() + ": a single trajectory file has no file " + std::to_string(file));
+}
+
+const std::vector<std::uint64_t>& SizedFrameReader::frame_offsets(std::size_t file) {
+  check_file_number(file);
   if (indexed_) return offsets_;
   const std::uint64_t saved_offset = file_.tell();
   const std::int64_t saved_frame = frame_;
@@ -120,7 +126,8 @@ const std::vector<std::uint64_t>& SizedFrameReader::frame_offsets() {
   return offsets_;
 }
 
-void SizedFrameReader::set_frame_offsets(std::vector<std::uint64_t> offsets) {
+void SizedFrameReader::set_frame_offsets(std::vector<std::uint64_t> offsets, std::size_t file) {
+  check_file_number(file);
   const auto stale = [&](const std::string& why) {
     throw InputError(file_.name(), 0, "the cached frame index does not fit this file: " + why);
   };

@@ -81,8 +81,9 @@ class SizedFrameReader : public TrajectoryReader, public IndexedTrajectory {
   void seek(std::int64_t frame) override;
   std::optional<std::int64_t> frame_count() const override;
   std::vector<std::string> files() const override { return {file_.name()}; }
-  const std::vector<std::uint64_t>& frame_offsets() override;
-  void set_frame_offsets(std::vector<std::uint64_t> offsets) override;
+  bool needs_index(std::size_t file) const override { return file == 0; }
+  const std::vector<std::uint64_t>& frame_offsets(std::size_t file = 0) override;
+  void set_frame_offsets(std::vector<std::uint64_t> offsets, std::size_t file = 0) override;
 
  protected:
   // Reads the frame header at the current offset (frame `frame`) and returns the frame's whole
@@ -95,6 +96,7 @@ class SizedFrameReader : public TrajectoryReader, public IndexedTrajectory {
 
  private:
   void record_truncation(std::uint64_t start, const ShortRead& s);
+  void check_file_number(std::size_t file) const;
   std::vector<std::uint64_t> offsets_;  // complete frames, once indexed
   bool indexed_ = false, done_ = false;
   std::int64_t frame_ = 0;              // number of the frame at the file's offset

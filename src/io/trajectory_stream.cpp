@@ -8,7 +8,7 @@
 namespace dcsgrid::io {
 namespace {
 
-class ChainedTrajectory final : public TrajectoryReader {
+class ChainedTrajectory final : public TrajectoryReader, public IndexedTrajectory {
  public:
   explicit ChainedTrajectory(const std::vector<std::filesystem::path>& paths);
   std::size_t atom_count() const override { return atoms_; }
@@ -21,6 +21,9 @@ class ChainedTrajectory final : public TrajectoryReader {
   void seek(std::int64_t frame) override;
   std::optional<std::int64_t> frame_count() const override;
   std::vector<std::string> files() const override;
+  bool needs_index(std::size_t file) const override { return needs_index_.at(file); }
+  const std::vector<std::uint64_t>& frame_offsets(std::size_t file) override;
+  void set_frame_offsets(std::vector<std::uint64_t> offsets, std::size_t file) override;
 
  private:
   bool step(float* const* xyz, FrameInfo& info);
@@ -29,6 +32,8 @@ class ChainedTrajectory final : public TrajectoryReader {
 
   std::vector<std::filesystem::path> paths_;
   std::vector<std::optional<std::int64_t>> counts_;  // complete frames per file, once known
+  std::vector<char> needs_index_;                    // per file: XTC, TRR
+  std::vector<std::optional<std::vector<std::uint64_t>>> offsets_;  // their indexes, once known
   std::unique_ptr<TrajectoryReader> current_;
   std::size_t k_ = 0;              // current file
   std::int64_t before_ = 0;        // frames in the files before it
@@ -38,7 +43,7 @@ class ChainedTrajectory final : public TrajectoryReader {
 };
 
 ChainedTrajectory::ChainedTrajectory(const std::vector<std::filesystem::path>& paths)
-    : paths_(paths), counts_(paths.size()) {
+    : paths_(paths), counts_(paths.size()), needs_index_(paths.size()), offsets_(paths.size()) {
   if (paths.empty()) throw Error("no trajectory files given");
   // Every header is read now, so a wrong file fails before any work is done.
   for (std::size_t k = 0; k < paths.size(); ++k) {
@@ -49,6 +54,7 @@ ChainedTrajectory::ChainedTrajectory(const std::vector<std::filesystem::path>& p
                        "has " + std::to_string(reader->atom_count()) + " atoms but " +
                            paths[0].string() + " has " + std::to_string(atoms_));
     counts_[k] = reader->frame_count();
+    needs_index_[k] = as_indexed(*reader) != nullptr;
     seekable_ = seekable_ && reader->can_seek();
   }
   open(0);
@@ -57,8 +63,27 @@ ChainedTrajectory::ChainedTrajectory(const std::vector<std::filesystem::path>& p
 void ChainedTrajectory::open(std::size_t k) {
   current_.reset();
   current_ = open_trajectory(paths_[k]);
+  if (offsets_[k]) as_indexed(*current_)->set_frame_offsets(*offsets_[k]);
   k_ = k;
   passed_ = 0;
+}
+
+const std::vector<std::uint64_t>& ChainedTrajectory::frame_offsets(std::size_t file) {
+  if (!needs_index(file)) throw Error(paths_[file].string() + ": this format needs no frame index");
+  if (!offsets_[file]) {
+    auto reader = open_trajectory(paths_[file]);
+    offsets_[file] = as_indexed(*reader)->frame_offsets();
+    counts_[file] = std::int64_t(offsets_[file]->size());
+  }
+  return *offsets_[file];
+}
+
+void ChainedTrajectory::set_frame_offsets(std::vector<std::uint64_t> offsets, std::size_t file) {
+  if (!needs_index(file)) throw Error(paths_[file].string() + ": this format needs no frame index");
+  as_indexed(*open_trajectory(paths_[file]))->set_frame_offsets(offsets);  // checks it
+  if (current_ && file == k_) as_indexed(*current_)->set_frame_offsets(offsets);
+  counts_[file] = std::int64_t(offsets.size());
+  offsets_[file] = std::move(offsets);
 }
 
 bool ChainedTrajectory::step(float* const* xyz, FrameInfo& info) {
@@ -83,12 +108,8 @@ bool ChainedTrajectory::step(float* const* xyz, FrameInfo& info) {
 }
 
 std::int64_t ChainedTrajectory::count_of(std::size_t k) {
-  if (!counts_[k]) {
-    auto reader = open_trajectory(paths_[k]);
-    if (auto* indexed = as_indexed(*reader)) indexed->frame_offsets();
-    counts_[k] = reader->frame_count();
-    if (!counts_[k]) throw Error(paths_[k].string() + ": cannot count its frames to seek");
-  }
+  if (!counts_[k] && needs_index(k)) frame_offsets(k);
+  if (!counts_[k]) throw Error(paths_[k].string() + ": cannot count its frames to seek");
   return *counts_[k];
 }
 

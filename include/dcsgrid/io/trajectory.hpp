@@ -74,17 +74,22 @@ std::unique_ptr<TrajectoryReader> open_trajectories(const std::vector<std::files
 // Whether this build reads AMBER NetCDF (libnetcdf found at configure time).
 bool netcdf_supported();
 
-// XTC and TRR frame offsets (byte offset of each complete frame), to cache between runs.
-// frame_offsets() builds the index on the first call (a pass over the frame headers only);
-// set_frame_offsets() installs a cached one after checking that it fits the file (its last
-// frame ends within the file and the first offset holds a frame header; else InputError).
+// Frame offsets of XTC and TRR files (byte offset of each complete frame), to cache between
+// runs. A stream of several files has one index per file, numbered as in FrameInfo::file.
+// frame_offsets(file) builds the index on the first call (a pass over the frame headers only);
+// set_frame_offsets(offsets, file) installs a cached one after checking that it fits the file
+// (the first frame at offset 0, the last one whole, no whole frame after it; else InputError).
+// Either makes frame_count() known, so that a selection seeks instead of skipping.
 class IndexedTrajectory {
  public:
   virtual ~IndexedTrajectory() = default;
-  virtual const std::vector<std::uint64_t>& frame_offsets() = 0;
-  virtual void set_frame_offsets(std::vector<std::uint64_t> offsets) = 0;
+  // Whether file `file` is one that needs an index to seek (XTC, TRR; not DCD or NetCDF).
+  virtual bool needs_index(std::size_t file = 0) const = 0;
+  virtual const std::vector<std::uint64_t>& frame_offsets(std::size_t file = 0) = 0;
+  virtual void set_frame_offsets(std::vector<std::uint64_t> offsets, std::size_t file = 0) = 0;
 };
-// The reader's index interface, or nullptr for formats that need none (DCD, NetCDF, chains).
+// The reader's index interface (single XTC/TRR files and streams of several files), or nullptr
+// (a single DCD or NetCDF file, a frame selection: index the stream before selecting).
 IndexedTrajectory* as_indexed(TrajectoryReader& reader);
 
 // Frame selection START:STOP:STEP over a stream's frame numbers (from 0; STOP exclusive, empty =
