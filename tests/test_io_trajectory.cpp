@@ -259,6 +259,26 @@ TEST(IoTrajectoryXtc, LargeCoordinateRangesUseSeparateWidths) {
   fs::remove_all(dir);
 }
 
+// GROMACS' double-precision build writes TRR reals as doubles; velocities are passed over.
+TEST(IoTrajectoryTrr, DoublePrecisionWithVelocitiesMatches) {
+  DCSGRID_REQUIRE_MDANALYSIS();
+  const fs::path dir = temp_dir("traj_trr_double");
+  const fs::path path = dir / "double.trr";
+  run_mda("trr-double " + path.string() + " 33 5 6");
+  if (HasFatalFailure()) return;
+  auto reader = io::open_trajectory(path);
+  const Frames frames = read_all(*reader);
+  // MDAnalysis rounds to float32 before scaling nm to Å, we after: one float32 step apart.
+  expect_frames_match(frames, load_reference(path), 1e-5);
+  const auto written = read_binary<double>(path.string() + ".written");
+  for (std::size_t f = 0; f < frames.xyz.size(); ++f) {
+    EXPECT_EQ(frames.info[f].step, std::int64_t(1000 * f));
+    for (std::size_t i = 0; i < 99; ++i)
+      ASSERT_NEAR(frames.xyz[f][i], written[99 * f + i], 4e-6 * std::abs(written[99 * f + i]));
+  }
+  fs::remove_all(dir);
+}
+
 // The XTC/TRR index: MDAnalysis' own offsets, accepted back from a cache, stale ones refused.
 TEST(IoTrajectoryXdr, FrameOffsetsMatchMDAnalysisAndCachesAreChecked) {
   DCSGRID_REQUIRE_MDANALYSIS();

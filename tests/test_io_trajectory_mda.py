@@ -6,6 +6,7 @@ MDAnalysis, and dumps what MDAnalysis sees for the C++ readers to be compared wi
   dcd PATH ATOMS FRAMES SEED FLAVOUR ENDIAN MARKER [FIXED]
                                         hand-made DCD: FLAVOUR charmm|xplor, ENDIAN < or >,
                                         MARKER 4|8; FIXED > 0 writes a fixed-atom header
+  trr-double PATH ATOMS FRAMES SEED     double-precision TRR with velocities, byte by byte
   reference PATH                        MDAnalysis' reading of an existing trajectory
   charges TOPOLOGY                      atom names, residue names and charges per line
   real OUTDIR                           references for MDAnalysisTests' adk/bala files
@@ -121,6 +122,27 @@ def write_dcd_by_hand(path, atoms, frames, seed, flavour, endian, marker, fixed)
         dump_reference(path, mda.Universe(path_topology(atoms), path, format="DCD"))
 
 
+def write_double_trr(path, atoms, frames, seed):
+    """A double-precision TRR (GROMACS' double build) with velocities, byte by byte."""
+    xyz, boxes = random_frames(atoms, frames, seed)
+    rng = np.random.default_rng(seed + 1)
+    out = b""
+    for f in range(frames):
+        a, b, c = boxes[f, :3] / 10.0
+        tilt = rng.uniform(-0.3, 0.3, size=3)
+        box = np.array([[a, 0, 0], [tilt[0], b, 0], [tilt[1], tilt[2], c]])
+        velocities = rng.normal(size=(atoms, 3))
+        sizes = [0, 0, 72, 0, 0, 0, 0, 24 * atoms, 24 * atoms, 0, atoms, 1000 * f, 0]
+        out += struct.pack(">iii", 1993, 13, 12) + b"GMX_trn_file" + struct.pack(">13i", *sizes)
+        out += struct.pack(">dd", 0.5 * f, 0.0) + box.astype(">f8").tobytes()
+        out += (xyz[f].astype(np.float64) / 10.0).astype(">f8").tobytes()
+        out += velocities.astype(">f8").tobytes()
+    with open(path, "wb") as fh:
+        fh.write(out)
+    xyz.astype(np.float64).tofile(path + ".written")
+    dump_reference(path, mda.Universe(path_topology(atoms), path))
+
+
 def write_charges(topology, out=None):
     u = mda.Universe(topology)
     with open((out or topology) + ".charges", "w") as f:
@@ -167,6 +189,8 @@ def main(argv):
     elif cmd == "reference":
         u = mda.Universe(path_topology(int(argv[3])), argv[2])
         dump_reference(argv[2], u)
+    elif cmd == "trr-double":
+        write_double_trr(argv[2], int(argv[3]), int(argv[4]), int(argv[5]))
     elif cmd == "charges":
         write_charges(argv[2])
     elif cmd == "real":

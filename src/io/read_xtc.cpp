@@ -231,7 +231,8 @@ void XtcReader::decompress(std::int64_t frame, std::uint64_t start, const Compre
     } else {
       in.packed_ints(full_bits, sizes, previous);
     }
-    for (int k = 0; k < 3; ++k) previous[k] += h.minint[k];
+    // Sums in 64 bits, wrapped to 32 (defined in C++20): damaged data may overflow.
+    for (int k = 0; k < 3; ++k) previous[k] = std::int32_t(std::int64_t(previous[k]) + h.minint[k]);
     int width_change = 0;
     if (in.bits(1)) {
       run = in.bits(5);
@@ -245,7 +246,8 @@ void XtcReader::decompress(std::int64_t frame, std::uint64_t start, const Compre
       for (std::uint32_t k = 0; k < run; k += 3) {
         std::int32_t current[3];
         in.packed_ints(small_index, small_sizes, current);
-        for (int d = 0; d < 3; ++d) current[d] += previous[d] - small_half;
+        for (int d = 0; d < 3; ++d)
+          current[d] = std::int32_t(std::int64_t(current[d]) + previous[d] - small_half);
         emit(atom++, current);
         if (k == 0) emit(atom++, previous);  // the swapped pair: this atom came first
         std::copy(current, current + 3, previous);

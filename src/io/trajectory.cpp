@@ -89,6 +89,7 @@ bool SizedFrameReader::skip() {
 
 void SizedFrameReader::record_truncation(std::uint64_t start, const ShortRead& s) {
   done_ = true;
+  if (!truncations_.empty()) return;  // met again after seeking back
   truncations_.push_back({file_.name(), frame_, start,
                           "the file ends at byte " + std::to_string(file_.size()) +
                               ", the frame needs " + std::to_string(s.wanted_end - start) +
