@@ -45,6 +45,7 @@ class DcdReader final : public TrajectoryReader {
     return layout_.marker == 8 ? load_u64(p, layout_.big) : load_u32(p, layout_.big);
   }
   std::optional<UnitCell> decode_cell(const unsigned char* p) const;
+  void interleave(const unsigned char* const axes[3], std::size_t n, float* xyz) const;
   void check_marker(const unsigned char* p, std::uint64_t expected, std::uint64_t frame_start,
                     const char* what) const;
 
@@ -157,9 +158,9 @@ void DcdReader::check_marker(const unsigned char* p, std::uint64_t expected,
 bool DcdReader::next(float* xyz, FrameInfo& info) {
   if (!frame_fits()) return false;
   const std::uint64_t start = layout_.header_bytes + std::uint64_t(frame_) * layout_.frame_bytes;
-  file_.seek(start);
   buffer_.resize(layout_.frame_bytes);
-  read_exact(file_, buffer_.data(), buffer_.size());  // fits: checked above
+  if (file_.read_at(start, buffer_.data(), buffer_.size()) != buffer_.size())
+    throw_frame_error(file_.name(), frame_, start, "the file shrank while being read");
   const unsigned char* p = buffer_.data();
   const std::size_t m = layout_.marker, n = layout_.atoms;
   info = FrameInfo{};
@@ -170,17 +171,29 @@ bool DcdReader::next(float* xyz, FrameInfo& info) {
     p += 48 + 2 * m;
   }
   static const char* const axis_names[] = {"x coordinates", "y coordinates", "z coordinates"};
+  const unsigned char* axes[3];
   for (int axis = 0; axis < 3; ++axis) {
     check_marker(p, 4 * n, start, axis_names[axis]);
     check_marker(p + m + 4 * n, 4 * n, start, axis_names[axis]);
-    const unsigned char* values = p + m;
-    for (std::size_t i = 0; i < n; ++i) xyz[3 * i + axis] = load_f32(values + 4 * i, layout_.big);
+    axes[axis] = p + m;
     p += 4 * n + 2 * m;
   }
+  interleave(axes, n, xyz);
   info.index = info.serial = frame_;
   info.time_ps = double(layout_.istart + frame_ * layout_.nsavc) * layout_.delta * akma_time_ps;
   ++frame_;
   return true;
+}
+
+// x, y and z records into x0 y0 z0 x1 ...: one pass with contiguous stores.
+void DcdReader::interleave(const unsigned char* const axes[3], std::size_t n, float* xyz) const {
+  if (layout_.big == (std::endian::native == std::endian::big)) {
+    for (std::size_t i = 0; i < n; ++i)
+      for (int axis = 0; axis < 3; ++axis) std::memcpy(xyz + 3 * i + axis, axes[axis] + 4 * i, 4);
+  } else {
+    for (std::size_t i = 0; i < n; ++i)
+      for (int axis = 0; axis < 3; ++axis) xyz[3 * i + axis] = load_f32(axes[axis] + 4 * i, true);
+  }
 }
 
 bool DcdReader::skip() {

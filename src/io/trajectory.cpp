@@ -6,6 +6,8 @@
 #include <cstring>
 #include <numbers>
 
+#include <unistd.h>
+
 #include "dcsgrid/io/trajectory.hpp"
 #include "trajectory_formats.hpp"
 
@@ -44,6 +46,21 @@ std::size_t BinaryFile::read_some(void* dst, std::size_t n) {
                                    ": " + std::strerror(errno));
   offset_ += got;
   return got;
+}
+
+std::size_t BinaryFile::read_at(std::uint64_t offset, void* dst, std::size_t n) {
+  std::size_t done = 0;
+  while (done < n) {
+    const ssize_t got = ::pread(fileno(file_), static_cast<char*>(dst) + done, n - done,
+                                off_t(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0)
+      throw InputError(name_, 0, "read error at byte offset " + std::to_string(offset + done) +
+                                     ": " + std::strerror(errno));
+    if (got == 0) break;
+    done += std::size_t(got);
+  }
+  return done;
 }
 
 void read_exact(BinaryFile& file, void* dst, std::size_t n) {

@@ -30,6 +30,9 @@ class BinaryFile {
   void seek(std::uint64_t offset);
   // Reads n bytes, or fewer at the end of the file; returns how many.
   std::size_t read_some(void* dst, std::size_t n);
+  // Reads n bytes at `offset` straight into dst (no copy through the stream's buffer), leaving
+  // the stream where it was; returns how many (fewer at the end of the file).
+  std::size_t read_at(std::uint64_t offset, void* dst, std::size_t n);
 
  private:
   std::FILE* file_ = nullptr;
