@@ -164,6 +164,11 @@ TEST(IoTopology, PrmtopChargesInElectronsMatchMDAnalysis) {
   // MDAnalysis numbers PRMTOP residues from 1 as we do.
   expect_same_atoms(top, ref, true);
   for (std::size_t i = 0; i < atoms.size(); ++i) EXPECT_NEAR(top.atoms.q[i], atoms[i].charge, 1e-7);
+  // Gzipped, as topologies are often kept.
+  ASSERT_EQ(run_command("gzip -k " + path.string()).status, 0);
+  const io::Topology gz = io::read_topology(path.string() + ".gz");
+  EXPECT_EQ(gz.atoms.q, top.atoms.q);
+  EXPECT_EQ(gz.atom_names, top.atom_names);
   EXPECT_NEAR(top.atoms.total_charge(), [&] {
     double s = 0;
     for (const Atom& a : atoms) s += a.charge;

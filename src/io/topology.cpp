@@ -7,8 +7,10 @@
 namespace dcsgrid::io {
 namespace {
 
+// The extension before any ".gz" (load_text gunzips by content).
 std::string lower_extension(const std::filesystem::path& path) {
   std::string ext = path.extension().string();
+  if (ext == ".gz" || ext == ".GZ") ext = path.stem().extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
   return ext;
 }

@@ -23,7 +23,7 @@ struct Topology {
   std::string source;                         // file name as given
 };
 
-// Whether the extension names a topology read here (.psf .prmtop .parm7 .top).
+// Whether the extension names a topology read here (.psf .prmtop .parm7 .top, each also .gz).
 bool is_topology_path(const std::filesystem::path& path);
 // By extension. Throws InputError (file, line, problem) on malformed input.
 Topology read_topology(const std::filesystem::path& path);
