@@ -42,7 +42,7 @@ class TrajectoryReader {
   virtual std::size_t atom_count() const = 0;
   // Reads the next frame into xyz (3·atom_count floats). Returns false at the end of the data:
   // a clean end, or a truncated last frame, which is then listed in truncations(). A corrupt
-  // frame with data after it throws InputError (file, frame, byte offset).
+  // frame throws InputError (file, frame, byte offset).
   virtual bool next(float* xyz, FrameInfo& info) = 0;
   // Passes over the next frame without decoding its coordinates where the format allows.
   // Returns false at the end, like next().
@@ -67,8 +67,9 @@ class TrajectoryReader {
 // file, a malformed header, a DCD with fixed atoms, or NetCDF without libnetcdf in the build.
 std::unique_ptr<TrajectoryReader> open_trajectory(const std::filesystem::path& path);
 // Several files read one after the other as one stream (any mix of formats). Every file must
-// have the same atom count (InputError naming both files and both counts). Files are opened one
-// at a time as the stream reaches them; frame_count and seeking need every file's count.
+// have the same atom count (InputError naming both files and both counts): every header is read
+// here, so a wrong file fails before any work; the data are then read one file at a time.
+// frame_count() and seek() need every file's frame count (XTC/TRR files are indexed for it).
 std::unique_ptr<TrajectoryReader> open_trajectories(const std::vector<std::filesystem::path>& paths);
 
 // Whether this build reads AMBER NetCDF (libnetcdf found at configure time).
@@ -104,6 +105,8 @@ struct FrameSelection {
 FrameSelection parse_frame_selection(const std::string& text);
 // The selected frames of `reader`: skipped frames are passed by seeking where the stream can
 // seek and knows its length, else by skip() (no decoding for DCD, XTC, TRR and NetCDF).
+// FrameInfo keeps the stream's numbering (file, index, serial); frame_count() counts the
+// selected frames and seek(k) goes to the k-th selected one.
 std::unique_ptr<TrajectoryReader> select_frames(std::unique_ptr<TrajectoryReader> reader,
                                                 const FrameSelection& selection);
 
