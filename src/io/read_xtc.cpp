@@ -94,7 +94,11 @@ class XtcReader final : public SizedFrameReader {
  public:
   explicit XtcReader(const std::filesystem::path& path) : SizedFrameReader(path) {
     unsigned char head[8];
-    if (file_.read_some(head, 8) != 8 || load_i32(head, true) != xtc_magic)
+    const bool whole = file_.read_some(head, 8) == 8;
+    if (whole && load_i32(head, true) == 2023)
+      throw InputError(file_.name(), 0, "GROMACS' XTC layout for more than 298 million atoms "
+                                        "(magic number 2023) is not supported");
+    if (!whole || load_i32(head, true) != xtc_magic)
       throw InputError(file_.name(), 0, "not an XTC file: no magic number 1995 at the start");
     const std::int32_t atoms = load_i32(head + 4, true);
     // A compressed atom takes 3 bits or more: more atoms than 3 per byte is a damaged header.
