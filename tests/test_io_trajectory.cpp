@@ -290,6 +290,41 @@ TEST(IoTrajectoryTrr, DoublePrecisionWithVelocitiesMatches) {
   fs::remove_all(dir);
 }
 
+// Records without coordinates (x+v, v, x, f in turn, a v-only one last) are passed over: the
+// frames are the records with positions, in reading, skipping and seeking alike.
+TEST(IoTrajectoryTrr, RecordsWithoutCoordinatesArePassedOver) {
+  DCSGRID_REQUIRE_MDANALYSIS();
+  const fs::path dir = temp_dir("traj_trr_mixed");
+  const fs::path path = dir / "mixed.trr";
+  run_mda("trr-mixed " + path.string() + " 20 10 7");
+  if (HasFatalFailure()) return;
+  auto reader = io::open_trajectory(path);
+  const Frames frames = read_all(*reader);
+  const Reference ref = load_reference(path);
+  ASSERT_EQ(ref.frames, 5);  // records 0, 2, 4, 6, 8 hold positions
+  expect_frames_match(frames, ref, 1e-5);
+  EXPECT_TRUE(reader->truncations().empty());
+  const std::int64_t steps[] = {0, 2000, 4000, 6000, 8000};
+  for (std::size_t f = 0; f < 5; ++f) EXPECT_EQ(frames.info[f].step, steps[f]);
+  auto seeker = io::open_trajectory(path);
+  EXPECT_EQ(io::as_indexed(*seeker)->frame_offsets().size(), 5u);
+  EXPECT_EQ(seeker->frame_count(), 5);
+  std::vector<float> xyz(60);
+  FrameInfo info;
+  for (std::int64_t f : {3, 0, 4}) {
+    seeker->seek(f);
+    ASSERT_TRUE(seeker->next(xyz.data(), info));
+    EXPECT_EQ(xyz, frames.xyz[std::size_t(f)]);
+  }
+  EXPECT_FALSE(seeker->next(xyz.data(), info));
+  auto skipper = io::open_trajectory(path);
+  for (int f = 0; f < 4; ++f) ASSERT_TRUE(skipper->skip());
+  ASSERT_TRUE(skipper->next(xyz.data(), info));
+  EXPECT_EQ(info.step, 8000);
+  EXPECT_FALSE(skipper->skip());
+  fs::remove_all(dir);
+}
+
 // The XTC/TRR index: MDAnalysis' own offsets, accepted back from a cache, stale ones refused.
 TEST(IoTrajectoryXdr, FrameOffsetsMatchMDAnalysisAndCachesAreChecked) {
   DCSGRID_REQUIRE_MDANALYSIS();

@@ -7,6 +7,7 @@ MDAnalysis, and dumps what MDAnalysis sees for the C++ readers to be compared wi
                                         hand-made DCD: FLAVOUR charmm|xplor, ENDIAN < or >,
                                         MARKER 4|8; FIXED > 0 writes a fixed-atom header
   trr-double PATH ATOMS FRAMES SEED     double-precision TRR with velocities, byte by byte
+  trr-mixed PATH ATOMS FRAMES SEED      the same with records of x+v, v, x, f in turn
   reference PATH                        MDAnalysis' reading of an existing trajectory
   charges TOPOLOGY                      atom names, residue names and charges per line
   real OUTDIR                           references for MDAnalysisTests' adk/bala files
@@ -43,6 +44,8 @@ def dump_reference(path, universe):
     traj = universe.trajectory
     xyz, box, time = [], [], []
     for ts in traj:
+        if not ts.has_positions:  # TRR records of velocities or forces only
+            continue
         xyz.append(ts.positions.astype(np.float64))
         dims = ts.dimensions
         box.append(np.full(6, np.nan) if dims is None else np.asarray(dims, dtype=np.float64))
@@ -122,24 +125,36 @@ def write_dcd_by_hand(path, atoms, frames, seed, flavour, endian, marker, fixed)
         dump_reference(path, mda.Universe(path_topology(atoms), path, format="DCD"))
 
 
-def write_double_trr(path, atoms, frames, seed):
-    """A double-precision TRR (GROMACS' double build) with velocities, byte by byte."""
+def write_double_trr(path, atoms, frames, seed, mixed=False):
+    """A double-precision TRR (GROMACS' double build) with velocities, byte by byte. mixed: the
+    records cycle through x+v, v only, x only, f only (then a last v-only one), as with
+    different output intervals for positions, velocities and forces."""
     xyz, boxes = random_frames(atoms, frames, seed)
     rng = np.random.default_rng(seed + 1)
     out = b""
-    for f in range(frames):
+    kinds = [("x", "v"), ("v",), ("x",), ("f",)] if mixed else [("x", "v")]
+    records = [(f, kinds[f % len(kinds)]) for f in range(frames)]
+    if mixed:
+        records.append((frames - 1, ("v",)))
+    written = []
+    for f, kind in records:
         a, b, c = boxes[f, :3] / 10.0
         tilt = rng.uniform(-0.3, 0.3, size=3)
         box = np.array([[a, 0, 0], [tilt[0], b, 0], [tilt[1], tilt[2], c]])
-        velocities = rng.normal(size=(atoms, 3))
-        sizes = [0, 0, 72, 0, 0, 0, 0, 24 * atoms, 24 * atoms, 0, atoms, 1000 * f, 0]
+        vectors = rng.normal(size=(atoms, 3))
+        block = 24 * atoms
+        sizes = [0, 0, 72, 0, 0, 0, 0, block if "x" in kind else 0, block if "v" in kind else 0,
+                 block if "f" in kind else 0, atoms, 1000 * f, 0]
         out += struct.pack(">iii", 1993, 13, 12) + b"GMX_trn_file" + struct.pack(">13i", *sizes)
         out += struct.pack(">dd", 0.5 * f, 0.0) + box.astype(">f8").tobytes()
-        out += (xyz[f].astype(np.float64) / 10.0).astype(">f8").tobytes()
-        out += velocities.astype(">f8").tobytes()
+        if "x" in kind:
+            out += (xyz[f].astype(np.float64) / 10.0).astype(">f8").tobytes()
+            written.append(xyz[f])
+        if "v" in kind or "f" in kind:
+            out += vectors.astype(">f8").tobytes()
     with open(path, "wb") as fh:
         fh.write(out)
-    xyz.astype(np.float64).tofile(path + ".written")
+    np.asarray(written, dtype=np.float64).tofile(path + ".written")
     dump_reference(path, mda.Universe(path_topology(atoms), path))
 
 
@@ -189,8 +204,8 @@ def main(argv):
     elif cmd == "reference":
         u = mda.Universe(path_topology(int(argv[3])), argv[2])
         dump_reference(argv[2], u)
-    elif cmd == "trr-double":
-        write_double_trr(argv[2], int(argv[3]), int(argv[4]), int(argv[5]))
+    elif cmd in ("trr-double", "trr-mixed"):
+        write_double_trr(argv[2], int(argv[3]), int(argv[4]), int(argv[5]), cmd == "trr-mixed")
     elif cmd == "charges":
         write_charges(argv[2])
     elif cmd == "real":

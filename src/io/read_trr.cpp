@@ -3,7 +3,9 @@
 //   13 integers: ir, e, box, vir, pres, top, sym, x, v, f sizes in bytes, atoms, step, nre;
 //   time and lambda as reals
 // then box (3×3), virial, pressure, x, v, f, each present when its size is non-zero. Reals are
-// float or double: the sizes tell which.
+// float or double: the sizes tell which. Records without coordinates (velocities or forces
+// written more often than positions) are passed over: a frame here is a record with x, and the
+// frame numbers count those only.
 #include <array>
 #include <vector>
 
@@ -20,6 +22,7 @@ struct TrrHeader {
   std::int64_t atoms = 0, step = 0;
   int real_size = 4;
   double time = 0;
+  std::uint64_t record_bytes() const { return header_bytes + std::uint64_t(box + vir + pres + x + v + f); }
 };
 
 class TrrReader final : public SizedFrameReader {
@@ -35,14 +38,12 @@ class TrrReader final : public SizedFrameReader {
   std::size_t atom_count() const override { return atoms_; }
 
  protected:
-  std::uint64_t measure_frame(std::int64_t frame) override {
-    const TrrHeader h = read_header(frame);
-    return h.header_bytes + std::uint64_t(h.box + h.vir + h.pres + h.x + h.v + h.f);
-  }
-  void decode_frame(std::int64_t frame, float* xyz, FrameInfo& info) override;
+  std::uint64_t measure_frame(std::int64_t frame) override;
+  bool decode_frame(std::int64_t frame, float* xyz, FrameInfo& info) override;
 
  private:
   TrrHeader read_header(std::int64_t frame);
+  std::optional<TrrHeader> next_record_with_coordinates(std::int64_t frame);
   void read_reals(std::size_t count, int real_size, double scale, float* out);
 
   std::size_t atoms_ = 0;
@@ -80,14 +81,32 @@ TrrHeader TrrReader::read_header(std::int64_t frame) {
   for (std::int64_t size : {h.x, h.v, h.f})
     if (size && size != vector_bytes * h.real_size) bad("block size " + std::to_string(size) +
                                                         " does not fit the atom count");
-  // Blocks past the end of the file: a truncated frame (or a damaged size, caught here before
-  // anything that large is allocated).
-  const std::uint64_t blocks = std::uint64_t(h.box + h.vir + h.pres + h.x + h.v + h.f);
-  if (blocks > file_.left()) throw ShortRead{file_.tell() + blocks};
   read_exact(file_, b, 2 * std::size_t(h.real_size));
   h.time = h.real_size == 4 ? load_f32(b, true) : load_f64(b, true);
   h.header_bytes = file_.tell() - start;
+  // Blocks past the end of the file: a truncated frame (or a damaged size, caught here before
+  // anything that large is allocated).
+  if (start + h.record_bytes() > file_.size()) throw ShortRead{start + h.record_bytes()};
   return h;
+}
+
+// Passes over records without coordinates; leaves the file after the header of the next record
+// with them, or returns nullopt at the end of the file.
+std::optional<TrrHeader> TrrReader::next_record_with_coordinates(std::int64_t frame) {
+  while (file_.left() > 0) {
+    const std::uint64_t start = file_.tell();
+    const TrrHeader h = read_header(frame);
+    if (h.x) return h;
+    file_.seek(start + h.record_bytes());
+  }
+  return std::nullopt;
+}
+
+std::uint64_t TrrReader::measure_frame(std::int64_t frame) {
+  const std::uint64_t start = file_.tell();
+  const auto h = next_record_with_coordinates(frame);
+  if (!h) return 0;
+  return file_.tell() - h->header_bytes + h->record_bytes() - start;
 }
 
 void TrrReader::read_reals(std::size_t count, int real_size, double scale, float* out) {
@@ -100,12 +119,10 @@ void TrrReader::read_reals(std::size_t count, int real_size, double scale, float
     for (std::size_t i = 0; i < count; ++i) out[i] = float(load_f64(p + 8 * i, true) * scale);
 }
 
-void TrrReader::decode_frame(std::int64_t frame, float* xyz, FrameInfo& info) {
-  const std::uint64_t start = file_.tell();
-  const TrrHeader h = read_header(frame);
-  if (h.x == 0)
-    throw_frame_error(file_.name(), frame, start,
-                      "holds no coordinates (only velocities or forces): not supported");
+bool TrrReader::decode_frame(std::int64_t frame, float* xyz, FrameInfo& info) {
+  const auto found = next_record_with_coordinates(frame);
+  if (!found) return false;
+  const TrrHeader& h = *found;
   info = FrameInfo{};
   info.step = h.step;
   info.time_ps = h.time;
@@ -119,7 +136,7 @@ void TrrReader::decode_frame(std::int64_t frame, float* xyz, FrameInfo& info) {
   read_reals(3 * atoms_, h.real_size, 10.0, xyz);
   // v and f are passed over: the next frame starts after them.
   file_.seek(file_.tell() + std::uint64_t(h.v + h.f));
-  if (file_.tell() > file_.size()) throw ShortRead{file_.tell()};
+  return true;
 }
 
 }  // namespace

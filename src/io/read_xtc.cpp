@@ -113,7 +113,7 @@ class XtcReader final : public SizedFrameReader {
 
  protected:
   std::uint64_t measure_frame(std::int64_t frame) override;
-  void decode_frame(std::int64_t frame, float* xyz, FrameInfo& info) override;
+  bool decode_frame(std::int64_t frame, float* xyz, FrameInfo& info) override;
 
  private:
   void read_head(std::int64_t frame, FrameInfo* info);
@@ -183,7 +183,7 @@ std::uint64_t XtcReader::measure_frame(std::int64_t frame) {
   return sizeof head_ + 36 + ((std::uint64_t(h.bytes) + 3) & ~std::uint64_t(3));
 }
 
-void XtcReader::decode_frame(std::int64_t frame, float* xyz, FrameInfo& info) {
+bool XtcReader::decode_frame(std::int64_t frame, float* xyz, FrameInfo& info) {
   const std::uint64_t start = file_.tell();
   info = FrameInfo{};
   read_head(frame, &info);
@@ -191,13 +191,14 @@ void XtcReader::decode_frame(std::int64_t frame, float* xyz, FrameInfo& info) {
     unsigned char b[12 * 9];
     read_exact(file_, b, 12 * atoms_);
     for (std::size_t i = 0; i < 3 * atoms_; ++i) xyz[i] = 10.0f * load_f32(b + 4 * i, true);
-    return;
+    return true;
   }
   const CompressedHeader h = read_compressed_header(frame, start);
   if (h.bytes > file_.left()) throw ShortRead{file_.tell() + h.bytes};
   bytes_.resize((std::size_t(h.bytes) + 3) & ~std::size_t(3));
   read_exact(file_, bytes_.data(), bytes_.size());
   decompress(frame, start, h, xyz);
+  return true;
 }
 
 void XtcReader::decompress(std::int64_t frame, std::uint64_t start, const CompressedHeader& h,

@@ -78,7 +78,7 @@ bool SizedFrameReader::next(float* xyz, FrameInfo& info) {
   if (done_ || file_.left() == 0) return false;
   const std::uint64_t start = file_.tell();
   try {
-    decode_frame(frame_, xyz, info);
+    if (!decode_frame(frame_, xyz, info)) return !(done_ = true);
   } catch (const ShortRead& s) {
     record_truncation(start, s);
     return false;
@@ -99,6 +99,7 @@ bool SizedFrameReader::skip() {
     record_truncation(start, s);
     return false;
   }
+  if (length == 0) return !(done_ = true);
   file_.seek(start + length);
   ++frame_;
   return true;
@@ -133,7 +134,7 @@ const std::vector<std::uint64_t>& SizedFrameReader::frame_offsets(std::size_t fi
     } catch (const ShortRead&) {
       break;  // a truncated last frame: reported when reading reaches it
     }
-    if (start + length > file_.size()) break;
+    if (length == 0 || start + length > file_.size()) break;
     offsets.push_back(start);
     file_.seek(start + length);
   }
@@ -158,18 +159,21 @@ void SizedFrameReader::set_frame_offsets(std::vector<std::uint64_t> offsets, std
   std::uint64_t end = 0;
   if (!offsets.empty()) {
     file_.seek(offsets.back());
+    std::uint64_t length = 0;
     try {
-      end = offsets.back() + measure_frame(std::int64_t(offsets.size()) - 1);
+      length = measure_frame(std::int64_t(offsets.size()) - 1);
     } catch (const ShortRead&) {
       stale("its last frame runs past the end of the file");
     }
-    if (end > file_.size()) stale("its last frame runs past the end of the file");
+    end = offsets.back() + length;
+    if (length == 0 || end > file_.size()) stale("its last frame runs past the end of the file");
   }
   if (end < file_.size()) {
     file_.seek(end);
     bool whole_frame_follows = false;
     try {
-      whole_frame_follows = end + measure_frame(std::int64_t(offsets.size())) <= file_.size();
+      const std::uint64_t length = measure_frame(std::int64_t(offsets.size()));
+      whole_frame_follows = length > 0 && end + length <= file_.size();
     } catch (const ShortRead&) {
     }
     if (whole_frame_follows) stale("the file has frames after the indexed ones");

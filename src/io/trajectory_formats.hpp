@@ -90,10 +90,11 @@ class SizedFrameReader : public TrajectoryReader, public IndexedTrajectory {
 
  protected:
   // Reads the frame header at the current offset (frame `frame`) and returns the frame's whole
-  // length in bytes; the file is left anywhere within the frame.
+  // length in bytes, or 0 when the rest of the file holds no more frames (TRR: records without
+  // coordinates only); the file is left anywhere within the frame.
   virtual std::uint64_t measure_frame(std::int64_t frame) = 0;
-  // Decodes the frame at the current offset.
-  virtual void decode_frame(std::int64_t frame, float* xyz, FrameInfo& info) = 0;
+  // Decodes the frame at the current offset; false when there is none (as measure_frame's 0).
+  virtual bool decode_frame(std::int64_t frame, float* xyz, FrameInfo& info) = 0;
 
   BinaryFile file_;
 
