@@ -76,10 +76,12 @@ Topology read_psf(const std::filesystem::path& path) {
     double charge = 0;
     const auto status = detail::parse_number(a.charge, charge);
     if (status != detail::NumberStatus::ok)
-      throw InputError(file.name, lines.number(), detail::describe_bad_number("charge", a.charge, status));
+      throw InputError(file.name, lines.number(),
+                       detail::describe_bad_number("charge", a.charge, status));
     std::int32_t resid = 0;
     if (!parse_resid(a.resid, resid))
-      throw InputError(file.name, lines.number(), "bad residue number '" + std::string(a.resid) + "'");
+      throw InputError(file.name, lines.number(),
+                       "bad residue number '" + std::string(a.resid) + "'");
     top.atoms.push_back(0, 0, 0, charge);
     top.atom_names.emplace_back(a.name);
     top.residue_names.emplace_back(a.resname);

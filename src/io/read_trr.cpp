@@ -22,7 +22,9 @@ struct TrrHeader {
   std::int64_t atoms = 0, step = 0;
   int real_size = 4;
   double time = 0;
-  std::uint64_t record_bytes() const { return header_bytes + std::uint64_t(box + vir + pres + x + v + f); }
+  std::uint64_t record_bytes() const {
+    return header_bytes + std::uint64_t(box + vir + pres + x + v + f);
+  }
 };
 
 class TrrReader final : public SizedFrameReader {
@@ -31,7 +33,8 @@ class TrrReader final : public SizedFrameReader {
     try {
       atoms_ = std::size_t(read_header(0).atoms);
     } catch (const ShortRead&) {
-      throw InputError(file_.name(), 0, "frame 0 (byte offset 0) is truncated: the file holds no whole frame");
+      throw InputError(file_.name(), 0,
+                       "frame 0 (byte offset 0) is truncated: the file holds no whole frame");
     }
     file_.seek(0);
   }
