@@ -10,6 +10,8 @@ packages=(
   libhdf5-dev libcli11-dev libspdlog-dev libfmt-dev libgtest-dev nlohmann-json3-dev zlib1g-dev
   gemmi-dev tao-pegtl-dev   # PDB/mmCIF/CCP4 through gemmi (header-only)
   python3-pdb2pqr           # AMBER/CHARMM/PARSE force-field tables for PDB/mmCIF charges
+  libnetcdf-dev             # AMBER NetCDF trajectories (optional: DCSGRID_NETCDF)
+  python3-mdanalysis        # independent trajectory/topology reader for the io tests
   python3-h5py python3-numpy python3-matplotlib   # tools/plot_map.py
 )
 missing=()
