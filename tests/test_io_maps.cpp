@@ -284,13 +284,13 @@ TEST(Hdf5Map, CompressedRoundTripIsSmallerAndChunkedByRows) {
 TEST(Hdf5Map, LargePlanesAreChunkedByRowsUnderOneMebibyte) {
   const fs::path dir = test::temp_dir("maps_h5rows");
   GridSpec g;
-  g.dims = {1024, 600, 2};  // 2.4 MiB a plane: chunks of 256 rows of 4 KiB
+  g.dims = {1024, 600, 2};  // 2.4 MiB a plane: 600 rows in 3 even chunks of 200 rows of 4 KiB
   std::vector<float> data(g.point_count());
   for (std::size_t n = 0; n < data.size(); ++n) data[n] = float(n % 9973);
   const MapMetadata meta = sample_meta();
   write_hdf5(dir / "rows.h5", g, data.data(), meta);
   const RawDataset raw = check_raw_hdf5(dir / "rows.h5", g, meta);
-  EXPECT_EQ(raw.chunk, (std::vector<hsize_t>{1, 256, 1024}));
+  EXPECT_EQ(raw.chunk, (std::vector<hsize_t>{1, 200, 1024}));
   EXPECT_EQ(raw.values, data);
   fs::remove_all(dir);
 }
@@ -601,7 +601,7 @@ TEST(Ccp4Map, GemmiReadsValuesAndPositions) {
   const fs::path dir = test::temp_dir("maps_ccp4");
   const GridSpec g = small_grid();
   const std::vector<float> data = fill(g);
-  write_ccp4(dir / "pot.ccp4", g, data.data(), sample_meta());
+  EXPECT_EQ(write_ccp4(dir / "pot.ccp4", g, data.data(), sample_meta()), "");  // no warning
   EXPECT_EQ(fs::file_size(dir / "pot.ccp4"), 1024 + 4 * g.point_count());
 
   const gemmi::Ccp4<float> map = read_with_gemmi(dir / "pot.ccp4");
@@ -615,7 +615,8 @@ TEST(Ccp4Map, GemmiReadsValuesAndPositions) {
   EXPECT_NEAR(map.grid.unit_cell.b, 4 * 0.25, 1e-5);
   EXPECT_NEAR(map.grid.unit_cell.c, 7 * 1.0, 1e-5);
   EXPECT_EQ(map.grid.unit_cell.alpha, 90.0);
-  for (int a = 0; a < 3; ++a) EXPECT_EQ(map.header_float(50 + a), float(g.origin[a]));  // Å
+  // ORIGIN stays zero on the lattice: GridDataFormats adds it to NXSTART*spacing.
+  for (int a = 0; a < 3; ++a) EXPECT_EQ(map.header_float(50 + a), 0.0f);
 
   // Values by index, and the physical position of some points.
   for (int k = 0; k < 7; ++k)
@@ -640,7 +641,9 @@ TEST(Ccp4Map, OriginOffTheLatticeIsInTheOriginWords) {
   GridSpec g = small_grid();
   g.origin = {0.3, -1.1, 2.05};
   const std::vector<float> data = fill(g);
-  write_ccp4(dir / "pot.mrc", g, data.data(), sample_meta());
+  const std::string warning = write_ccp4(dir / "pot.mrc", g, data.data(), sample_meta());
+  for (const char* word : {"pot.mrc", "ORIGIN", "gemmi", "PyMOL", "(0.3, -1.1, 2.05)"})
+    EXPECT_NE(warning.find(word), std::string::npos) << word << " not in: " << warning;
   const gemmi::Ccp4<float> map = read_with_gemmi(dir / "pot.mrc");
   EXPECT_EQ(map.header_3i32(5), (std::array<int, 3>{0, 0, 0}));
   for (int a = 0; a < 3; ++a) EXPECT_EQ(map.header_float(50 + a), float(g.origin[a]));
