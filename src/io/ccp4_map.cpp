@@ -26,6 +26,7 @@ constexpr int kWordOrigin = 50;  // ORIGIN x, y, z (MRC-2014), Å
 constexpr int kWordLabelCount = 56;
 constexpr int kWordLabels = 57;  // ten labels of 80 characters (20 words) each
 constexpr std::size_t kLabelLength = 80;
+constexpr const char* kPotentialLabel = ": electrostatic potential, ";  // then the units
 
 gemmi::DataStats statistics(const float* data, std::size_t count) {
   double sum = 0, sum_sq = 0;
@@ -89,7 +90,7 @@ gemmi::Ccp4<float> make_header(const GridSpec& grid, const float* data, const Ma
   else
     for (int a = 0; a < 3; ++a) map.set_header_float(kWordOrigin + a, float(grid.origin[a]));
   map.set_header_i32(kWordLabelCount, 2);
-  set_label(map, 0, "dcsgrid " + meta.program_version + ": electrostatic potential, " + meta.units);
+  set_label(map, 0, "dcsgrid " + meta.program_version + kPotentialLabel + meta.units);
   set_label(map, 1, "method " + meta.method + ", input " + meta.input_file);
   return map;
 }
@@ -197,8 +198,14 @@ MapFile read_ccp4(const fs::path& path) {
   } catch (const Error& e) {
     fail(std::string("the header describes an invalid grid: ") + e.what());
   }
+  // Units from our own first label ("dcsgrid <version>: electrostatic potential, <units>").
   out.meta = MapMetadata{};
-  out.meta.units.clear();
+  std::string label = map.header_i32(kWordLabelCount) > 0 ? map.header_str(kWordLabels, kLabelLength) : "";
+  const std::size_t at = label.find(kPotentialLabel);
+  label.erase(label.find_last_not_of(' ') + 1);
+  out.meta.units = label.starts_with("dcsgrid ") && at != std::string::npos
+                       ? label.substr(at + std::string_view(kPotentialLabel).size())
+                       : std::string();
   out.data = std::move(map.grid.data);
   return out;
 }
