@@ -11,6 +11,8 @@ packages=(
   gemmi-dev tao-pegtl-dev   # PDB/mmCIF/CCP4 through gemmi (header-only)
   python3-pdb2pqr           # AMBER/CHARMM/PARSE force-field tables for PDB/mmCIF charges
   python3-h5py python3-numpy python3-matplotlib   # tools/plot_map.py
+  # independent map readers run by the tests (tests/python/check_map_readers.py)
+  python3-gemmi python3-mrcfile python3-griddataformats python3-xarray python3-h5netcdf python3-ase
 )
 missing=()
 for p in "${packages[@]}"; do
