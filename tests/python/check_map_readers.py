@@ -140,7 +140,9 @@ def with_ase(d):
     with open(os.path.join(d, "m.cube")) as f:
         cube = read_cube(f)
     check_close("ASE cube origin", cube["origin"], ORIGIN, 1e-6)
-    check_close("ASE cube spacing", np.diag(cube["spacing"]), SPACING, 1e-6)
+    # ASE's cell is the point count times the step vector along each axis.
+    steps = np.diag(np.asarray(cube["atoms"].cell)) / np.array(DIMS)
+    check_close("ASE cube spacing", steps, SPACING, 1e-6)
     check_xyz_array("ASE cube", cube["data"])
     atoms = cube["atoms"]
     check("ASE cube atom count", len(atoms) == 1, str(len(atoms)))
