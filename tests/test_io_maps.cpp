@@ -576,6 +576,27 @@ TEST(DxMap, MalformedFilesGiveTheLine) {
                            "delta 1 0 0\ndelta 0 1 0\ndelta 0 0 1\n"
                            "object 3 class array type double rank 0 items 9 data follows\n",
                ":6: 9 items announced for a grid of 8 points");
+  // Extra data: a duplicated value line (every later value would shift), numbers or text after
+  // the values.
+  const std::string trailer =
+      "attribute \"dep\" string \"positions\"\n"
+      "object \"regular positions regular connections\" class field\n"
+      "component \"positions\" value 1\ncomponent \"connections\" value 2\n"
+      "component \"data\" value 3\n";
+  expect_error("dup.dx", head + "1 2 3\n4 5 6\n4 5 6\n7 8\n" + trailer, ":10: more values than the 8");
+  expect_error("dupend.dx", head + "1 2 3\n4 5 6\n7 8\n7 8\n" + trailer, ":11: more values than the 8");
+  expect_error("num.dx", head + "1 2 3\n4 5 6\n7 8\n" + trailer + "9\n", ":16: more values than the 8");
+  expect_error("junk.dx", head + "1 2 3\n4 5 6\n7 8\n" + trailer + "garbage here\n",
+               ":16: unexpected text after the data");
+  // A header promising far more values than the file can hold: refused before allocating 4 GB.
+  expect_error("huge.dx",
+               "object 1 class gridpositions counts 1000 1000 1000\norigin 0 0 0\n"
+               "delta 1 0 0\ndelta 0 1 0\ndelta 0 0 1\n"
+               "object 3 class array type double rank 0 items 1000000000 data follows\n1 2 3\n",
+               ":6: 1000000000 items announced, but the file holds only");
+  // Without extras, with a blank line and a comment, the same file reads.
+  write_text(dir / "ok.dx", head + "1 2 3\n4 5 6\n7 8\n\n" + trailer + "# comment\n");
+  EXPECT_EQ(read_dx(dir / "ok.dx").data.size(), 8u);
   fs::remove_all(dir);
 }
 

@@ -1,5 +1,5 @@
 // The map format registry and every format's round trip through io::read_map; CCP4 placement on
-// and off the lattice; the DX reader's refusal of extra data; gzipped DX and cube files; frames
+// and off the lattice; gzipped DX and cube files; frames
 // of batch files; and the independent readers (gemmi, mrcfile, GridDataFormats, h5py, xarray with
 // h5netcdf, ASE) run on our files by tests/python/check_map_readers.py.
 #include <gtest/gtest.h>
@@ -163,36 +163,32 @@ TEST(MapFormats, CubeCarriesAtomsInBohr) {
   fs::remove_all(dir);
 }
 
-TEST(MapFormats, DxReaderRefusesExtraDataWithTheLine) {
-  const fs::path dir = test::temp_dir("maps_dxextra");
-  const std::string head =
-      "object 1 class gridpositions counts 2 2 2\norigin 0 0 0\n"
-      "delta 1 0 0\ndelta 0 1 0\ndelta 0 0 1\n"
-      "object 2 class gridconnections counts 2 2 2\n"
-      "object 3 class array type double rank 0 items 8 data follows\n";
-  const std::string trailer =
-      "attribute \"dep\" string \"positions\"\n"
-      "object \"regular positions regular connections\" class field\n"
-      "component \"positions\" value 1\ncomponent \"connections\" value 2\n"
-      "component \"data\" value 3\n";
+TEST(MapFormats, MalformedCubeFilesGiveTheLine) {
+  const fs::path dir = test::temp_dir("maps_cubebad");
+  const std::string head = "title\ncomment\n0 0 0 0\n2 1 0 0\n2 0 1 0\n2 0 0 1\n";
   auto expect_error = [&](const std::string& name, const std::string& text, const std::string& where) {
     write_text(dir / name, text);
     try {
-      read_dx(dir / name);
+      read_map(dir / name);
       ADD_FAILURE() << name << " was accepted";
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find(name + where), std::string::npos) << e.what();
     }
   };
-  // A duplicated value line (every later value would shift), numbers or text in the trailer.
-  expect_error("dup.dx", head + "1 2 3\n4 5 6\n4 5 6\n7 8\n" + trailer, ":10: more values than the 8");
-  expect_error("dupend.dx", head + "1 2 3\n4 5 6\n7 8\n7 8\n" + trailer, ":11: more values than the 8");
-  expect_error("num.dx", head + "1 2 3\n4 5 6\n7 8\n" + trailer + "9\n", ":16: more values than the 8");
-  expect_error("junk.dx", head + "1 2 3\n4 5 6\n7 8\n" + trailer + "garbage here\n",
-               ":16: unexpected text after the data");
-  // The same file without extras reads, also gzipped through read_map.
-  write_text(dir / "ok.dx", head + "1 2 3\n4 5 6\n7 8\n\n" + trailer + "# comment\n");
-  EXPECT_EQ(read_dx(dir / "ok.dx").data.size(), 8u);
+  expect_error("short.cube", head + "1 2 3 4\n5 6\n", ":8: the file ends after 6 of 8 values");
+  expect_error("extra.cube", head + "1 2\n3 4\n5 6\n7 8\n9\n", ":11: more values than the 8");
+  expect_error("word.cube", head + "1 2 x 4\n", ":7: 'x' is not a number");
+  expect_error("skew.cube", "t\nc\n0 0 0 0\n2 1 0.5 0\n", ":4: the step vector is not along axis 1");
+  expect_error("orbital.cube", "t\nc\n-1 0 0 0\n", ":3: orbital cube files");
+  expect_error("huge.cube", "t\nc\n0 0 0 0\n1000 1 0 0\n1000 0 1 0\n1000 0 0 1\n1\n",
+               ":6: 1000000000 points announced, but the file holds only");
+  // Negative counts mean Å, as the format allows.
+  write_text(dir / "angstrom.cube", "t\nc\n0 1 2 3\n-2 0.5 0 0\n-1 0 1 0\n-1 0 0 1\n4 5\n");
+  const MapFile a = read_map(dir / "angstrom.cube");
+  EXPECT_EQ(a.grid.origin, (std::array<double, 3>{1, 2, 3}));
+  EXPECT_EQ(a.grid.spacing[0], 0.5);
+  EXPECT_EQ(a.data, (std::vector<float>{4, 5}));
+  EXPECT_EQ(a.meta.units, "");  // not written by dcsgrid: units unknown
   fs::remove_all(dir);
 }
 

@@ -138,6 +138,10 @@ MapFile CubeReader::read() {
   } catch (const Error& e) {
     fail(e.what());
   }
+  // At least two bytes a value (a digit and a separator), checked before the grid is allocated.
+  if (map.grid.point_count() > text_.data.size() / 2)
+    fail(std::to_string(map.grid.point_count()) + " points announced, but the file holds only " +
+         std::to_string(text_.data.size()) + " bytes");
   for (std::size_t a = 0; a < std::size_t(head[0]); ++a)
     numbers(line("the atom records end"), 5, "an atom record: number, charge, x, y, z");
   read_values(map.grid, map.data);

@@ -245,6 +245,11 @@ MapFile DxReader::read() {
   if (std::size_t(*items) != map.grid.point_count())
     fail(std::to_string(*items) + " items announced for a grid of " +
          std::to_string(map.grid.point_count()) + " points");
+  // Each value takes at least two bytes (a digit and a separator): a header that promises more
+  // than the text can hold is refused before the grid is allocated.
+  if (map.grid.point_count() > text_.data.size() / 2)
+    fail(std::to_string(*items) + " items announced, but the file holds only " +
+         std::to_string(text_.data.size()) + " bytes");
   read_values(map.grid, map.data);
   check_trailer(map.grid.point_count());
   return map;

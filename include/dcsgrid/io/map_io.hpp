@@ -155,9 +155,10 @@ MapFile read_hdf5_frame(const std::filesystem::path& path, std::size_t frame);
 MapFile read_dx(const std::filesystem::path& path);
 // CCP4/MRC, modes 0, 1, 2, 6, any axis order, orthogonal cells (mode 2 is read exactly). Spacing
 // = cell / sampling (MX, MY, MZ); origin = the ORIGIN words when any is non-zero (MRC-2014,
-// ChimeraX's rule), else NXSTART.. times the spacing. meta.units is left empty (the format has
-// none). InputError naming the file on a bad header, a non-orthogonal cell or a file whose
-// size disagrees with its header.
+// ChimeraX's rule), else NXSTART.. times the spacing. meta.units from the first label where
+// dcsgrid wrote the file, else empty (the format has no units field); the other fields keep
+// their defaults. InputError naming the file on a bad header, a non-orthogonal cell or a file
+// whose size disagrees with its header (checked before anything is allocated).
 MapFile read_ccp4(const std::filesystem::path& path);
 // Gaussian cube with one value per point (not orbital sets), lengths in Bohr (or Å when a count is
 // negative, as the format allows). Atoms are skipped. meta.units from our own comment line,
