@@ -168,7 +168,12 @@ TEST_F(CliCompare, EveryCommandReadsEveryMapFormat) {
     ASSERT_EQ(r.status, 0) << r.output;
     EXPECT_NEAR(read_json(json)["hodgkin"][0][1].get<double>(), 1.0, 1e-9);  // the same map
   }
-  // A frame of a batch written by dcsgrid is a map argument too (FILE.h5#N): see test_io_maps_formats.
+  // Statistics are stored in HDF5 files only; a DX file is refused, not rewritten.
+  const auto before = fs::last_write_time(dir / "m.dx");
+  const auto r = run_command(test::dcsgrid_binary() + " info " + (dir / "m.dx").string() + " --store-stats");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("HDF5 files only"), std::string::npos) << r.output;
+  EXPECT_EQ(fs::last_write_time(dir / "m.dx"), before);
 }
 
 TEST_F(CliCompare, RefusesMismatchedGridsUnitsAndBadArguments) {

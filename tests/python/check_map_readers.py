@@ -11,7 +11,11 @@ import math
 import os
 import sys
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError as e:
+    print(f"skip: every reader (python3-numpy not installed: {e})")
+    sys.exit(77)
 
 ORIGIN = np.array([-3.5, 2.25, 10.0])
 SPACING = np.array([0.5, 0.25, 1.0])
