@@ -222,6 +222,10 @@ void attach_coordinates(hid_t file, hid_t dataset, const GridSpec& grid,
                         std::optional<std::size_t> frames, const Path& path) {
   const char* axes[3] = {"x", "y", "z"};
   const char* long_names[3] = {"x coordinate", "y coordinate", "z coordinate"};
+  if (!exists(file, axes[0], path)) {  // the first map of the file: say which conventions it follows
+    Handle root = checked_handle(H5Gopen2(file, "/", H5P_DEFAULT), H5Gclose, path, "open the root group");
+    write_attribute(root.get(), "Conventions", std::string("CF-1.8"), path);
+  }
   for (int a = 0; a < 3; ++a) {
     if (exists(file, axes[a], path)) continue;
     std::vector<double> positions(std::size_t(grid.dims[a]));

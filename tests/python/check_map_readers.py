@@ -127,6 +127,7 @@ def with_xarray(d):
         check("xarray units", p.attrs.get("units") == "kcal/mol/e", str(p.attrs.get("units")))
         check("xarray long_name", "potential" in str(p.attrs.get("long_name")), str(p.attrs))
         check("xarray x units", ds["x"].attrs.get("units") == "angstrom", str(ds["x"].attrs))
+        check("xarray Conventions", ds.attrs.get("Conventions") == "CF-1.8", str(ds.attrs))
         check_close("xarray values at coordinates",
                     [float(p.interp(x=x, y=y, z=z)) for x, y, z in POINTS],
                     [field(*q) for q in POINTS])

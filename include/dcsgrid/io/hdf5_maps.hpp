@@ -58,7 +58,8 @@ void read_map_attributes(hid_t dataset, GridSpec& grid, MapMetadata& meta, const
 // netCDF-4 / CF coordinates: creates (once per file) the 1-D float64 datasets /x, /y, /z (point
 // positions, Å, with units, long_name and axis attributes) and, for a batch (frames given),
 // /frame (0..frames-1), as HDF5 dimension scales, and attaches them to dataset's dimensions, so
-// netCDF readers (xarray with h5netcdf or netCDF4) see a labelled array with coordinates.
+// netCDF readers (xarray with h5netcdf or netCDF4) see a labelled array with coordinates; the
+// root group gets Conventions = "CF-1.8" with the first map.
 void attach_coordinates(hid_t file, hid_t dataset, const GridSpec& grid,
                         std::optional<std::size_t> frames, const Path& path);
 // InputError unless the dataset is float [frames][nz][ny][nx] (or [nz][ny][nx] without frames).
