@@ -192,6 +192,49 @@ TEST(MapFormats, MalformedCubeFilesGiveTheLine) {
   fs::remove_all(dir);
 }
 
+// A copy of a good CCP4 map with 4 bytes at `offset` replaced (or the file cut to `cut` bytes).
+void corrupt(const fs::path& from, const fs::path& to, std::size_t offset, const void* bytes,
+             std::size_t cut = 0) {
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing);
+  if (cut) fs::resize_file(to, cut);
+  if (!bytes) return;
+  std::fstream f(to, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(std::streamoff(offset));
+  f.write(static_cast<const char*>(bytes), 4);
+}
+
+TEST(MapFormats, MalformedCcp4FilesNameTheProblem) {
+  const fs::path dir = test::temp_dir("maps_ccp4bad");
+  const GridSpec g = lattice_grid();
+  const std::vector<float> data = sample_field(g);
+  write_map(dir / "good.ccp4", g, data.data(), meta());
+  auto expect_error = [&](const char* name, const std::string& what) {
+    try {
+      read_map(dir / name);
+      ADD_FAILURE() << name << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(name) + ": " + what), std::string::npos)
+          << e.what();
+    }
+  };
+  const std::size_t size = 1024 + 4 * g.point_count();
+  ASSERT_EQ(fs::file_size(dir / "good.ccp4"), size);
+  corrupt(dir / "good.ccp4", dir / "cut.ccp4", 0, nullptr, size - 4);
+  expect_error("cut.ccp4", "the file has " + std::to_string(size - 4) + " bytes, its header describes " +
+                               std::to_string(size));
+  const std::int32_t huge = 1 << 30;
+  corrupt(dir / "good.ccp4", dir / "huge.ccp4", 0, &huge);  // NC, word 1
+  expect_error("huge.ccp4", "the header describes more points than the file has bytes");
+  corrupt(dir / "good.ccp4", dir / "nomap.ccp4", 208, "ABCD");
+  expect_error("nomap.ccp4", "not a CCP4/MRC map");
+  const float angle = 60.0f;
+  corrupt(dir / "good.ccp4", dir / "skew.ccp4", 4 * 13, &angle);  // ALPHA, word 14
+  expect_error("skew.ccp4", "the cell is not orthogonal");
+  corrupt(dir / "good.ccp4", dir / "head.ccp4", 0, nullptr, 100);
+  expect_error("head.ccp4", "shorter than a CCP4/MRC header");
+  fs::remove_all(dir);
+}
+
 TEST(MapFormats, SelectorsAreForHdf5Only) {
   const fs::path dir = test::temp_dir("maps_select");
   const GridSpec g = lattice_grid();

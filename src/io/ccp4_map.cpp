@@ -152,14 +152,16 @@ void check_size(const fs::path& path) {
     fail("big-endian CCP4/MRC maps are not supported (machine stamp)");
   const std::size_t bytes = mode_bytes(word(4));
   if (!bytes) fail("mode " + std::to_string(word(4)) + " is not supported (0, 1, 2 and 6 are)");
-  std::size_t points = 1;
+  const std::uintmax_t size = fs::file_size(path);
+  std::uintmax_t points = 1;
   for (int w = 1; w <= 3; ++w) {
     if (word(w) < 1) fail("a point count (header word " + std::to_string(w) + ") is below 1");
-    points *= std::size_t(word(w));
+    points *= std::uintmax_t(word(w));
+    if (points > size)  // also keeps the product from overflowing
+      fail("the header describes more points than the file has bytes (" + std::to_string(size) + ")");
   }
   if (word(24) < 0) fail("negative extended header size (NSYMBT)");
   const std::uintmax_t expected = 1024 + std::uintmax_t(word(24)) + points * bytes;
-  const std::uintmax_t size = fs::file_size(path);
   if (size != expected)
     fail("the file has " + std::to_string(size) + " bytes, its header describes " +
          std::to_string(expected));
