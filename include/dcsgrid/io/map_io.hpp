@@ -47,13 +47,16 @@ struct WriteOptions {
 };
 
 // Streams planes into an HDF5 file, laid out as follows (h5py: f["potential"][k, j, i]):
-//   dataset /potential   float32, shape [nz][ny][nx] (x fastest), chunked by whole x rows,
-//                        shuffle + deflate when options.compress
+//   dataset /potential   float32, shape [nz][ny][nx] (x fastest), chunked by whole x rows
+//                        (io/hdf5_maps.hpp map_chunk), shuffle + deflate when options.compress
 //   its attributes       origin, spacing (3 doubles each, x,y,z order, Å), dims (3 int64, nx,ny,nz),
-//                        axis_order ("x fastest; dataset [nz][ny][nx]"), then every MapMetadata
-//                        field under its own name (strings: variable-length UTF-8; atom_count:
-//                        int64; the rest double) and each method parameter as the string attribute
-//                        "parameter:<name>".
+//                        axis_order ("x fastest; dataset [nz][ny][nx]"), long_name, then every
+//                        MapMetadata field under its own name (strings: variable-length UTF-8;
+//                        atom_count: int64; the rest double; units among them) and each method
+//                        parameter as the string attribute "parameter:<name>".
+//   datasets /x, /y, /z  float64 point positions (Å), HDF5 dimension scales attached to
+//                        /potential's dimensions (netCDF-4 / CF coordinates: xarray with h5netcdf
+//                        opens a labelled array); root attribute Conventions = "CF-1.8".
 // and an XDMF 2 sidecar <stem>.xmf (3DCoRectMesh, ORIGIN_DXDYDZ, Node attribute "potential" ->
 // <file>.h5:/potential, relative) that ParaView and VisIt open directly.
 // Slabs arrive in any order; the file and sidecar appear under their names only at finish(), which
@@ -85,8 +88,8 @@ class Hdf5MapWriter {
 void write_hdf5(const std::filesystem::path& path, const GridSpec& grid, const float* data,
                 const MapMetadata& meta, const WriteOptions& options = {});
 // OpenDX as APBS writes it (VMD, PyMOL, ChimeraX read it): "# name: value" comments with units and
-// provenance (the HDF5 attribute names; values on one line, cut at 1000 characters), gridpositions counts nx ny nz, origin, three axis-aligned
-// deltas, gridconnections, one double array of nx*ny*nz values listed with x SLOWEST and z fastest
+// provenance (the HDF5 attribute names; values on one line, cut at 1000 characters),
+// gridpositions counts nx ny nz, origin, three axis-aligned deltas, gridconnections, one double array of nx*ny*nz values listed with x SLOWEST and z fastest
 // (the transpose of our layout), three a line, each the shortest text that reads back as the same
 // float32.
 void write_dx(const std::filesystem::path& path, const GridSpec& grid, const float* data,
