@@ -4,14 +4,18 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <limits>
 
 #include "dcsgrid/analysis/compare.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/io/map_io.hpp"
 #include "helpers.hpp"
 
 namespace dcsgrid::analysis {
 namespace {
+
+namespace fs = std::filesystem;
 
 // Reference values and errors that float holds exactly, so every difference is exact:
 // reference = 1 + i/16 + j/32 + k/4; error = +δ where i+j+k is even, −δ where odd, and 5δ at
@@ -180,7 +184,7 @@ TEST(CompareMaps, GridsMustMatch) {
   b = a;
   b.origin[2] = 0.01;
   EXPECT_THROW(require_same_grid(a, b), Error);
-  EXPECT_NO_THROW(require_same_grid(a, b, 0.02));
+  EXPECT_NO_THROW(require_same_grid(a, b, 0.05));  // 0.01 Å is 0.02 of the 0.5 Å spacing
   b = a;
   b.spacing = {0.5, 0.5, 0.51};
   try {
@@ -194,6 +198,61 @@ TEST(CompareMaps, GridsMustMatch) {
   CompareOptions bad;
   bad.shell_edges = {1, 2};
   EXPECT_THROW(compare_maps(a, values, values, nullptr, bad), Error);
+}
+
+// APBS prints DX headers with 7 significant digits ("%12.6e"): such a file's grid is ours.
+TEST(CompareMaps, SevenDigitDxGridIsTheSameGrid) {
+  GridSpec exact;
+  exact.dims = {3, 2, 2};
+  exact.origin = {-23.456789123, 111.11111111, 7.7777777777};
+  exact.spacing = {0.337123456, 0.337123456, 0.337123456};
+  const fs::path dir = test::temp_dir("compare_apbs");
+  std::ofstream(dir / "apbs.dx")
+      << "# Data from APBS 3.4\n"
+         "object 1 class gridpositions counts 3 2 2\n"
+         "origin -2.345679e+01 1.111111e+02 7.777778e+00\n"
+         "delta 3.371235e-01 0.000000e+00 0.000000e+00\n"
+         "delta 0.000000e+00 3.371235e-01 0.000000e+00\n"
+         "delta 0.000000e+00 0.000000e+00 3.371235e-01\n"
+         "object 2 class gridconnections counts 3 2 2\n"
+         "object 3 class array type double rank 0 items 12 data follows\n"
+         "1.0 2.0 3.0\n4.0 5.0 6.0\n7.0 8.0 9.0\n1.0e+01 1.1e+01 1.2e+01\n"
+         "attribute \"dep\" string \"positions\"\n"
+         "object \"regular positions regular connections\" class field\n"
+         "component \"positions\" value 1\ncomponent \"connections\" value 2\n"
+         "component \"data\" value 3\n";
+  const io::MapFile apbs = io::read_map(dir / "apbs.dx");
+  EXPECT_NE(apbs.grid.origin, exact.origin);  // the digits really are lost
+  EXPECT_NO_THROW(require_same_grid(exact, apbs.grid));
+  std::vector<float> values(12);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = apbs.data[i];
+  EXPECT_NO_THROW(compare_maps(io::MapFile{exact, apbs.meta, values}, apbs));
+
+  // A real shift (0.01 Å, 3% of the spacing) is named, with every digit of both origins.
+  GridSpec shifted = exact;
+  shifted.origin[1] += 0.01;
+  try {
+    require_same_grid(exact, shifted);
+    FAIL() << "a shifted grid was accepted";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    for (const char* part : {"origins differ along y", "111.11111111", "111.12111111", "-23.456789123"})
+      EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
+    EXPECT_EQ(m.find("spacings differ"), std::string::npos) << m;
+  }
+  // A spacing 1e-5 Å off moves the far points of a 200-point axis by 2e-3 Å: 0.6% of a step.
+  GridSpec wide = exact;
+  wide.dims = {200, 2, 2};
+  GridSpec stretched = wide;
+  stretched.spacing[0] += 1e-5;
+  try {
+    require_same_grid(wide, stretched);
+    FAIL() << "a stretched grid was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("spacings differ along x"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("0.33713345"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
 }
 
 TEST(CompareMaps, MapFilesNeedTheSameUnits) {

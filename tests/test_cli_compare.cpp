@@ -140,6 +140,42 @@ TEST_F(CliCompare, DxAgainstHdf5AndShellsFromAtoms) {
             reference.size());
 }
 
+// Every map format through compare, info, sample and similarity: the same map in each format
+// compares equal to the HDF5 one, and each command reads it.
+TEST_F(CliCompare, EveryCommandReadsEveryMapFormat) {
+  write_pair(7, 0.5f, 0.0f);
+  const std::string ref = (dir / "ref.h5").string();
+  test::write_text(dir / "site.txt", "-1.0 0.5 1.0 1.0\n");
+  for (const char* name : {"m.dx", "m.dx.gz", "m.ccp4", "m.mrc", "m.map", "m.cube"}) {
+    SCOPED_TRACE(name);
+    const std::string path = (dir / name).string();
+    io::write_map(path, kGrid, reference.data(), metadata("kT/e"));
+    const fs::path json = dir / "report.json";
+    auto r = compare(ref + " " + path + " --json > " + json.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_EQ(read_json(json)["overall"]["max_abs_error"].get<double>(), 0.0);
+    r = run_command(test::dcsgrid_binary() + " info " + path);
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("9x7x5 points"), std::string::npos) << r.output;
+    // The site lies on grid point (2, 3, 2): the value there.
+    r = run_command(test::dcsgrid_binary() + " sample " + path + " " + (dir / "site.txt").string() +
+                    " --json -q > " + json.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    const double expected = reference[kGrid.index(2, 3, 2)];
+    EXPECT_NEAR(read_json(json)["values"][0][0].get<double>(), expected, 1e-6) << read_json(json).dump();
+    r = run_command(test::dcsgrid_binary() + " similarity " + ref + " " + path + " --json -q > " +
+                    json.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NEAR(read_json(json)["hodgkin"][0][1].get<double>(), 1.0, 1e-9);  // the same map
+  }
+  // Statistics are stored in HDF5 files only; a DX file is refused, not rewritten.
+  const auto before = fs::last_write_time(dir / "m.dx");
+  const auto r = run_command(test::dcsgrid_binary() + " info " + (dir / "m.dx").string() + " --store-stats");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("HDF5 files only"), std::string::npos) << r.output;
+  EXPECT_EQ(fs::last_write_time(dir / "m.dx"), before);
+}
+
 TEST_F(CliCompare, RefusesMismatchedGridsUnitsAndBadArguments) {
   write_pair(0, 1.0f, 0.0f);
   const std::vector<float> other(grid_from_origin({-2, -1, 0}, {9, 7, 6}, 0.5).point_count(), 1.0f);

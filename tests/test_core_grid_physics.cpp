@@ -30,10 +30,24 @@ TEST(Grid, AroundBoxCoversAtomsWithPadding) {
   for (int a = 0; a < 3; ++a) {
     EXPECT_LE(g.origin[a], box.lo[a] - 10.0 + 1e-9);
     EXPECT_GE(g.far_corner()[a], box.hi[a] + 10.0 - 1e-9);
-    EXPECT_LT(g.far_corner()[a] - g.origin[a], box.hi[a] - box.lo[a] + 20.0 + 0.5);  // tight
-    EXPECT_NEAR((g.origin[a] + g.far_corner()[a]) / 2, box.center()[a], 1e-9);
+    // Tight: less than one spacing beyond the padded box at either end.
+    EXPECT_GT(g.origin[a], box.lo[a] - 10.0 - 0.5);
+    EXPECT_LT(g.far_corner()[a], box.hi[a] + 10.0 + 0.5);
+    // On the lattice of the spacing (what CCP4/MRC readers need to place the map).
+    EXPECT_DOUBLE_EQ(g.origin[a] / 0.5, std::round(g.origin[a] / 0.5));
   }
-  EXPECT_EQ(g.dims[0], 49);  // 24 Å / 0.5 + 1
+  EXPECT_EQ(g.dims[0], 49);  // -11 .. 13 Å in 0.5 Å steps
+  EXPECT_EQ(g.dims[1], 42);  // -10 .. 10.5 (0.2 + 10 rounds up to the lattice)
+  EXPECT_DOUBLE_EQ(g.origin[1], -10.0);
+}
+
+TEST(Grid, AroundBoxOriginIsAMultipleOfAnOddSpacing) {
+  // 0.37 Å steps: lo − padding = -7.3 lies between -20 and -19 steps.
+  const GridSpec g = grid_around(Box{{-2.3, 1.0, 0.0}, {4.1, 1.0, 0.0}}, 0.37, 5.0);
+  EXPECT_NEAR(g.origin[0], -20 * 0.37, 1e-12);
+  EXPECT_NEAR(g.origin[1], -11 * 0.37, 1e-12);  // -4.0 / 0.37 = -10.8
+  EXPECT_GE(g.far_corner()[0], 9.1 - 1e-9);
+  EXPECT_LT(g.far_corner()[0], 9.1 + 0.37);
 }
 
 TEST(Grid, CenteredBoxAndBadInput) {

@@ -284,13 +284,13 @@ TEST(Hdf5Map, CompressedRoundTripIsSmallerAndChunkedByRows) {
 TEST(Hdf5Map, LargePlanesAreChunkedByRowsUnderOneMebibyte) {
   const fs::path dir = test::temp_dir("maps_h5rows");
   GridSpec g;
-  g.dims = {1024, 600, 2};  // 2.4 MiB a plane: chunks of 256 rows of 4 KiB
+  g.dims = {1024, 600, 2};  // 2.4 MiB a plane: 600 rows in 3 even chunks of 200 rows of 4 KiB
   std::vector<float> data(g.point_count());
   for (std::size_t n = 0; n < data.size(); ++n) data[n] = float(n % 9973);
   const MapMetadata meta = sample_meta();
   write_hdf5(dir / "rows.h5", g, data.data(), meta);
   const RawDataset raw = check_raw_hdf5(dir / "rows.h5", g, meta);
-  EXPECT_EQ(raw.chunk, (std::vector<hsize_t>{1, 256, 1024}));
+  EXPECT_EQ(raw.chunk, (std::vector<hsize_t>{1, 200, 1024}));
   EXPECT_EQ(raw.values, data);
   fs::remove_all(dir);
 }
@@ -576,6 +576,27 @@ TEST(DxMap, MalformedFilesGiveTheLine) {
                            "delta 1 0 0\ndelta 0 1 0\ndelta 0 0 1\n"
                            "object 3 class array type double rank 0 items 9 data follows\n",
                ":6: 9 items announced for a grid of 8 points");
+  // Extra data: a duplicated value line (every later value would shift), numbers or text after
+  // the values.
+  const std::string trailer =
+      "attribute \"dep\" string \"positions\"\n"
+      "object \"regular positions regular connections\" class field\n"
+      "component \"positions\" value 1\ncomponent \"connections\" value 2\n"
+      "component \"data\" value 3\n";
+  expect_error("dup.dx", head + "1 2 3\n4 5 6\n4 5 6\n7 8\n" + trailer, ":10: more values than the 8");
+  expect_error("dupend.dx", head + "1 2 3\n4 5 6\n7 8\n7 8\n" + trailer, ":11: more values than the 8");
+  expect_error("num.dx", head + "1 2 3\n4 5 6\n7 8\n" + trailer + "9\n", ":16: more values than the 8");
+  expect_error("junk.dx", head + "1 2 3\n4 5 6\n7 8\n" + trailer + "garbage here\n",
+               ":16: unexpected text after the data");
+  // A header promising far more values than the file can hold: refused before allocating 4 GB.
+  expect_error("huge.dx",
+               "object 1 class gridpositions counts 1000 1000 1000\norigin 0 0 0\n"
+               "delta 1 0 0\ndelta 0 1 0\ndelta 0 0 1\n"
+               "object 3 class array type double rank 0 items 1000000000 data follows\n1 2 3\n",
+               ":6: 1000000000 items announced, but the file holds only");
+  // Without extras, with a blank line and a comment, the same file reads.
+  write_text(dir / "ok.dx", head + "1 2 3\n4 5 6\n7 8\n\n" + trailer + "# comment\n");
+  EXPECT_EQ(read_dx(dir / "ok.dx").data.size(), 8u);
   fs::remove_all(dir);
 }
 
@@ -601,7 +622,7 @@ TEST(Ccp4Map, GemmiReadsValuesAndPositions) {
   const fs::path dir = test::temp_dir("maps_ccp4");
   const GridSpec g = small_grid();
   const std::vector<float> data = fill(g);
-  write_ccp4(dir / "pot.ccp4", g, data.data(), sample_meta());
+  EXPECT_EQ(write_ccp4(dir / "pot.ccp4", g, data.data(), sample_meta()), "");  // no warning
   EXPECT_EQ(fs::file_size(dir / "pot.ccp4"), 1024 + 4 * g.point_count());
 
   const gemmi::Ccp4<float> map = read_with_gemmi(dir / "pot.ccp4");
@@ -615,7 +636,8 @@ TEST(Ccp4Map, GemmiReadsValuesAndPositions) {
   EXPECT_NEAR(map.grid.unit_cell.b, 4 * 0.25, 1e-5);
   EXPECT_NEAR(map.grid.unit_cell.c, 7 * 1.0, 1e-5);
   EXPECT_EQ(map.grid.unit_cell.alpha, 90.0);
-  for (int a = 0; a < 3; ++a) EXPECT_EQ(map.header_float(50 + a), float(g.origin[a]));  // Å
+  // ORIGIN stays zero on the lattice: GridDataFormats adds it to NXSTART*spacing.
+  for (int a = 0; a < 3; ++a) EXPECT_EQ(map.header_float(50 + a), 0.0f);
 
   // Values by index, and the physical position of some points.
   for (int k = 0; k < 7; ++k)
@@ -640,7 +662,9 @@ TEST(Ccp4Map, OriginOffTheLatticeIsInTheOriginWords) {
   GridSpec g = small_grid();
   g.origin = {0.3, -1.1, 2.05};
   const std::vector<float> data = fill(g);
-  write_ccp4(dir / "pot.mrc", g, data.data(), sample_meta());
+  const std::string warning = write_ccp4(dir / "pot.mrc", g, data.data(), sample_meta());
+  for (const char* word : {"pot.mrc", "ORIGIN", "gemmi", "PyMOL", "(0.3, -1.1, 2.05)"})
+    EXPECT_NE(warning.find(word), std::string::npos) << word << " not in: " << warning;
   const gemmi::Ccp4<float> map = read_with_gemmi(dir / "pot.mrc");
   EXPECT_EQ(map.header_3i32(5), (std::array<int, 3>{0, 0, 0}));
   for (int a = 0; a < 3; ++a) EXPECT_EQ(map.header_float(50 + a), float(g.origin[a]));

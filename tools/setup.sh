@@ -13,6 +13,8 @@ packages=(
   libnetcdf-dev             # AMBER NetCDF trajectories (optional: DCSGRID_NETCDF)
   python3-mdanalysis        # independent trajectory/topology reader for the io tests
   python3-h5py python3-numpy python3-matplotlib   # tools/plot_map.py
+  # independent map readers run by the tests (tests/python/check_map_readers.py)
+  python3-gemmi python3-mrcfile python3-griddataformats python3-xarray python3-h5netcdf python3-ase
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -13,6 +13,7 @@
 #include "batch_hdf5.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/map_io.hpp"
 
 namespace dcsgrid::analysis {
 
@@ -21,6 +22,11 @@ using io::hdf5::check;
 using io::hdf5::checked_handle;
 using io::hdf5::Handle;
 using h5::status_type;
+
+// The file's status values are io's (the HDF5 layout lives there).
+static_assert(std::int8_t(FrameStatus::pending) == std::int8_t(h5::FrameState::pending) &&
+              std::int8_t(FrameStatus::complete) == std::int8_t(h5::FrameState::complete) &&
+              std::int8_t(FrameStatus::failed) == std::int8_t(h5::FrameState::failed));
 
 namespace {
 
@@ -126,8 +132,8 @@ void BatchFile::create(const fs::path& path, const BatchLayout& layout) {
     const std::size_t n = layout.frames.size();
 
     Handle potential = h5::create_map_dataset(f, "potential", {n}, g, path);
-    h5::write_map_attributes(potential.get(), g, layout.meta, "x fastest; dataset [frame][nz][ny][nx]",
-                             path);
+    h5::write_map_attributes(potential.get(), g, layout.meta, h5::kBatchAxisOrder, path);
+    h5::attach_coordinates(f, potential.get(), g, n, path);
     io::hdf5::write_attribute(potential.get(), "batch_options", layout.options_json, path);
 
     h5::create_group(f, "frames", path);
@@ -147,7 +153,8 @@ void BatchFile::create(const fs::path& path, const BatchLayout& layout) {
     if (layout.ensemble) {
       for (const char* name : {kMean, kStd}) {
         Handle d = h5::create_map_dataset(f, name, {}, g, path);
-        h5::write_map_attributes(d.get(), g, layout.meta, "x fastest; dataset [nz][ny][nx]", path);
+        h5::write_map_attributes(d.get(), g, layout.meta, h5::kMapAxisOrder, path);
+        h5::attach_coordinates(f, d.get(), g, std::nullopt, path);
       }
       const std::int64_t zero = 0;
       h5::create_column(f, kEnsembleFrames, {}, H5T_STD_I64LE, H5T_NATIVE_INT64, &zero, path);
@@ -323,7 +330,8 @@ bool is_batch_file(const fs::path& path) {
   return h5::rank(ds.get(), path) == 4;
 }
 
-// MapReader: a single map is a batch of one complete frame.
+// MapReader: a single map is a batch of one complete frame; maps in other formats than HDF5 are
+// read whole at once (io::read_map).
 struct MapReader::Impl {
   fs::path path;
   Handle file;
@@ -333,13 +341,22 @@ struct MapReader::Impl {
   bool batch = false;
   std::vector<std::size_t> frames;  // frame index of each readable map
   std::size_t frame_count = 1;
+  std::vector<float> whole;  // the map of a file in another format
 };
 
 MapReader::MapReader(const fs::path& path) : impl_(std::make_unique<Impl>()) {
-  std::lock_guard lock(io::hdf5::library_mutex());
-  io::hdf5::silence_errors();
   Impl& r = *impl_;
   r.path = path;
+  r.frames = {0};
+  if (io::map_format_from_path(path) != io::MapFormat::hdf5) {
+    io::MapFile map = io::read_map(path);
+    r.grid = map.grid;
+    r.meta = std::move(map.meta);
+    r.whole = std::move(map.data);
+    return;
+  }
+  std::lock_guard lock(io::hdf5::library_mutex());
+  io::hdf5::silence_errors();
   r.file = h5::open_file(path, false);
   const hid_t f = r.file.get();
   if (!h5::exists(f, "potential", path))
@@ -353,12 +370,12 @@ MapReader::MapReader(const fs::path& path) : impl_(std::make_unique<Impl>()) {
   r.batch = rank == 4;
   if (!r.batch) {
     h5::check_map_shape(r.potential.get(), r.grid, std::nullopt, path);
-    r.frames = {0};
     return;
   }
   const std::size_t n = h5::shape(r.potential.get(), path)[0];
   h5::check_map_shape(r.potential.get(), r.grid, n, path);
   r.frame_count = n;
+  r.frames.clear();
   const std::vector<std::int8_t> status = h5::read_status(f, n, path);
   for (std::size_t i = 0; i < n; ++i)
     if (FrameStatus(status[i]) == FrameStatus::complete) r.frames.push_back(i);
@@ -389,6 +406,10 @@ void MapReader::read(std::size_t i, float* out) const {
   if (i >= r.frames.size())
     throw Error(fmt::format("{}: map {} does not exist ({} readable)", r.path.string(), i,
                             r.frames.size()));
+  if (!r.whole.empty()) {
+    std::copy(r.whole.begin(), r.whole.end(), out);
+    return;
+  }
   std::lock_guard lock(io::hdf5::library_mutex());
   h5::read_map(r.potential.get(), r.batch ? std::optional(r.frames[i]) : std::nullopt, r.grid, out,
                r.path);

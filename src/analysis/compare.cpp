@@ -26,6 +26,11 @@ std::string grid_vector(const std::array<double, 3>& v) {
   return fmt::format("({:g}, {:g}, {:g})", v[0], v[1], v[2]);
 }
 
+// Every digit needed to tell two doubles apart (fmt's shortest round-trip form).
+std::string full_precision(const std::array<double, 3>& v) {
+  return fmt::format("({}, {}, {})", v[0], v[1], v[2]);
+}
+
 // JSON numbers cannot be infinite: null stands for +inf (the open last shell).
 nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
 
@@ -55,23 +60,31 @@ nlohmann::json ErrorSummary::to_json() const {
 }
 
 void require_same_grid(const GridSpec& reference, const GridSpec& test, double tolerance) {
-  std::string problems;
   if (reference.dims != test.dims)
-    problems += fmt::format("; points {}x{}x{} against {}x{}x{}", reference.nx(), reference.ny(),
-                            reference.nz(), test.nx(), test.ny(), test.nz());
+    throw Error(fmt::format("the maps are on different grids: points {}x{}x{} against {}x{}x{}",
+                            reference.nx(), reference.ny(), reference.nz(), test.nx(), test.ny(),
+                            test.nz()));
+  // Along each axis the points may drift apart by the origin's difference at the first point and
+  // by that plus (n − 1) times the spacing's difference at the last: both within tolerance
+  // spacings (text formats such as APBS's DX print 7 significant digits).
+  std::string origin_axes, spacing_axes;
   for (int a = 0; a < 3; ++a) {
-    if (std::abs(reference.origin[a] - test.origin[a]) > tolerance) {
-      problems += "; origin " + grid_vector(reference.origin) + " Å against " + grid_vector(test.origin);
-      break;
-    }
+    const double allowed = tolerance * std::min(reference.spacing[a], test.spacing[a]);
+    const double d_origin = test.origin[a] - reference.origin[a];
+    const double d_last = d_origin + double(reference.dims[a] - 1) * (test.spacing[a] - reference.spacing[a]);
+    if (std::abs(d_origin) > allowed) origin_axes += "xyz"[a];
+    else if (std::abs(d_last) > allowed) spacing_axes += "xyz"[a];
   }
-  for (int a = 0; a < 3; ++a) {
-    if (std::abs(reference.spacing[a] - test.spacing[a]) > tolerance) {
-      problems += "; spacing " + grid_vector(reference.spacing) + " Å against " + grid_vector(test.spacing);
-      break;
-    }
-  }
-  if (!problems.empty()) throw Error("the maps are on different grids" + problems);
+  std::string problems;
+  if (!origin_axes.empty())
+    problems += fmt::format("; the origins differ along {}: {} Å against {}", origin_axes,
+                            full_precision(reference.origin), full_precision(test.origin));
+  if (!spacing_axes.empty())
+    problems += fmt::format("; the spacings differ along {}: {} Å against {}", spacing_axes,
+                            full_precision(reference.spacing), full_precision(test.spacing));
+  if (!problems.empty())
+    throw Error(fmt::format("the maps are on different grids (beyond {:g} of the spacing){}",
+                            tolerance, problems));
 }
 
 MapComparison::MapComparison(const GridSpec& grid, const AtomSet* atoms, const CompareOptions& options)
@@ -190,10 +203,13 @@ CompareReport compare_maps(const GridSpec& grid, std::span<const float> referenc
 CompareReport compare_maps(const io::MapFile& reference, const io::MapFile& test, const AtomSet* atoms,
                            const CompareOptions& options) {
   require_same_grid(reference.grid, test.grid, options.grid_tolerance);
-  if (reference.meta.units != test.meta.units)
-    throw Error("the maps are in different units: " + reference.meta.units + " against " + test.meta.units);
+  // Empty units: a format that records none (CCP4/MRC, foreign cube files) takes the other's.
+  const std::string& ref_units = reference.meta.units;
+  const std::string& test_units = test.meta.units;
+  if (!ref_units.empty() && !test_units.empty() && ref_units != test_units)
+    throw Error("the maps are in different units: " + ref_units + " against " + test_units);
   CompareReport report = compare_maps(reference.grid, reference.data, test.data, atoms, options);
-  report.units = reference.meta.units;
+  report.units = ref_units.empty() ? test_units : ref_units;
   return report;
 }
 

@@ -135,10 +135,14 @@ SampleResult sample(const SampleOptions& options) {
     for (std::size_t c = 0; c < count; ++c) maps.read(first + c, group.data() + c * cols);
     interpolate_many(m, group.data(), count, r.values.data() + first * r.points, options.device);
   }
+  // A map in a format without units (CCP4/MRC, cube not written by dcsgrid) gives no energies.
+  const bool energies = r.has_charges && !r.units.empty();
+  if (r.has_charges && !energies)
+    spdlog::warn("{} records no units: values are printed as stored, without energies", r.map_file);
   for (std::size_t i = 0; i < n_maps; ++i) {
     r.labels.push_back(maps.label(i));
     r.frames.push_back(maps.frame_index(i));
-    if (r.has_charges)
+    if (energies)
       r.energy_kcal_mol.push_back(interaction_energy(points.points, r.values.data() + i * r.points,
                                                      r.units, maps.meta().temperature));
   }

@@ -10,6 +10,7 @@
 
 #include "batch_hdf5.hpp"
 #include "dcsgrid/analysis/batch_file.hpp"
+#include "dcsgrid/analysis/compare.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
 #include "dcsgrid/prims/gemm.hpp"
@@ -133,11 +134,14 @@ MapRows load_maps(const SimilarityOptions& o) {
       m.kept = mask.empty() ? m.grid.point_count() : kept_points.size();
       map.resize(m.grid.point_count());
     } else {
-      if (!reader.grid().same_as(m.grid))
-        throw Error(fmt::format("similarity: {} has grid {}, but {} has {}; maps must share one grid",
-                                path.string(), reader.grid().describe(), o.maps[0].string(),
-                                m.grid.describe()));
-      if (reader.meta().units != m.units)
+      try {
+        require_same_grid(m.grid, reader.grid());
+      } catch (const Error& e) {
+        throw Error(fmt::format("similarity: {} against {}: {}; maps must share one grid",
+                                o.maps[0].string(), path.string(), e.what()));
+      }
+      // Empty units: a format that records none (CCP4/MRC from other programs).
+      if (!reader.meta().units.empty() && !m.units.empty() && reader.meta().units != m.units)
         throw Error(fmt::format("similarity: {} is in {}, {} in {}", path.string(),
                                 reader.meta().units, o.maps[0].string(), m.units));
     }

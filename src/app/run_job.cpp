@@ -31,10 +31,10 @@ constexpr std::size_t kReadBackBytes = std::size_t(32) << 20;
 class MapOutputs {
  public:
   MapOutputs(const Job& job, const GridSpec& grid, const std::vector<io::MapMetadata>& metas,
-             const std::vector<std::string>& datasets)
-      : job_(job), grid_(grid), meta_(metas.front()) {
+             const std::vector<std::string>& datasets, const AtomSet& atoms)
+      : job_(job), grid_(grid), meta_(metas.front()), atoms_(atoms) {
     for (const auto& out : job.outputs) {
-      if (out.format != io::MapFormat::hdf5) {
+      if (!io::map_format_info(out.format).streamed) {
         whole_.resize(grid.point_count());
         continue;
       }
@@ -64,14 +64,20 @@ class MapOutputs {
 
   void finish() {
     for (auto& w : hdf5_) w->finish();
-    for (const auto& out : job_.outputs)
-      if (out.format != io::MapFormat::hdf5) io::write_map(out.path, grid_, whole_.data(), meta_);
+    io::WriteOptions options = job_.write;
+    options.atoms = &atoms_;  // formats that store the atoms beside the map (cube)
+    for (const auto& out : job_.outputs) {
+      if (io::map_format_info(out.format).streamed) continue;
+      const std::string warning = io::write_map(out.path, out.format, grid_, whole_.data(), meta_, options);
+      if (!warning.empty()) spdlog::warn("{}", warning);
+    }
   }
 
  private:
   const Job& job_;
   GridSpec grid_;
   io::MapMetadata meta_;
+  const AtomSet& atoms_;
   std::vector<std::unique_ptr<io::Hdf5MapWriter>> hdf5_;
   std::vector<float> whole_;
 };
@@ -172,7 +178,7 @@ void validate(const Job& job) {
     if (!fs::is_directory(dir)) throw Error("output folder " + dir.string() + " does not exist");
     if (fs::is_directory(out.path)) throw Error("output " + out.path.string() + " is a folder");
     io::require_not_an_input(out.path, {job.input});
-    if (job.compute.methods.size() > 1 && out.format != io::MapFormat::hdf5)
+    if (job.compute.methods.size() > 1 && !io::map_format_info(out.format).named_datasets)
       throw Error("--method " + method_list_name(job.compute.methods) +
                   " stores several maps and their comparison in one file: " + out.path.string() +
                   " is not .h5 (run the methods separately for other formats)");
@@ -220,7 +226,7 @@ JobReport run_job(const Job& job, Observer& observer) {
     metas.push_back(std::move(meta));
     datasets.push_back(dataset_name(order, m));
   }
-  if (std::ranges::any_of(job.outputs, [](const OutputSpec& o) { return o.format != io::MapFormat::hdf5; }))
+  if (std::ranges::any_of(job.outputs, [](const OutputSpec& o) { return !io::map_format_info(o.format).streamed; }))
     require_host_memory(grid);
 
   const std::unique_ptr<engine::Backend> backend = starting.get();
@@ -231,7 +237,7 @@ JobReport run_job(const Job& job, Observer& observer) {
   spdlog::info("{} summation on {}: {}", method_list_name(order), backend->name(),
                describe(job.compute.physics));
 
-  MapOutputs outputs(job, grid, metas, datasets);
+  MapOutputs outputs(job, grid, metas, datasets, atoms);
   for (std::size_t m = 0; m < order.size(); ++m) {
     const bool compare = m > 0 && reference_method(order).has_value();
     PassReport pass = run_pass(*backend, requests[m], m, compare, outputs, observer);

@@ -2,6 +2,7 @@
 // (analysis::compare_maps), as a table or JSON, optionally with the difference map.
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -25,28 +26,19 @@ const char* kExamples = R"(Examples:
   dcsgrid compare direct.h5 cutoff.h5 --difference d.h5    also write test − reference
   dcsgrid compare both.h5 both.h5:potential_cutoff         the two maps of --method both
 
-Maps: .h5 written by dcsgrid (its /potential, or FILE.h5:DATASET for another dataset), or OpenDX
-(.dx). Both must lie on the same grid (same point counts,
-origin and spacing within --grid-tolerance) and be in the same units. The error is TEST minus
-REFERENCE; relative L2 is ‖TEST − REFERENCE‖ / ‖REFERENCE‖. Points where either map is not finite
-are counted and left out. With --atoms (any structure file dcsgrid reads) the errors are also
-broken down by distance from the nearest atom.)";
+Maps: any map format dcsgrid reads: .h5 written by dcsgrid (its /potential, FILE.h5:DATASET for
+another dataset, FILE.h5#FRAME for a frame of a batch file), OpenDX (.dx, .dx.gz, APBS's
+included), CCP4/MRC (.ccp4, .mrc, .map) and Gaussian cube (.cube). Both must lie on the same grid
+(same point counts, and points within --grid-tolerance of the spacing of each other) and be in
+the same units (CCP4/MRC maps from other programs record none and take the other map's). The
+error is TEST minus REFERENCE; relative L2 is ‖TEST − REFERENCE‖ / ‖REFERENCE‖. Points where
+either map is not finite are counted and left out. With --atoms (any structure file dcsgrid
+reads) the errors are also broken down by distance from the nearest atom.)";
 
-// A map argument: a .h5 or .dx file, or FILE.h5:DATASET for another dataset of an HDF5 map file
-// (potential_cutoff of --method both).
 io::MapFile read_map(const std::string& arg) {
-  std::string path = arg, dataset = "potential";
-  const std::size_t colon = arg.rfind(':');
-  if (!fs::exists(arg) && colon != std::string::npos && fs::exists(arg.substr(0, colon))) {
-    path = arg.substr(0, colon);
-    dataset = arg.substr(colon + 1);
-  }
-  if (!fs::is_regular_file(path)) throw Error(arg + ": no such file");
-  const io::MapFormat format = io::map_format_from_path(path);
-  if (format == io::MapFormat::hdf5) return io::read_hdf5(path, dataset);
-  if (dataset != "potential") throw Error(arg + ": only HDF5 maps hold named datasets");
-  if (format == io::MapFormat::dx) return io::read_dx(path);
-  throw Error(path + ": compare reads .h5 and .dx maps (CCP4/MRC maps carry no units)");
+  const io::MapArgument argument = io::parse_map_argument(arg);
+  if (!fs::is_regular_file(argument.path)) throw Error(arg + ": no such file");
+  return io::read_map(argument);
 }
 
 }  // namespace
@@ -61,10 +53,10 @@ int compare_command(int argc, char** argv) {
   io::ReadOptions read;
   bool json = false;
   app.add_option("reference", reference,
-                 "Reference map (.h5, FILE.h5:DATASET or .dx), e.g. direct summation")
+                 "Reference map (any map format, FILE.h5:DATASET, FILE.h5#FRAME), e.g. direct "
+                 "summation")
       ->required();
-  app.add_option("test", test, "Map to judge (.h5, FILE.h5:DATASET or .dx) on the same grid")
-      ->required();
+  app.add_option("test", test, "Map to judge, on the same grid")->required();
   app.add_option("--atoms", atoms_file,
                  "Structure whose atoms define the distance shells (PQR, PDB, mmCIF, PDBQT, XYZ)")
       ->check(CLI::ExistingFile);
@@ -76,18 +68,20 @@ int compare_command(int argc, char** argv) {
       ->check(CLI::Range(1u, 1u << 20))
       ->capture_default_str();
   app.add_option("--grid-tolerance", options.grid_tolerance,
-                 "Origins and spacings closer than this are the same grid, Å")
+                 "Grids whose points lie within this fraction of the spacing are the same")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--difference", difference,
-                 "Write TEST − REFERENCE as a map (.h5, .dx or .ccp4, by extension)");
+                 "Write TEST − REFERENCE as a map (by extension: " + io::map_format_list() + ")");
   app.add_option("--forcefield", read.forcefield,
                  "Charges for a PDB/mmCIF --atoms file (only positions matter here)")
       ->check(CLI::IsMember({"amber", "charmm", "parse"}))
       ->capture_default_str();
   app.add_flag("--json", json, "Print the report as JSON on stdout");
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
-  if (!difference.empty()) io::map_format_from_path(difference);  // refuse a bad name before work
+  // The difference map's format, parsed once, before any work (a bad name is refused now).
+  std::optional<io::MapFormat> difference_format;
+  if (!difference.empty()) difference_format = io::map_format_from_path(difference);
 
   const io::MapFile ref_map = read_map(reference);
   const io::MapFile test_map = read_map(test);
@@ -112,7 +106,9 @@ int compare_command(int argc, char** argv) {
     meta.method = "difference";
     meta.parameters = {{"reference", reference}, {"test", test}};
     meta.command_line = joined_command_line(argc, argv);
-    io::write_map(difference, report.grid, report.difference.data(), meta);
+    const std::string warning =
+        io::write_map(difference, *difference_format, report.grid, report.difference.data(), meta);
+    if (!warning.empty()) std::fprintf(stderr, "warning: %s\n", warning.c_str());
   }
   if (json) {
     nlohmann::json out = report.to_json();

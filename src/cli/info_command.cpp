@@ -1,7 +1,8 @@
-// dcsgrid info FILE.h5: what a map or a batch file holds — grid, units, provenance, the frames
+// dcsgrid info FILE: what a map (any format) or a batch file holds — grid, units, provenance, the frames
 // of a batch and the statistics of every map (those stored under /analysis when the file has
 // them, else computed here).
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -11,6 +12,7 @@
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/analysis/stats.hpp"
 #include "dcsgrid/cli/commands.hpp"
+#include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/map_io.hpp"
 
 namespace dcsgrid::cli {
@@ -21,6 +23,7 @@ const char* kExamples = R"(Examples:
   dcsgrid info pot.h5                   grid, units, provenance, min/max/mean/std
   dcsgrid info frames.h5                a batch file: its frames (source, atoms, charge, status)
                                         and each complete frame's statistics
+  dcsgrid info apbs.dx.gz               any map format: grid, units (where recorded), values
   dcsgrid info pot.h5 --store-stats     also store the statistics and histogram under /analysis
   dcsgrid info frames.h5 --json         everything as JSON, histograms included)";
 
@@ -68,6 +71,51 @@ std::string values_line(const analysis::MapStats& s, const std::string& units) {
                      s.min, s.max, s.mean, s.stddev, units, s.count, s.non_finite);
 }
 
+// What the command shows of a file, read once.
+struct FileContents {
+  GridSpec grid;
+  io::MapMetadata meta;
+  bool batch = false;
+  std::vector<analysis::FrameRecord> frames;  // batch files
+  std::size_t ensemble_frames = 0;
+  std::optional<analysis::FileStats> stats;
+  bool stored = false;  // stats read from /analysis
+};
+
+FileContents load(const std::string& file, const analysis::HistogramOptions& histogram, bool store) {
+  const io::MapFormat format = io::map_format_from_path(file);
+  FileContents c;
+  if (format != io::MapFormat::hdf5) {
+    if (store)
+      throw Error(file + ": --store-stats stores statistics in HDF5 files only; this is " +
+                  io::map_format_info(format).name);
+    // Other formats hold one map and no stored statistics: read it once, compute them here.
+    io::MapFile map = io::read_map(file, format, {});
+    c.stats = analysis::FileStats{file, map.meta.units, {0}, {analysis::map_stats(map.data, histogram)}};
+    c.grid = map.grid;
+    c.meta = std::move(map.meta);
+    return c;
+  }
+  c.batch = analysis::is_batch_file(file);
+  if (!store) {
+    c.stats = analysis::read_stored_stats(file);
+    c.stored = c.stats.has_value();
+  }
+  if (!c.stats) c.stats = analysis::file_stats({file, histogram, store});
+  if (c.batch) {
+    const analysis::BatchFile b(file);
+    c.grid = b.grid();
+    c.meta = b.meta();
+    c.frames = b.frames();
+    c.ensemble_frames = b.has_ensemble() ? b.ensemble_frames() : 0;
+  } else {
+    io::MapFile map = io::read_hdf5(file);
+    c.grid = map.grid;
+    c.meta = std::move(map.meta);
+  }
+  return c;
+}
+
 }  // namespace
 
 int info_command(int argc, char** argv) {
@@ -77,7 +125,8 @@ int info_command(int argc, char** argv) {
   std::string file;
   bool json = false, store = false;
   analysis::HistogramOptions histogram;
-  app.add_option("file", file, "Map or batch file written by dcsgrid (.h5)")
+  app.add_option("file", file,
+                 "Map (" + io::map_format_list() + ") or batch file written by dcsgrid")
       ->required()
       ->check(CLI::ExistingFile);
   app.add_flag("--store-stats", store,
@@ -90,30 +139,13 @@ int info_command(int argc, char** argv) {
   app.footer(kExamples);
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
 
-  const bool batch = analysis::is_batch_file(file);
-  std::optional<analysis::FileStats> stats;
-  bool stored = false;
-  if (!store) {
-    stats = analysis::read_stored_stats(file);
-    stored = stats.has_value();
-  }
-  if (!stats) stats = analysis::file_stats({file, histogram, store});
-
-  GridSpec grid;
-  io::MapMetadata meta;
-  std::vector<analysis::FrameRecord> frames;
-  std::size_t ensemble_frames = 0;
-  if (batch) {
-    const analysis::BatchFile b(file);
-    grid = b.grid();
-    meta = b.meta();
-    frames = b.frames();
-    ensemble_frames = b.has_ensemble() ? b.ensemble_frames() : 0;
-  } else {
-    const io::MapFile map = io::read_hdf5(file);
-    grid = map.grid;
-    meta = map.meta;
-  }
+  const FileContents c = load(file, histogram, store);
+  const GridSpec& grid = c.grid;
+  const io::MapMetadata& meta = c.meta;
+  const auto& frames = c.frames;
+  const std::optional<analysis::FileStats>& stats = c.stats;
+  const bool batch = c.batch, stored = c.stored;
+  const std::size_t ensemble_frames = c.ensemble_frames;
 
   if (json) {
     nlohmann::json out = metadata_json(meta);

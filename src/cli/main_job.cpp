@@ -38,7 +38,8 @@ const char* kExamples = R"(Examples:
 
 Inputs: .pqr .pdb .ent .cif .mmcif .pdbqt .xyz, optionally .gz. PDB/mmCIF get charges from a
 pdb2pqr force-field table (missing hydrogens folded onto their heavy atoms).
-Outputs: .h5 (HDF5, /potential [nz][ny][nx] + pot.xmf for ParaView), .dx (OpenDX), .ccp4/.mrc/.map.
+Outputs: .h5 (HDF5, /potential [nz][ny][nx] + pot.xmf for ParaView, netCDF-4 coordinates for
+xarray), .dx/.dx.gz (OpenDX), .ccp4/.mrc/.map, .cube (Gaussian, with the atoms).
 Potential: V(p) = k_C Σ q_i / (ε |p − r_i|), k_C = 332.0637 kcal·Å/(mol·e²); distances below
 --min-distance count as --min-distance, so no point yields inf/NaN.
 Other commands: info, compare, batch, sample, similarity (run `dcsgrid COMMAND --help`).)";
@@ -48,8 +49,9 @@ void add_options(CLI::App& app, MainOptions& o) {
       ->required()
       ->check(CLI::ExistingFile);
   app.add_option("-o,--output", o.outputs,
-                 "Output map; the extension picks the format (.h5, .dx, .ccp4/.mrc/.map). Repeat "
-                 "for several")
+                 "Output map; the extension picks the format: " + io::map_format_list() +
+                     ". Repeat for several (PyMOL rescales .ccp4 values unless its normalize_ccp4_maps "
+                     "is off: prefer .dx for PyMOL)")
       ->required();
 
   add_charge_options(app, o.read,

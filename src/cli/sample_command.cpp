@@ -14,6 +14,7 @@
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/analysis/sample.hpp"
 #include "dcsgrid/cli/commands.hpp"
+#include "dcsgrid/io/map_io.hpp"
 #include "shared_options.hpp"
 
 namespace dcsgrid::cli {
@@ -24,6 +25,7 @@ const char* kExamples = R"(Examples:
   dcsgrid sample pot.h5 ligand.pqr                  φ at the ligand's atoms and its energy
   dcsgrid sample frames.h5 ligand.pqr -o phi.csv    every frame of a batch: one column each
   dcsgrid sample pot.h5 probes.csv --json           values and energies as JSON
+  dcsgrid sample apbs.dx sites.txt                  any map format (.dx .dx.gz .ccp4 .mrc .cube)
 
 Points: a list of "x y z" or "x y z q" lines (whitespace or commas; # comments) in any file whose
 extension is not a structure format (.txt .dat .csv ...), or a structure file (PQR, PDB, mmCIF,
@@ -86,7 +88,8 @@ int sample_command(int argc, char** argv) {
   std::string unknown = "error";
   bool json = false, quiet = false;
   int verbose = 0;
-  app.add_option("map", options.map, "Map written by dcsgrid (.h5), or a batch file")
+  app.add_option("map", options.map,
+                 "Map (" + io::map_format_list() + "), or a batch file (every complete frame)")
       ->required()
       ->check(CLI::ExistingFile);
   app.add_option("points", options.points, "Points: x y z [q] lines, or a structure file")

@@ -14,6 +14,7 @@
 
 #include "dcsgrid/analysis/similarity.hpp"
 #include "dcsgrid/cli/commands.hpp"
+#include "dcsgrid/io/map_io.hpp"
 #include "shared_options.hpp"
 
 namespace dcsgrid::cli {
@@ -104,7 +105,8 @@ int similarity_command(int argc, char** argv) {
   bool json = false, quiet = false;
   int verbose = 0;
   app.add_option("maps", options.maps,
-                 "Maps (.h5) on one grid, or batch files (their complete frames)")
+                 "Maps on one grid (" + io::map_format_list() +
+                     "), or batch files (their complete frames)")
       ->required()
       ->check(CLI::ExistingFile);
   app.add_option("-o,--output", outputs,

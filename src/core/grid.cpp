@@ -57,11 +57,18 @@ GridSpec grid_around(const Box& box, double spacing, double padding) {
     throw Error(fmt::format("--padding must be zero or a positive number of Å, got {}", padding));
   GridSpec grid;
   for (int a = 0; a < 3; ++a) {
-    const double extent = box.hi[a] - box.lo[a] + 2 * padding;
-    const std::int64_t intervals = std::int64_t(std::ceil(extent / spacing - 1e-9));
-    grid.dims[a] = std::max<std::int64_t>(intervals, 0) + 1;
+    // Points on multiples of the spacing (the lattice through 0): CCP4/MRC readers place a map
+    // by whole-step offsets (NXSTART), and gemmi and PyMOL ignore an origin off that lattice.
+    // The tolerance keeps a bound that is a multiple up to rounding from adding a point.
+    const double first = std::floor((box.lo[a] - padding) / spacing + 1e-9);
+    const double last = std::ceil((box.hi[a] + padding) / spacing - 1e-9);
+    if (!std::isfinite(first) || !std::isfinite(last) || last - first >= double(1 << 30))
+      throw Error(fmt::format("the box with padding spans {:g} Å along {} at spacing {:g} Å: "
+                              "more than 2^30 points",
+                              box.hi[a] - box.lo[a] + 2 * padding, "xyz"[a], spacing));
+    grid.dims[a] = std::int64_t(last - first) + 1;
     grid.spacing[a] = spacing;
-    grid.origin[a] = (box.lo[a] + box.hi[a]) / 2 - spacing * double(grid.dims[a] - 1) / 2;
+    grid.origin[a] = first * spacing;
   }
   validate(grid);
   return grid;

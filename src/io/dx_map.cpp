@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <fstream>
 #include <optional>
 #include <string_view>
 #include <type_traits>
@@ -13,6 +12,7 @@
 #include "dcsgrid/io/atomic_file.hpp"
 #include "dcsgrid/io/map_io.hpp"
 #include "map_output_file.hpp"
+#include "read_text.hpp"
 
 namespace dcsgrid::io {
 
@@ -93,19 +93,19 @@ std::optional<T> parse_number(std::string_view text) {
   return value;
 }
 
-// Reads a DX file line by line, numbering lines for errors.
+// Reads a DX file (plain or gzipped, loaded whole) line by line, numbering lines for errors.
 class DxReader {
  public:
-  explicit DxReader(const fs::path& path) : file_(path.string()), in_(path, std::ios::binary) {
-    if (!in_) fail("cannot open the file");
-  }
+  explicit DxReader(const fs::path& path) : text_(detail::load_text(path)), lines_(text_.data) {}
   MapFile read();
 
  private:
-  [[noreturn]] void fail(const std::string& problem) const { throw InputError(file_, line_no_, problem); }
+  [[noreturn]] void fail(const std::string& problem) const {
+    throw InputError(text_.name, lines_.number(), problem);
+  }
   bool next_line() {
-    if (!std::getline(in_, line_)) return false;
-    ++line_no_;
+    if (!lines_.next()) return false;
+    line_ = lines_.line();
     return true;
   }
   template <typename T>
@@ -119,11 +119,11 @@ class DxReader {
   std::array<T, 3> three_after(const std::vector<std::string_view>& tokens, std::string_view keyword) const;
   void read_comment(MapMetadata& meta) const;
   void read_values(const GridSpec& grid, std::vector<float>& data);
+  void check_trailer(std::size_t total);
 
-  std::string file_;
-  std::ifstream in_;
-  std::string line_;
-  std::size_t line_no_ = 0;
+  detail::TextFile text_;
+  detail::Lines lines_;
+  std::string_view line_;
 };
 
 template <typename T>
@@ -136,7 +136,7 @@ std::array<T, 3> DxReader::three_after(const std::vector<std::string_view>& toke
 
 // "# name: value" comments with the names of MapMetadata's fields fill them in; others are ignored.
 void DxReader::read_comment(MapMetadata& meta) const {
-  const std::string_view body = std::string_view(line_).substr(line_.find('#') + 1);
+  const std::string_view body = line_.substr(line_.find('#') + 1);
   const std::size_t colon = body.find(": ");
   if (colon == std::string_view::npos) return;
   const auto name_tokens = split(body.substr(0, colon));
@@ -174,6 +174,22 @@ void DxReader::read_values(const GridSpec& grid, std::vector<float>& data) {
     fail("the file ends after " + std::to_string(n) + " of " + std::to_string(total) + " values");
 }
 
+// After the values only the field description may follow (attribute, object ... class field,
+// component lines, as APBS and we write them), comments and blank lines: a duplicated value line
+// or stray text means the data are not what the header says.
+void DxReader::check_trailer(std::size_t total) {
+  while (next_line()) {
+    const auto tokens = split(line_);
+    if (tokens.empty() || tokens[0].front() == '#') continue;
+    if (parse_number<double>(tokens[0]))
+      fail("more values than the " + std::to_string(total) + " announced (extra numbers after "
+           "the data)");
+    const bool field_line = tokens[0] == "attribute" || tokens[0] == "component" ||
+                            (tokens[0] == "object" && has(tokens, "class") && has(tokens, "field"));
+    if (!field_line) fail("unexpected text after the data: '" + std::string(line_) + "'");
+  }
+}
+
 MapFile DxReader::read() {
   MapFile map;
   std::optional<std::array<std::int64_t, 3>> counts;
@@ -205,7 +221,7 @@ MapFile DxReader::read() {
       if (rank != tokens.end() && (tokens.end() - rank < 2 || rank[1] != "0"))
         fail("only scalar arrays (rank 0) are supported");
     } else {
-      fail("unexpected line '" + line_ + "'");
+      fail("unexpected line '" + std::string(line_) + "'");
     }
   }
   if (!items) fail("no 'object ... class array ... data follows' line");
@@ -229,38 +245,42 @@ MapFile DxReader::read() {
   if (std::size_t(*items) != map.grid.point_count())
     fail(std::to_string(*items) + " items announced for a grid of " +
          std::to_string(map.grid.point_count()) + " points");
+  // Each value takes at least two bytes (a digit and a separator): a header that promises more
+  // than the text can hold is refused before the grid is allocated.
+  if (map.grid.point_count() > text_.data.size() / 2)
+    fail(std::to_string(*items) + " items announced, but the file holds only " +
+         std::to_string(text_.data.size()) + " bytes");
   read_values(map.grid, map.data);
+  check_trailer(map.grid.point_count());
   return map;
 }
 
 }  // namespace
 
-void write_dx(const fs::path& path, const GridSpec& grid, const float* data, const MapMetadata& meta) {
+namespace {
+
+void write_dx_text(const fs::path& path, const GridSpec& grid, const float* data,
+                   const MapMetadata& meta, OutputFile::Compression compression) {
   validate(grid);
   AtomicFile target(path);
-  OutputFile out(target.temp_path(), path);
+  OutputFile out(target.temp_path(), path, compression);
   out.write(dx_header(grid, meta));
 
-  // Three values a line, x slowest and z fastest, written in blocks of about 1 MiB.
-  std::string block;
-  block.reserve((std::size_t(1) << 20) + 64);
-  std::size_t n = 0;
-  for (std::int64_t i = 0; i < grid.nx(); ++i)
-    for (std::int64_t j = 0; j < grid.ny(); ++j)
-      for (std::int64_t k = 0; k < grid.nz(); ++k) {
-        char number[32];
-        const auto end = std::to_chars(number, number + sizeof number, data[grid.index(i, j, k)]).ptr;
-        block.append(number, end);
-        block += (++n % 3 == 0 || n == grid.point_count()) ? '\n' : ' ';
-        if (block.size() >= (std::size_t(1) << 20)) {
-          out.write(block);
-          block.clear();
-        }
-      }
-  out.write(block);
+  write_values_z_fastest(out, grid, data, 3, false);
   out.write(kDxTrailer);
   out.close();
   target.commit();
+}
+
+}  // namespace
+
+void write_dx(const fs::path& path, const GridSpec& grid, const float* data, const MapMetadata& meta) {
+  write_dx_text(path, grid, data, meta, OutputFile::Compression::none);
+}
+
+void write_dx_gz(const fs::path& path, const GridSpec& grid, const float* data,
+                 const MapMetadata& meta) {
+  write_dx_text(path, grid, data, meta, OutputFile::Compression::gzip);
 }
 
 MapFile read_dx(const fs::path& path) { return DxReader(path).read(); }

@@ -4,7 +4,7 @@
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
-#include "dcsgrid/io/hdf5_util.hpp"
+#include "dcsgrid/io/hdf5_maps.hpp"
 #include "dcsgrid/io/map_io.hpp"
 #include "map_output_file.hpp"
 
@@ -16,24 +16,7 @@ using hdf5::Handle;
 
 namespace {
 
-constexpr const char* kDataset = "potential";
-constexpr const char* kAxisOrder = "x fastest; dataset [nz][ny][nx]";
-
-// Chunks of whole x rows, as many planes as fit in about 1 MiB (at least one row): slabs arrive as
-// whole planes and viewers read planes or rows, so a chunk is never split across the fast axis,
-// and 1 MiB matches HDF5's default chunk cache size and keeps deflate blocks efficient without
-// making a small read pull in much more than it needs.
-std::array<hsize_t, 3> chunk_shape(const GridSpec& grid) {
-  constexpr std::size_t target_bytes = std::size_t(1) << 20;
-  const std::size_t row_bytes = std::size_t(grid.nx()) * sizeof(float);
-  const std::size_t plane_bytes = row_bytes * std::size_t(grid.ny());
-  if (plane_bytes <= target_bytes) {
-    const std::size_t planes = std::min<std::size_t>(grid.nz(), target_bytes / plane_bytes);
-    return {planes, hsize_t(grid.ny()), hsize_t(grid.nx())};
-  }
-  const std::size_t rows = std::clamp<std::size_t>(target_bytes / row_bytes, 1, grid.ny());
-  return {1, rows, hsize_t(grid.nx())};
-}
+constexpr const char* kDataset = hdf5::names::potential;
 
 std::string escape_xml(const std::string& text) {
   std::string out;
@@ -91,36 +74,11 @@ std::string xdmf_text(const GridSpec& grid, const std::string& h5_name, const Ma
 )";
 }
 
-void write_attributes(hid_t dataset, const GridSpec& grid, const MapMetadata& meta,
-                      const fs::path& file) {
-  hdf5::write_attribute(dataset, "origin", grid.origin, file);
-  hdf5::write_attribute(dataset, "spacing", grid.spacing, file);
-  hdf5::write_attribute(dataset, "dims", grid.dims, file);
-  hdf5::write_attribute(dataset, "axis_order", std::string(kAxisOrder), file);
-  for_each_field(meta, [&](const char* name, const auto& value) {
-    hdf5::write_attribute(dataset, name, value, file);
-  });
-  for (const auto& [name, value] : meta.parameters)
-    hdf5::write_attribute(dataset, kParameterPrefix + name, value, file);
-}
-
-// Dataset creation: chunked, optionally shuffle + deflate.
-Handle creation_properties(const GridSpec& grid, const WriteOptions& options, const fs::path& file) {
-  const std::string what = "set up the dataset's storage";
-  Handle plist = checked_handle(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, file, what);
-  const std::array<hsize_t, 3> chunk = chunk_shape(grid);
-  hdf5::check(H5Pset_chunk(plist.get(), 3, chunk.data()), file, what);
-  if (options.compress) {
-    if (options.compression_level < 0 || options.compression_level > 9)
-      throw Error(file.string() + ": compression level " + std::to_string(options.compression_level) +
-                  " is outside 0..9");
-    if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0)
-      throw Error(file.string() + ": this HDF5 library has no deflate (zlib) filter");
-    hdf5::check(H5Pset_shuffle(plist.get()), file, "enable the shuffle filter");
-    hdf5::check(H5Pset_deflate(plist.get(), unsigned(options.compression_level)), file,
-                "enable deflate compression");
-  }
-  return plist;
+// The deflate level when compressing, -1 for none.
+int compression_level(const WriteOptions& options) {
+  if (!options.compress) return -1;
+  if (options.compression_level < 0) throw Error("compression level below 0");
+  return options.compression_level;
 }
 
 // Dataset access: a chunk cache that holds the partly written chunks at a slab boundary until the
@@ -166,15 +124,11 @@ struct Hdf5MapWriter::Impl {
   }
   std::size_t create_stream(const std::string& name, const MapMetadata& map_meta) {
     const fs::path& path = target();
-    const std::string what = "create the dataset /" + name;
-    const hsize_t shape[3] = {hsize_t(grid.nz()), hsize_t(grid.ny()), hsize_t(grid.nx())};
-    Handle space = checked_handle(H5Screate_simple(3, shape, nullptr), H5Sclose, path, what);
-    Handle create = creation_properties(grid, options, path);
     Handle access = access_properties(path);
-    Handle dataset = checked_handle(H5Dcreate2(file.get(), name.c_str(), H5T_IEEE_F32LE, space.get(),
-                                               H5P_DEFAULT, create.get(), access.get()),
-                                    H5Dclose, path, what);
-    write_attributes(dataset.get(), grid, map_meta, path);
+    Handle dataset = hdf5::create_map_dataset(file.get(), name.c_str(), {}, grid, path, false,
+                                              compression_level(options), access.get());
+    hdf5::write_map_attributes(dataset.get(), grid, map_meta, hdf5::kMapAxisOrder, path);
+    hdf5::attach_coordinates(file.get(), dataset.get(), grid, std::nullopt, path);
     streams.push_back({name, std::move(dataset), std::vector<bool>(std::size_t(grid.nz()), false)});
     return streams.size() - 1;
   }
@@ -200,14 +154,14 @@ struct Hdf5MapWriter::Impl {
                            H5P_DEFAULT, write_from),
                   path, what);
       std::fill_n(s.plane_written.begin() + z_begin, planes, true);
-    } else {
-      if (!std::all_of(s.plane_written.begin() + z_begin, s.plane_written.begin() + z_begin + planes,
-                       [](bool w) { return w; }))
-        throw Error(path.string() + ": cannot " + what + ": not all of them are written yet");
-      hdf5::check(H5Dread(s.dataset.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(),
-                          H5P_DEFAULT, read_into),
-                  path, what);
+      return;
     }
+    if (!std::all_of(s.plane_written.begin() + z_begin, s.plane_written.begin() + z_begin + planes,
+                     [](bool w) { return w; }))
+      throw Error(path.string() + ": cannot " + what + ": not all of them are written yet");
+    hdf5::check(H5Dread(s.dataset.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(),
+                        H5P_DEFAULT, read_into),
+                path, what);
   }
 };
 
@@ -289,55 +243,53 @@ void write_hdf5(const fs::path& path, const GridSpec& grid, const float* data,
   writer.finish();
 }
 
+namespace {
+
+// Opens path for reading (InputError when it is missing or not HDF5), names the file in errors.
+Handle open_for_reading(const fs::path& path) {
+  hdf5::silence_errors();
+  return hdf5::open_file(path, false);
+}
+
+}  // namespace
+
 MapFile read_hdf5(const fs::path& path, const std::string& dataset_name) {
   std::lock_guard lock(hdf5::library_mutex());
-  hdf5::silence_errors();
-  auto fail = [&](const std::string& problem) { throw InputError(path.string(), 0, problem); };
-  if (!fs::exists(path)) fail("no such file");
-  if (H5Fis_hdf5(path.c_str()) <= 0) fail("not an HDF5 file");
-  Handle file = checked_handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, path,
-                               "open the file");
+  Handle file = open_for_reading(path);
   const std::string dataset_path = "/" + dataset_name;
-  const htri_t has_dataset =
-      dataset_name.empty() ? 0 : H5Lexists(file.get(), dataset_path.c_str(), H5P_DEFAULT);
-  hdf5::check(has_dataset, path, "look for the dataset");
-  if (!has_dataset) fail("no dataset " + dataset_path);
-  Handle dataset = checked_handle(H5Dopen2(file.get(), dataset_path.c_str(), H5P_DEFAULT), H5Dclose,
-                                  path, "open the dataset " + dataset_path);
-
-  MapFile map;
+  if (dataset_name.empty() || !hdf5::exists(file.get(), dataset_path.c_str(), path))
+    throw InputError(path.string(), 0, "no dataset " + dataset_path);
+  Handle dataset = hdf5::open_dataset(file.get(), dataset_path.c_str(), path);
   const hid_t ds = dataset.get();
-  hdf5::read_attribute(ds, "origin", map.grid.origin, path);
-  hdf5::read_attribute(ds, "spacing", map.grid.spacing, path);
-  hdf5::read_attribute(ds, "dims", map.grid.dims, path);
-  try {
-    validate(map.grid);
-  } catch (const Error& e) {
-    fail(std::string("attributes describe an invalid grid: ") + e.what());
-  }
-  for_each_field(map.meta, [&](const char* name, auto& value) {
-    hdf5::read_attribute(ds, name, value, path);
-  });
-  const std::string prefix = kParameterPrefix;
-  for (const std::string& name : hdf5::attribute_names(ds, path))
-    if (name.compare(0, prefix.size(), prefix) == 0)
-      hdf5::read_attribute(ds, name, map.meta.parameters[name.substr(prefix.size())], path);
-
-  Handle type = checked_handle(H5Dget_type(ds), H5Tclose, path, "get the dataset's type");
-  if (H5Tget_class(type.get()) != H5T_FLOAT) fail(dataset_path + " is not floating point");
-  Handle space = checked_handle(H5Dget_space(ds), H5Sclose, path, "get the dataset's shape");
-  const int rank = H5Sget_simple_extent_ndims(space.get());
-  hdf5::check(rank, path, "get the dataset's shape");
-  hsize_t shape[3] = {0, 0, 0};
-  if (rank == 3) hdf5::check(H5Sget_simple_extent_dims(space.get(), shape, nullptr), path,
-                             "get the dataset's shape");
-  const auto& d = map.grid.dims;
-  if (rank != 3 || shape[0] != hsize_t(d[2]) || shape[1] != hsize_t(d[1]) || shape[2] != hsize_t(d[0]))
-    fail(dataset_path + " is not shaped [nz][ny][nx] = [" + std::to_string(d[2]) +
-         "][" + std::to_string(d[1]) + "][" + std::to_string(d[0]) + "] as the dims attribute says");
+  MapFile map;
+  hdf5::read_map_attributes(ds, map.grid, map.meta, path);
+  if (hdf5::rank(ds, path) == 4)
+    throw InputError(path.string(), 0, dataset_path + " is a batch of frames: choose one (FILE#FRAME)");
+  hdf5::check_map_shape(ds, map.grid, std::nullopt, path);
   map.data.resize(map.grid.point_count());
-  hdf5::check(H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, map.data.data()), path,
-              "read the potential");
+  hdf5::read_map(ds, std::nullopt, map.grid, map.data.data(), path);
+  return map;
+}
+
+MapFile read_hdf5_frame(const fs::path& path, std::size_t frame) {
+  std::lock_guard lock(hdf5::library_mutex());
+  Handle file = open_for_reading(path);
+  const hid_t f = file.get();
+  Handle dataset = hdf5::open_dataset(f, hdf5::names::potential, path);
+  const hid_t ds = dataset.get();
+  if (hdf5::rank(ds, path) != 4)
+    throw InputError(path.string(), 0, "not a batch file (/potential is not [frame][nz][ny][nx])");
+  MapFile map;
+  hdf5::read_map_attributes(ds, map.grid, map.meta, path);
+  const std::size_t frames = hdf5::shape(ds, path)[0];
+  hdf5::check_map_shape(ds, map.grid, frames, path);
+  if (frame >= frames)
+    throw InputError(path.string(), 0, "frame " + std::to_string(frame) + " does not exist (the file has " +
+                                           std::to_string(frames) + ", numbered from 0)");
+  if (hdf5::FrameState(hdf5::read_status(f, frames, path)[frame]) != hdf5::FrameState::complete)
+    throw InputError(path.string(), 0, "frame " + std::to_string(frame) + " is not complete");
+  map.data.resize(map.grid.point_count());
+  hdf5::read_map(ds, frame, map.grid, map.data.data(), path);
   return map;
 }
 

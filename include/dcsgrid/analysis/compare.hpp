@@ -25,7 +25,9 @@ struct CompareOptions {
   std::vector<double> shell_edges{0, 2, 4, 8, 12, 20};
   std::uint32_t histogram_bins = 40;  // over [−max |error|, max |error|]
   bool keep_difference = false;       // fill CompareReport::difference
-  double grid_tolerance = 1e-6;       // Å: origins and spacings closer than this are the same
+  // In spacings: grids whose points lie within this fraction of the spacing of each other are the
+  // same (the origins, and the last points, which spacings' differences move farthest).
+  double grid_tolerance = 1e-3;
 };
 
 // Errors over a set of points (sums in double).
@@ -100,16 +102,17 @@ class MapComparison {
   prims::ValueHistogram histogram_;
 };
 
-// Throws Error saying how the grids differ (point counts, origin or spacing beyond tolerance, Å).
-void require_same_grid(const GridSpec& reference, const GridSpec& test, double tolerance = 1e-6);
+// Throws Error saying how the grids differ: point counts, or which of origin and spacing moves a
+// point by more than tolerance spacings (along which axes; both grids' values printed in full).
+void require_same_grid(const GridSpec& reference, const GridSpec& test, double tolerance = 1e-3);
 
 // Both maps on grid (x fastest). atoms (optional): the structure, for the shells. Throws Error when
 // a map's size does not match the grid or the options are invalid.
 CompareReport compare_maps(const GridSpec& grid, std::span<const float> reference,
                            std::span<const float> test, const AtomSet* atoms = nullptr,
                            const CompareOptions& options = {});
-// Two map files (io::read_hdf5 / read_dx): the grids must match (require_same_grid) and so must
-// the units.
+// Two map files (io::read_map): the grids must match (require_same_grid) and so must the units
+// where both files record them.
 CompareReport compare_maps(const io::MapFile& reference, const io::MapFile& test,
                            const AtomSet* atoms = nullptr, const CompareOptions& options = {});
 

@@ -35,8 +35,9 @@ struct GridSpec {
 // Throws Error unless dims are positive and spacing is positive and finite.
 void validate(const GridSpec& grid);
 
-// A grid covering box grown by padding on every side, at the given spacing. The point count
-// along an axis is ceil(extent/spacing)+1, the box is centred in the grid.
+// A grid covering box grown by padding on every side, at the given spacing, its points on
+// multiples of the spacing (origin = floor((lo − padding)/spacing)·spacing, the last point at
+// ceil((hi + padding)/spacing)·spacing), so every map format places it exactly.
 GridSpec grid_around(const Box& box, double spacing, double padding);
 // An AutoGrid-style box: centre and edge lengths, Å.
 GridSpec grid_centered(const std::array<double, 3>& center, const std::array<double, 3>& size,

@@ -1,33 +1,62 @@
-// Writing and reading potential maps: HDF5 (+ XDMF sidecar), OpenDX, CCP4/MRC.
+// Writing and reading potential maps: HDF5 (+ XDMF sidecar), OpenDX (plain or gzipped),
+// CCP4/MRC, Gaussian cube; one registry of formats by file name.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "dcsgrid/core/atoms.hpp"
 #include "dcsgrid/core/grid.hpp"
 #include "dcsgrid/io/map_metadata.hpp"
 
 namespace dcsgrid::io {
 
-enum class MapFormat { hdf5, dx, ccp4 };
-// .h5/.hdf5 -> hdf5, .dx -> dx, .ccp4/.map/.mrc -> ccp4. Throws Error for anything else.
+enum class MapFormat { hdf5, dx, dx_gz, ccp4, cube };
+
+// One entry of the format registry.
+struct MapFormatInfo {
+  MapFormat format;
+  const char* name;        // "OpenDX", for messages
+  const char* extensions;  // ".dx", as help texts list them (several separated by '/')
+  bool streamed;           // written plane by plane (Hdf5MapWriter), never whole in memory
+  bool named_datasets;     // holds several maps: FILE:DATASET and FILE#FRAME select one
+};
+// Every format, in the order help texts list them.
+std::span<const MapFormatInfo> map_formats();
+const MapFormatInfo& map_format_info(MapFormat format);
+// The one place a map file name is parsed (case-insensitive): .h5/.hdf5 -> hdf5, .dx -> dx,
+// .dx.gz -> dx_gz, .ccp4/.mrc/.map -> ccp4, .cube -> cube. Throws Error naming the file and
+// listing the formats for anything else. Callers keep the result rather than parse again.
 MapFormat map_format_from_path(const std::filesystem::path& path);
+// "... .h5/.hdf5 (HDF5 + XDMF), .dx (OpenDX), ..." for help texts and messages.
+std::string map_format_list();
 
 struct WriteOptions {
   bool compress = false;  // HDF5: shuffle + deflate
   int compression_level = 4;
+  // The structure the map was computed from, for formats that store atoms beside the map
+  // (Gaussian cube: one atom record each, atomic number 0 as elements are unknown here, the
+  // partial charge in the nuclear-charge column). Not owned; null: no atoms. Ignored by the
+  // other formats.
+  const AtomSet* atoms = nullptr;
 };
 
 // Streams planes into an HDF5 file, laid out as follows (h5py: f["potential"][k, j, i]):
-//   dataset /potential   float32, shape [nz][ny][nx] (x fastest), chunked by whole x rows,
-//                        shuffle + deflate when options.compress
+//   dataset /potential   float32, shape [nz][ny][nx] (x fastest), chunked by whole x rows
+//                        (io/hdf5_maps.hpp map_chunk), shuffle + deflate when options.compress
 //   its attributes       origin, spacing (3 doubles each, x,y,z order, Å), dims (3 int64, nx,ny,nz),
-//                        axis_order ("x fastest; dataset [nz][ny][nx]"), then every MapMetadata
-//                        field under its own name (strings: variable-length UTF-8; atom_count:
-//                        int64; the rest double) and each method parameter as the string attribute
-//                        "parameter:<name>".
+//                        axis_order ("x fastest; dataset [nz][ny][nx]"), long_name, then every
+//                        MapMetadata field under its own name (strings: variable-length UTF-8;
+//                        atom_count: int64; the rest double; units among them) and each method
+//                        parameter as the string attribute "parameter:<name>".
+//   datasets /x, /y, /z  float64 point positions (Å), HDF5 dimension scales attached to
+//                        /potential's dimensions (netCDF-4 / CF coordinates: xarray with h5netcdf
+//                        opens a labelled array); root attribute Conventions = "CF-1.8".
 // and an XDMF 2 sidecar <stem>.xmf (3DCoRectMesh, ORIGIN_DXDYDZ, Node attribute "potential" ->
 // <file>.h5:/potential, relative) that ParaView and VisIt open directly.
 // Slabs arrive in any order; the file and sidecar appear under their names only at finish(), which
@@ -66,36 +95,90 @@ class Hdf5MapWriter {
 void write_hdf5(const std::filesystem::path& path, const GridSpec& grid, const float* data,
                 const MapMetadata& meta, const WriteOptions& options = {});
 // OpenDX as APBS writes it (VMD, PyMOL, ChimeraX read it): "# name: value" comments with units and
-// provenance (the HDF5 attribute names; values on one line, cut at 1000 characters), gridpositions counts nx ny nz, origin, three axis-aligned
-// deltas, gridconnections, one double array of nx*ny*nz values listed with x SLOWEST and z fastest
+// provenance (the HDF5 attribute names; values on one line, cut at 1000 characters),
+// gridpositions counts nx ny nz, origin, three axis-aligned deltas, gridconnections, one double array of nx*ny*nz values listed with x SLOWEST and z fastest
 // (the transpose of our layout), three a line, each the shortest text that reads back as the same
 // float32.
 void write_dx(const std::filesystem::path& path, const GridSpec& grid, const float* data,
               const MapMetadata& meta);
 // CCP4/MRC-2014, mode 2 (float32), MAPC/MAPR/MAPS = 1,2,3 (x fastest, as in memory). A non-periodic
 // map: the "unit cell" is dims*spacing sampled by MX,MY,MZ = nx,ny,nz, so point i sits at
-// (NXSTART + i)*spacing. NXSTART.. = round(origin/spacing) when the origin lies on that lattice
-// (else 0), and the MRC-2014 ORIGIN words (50-52) always hold the origin in Å, so viewers that
-// use either place the map alike (off the lattice, only those reading ORIGIN place it exactly). Two labels name the program, units, method and input.
-void write_ccp4(const std::filesystem::path& path, const GridSpec& grid, const float* data,
-                const MapMetadata& meta);
-// By extension.
-void write_map(const std::filesystem::path& path, const GridSpec& grid, const float* data,
-               const MapMetadata& meta, const WriteOptions& options = {});
+// (NXSTART + i)*spacing. The convention CCP4 programs, gemmi, PyMOL and GridDataFormats share:
+// when the origin lies on that lattice (origin/spacing integral within 1e-6 relative), NXSTART..
+// = origin/spacing and the MRC-2014 ORIGIN words (50-52) are zero (readers that add both would
+// otherwise count the origin twice). Off the lattice, NXSTART.. = 0 and ORIGIN holds the origin in
+// Å: ChimeraX, VMD, mrcfile and our reader place it exactly, gemmi and PyMOL's ccp4 loader ignore
+// ORIGIN; the returned text says so (empty when the origin is on the lattice). PyMOL places
+// these maps right only with `set normalize_ccp4_maps, 0` before loading (it also rescales the
+// values otherwise); .dx avoids both. Two labels name the program, units, method and input.
+std::string write_ccp4(const std::filesystem::path& path, const GridSpec& grid, const float* data,
+                       const MapMetadata& meta);
+// Gaussian cube (3Dmol.js, VMD, Jmol, ASE): two comment lines (units, provenance), the atom count
+// and origin, then nx, ny, nz each with its step vector, lengths in Bohr (0.529177210903 Å);
+// options.atoms as atom records; values with x slowest and z fastest, six a line, each the
+// shortest text that reads back as the same float32. Values stay in the map's units (the comment
+// names them), not atomic units.
+void write_cube(const std::filesystem::path& path, const GridSpec& grid, const float* data,
+                const MapMetadata& meta, const WriteOptions& options = {});
+// OpenDX compressed with gzip as APBS writes .dx.gz (write_dx's text).
+void write_dx_gz(const std::filesystem::path& path, const GridSpec& grid, const float* data,
+                 const MapMetadata& meta);
+// By format (parsed once by the caller) or by extension. Returns a warning for the log, empty
+// when there is none (write_ccp4 off the lattice).
+std::string write_map(const std::filesystem::path& path, MapFormat format, const GridSpec& grid,
+                      const float* data, const MapMetadata& meta, const WriteOptions& options = {});
+std::string write_map(const std::filesystem::path& path, const GridSpec& grid, const float* data,
+                      const MapMetadata& meta, const WriteOptions& options = {});
 
 struct MapFile {
   GridSpec grid;
   MapMetadata meta;
   std::vector<float> data;  // x fastest
 };
+
+// Which map of a file: an HDF5 dataset other than /potential (Hdf5MapWriter::add_stream), and for a
+// batch file (4-D /potential) a frame. Only HDF5 files hold several maps.
+struct MapSelector {
+  std::string dataset = "potential";
+  std::optional<std::size_t> frame;
+};
+// A map argument as commands take it: "FILE", "FILE:DATASET" (HDF5), "FILE#FRAME" (a batch file's
+// frame, from 0). A name that exists as a file is taken whole, so files whose names hold ':' or
+// '#' still open.
+struct MapArgument {
+  std::filesystem::path path;
+  MapSelector selector;
+};
+MapArgument parse_map_argument(const std::string& text);
+
 // Reads a map written by write_hdf5/Hdf5MapWriter (attributes included): /potential, or another
 // dataset written the same way (Hdf5MapWriter::add_stream). Throws InputError naming the file on a
 // missing dataset or attribute, or a dataset shape that disagrees with dims.
 MapFile read_hdf5(const std::filesystem::path& path, const std::string& dataset = "potential");
-// Reads an OpenDX map (the subset APBS, VMD and we write; axis-aligned grids, data in the file).
-// "# name: value" comments with MapMetadata's field names fill meta; other comments are ignored.
-// Throws InputError (file, line, problem) on anything else.
+// One frame of a batch file (4-D /potential, /frames/status): InputError naming the file and frame
+// when the frame does not exist or is not complete.
+MapFile read_hdf5_frame(const std::filesystem::path& path, std::size_t frame);
+// Reads an OpenDX map, plain or gzipped (the subset APBS, VMD and we write; axis-aligned grids,
+// data in the file). "# name: value" comments with MapMetadata's field names fill meta; other
+// comments are ignored. Throws InputError (file, line, problem) on anything else, extra values
+// and anything after the data but the field trailer included.
 MapFile read_dx(const std::filesystem::path& path);
+// CCP4/MRC, modes 0, 1, 2, 6, any axis order, orthogonal cells (mode 2 is read exactly). Spacing
+// = cell / sampling (MX, MY, MZ); origin = the ORIGIN words when any is non-zero (MRC-2014,
+// ChimeraX's rule), else NXSTART.. times the spacing. meta.units from the first label where
+// dcsgrid wrote the file, else empty (the format has no units field); the other fields keep
+// their defaults. InputError naming the file on a bad header, a non-orthogonal cell or a file
+// whose size disagrees with its header (checked before anything is allocated).
+MapFile read_ccp4(const std::filesystem::path& path);
+// Gaussian cube with one value per point (not orbital sets), lengths in Bohr (or Å when a count is
+// negative, as the format allows). Atoms are skipped. meta.units from our own comment line,
+// else empty. InputError (file, line, problem) on anything malformed or extra.
+MapFile read_cube(const std::filesystem::path& path);
+// Any format, by extension (or by the format parsed once). Only HDF5 honours a selector other
+// than the default; other formats refuse one (InputError).
+MapFile read_map(const std::filesystem::path& path, const MapSelector& selector = {});
+MapFile read_map(const std::filesystem::path& path, MapFormat format, const MapSelector& selector);
+MapFile read_map(const MapArgument& argument);
 
 // Hex SHA-256 of a file's bytes (provenance attribute).
 std::string sha256_file(const std::filesystem::path& path);

@@ -1,0 +1,97 @@
+// The HDF5 layout of map files, shared by single maps (io::Hdf5MapWriter, read_hdf5) and batch
+// files (analysis::BatchFile): map datasets [leading...][nz][ny][nx] with the grid and metadata
+// attributes, netCDF-4 dimension scales x, y, z (and frame), small table datasets, and the frame
+// status column of batch files. Callers hold library_mutex(); `path` names the file in errors.
+#pragma once
+#include <hdf5.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dcsgrid/core/grid.hpp"
+#include "dcsgrid/io/hdf5_util.hpp"
+#include "dcsgrid/io/map_metadata.hpp"
+
+namespace dcsgrid::io::hdf5 {
+
+using Dataset = Handle;
+using Path = std::filesystem::path;
+
+// Dataset names (relative to the file's root).
+namespace names {
+inline constexpr const char* potential = "potential";
+inline constexpr const char* status = "frames/status";
+inline constexpr const char* frame = "frame";  // batch files: the frame dimension's scale
+}  // namespace names
+
+// The axis_order attribute of single maps and of batch files' /potential.
+inline constexpr const char* kMapAxisOrder = "x fastest; dataset [nz][ny][nx]";
+inline constexpr const char* kBatchAxisOrder = "x fastest; dataset [frame][nz][ny][nx]";
+
+// Opens an existing HDF5 file (InputError when missing or not HDF5).
+Handle open_file(const Path& path, bool writable);
+bool exists(hid_t location, const char* name, const Path& path);
+Dataset open_dataset(hid_t location, const char* name, const Path& path);
+void create_group(hid_t location, const char* name, const Path& path);
+int rank(hid_t dataset, const Path& path);
+std::vector<hsize_t> shape(hid_t dataset, const Path& path);
+
+// Chunks of whole x rows of one map, about 1 MiB, the planes (or, for planes over 1 MiB, the
+// rows) split evenly so that the last chunk is not mostly padding; 1 along leading dimensions.
+std::vector<hsize_t> map_chunk(const std::vector<hsize_t>& leading, const GridSpec& grid);
+// A float32 map dataset [leading...][nz][ny][nx] (leading: {} or {frames}), chunked by
+// map_chunk. allocate_early: storage allocated now and never filled (batch files: afterwards only
+// raw data are written). compress_level >= 0: shuffle + deflate at that level.
+Dataset create_map_dataset(hid_t location, const char* name, const std::vector<hsize_t>& leading,
+                           const GridSpec& grid, const Path& path, bool allocate_early = true,
+                           int compress_level = -1, hid_t access = H5P_DEFAULT);
+// The attributes map datasets carry: origin, spacing (3 doubles, x,y,z, Å), dims (3 int64),
+// axis_order, long_name, every MapMetadata field under its own name (units among them), and each
+// method parameter as the string attribute "parameter:<name>".
+void write_map_attributes(hid_t dataset, const GridSpec& grid, const MapMetadata& meta,
+                          const std::string& axis_order, const Path& path);
+void read_map_attributes(hid_t dataset, GridSpec& grid, MapMetadata& meta, const Path& path);
+// netCDF-4 / CF coordinates: creates (once per file) the 1-D float64 datasets /x, /y, /z (point
+// positions, Å, with units, long_name and axis attributes) and, for a batch (frames given),
+// /frame (0..frames-1), as HDF5 dimension scales, and attaches them to dataset's dimensions, so
+// netCDF readers (xarray with h5netcdf or netCDF4) see a labelled array with coordinates; the
+// root group gets Conventions = "CF-1.8" with the first map.
+void attach_coordinates(hid_t file, hid_t dataset, const GridSpec& grid,
+                        std::optional<std::size_t> frames, const Path& path);
+// InputError unless the dataset is float [frames][nz][ny][nx] (or [nz][ny][nx] without frames).
+void check_map_shape(hid_t dataset, const GridSpec& grid, std::optional<std::size_t> frames,
+                     const Path& path);
+// One map: frame `frame` of a 4-D dataset, or the whole 3-D one.
+void write_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid,
+               const float* data, const Path& path);
+void read_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid, float* out,
+              const Path& path);
+
+// Small datasets (dims {} = scalar), contiguous, storage allocated now and filled with data.
+Dataset create_column(hid_t location, const char* name, const std::vector<hsize_t>& dims,
+                      hid_t file_type, hid_t memory_type, const void* data, const Path& path);
+// A 1-D fixed-length string dataset (size bytes each, zero padded; longer texts are cut).
+Dataset create_string_column(hid_t location, const char* name, const std::vector<std::string>& texts,
+                             std::size_t size, const Path& path);
+// Row i of a 1-D or 2-D dataset (one element, or one row of the second dimension).
+void write_row(const Dataset& dataset, std::size_t i, hid_t memory_type, const void* data,
+               const Path& path);
+void write_string_element(const Dataset& dataset, std::size_t i, const std::string& text,
+                          const Path& path);
+void write_scalar(const Dataset& dataset, hid_t memory_type, const void* data, const Path& path);
+// Whole datasets of n elements (InputError on another size).
+void read_column(const Dataset& dataset, std::size_t n, hid_t memory_type, void* out,
+                 const Path& path);
+std::vector<std::string> read_string_column(const Dataset& dataset, std::size_t n, const Path& path);
+
+// /frames/status of batch files: enum int8 {pending = 0, complete = 1, failed = 2}.
+enum class FrameState : std::int8_t { pending = 0, complete = 1, failed = 2 };
+Handle status_type(const Path& path);
+// The status of every frame of a 4-D /potential.
+std::vector<std::int8_t> read_status(hid_t file, std::size_t frames, const Path& path);
+
+}  // namespace dcsgrid::io::hdf5

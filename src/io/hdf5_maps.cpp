@@ -1,0 +1,380 @@
+#include "dcsgrid/io/hdf5_maps.hpp"
+
+#include <hdf5_hl.h>
+
+#include <algorithm>
+#include <array>
+
+#include "dcsgrid/core/error.hpp"
+
+namespace dcsgrid::io::hdf5 {
+
+namespace {
+
+[[noreturn]] void fail(const Path& path, const std::string& problem) {
+  throw InputError(path.string(), 0, problem);
+}
+
+std::string label(const char* name) { return std::string("/") + name; }
+
+Handle simple_space(const std::vector<hsize_t>& dims, const Path& path) {
+  if (dims.empty()) return checked_handle(H5Screate(H5S_SCALAR), H5Sclose, path, "create a dataspace");
+  return checked_handle(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose, path,
+                        "create a dataspace");
+}
+
+// Dataset creation properties: storage allocated at creation, no object times (nothing in the
+// object headers changes after creation).
+Handle early_allocation(const Path& path) {
+  const std::string what = "set up dataset storage";
+  Handle plist = checked_handle(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, path, what);
+  check(H5Pset_alloc_time(plist.get(), H5D_ALLOC_TIME_EARLY), path, what);
+  check(H5Pset_obj_track_times(plist.get(), false), path, what);
+  return plist;
+}
+
+// (With as many planes as fit in 1 MiB, a 76-plane map took chunks of 66 planes: 132 planes
+// stored for 76, the file 1.7 times its data, and every frame of a batch wrote them.)
+hsize_t even_split(std::size_t count, std::size_t most) {
+  const std::size_t pieces = (count + most - 1) / most;
+  return hsize_t((count + pieces - 1) / pieces);
+}
+
+std::vector<hsize_t> map_dims(std::optional<std::size_t> frames, const GridSpec& grid) {
+  std::vector<hsize_t> dims;
+  if (frames) dims.push_back(*frames);
+  dims.insert(dims.end(), {hsize_t(grid.nz()), hsize_t(grid.ny()), hsize_t(grid.nx())});
+  return dims;
+}
+
+// The file-space selection of one map (frame of a 4-D dataset, or all of a 3-D one) and a memory
+// space of the same shape. (A flat 1-D memory space held the same values, but HDF5 then mapped
+// them onto the chunks element by element: 25 ms a frame of 0.33 M points, the whole cost of
+// writing a batch.)
+struct MapSelection {
+  Handle file_space, memory_space;
+};
+MapSelection select_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid,
+                        const Path& path) {
+  const std::string what = "select a map";
+  MapSelection s;
+  s.file_space = checked_handle(H5Dget_space(dataset), H5Sclose, path, what);
+  if (frame) {
+    const std::array<hsize_t, 4> start = {*frame, 0, 0, 0};
+    const std::array<hsize_t, 4> count = {1, hsize_t(grid.nz()), hsize_t(grid.ny()),
+                                          hsize_t(grid.nx())};
+    check(H5Sselect_hyperslab(s.file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                              count.data(), nullptr),
+          path, what);
+  }
+  const std::vector<hsize_t> shape = map_dims(frame ? std::optional<std::size_t>(1) : std::nullopt, grid);
+  s.memory_space = checked_handle(H5Screate_simple(int(shape.size()), shape.data(), nullptr),
+                                  H5Sclose, path, what);
+  return s;
+}
+
+// Row i of a 1-D or 2-D dataset: file selection and memory space.
+MapSelection select_row(hid_t dataset, std::size_t i, const Path& path) {
+  const std::string what = "select row " + std::to_string(i);
+  MapSelection s;
+  s.file_space = checked_handle(H5Dget_space(dataset), H5Sclose, path, what);
+  const std::vector<hsize_t> dims = shape(dataset, path);
+  if (dims.empty() || dims.size() > 2 || i >= dims[0])
+    throw Error(path.string() + ": cannot " + what + " of a dataset of this shape");
+  std::array<hsize_t, 2> start = {i, 0}, count = {1, dims.size() == 2 ? dims[1] : 1};
+  check(H5Sselect_hyperslab(s.file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                            count.data(), nullptr),
+        path, what);
+  const hsize_t n = count[1];
+  s.memory_space = checked_handle(H5Screate_simple(1, &n, nullptr), H5Sclose, path, what);
+  return s;
+}
+
+Handle fixed_string_type(std::size_t size, const Path& path) {
+  const std::string what = "make a string type";
+  Handle type = checked_handle(H5Tcopy(H5T_C_S1), H5Tclose, path, what);
+  check(H5Tset_size(type.get(), size), path, what);
+  check(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), path, what);
+  return type;
+}
+
+std::size_t element_count(hid_t dataset, const Path& path) {
+  std::size_t n = 1;
+  for (hsize_t d : shape(dataset, path)) n *= d;
+  return n;
+}
+
+}  // namespace
+
+std::vector<hsize_t> map_chunk(const std::vector<hsize_t>& leading, const GridSpec& grid) {
+  constexpr std::size_t target = std::size_t(1) << 20;
+  const std::size_t row = std::size_t(grid.nx()) * sizeof(float);
+  const std::size_t plane = row * std::size_t(grid.ny());
+  std::vector<hsize_t> chunk(leading.size(), 1);
+  if (plane <= target) {
+    chunk.push_back(even_split(std::size_t(grid.nz()), target / plane));
+    chunk.push_back(hsize_t(grid.ny()));
+  } else {
+    chunk.push_back(1);
+    chunk.push_back(even_split(std::size_t(grid.ny()), std::max<std::size_t>(1, target / row)));
+  }
+  chunk.push_back(hsize_t(grid.nx()));
+  return chunk;
+}
+
+Handle open_file(const Path& path, bool writable) {
+  if (!std::filesystem::exists(path)) fail(path, "no such file");
+  if (H5Fis_hdf5(path.c_str()) <= 0) fail(path, "not an HDF5 file");
+  return checked_handle(H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT),
+                        H5Fclose, path, writable ? "open the file for writing" : "open the file");
+}
+
+bool exists(hid_t location, const char* name, const Path& path) {
+  return check(H5Lexists(location, name, H5P_DEFAULT), path, "look for " + label(name)) > 0;
+}
+
+Dataset open_dataset(hid_t location, const char* name, const Path& path) {
+  if (!exists(location, name, path)) fail(path, "missing dataset " + label(name));
+  return checked_handle(H5Dopen2(location, name, H5P_DEFAULT), H5Dclose, path, "open " + label(name));
+}
+
+void create_group(hid_t location, const char* name, const Path& path) {
+  Handle group = checked_handle(H5Gcreate2(location, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                                H5Gclose, path, "create the group " + label(name));
+}
+
+int rank(hid_t dataset, const Path& path) {
+  Handle space = checked_handle(H5Dget_space(dataset), H5Sclose, path, "get a dataset's shape");
+  return int(check(H5Sget_simple_extent_ndims(space.get()), path, "get a dataset's shape"));
+}
+
+std::vector<hsize_t> shape(hid_t dataset, const Path& path) {
+  Handle space = checked_handle(H5Dget_space(dataset), H5Sclose, path, "get a dataset's shape");
+  std::vector<hsize_t> dims(std::size_t(rank(dataset, path)));
+  if (!dims.empty())
+    check(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr), path, "get a dataset's shape");
+  return dims;
+}
+
+Dataset create_map_dataset(hid_t location, const char* name, const std::vector<hsize_t>& leading,
+                           const GridSpec& grid, const Path& path, bool allocate_early,
+                           int compress_level, hid_t access) {
+  const std::string what = "create the dataset " + label(name);
+  std::vector<hsize_t> dims = leading;
+  dims.insert(dims.end(), {hsize_t(grid.nz()), hsize_t(grid.ny()), hsize_t(grid.nx())});
+  Handle space = simple_space(dims, path);
+  Handle plist = checked_handle(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, path, what);
+  check(H5Pset_obj_track_times(plist.get(), false), path, what);
+  const std::vector<hsize_t> chunk = map_chunk(leading, grid);
+  check(H5Pset_chunk(plist.get(), int(chunk.size()), chunk.data()), path, what);
+  if (allocate_early) {
+    check(H5Pset_alloc_time(plist.get(), H5D_ALLOC_TIME_EARLY), path, what);
+    check(H5Pset_fill_time(plist.get(), H5D_FILL_TIME_NEVER), path, what);
+  }
+  if (compress_level >= 0) {
+    if (compress_level > 9)
+      throw Error(path.string() + ": compression level " + std::to_string(compress_level) +
+                  " is outside 0..9");
+    if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0)
+      throw Error(path.string() + ": this HDF5 library has no deflate (zlib) filter");
+    check(H5Pset_shuffle(plist.get()), path, "enable the shuffle filter");
+    check(H5Pset_deflate(plist.get(), unsigned(compress_level)), path, "enable deflate compression");
+  }
+  return checked_handle(H5Dcreate2(location, name, H5T_IEEE_F32LE, space.get(), H5P_DEFAULT,
+                                   plist.get(), access),
+                        H5Dclose, path, what);
+}
+
+void write_map_attributes(hid_t dataset, const GridSpec& grid, const MapMetadata& meta,
+                          const std::string& axis_order, const Path& path) {
+  write_attribute(dataset, "origin", grid.origin, path);
+  write_attribute(dataset, "spacing", grid.spacing, path);
+  write_attribute(dataset, "dims", grid.dims, path);
+  write_attribute(dataset, "axis_order", axis_order, path);
+  write_attribute(dataset, "long_name", std::string("electrostatic potential"), path);
+  for_each_field(meta, [&](const char* name, const auto& value) {
+    write_attribute(dataset, name, value, path);
+  });
+  for (const auto& [name, value] : meta.parameters)
+    write_attribute(dataset, kParameterPrefix + name, value, path);
+}
+
+namespace {
+
+// A 1-D float64 coordinate dataset made a dimension scale named after itself.
+void create_scale(hid_t file, const char* name, const std::vector<double>& values,
+                  const char* long_name, const char* units, const Path& path) {
+  const std::string what = "create the coordinate " + label(name);
+  Handle scale = create_column(file, name, {values.size()}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                               values.data(), path);
+  check(H5DSset_scale(scale.get(), name), path, what);
+  write_attribute(scale.get(), "long_name", std::string(long_name), path);
+  if (*units) write_attribute(scale.get(), "units", std::string(units), path);
+  if (name[1] == '\0') {  // x, y, z: the CF axis
+    const char axis[2] = {char(name[0] - 'a' + 'A'), '\0'};
+    write_attribute(scale.get(), "axis", std::string(axis), path);
+  }
+}
+
+}  // namespace
+
+void attach_coordinates(hid_t file, hid_t dataset, const GridSpec& grid,
+                        std::optional<std::size_t> frames, const Path& path) {
+  const char* axes[3] = {"x", "y", "z"};
+  const char* long_names[3] = {"x coordinate", "y coordinate", "z coordinate"};
+  if (!exists(file, axes[0], path)) {  // the first map of the file: say which conventions it follows
+    Handle root = checked_handle(H5Gopen2(file, "/", H5P_DEFAULT), H5Gclose, path, "open the root group");
+    write_attribute(root.get(), "Conventions", std::string("CF-1.8"), path);
+  }
+  for (int a = 0; a < 3; ++a) {
+    if (exists(file, axes[a], path)) continue;
+    std::vector<double> positions(std::size_t(grid.dims[a]));
+    for (std::size_t i = 0; i < positions.size(); ++i)
+      positions[i] = grid.origin[a] + double(i) * grid.spacing[a];
+    create_scale(file, axes[a], positions, long_names[a], "angstrom", path);
+  }
+  if (frames && !exists(file, names::frame, path)) {
+    std::vector<double> index(*frames);
+    for (std::size_t i = 0; i < index.size(); ++i) index[i] = double(i);
+    create_scale(file, names::frame, index, "frame index", "", path);
+  }
+  const unsigned first = frames ? 1 : 0;
+  if (frames)
+    check(H5DSattach_scale(dataset, open_dataset(file, names::frame, path).get(), 0), path,
+          "attach the frame coordinate");
+  for (unsigned d = 0; d < 3; ++d)  // dataset dimensions are z, y, x
+    check(H5DSattach_scale(dataset, open_dataset(file, axes[2 - d], path).get(), first + d), path,
+          std::string("attach the ") + axes[2 - d] + " coordinate");
+}
+
+void read_map_attributes(hid_t dataset, GridSpec& grid, MapMetadata& meta, const Path& path) {
+  read_attribute(dataset, "origin", grid.origin, path);
+  read_attribute(dataset, "spacing", grid.spacing, path);
+  read_attribute(dataset, "dims", grid.dims, path);
+  try {
+    validate(grid);
+  } catch (const Error& e) {
+    fail(path, std::string("attributes describe an invalid grid: ") + e.what());
+  }
+  for_each_field(meta, [&](const char* name, auto& value) {
+    read_attribute(dataset, name, value, path);
+  });
+  const std::string prefix = kParameterPrefix;
+  for (const std::string& name : attribute_names(dataset, path))
+    if (name.compare(0, prefix.size(), prefix) == 0)
+      read_attribute(dataset, name, meta.parameters[name.substr(prefix.size())], path);
+}
+
+void check_map_shape(hid_t dataset, const GridSpec& grid, std::optional<std::size_t> frames,
+                     const Path& path) {
+  Handle type = checked_handle(H5Dget_type(dataset), H5Tclose, path, "get /potential's type");
+  if (H5Tget_class(type.get()) != H5T_FLOAT) fail(path, "/potential is not floating point");
+  if (shape(dataset, path) != map_dims(frames, grid))
+    fail(path, "/potential's shape does not match its dims attribute ([nz][ny][nx] = [" +
+                   std::to_string(grid.nz()) + "][" + std::to_string(grid.ny()) + "][" +
+                   std::to_string(grid.nx()) + "])");
+}
+
+void write_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid,
+               const float* data, const Path& path) {
+  MapSelection s = select_map(dataset, frame, grid, path);
+  check(H5Dwrite(dataset, H5T_NATIVE_FLOAT, s.memory_space.get(), s.file_space.get(), H5P_DEFAULT,
+                 data),
+        path, frame ? "write frame " + std::to_string(*frame) : std::string("write a map"));
+}
+
+void read_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid, float* out,
+              const Path& path) {
+  MapSelection s = select_map(dataset, frame, grid, path);
+  check(H5Dread(dataset, H5T_NATIVE_FLOAT, s.memory_space.get(), s.file_space.get(), H5P_DEFAULT,
+                out),
+        path, frame ? "read frame " + std::to_string(*frame) : std::string("read a map"));
+}
+
+Dataset create_column(hid_t location, const char* name, const std::vector<hsize_t>& dims,
+                      hid_t file_type, hid_t memory_type, const void* data, const Path& path) {
+  const std::string what = "create the dataset " + label(name);
+  Handle space = simple_space(dims, path);
+  Handle plist = early_allocation(path);
+  Handle ds = checked_handle(H5Dcreate2(location, name, file_type, space.get(), H5P_DEFAULT,
+                                        plist.get(), H5P_DEFAULT),
+                             H5Dclose, path, what);
+  check(H5Dwrite(ds.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), path, what);
+  return ds;
+}
+
+Dataset create_string_column(hid_t location, const char* name, const std::vector<std::string>& texts,
+                             std::size_t size, const Path& path) {
+  std::vector<char> buffer(texts.size() * size, '\0');
+  for (std::size_t i = 0; i < texts.size(); ++i)
+    std::copy_n(texts[i].data(), std::min(texts[i].size(), size), buffer.data() + i * size);
+  Handle type = fixed_string_type(size, path);
+  return create_column(location, name, {texts.size()}, type.get(), type.get(), buffer.data(), path);
+}
+
+void write_row(const Dataset& dataset, std::size_t i, hid_t memory_type, const void* data,
+               const Path& path) {
+  MapSelection s = select_row(dataset.get(), i, path);
+  check(H5Dwrite(dataset.get(), memory_type, s.memory_space.get(), s.file_space.get(), H5P_DEFAULT,
+                 data),
+        path, "write row " + std::to_string(i));
+}
+
+void write_string_element(const Dataset& dataset, std::size_t i, const std::string& text,
+                          const Path& path) {
+  Handle type = checked_handle(H5Dget_type(dataset.get()), H5Tclose, path, "get a string type");
+  const std::size_t size = H5Tget_size(type.get());
+  std::string buffer(size, '\0');
+  std::copy_n(text.data(), std::min(text.size(), size), buffer.data());
+  write_row(dataset, i, type.get(), buffer.data(), path);
+}
+
+void write_scalar(const Dataset& dataset, hid_t memory_type, const void* data, const Path& path) {
+  check(H5Dwrite(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), path,
+        "write a scalar");
+}
+
+void read_column(const Dataset& dataset, std::size_t n, hid_t memory_type, void* out,
+                 const Path& path) {
+  if (element_count(dataset.get(), path) != n)
+    fail(path, "a table column holds " + std::to_string(element_count(dataset.get(), path)) +
+                   " values, expected " + std::to_string(n));
+  check(H5Dread(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out), path,
+        "read a table column");
+}
+
+std::vector<std::string> read_string_column(const Dataset& dataset, std::size_t n, const Path& path) {
+  Handle type = checked_handle(H5Dget_type(dataset.get()), H5Tclose, path, "get a string type");
+  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) != 0)
+    fail(path, "a table column is not fixed-length strings");
+  const std::size_t size = H5Tget_size(type.get());
+  std::vector<char> buffer(n * size);
+  read_column(dataset, n, type.get(), buffer.data(), path);
+  std::vector<std::string> texts(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const char* begin = buffer.data() + i * size;
+    texts[i].assign(begin, std::find(begin, begin + size, '\0'));
+  }
+  return texts;
+}
+
+Handle status_type(const Path& path) {
+  Handle type = checked_handle(H5Tenum_create(H5T_NATIVE_INT8), H5Tclose, path, "make the status type");
+  const std::pair<const char*, FrameState> states[] = {{"pending", FrameState::pending},
+                                                       {"complete", FrameState::complete},
+                                                       {"failed", FrameState::failed}};
+  for (const auto& [name, state] : states) {
+    const std::int8_t value = std::int8_t(state);
+    check(H5Tenum_insert(type.get(), name, &value), path, "make the status type");
+  }
+  return type;
+}
+
+std::vector<std::int8_t> read_status(hid_t file, std::size_t frames, const Path& path) {
+  std::vector<std::int8_t> status(frames);
+  read_column(open_dataset(file, names::status, path), frames, status_type(path).get(),
+              status.data(), path);
+  return status;
+}
+
+}  // namespace dcsgrid::io::hdf5
