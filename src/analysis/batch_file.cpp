@@ -38,6 +38,8 @@ constexpr const char* kModel = "frames/model";
 constexpr const char* kSha = "frames/input_sha256";
 constexpr const char* kAtoms = "frames/atom_count";
 constexpr const char* kCharge = "frames/total_charge";
+constexpr const char* kFrameIndex = "frames/frame_index";
+constexpr const char* kTime = "frames/time_ps";
 constexpr const char* kStatus = h5::names::status;
 constexpr const char* kMessage = "frames/message";
 constexpr const char* kMean = "analysis/mean";
@@ -48,8 +50,8 @@ constexpr const char* kEnsembleFrames = "analysis/ensemble_frames";
 struct Columns {
   std::vector<std::string> source, sha, message;
   std::vector<std::int32_t> model;
-  std::vector<std::int64_t> atoms;
-  std::vector<double> charge;
+  std::vector<std::int64_t> atoms, frame_index;
+  std::vector<double> charge, time;
   std::vector<std::int8_t> status;
 
   explicit Columns(const std::vector<FrameRecord>& frames) {
@@ -61,6 +63,8 @@ struct Columns {
       atoms.push_back(std::int64_t(f.atom_count));
       charge.push_back(f.total_charge);
       status.push_back(std::int8_t(f.status));
+      frame_index.push_back(f.frame_index);
+      time.push_back(f.time_ps);
     }
   }
 };
@@ -144,6 +148,8 @@ void BatchFile::create(const fs::path& path, const BatchLayout& layout) {
     h5::create_column(f, kModel, {n}, H5T_STD_I32LE, H5T_NATIVE_INT32, c.model.data(), path);
     h5::create_column(f, kAtoms, {n}, H5T_STD_I64LE, H5T_NATIVE_INT64, c.atoms.data(), path);
     h5::create_column(f, kCharge, {n}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, c.charge.data(), path);
+    h5::create_column(f, kFrameIndex, {n}, H5T_STD_I64LE, H5T_NATIVE_INT64, c.frame_index.data(), path);
+    h5::create_column(f, kTime, {n}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, c.time.data(), path);
     Handle status = status_type(path);
     h5::create_column(f, kStatus, {n}, status.get(), status.get(), c.status.data(), path);
 
@@ -193,6 +199,12 @@ BatchFile::BatchFile(const fs::path& path, bool writable) : impl_(std::make_uniq
   h5::read_column(b.dataset(kAtoms), n, H5T_NATIVE_INT64, atoms.data(), path);
   h5::read_column(b.dataset(kCharge), n, H5T_NATIVE_DOUBLE, charge.data(), path);
   h5::read_column(b.dataset(kStatus), n, status_type(path).get(), status.data(), path);
+  // Trajectory columns (absent from files of earlier versions: no frame index, no time).
+  std::vector<std::int64_t> frame_index(n, -1);
+  std::vector<double> time(n, std::numeric_limits<double>::quiet_NaN());
+  if (h5::exists(f, kFrameIndex, path))
+    h5::read_column(b.dataset(kFrameIndex), n, H5T_NATIVE_INT64, frame_index.data(), path);
+  if (h5::exists(f, kTime, path)) h5::read_column(b.dataset(kTime), n, H5T_NATIVE_DOUBLE, time.data(), path);
   b.frames.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     FrameRecord& r = b.frames[i];
@@ -203,6 +215,8 @@ BatchFile::BatchFile(const fs::path& path, bool writable) : impl_(std::make_uniq
     r.atom_count = std::size_t(std::max<std::int64_t>(atoms[i], 0));
     r.total_charge = charge[i];
     r.status = FrameStatus(status[i]);
+    r.frame_index = frame_index[i];
+    r.time_ps = time[i];
   }
   if (h5::exists(f, "analysis", path)) {
     if (h5::exists(f, h5::names::histogram, path))

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <exception>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <mutex>
@@ -18,6 +19,7 @@
 #include <spdlog/spdlog.h>
 
 #include "batch_queue.hpp"
+#include "trajectory_frames.hpp"
 #include "dcsgrid/analysis/ensemble.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
@@ -77,6 +79,9 @@ nlohmann::json options_fingerprint(const BatchOptions& o, const std::vector<std:
       {"histogram", {{"bins", o.histogram.bins}, {"lo", o.histogram.lo}, {"hi", o.histogram.hi}}},
       {"ensemble", o.ensemble},
   };
+  if (o.frames)
+    j["frames"] = {{"start", o.frames->start}, {"stop", o.frames->stop ? *o.frames->stop : -1},
+                   {"step", o.frames->step}};
   const engine::CutoffOptions& c = o.compute.cutoff;
   if (o.compute.methods.front() == engine::Method::cutoff)
     j["cutoff"] = {{"radius", c.radius},
@@ -154,11 +159,11 @@ Scan scan_inputs(const std::vector<std::string>& files, const BatchOptions& o) {
   return scan;
 }
 
-// Reads the atoms of one frame; with models_all, a file's models are read once and kept while
-// its frames come by.
-class FrameReader {
+// Reads the atoms of one frame of structure files; with models_all, a file's models are read once
+// and kept while its frames come by.
+class FileFrames {
  public:
-  explicit FrameReader(const BatchOptions& o) : options_(o) {}
+  explicit FileFrames(const BatchOptions& o) : options_(o) {}
   AtomSet read(const FrameRecord& record) {
     if (!options_.models_all) {
       io::ReadOptions read = options_.read;
@@ -205,9 +210,11 @@ struct ComputedItem {
 // (a failed write, say) stores it and aborts every queue; run() rethrows it after the joins.
 class Pipeline {
  public:
-  Pipeline(const BatchOptions& o, BatchFile& file, std::vector<FrameRecord>& records,
+  // Reads the atoms of record i (ascending i).
+  using FrameRead = std::function<AtomSet(std::size_t, const FrameRecord&)>;
+  Pipeline(const BatchOptions& o, FrameRead read_frame, BatchFile& file, std::vector<FrameRecord>& records,
            engine::Backend& backend)
-      : options_(o), file_(file), records_(records), backend_(backend),
+      : options_(o), read_frame_(std::move(read_frame)), file_(file), records_(records), backend_(backend),
         read_q_(o.queue_depth), computed_q_(o.queue_depth), free_buffers_(o.queue_depth + 2) {}
 
   void run(const std::vector<std::size_t>& todo, BatchResult& result) {
@@ -252,13 +259,12 @@ class Pipeline {
   }
 
   void read_stage(const std::vector<std::size_t>& todo) {
-    FrameReader reader(options_);
     for (std::size_t index : todo) {
       const auto t0 = clock_type::now();
       ReadItem item;
       item.index = index;
       try {
-        item.atoms = reader.read(records_[index]);
+        item.atoms = read_frame_(index, records_[index]);
       } catch (const std::exception& e) {
         item.error = e.what();
       }
@@ -364,6 +370,7 @@ class Pipeline {
 
  private:
   const BatchOptions& options_;
+  FrameRead read_frame_;
   BatchFile& file_;
   std::vector<FrameRecord>& records_;
   engine::Backend& backend_;
@@ -454,6 +461,12 @@ BatchResult run_batch(const BatchOptions& o) {
                 method_list_name(o.compute.methods));
   check_output_folder(o.output);
   const std::vector<std::string> files = expand_inputs(o.inputs);
+  const std::optional<TrajectoryInputs> trajectory = trajectory_inputs(files);
+  if (trajectory && o.models_all) throw Error("batch: --models all is for multi-model files, not trajectories");
+  if (!trajectory && o.frames) throw Error("batch: --frames selects trajectory frames; no input is a trajectory");
+  // The topology's atoms and charges, read once (a bad topology fails the batch, not each frame).
+  const std::optional<AtomSet> topology =
+      trajectory ? std::optional(read_topology_atoms(trajectory->topology, o.read)) : std::nullopt;
   if (files.empty()) throw Error("batch: the input lists name no files");
   std::vector<fs::path> read_paths(files.begin(), files.end());
   for (const auto& in : o.inputs)
@@ -472,7 +485,14 @@ BatchResult run_batch(const BatchOptions& o) {
     BatchFile probe(o.output);
     records = check_resume(probe, fingerprint, files);
   } else {
-    Scan scan = scan_inputs(files, o);
+    Scan scan;
+    if (trajectory) {
+      TrajectoryScan t = scan_trajectory(*trajectory, *topology, o.frames, !o.grid.box);
+      scan.frames = std::move(t.frames);
+      scan.box = t.box;
+    } else {
+      scan = scan_inputs(files, o);
+    }
     if (!o.grid.box && !scan.box)
       throw Error(fmt::format("batch: none of the {} inputs could be read, so there is no box for "
                               "the grid (first error: {})",
@@ -516,7 +536,15 @@ BatchResult run_batch(const BatchOptions& o) {
       throw Error("the " + backend->name() + " backend does not support --method " +
                   engine::method_name(method));
     result.device = backend->name();
-    Pipeline pipeline(run, file, records, *backend);
+    FileFrames file_frames(o);
+    std::optional<TrajectoryFrames> trajectory_frames;
+    if (trajectory) trajectory_frames.emplace(*trajectory, *topology, o.frames);
+    Pipeline pipeline(
+        run,
+        [&](std::size_t index, const FrameRecord& record) {
+          return trajectory_frames ? trajectory_frames->read(index, record) : file_frames.read(record);
+        },
+        file, records, *backend);
     pipeline.run(todo, result);
     if (pipeline.stopped_by_fail_fast()) {
       const FrameRecord& f = result.failures.back();

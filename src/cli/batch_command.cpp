@@ -32,6 +32,7 @@ const CLI::Range kPositiveCount(1, std::numeric_limits<int>::max(), "POSITIVE");
 struct BatchCommandOptions {
   app::BatchOptions batch;
   std::string models = "one";
+  std::string frames;  // --frames, parsed into batch.frames
   GridOptions grid;
   ComputeOptions compute;
   std::vector<double> histogram_range;
@@ -43,6 +44,9 @@ struct BatchCommandOptions {
 
 const char* kExamples = R"(Examples:
   dcsgrid batch md/frame_*.pqr -o frames.h5              every snapshot on one shared grid
+  dcsgrid batch top.psf traj.dcd -o frames.h5 --spacing 1   an MD trajectory, charges from the PSF
+  dcsgrid batch sys.prmtop md1.nc md2.nc -o f.h5 --frames ::10   every 10th frame of two NetCDF files
+  dcsgrid batch conf.pqr run.xtc -o f.h5 --frames 100:   GROMACS XTC from frame 100, charges from PQR
   dcsgrid batch @frames.txt -o frames.h5 --spacing 1     inputs listed in a file, one a line
   dcsgrid batch traj.pdb --models all -o frames.h5       every MODEL of a multi-model file
   dcsgrid batch @frames.txt -o frames.h5 --resume        continue after a crash or a kill
@@ -62,7 +66,8 @@ void add_options(CLI::App& app, BatchCommandOptions& o) {
   app::BatchOptions& b = o.batch;
   app.add_option("inputs", b.inputs,
                  "Structures (PQR, PDB, mmCIF, PDBQT, XYZ, .gz too), or @LIST: a file naming one "
-                 "input a line")
+                 "input a line; or a topology (PSF, PRMTOP, PQR, PDB, ...) followed by trajectories "
+                 "(.dcd .xtc .trr .nc .ncdf, read in order as one stream)")
       ->required();
   app.add_option("-o,--output", b.output, "Batch file to write (.h5)")->required();
 
@@ -76,6 +81,11 @@ void add_options(CLI::App& app, BatchCommandOptions& o) {
       ->check(kPositiveCount)
       ->capture_default_str()
       ->excludes(models)
+      ->group(in);
+  app.add_option("--frames", o.frames,
+                 "Trajectory frames START:STOP:STEP of the stream (from 0, STOP excluded): 100:, "
+                 ":500, ::10, 3:90:2")
+      ->check(parses_with([](const std::string& v) { io::parse_frame_selection(v); }, "START:STOP:STEP"))
       ->group(in);
   add_charge_options(app, b.read,
                      "Residues/atoms missing from the force field: error (the frame fails) or "
@@ -125,6 +135,7 @@ void add_options(CLI::App& app, BatchCommandOptions& o) {
 void complete_batch_options(BatchCommandOptions& o, const std::string& command_line) {
   app::BatchOptions& b = o.batch;
   b.models_all = o.models == "all";
+  if (!o.frames.empty()) b.frames = io::parse_frame_selection(o.frames);
   b.grid = o.grid.choice();
   b.compute = o.compute.settings();
   b.stats = !o.no_stats;
@@ -156,7 +167,9 @@ void print_summary(const app::BatchResult& r, bool models_all) {
   if (!r.failures.empty()) {
     std::fprintf(stderr, "failed frames (--resume retries them):\n");
     for (const auto& f : r.failures) {
-      const std::string model = models_all ? fmt::format(" model {}", f.model) : "";
+      const std::string model = f.frame_index >= 0 ? fmt::format(" frame {}", f.frame_index)
+                                : models_all       ? fmt::format(" model {}", f.model)
+                                                   : "";
       std::fprintf(stderr, "  %s%s: %s\n", f.source.c_str(), model.c_str(), f.message.c_str());
     }
   }

@@ -80,21 +80,6 @@ void add_physics_options(CLI::App& app, Physics& physics, std::string& units) {
       ->group(phys);
 }
 
-// A CLI11 check that runs a parser and reports its Error as a usage error.
-template <typename Parse>
-CLI::Validator parses_with(Parse parse, const std::string& description) {
-  return CLI::Validator(
-      [parse](std::string& value) {
-        try {
-          parse(value);
-          return std::string();
-        } catch (const std::exception& e) {
-          return std::string(e.what());
-        }
-      },
-      description);
-}
-
 // What another program computes, so a user can reproduce a map they know. Each sets only the
 // options not given on the command line.
 struct Preset {

@@ -12,6 +12,22 @@
 
 namespace dcsgrid::cli {
 
+// A CLI11 check that runs a parser on the option's text and reports what it throws as a usage
+// error.
+template <typename Parse>
+CLI::Validator parses_with(Parse parse, const std::string& description) {
+  return CLI::Validator(
+      [parse](std::string& value) {
+        try {
+          parse(value);
+          return std::string();
+        } catch (const std::exception& e) {
+          return std::string(e.what());
+        }
+      },
+      description);
+}
+
 // --forcefield, --forcefield-dir, --unknown (error: list them; zero: warn, charge 0).
 void add_charge_options(CLI::App& app, io::ReadOptions& read, const std::string& unknown_help);
 

@@ -222,9 +222,21 @@ IndexedTrajectory* as_indexed(TrajectoryReader& reader) {
   return dynamic_cast<IndexedTrajectory*>(&reader);
 }
 
-std::unique_ptr<TrajectoryReader> open_trajectory(const std::filesystem::path& path) {
+namespace {
+std::string lower_extension(const std::filesystem::path& path) {
   std::string ext = path.extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext;
+}
+}  // namespace
+
+bool is_trajectory_path(const std::filesystem::path& path) {
+  const std::string ext = lower_extension(path);
+  return ext == ".dcd" || ext == ".xtc" || ext == ".trr" || ext == ".nc" || ext == ".ncdf";
+}
+
+std::unique_ptr<TrajectoryReader> open_trajectory(const std::filesystem::path& path) {
+  const std::string ext = lower_extension(path);
   if (ext == ".dcd") return detail::open_dcd(path);
   if (ext == ".xtc") return detail::open_xtc(path);
   if (ext == ".trr") return detail::open_trr(path);

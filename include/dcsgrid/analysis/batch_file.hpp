@@ -11,6 +11,8 @@
 //   /frames/input_sha256   fixed-length string: SHA-256 of the input file
 //   /frames/atom_count     int64
 //   /frames/total_charge   float64, e
+//   /frames/frame_index    int64: a trajectory frame's number in its file, from 0 (-1: not one)
+//   /frames/time_ps        float64: its simulation time, ps (NaN where the format has none)
 //   /frames/status         enum int8 {pending = 0, complete = 1, failed = 2}
 //   /frames/message        fixed-length string (up to 255 bytes): why a frame failed
 //   /analysis/stats        float64 [frames][6]: min, max, mean, std, count, non_finite
@@ -27,6 +29,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -49,6 +52,8 @@ struct FrameRecord {
   double total_charge = 0;
   FrameStatus status = FrameStatus::pending;
   std::string message;     // why it failed (truncated to 255 bytes in the file)
+  std::int64_t frame_index = -1;  // trajectories: the frame's number in `source`, from 0
+  double time_ps = std::numeric_limits<double>::quiet_NaN();  // trajectories: simulation time
 };
 
 // What a batch file is created with.

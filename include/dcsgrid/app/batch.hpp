@@ -19,6 +19,7 @@
 #include "dcsgrid/analysis/stats.hpp"
 #include "dcsgrid/app/settings.hpp"
 #include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/trajectory.hpp"
 
 namespace dcsgrid::app {
 
@@ -32,6 +33,10 @@ struct BatchOptions {
   std::vector<std::string> inputs;
   std::filesystem::path output;  // .h5
   bool models_all = false;       // every model of multi-model files, one frame each
+  // Trajectories: when inputs after the first are trajectory files (.dcd .xtc .trr .nc .ncdf),
+  // the first input is the topology (PSF, PRMTOP, PQR, PDB/mmCIF, ...: atoms and charges) and the
+  // trajectories are read one after the other as one stream, a frame each, in constant memory.
+  std::optional<io::FrameSelection> frames;  // START:STOP:STEP of the stream's frames
   io::ReadOptions read;
 
   // The shared grid: the user's box when given, else the union of every input's box grown by

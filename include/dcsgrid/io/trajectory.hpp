@@ -63,6 +63,8 @@ class TrajectoryReader {
   std::vector<Truncation> truncations_;
 };
 
+// Whether the extension is a trajectory format's (.dcd .xtc .trr .nc .ncdf, any case).
+bool is_trajectory_path(const std::filesystem::path& path);
 // Opens one trajectory by its extension. Throws InputError for an unknown extension, a missing
 // file, a malformed header, a DCD with fixed atoms, or NetCDF without libnetcdf in the build.
 std::unique_ptr<TrajectoryReader> open_trajectory(const std::filesystem::path& path);

@@ -1,0 +1,87 @@
+#include "trajectory_frames.hpp"
+
+#include <map>
+
+#include <spdlog/spdlog.h>
+
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/topology.hpp"
+
+namespace dcsgrid::app {
+
+std::optional<TrajectoryInputs> trajectory_inputs(const std::vector<std::string>& files) {
+  std::size_t trajectories = 0;
+  for (std::size_t i = 1; i < files.size(); ++i) trajectories += io::is_trajectory_path(files[i]);
+  if (trajectories == 0) return std::nullopt;
+  if (trajectories + 1 != files.size() || io::is_trajectory_path(files.front()))
+    throw Error("batch: a trajectory batch is one topology (PSF, PRMTOP, PQR, PDB, ...) followed by "
+                "trajectory files (.dcd .xtc .trr .nc .ncdf) only; got " +
+                std::to_string(files.size()) + " inputs of which " + std::to_string(trajectories) +
+                " after the first are trajectories");
+  return TrajectoryInputs{files.front(), {files.begin() + 1, files.end()}};
+}
+
+AtomSet read_topology_atoms(const std::string& file, const io::ReadOptions& read) {
+  if (io::is_topology_path(file)) return io::read_topology(file).atoms;
+  return io::read_structure(file, read).atoms;
+}
+
+std::unique_ptr<io::TrajectoryReader> open_frames(const TrajectoryInputs& in, std::size_t atoms,
+                                                  const std::optional<io::FrameSelection>& frames) {
+  std::vector<std::filesystem::path> paths(in.trajectories.begin(), in.trajectories.end());
+  std::unique_ptr<io::TrajectoryReader> reader = io::open_trajectories(paths);
+  io::check_atom_count(in.topology, atoms, *reader);
+  if (frames) reader = io::select_frames(std::move(reader), *frames);
+  return reader;
+}
+
+TrajectoryScan scan_trajectory(const TrajectoryInputs& in, const AtomSet& topology,
+                               const std::optional<io::FrameSelection>& frames, bool need_box) {
+  auto reader = open_frames(in, topology.size(), frames);
+  std::map<std::size_t, std::string> sha;  // per file of the stream
+  std::vector<float> xyz(3 * topology.size());
+  AtomSet atoms = topology;
+  TrajectoryScan scan;
+  io::FrameInfo info;
+  while (reader->next(xyz.data(), info)) {
+    analysis::FrameRecord record;
+    record.source = in.trajectories.at(info.file);
+    if (!sha.contains(info.file)) sha[info.file] = io::sha256_file(record.source);
+    record.input_sha256 = sha[info.file];
+    record.frame_index = info.index;
+    record.time_ps = info.time_ps;
+    scan.frames.push_back(record);
+    if (!need_box) continue;
+    io::set_coordinates(atoms, xyz.data());
+    const Box b = bounding_box(atoms);
+    scan.box = scan.box ? union_box(*scan.box, b) : b;
+  }
+  for (const auto& t : reader->truncations()) spdlog::warn("{} (the frames before it are used)", t.message());
+  if (scan.frames.empty()) throw Error("batch: the trajectories hold no (selected) frame");
+  return scan;
+}
+
+TrajectoryFrames::TrajectoryFrames(const TrajectoryInputs& in, AtomSet topology,
+                                   const std::optional<io::FrameSelection>& frames)
+    : reader_(open_frames(in, topology.size(), frames)),
+      topology_(std::move(topology)),
+      xyz_(3 * topology_.size()) {}
+
+AtomSet TrajectoryFrames::read(std::size_t index, const analysis::FrameRecord& record) {
+  if (index < next_) throw Error("internal: trajectory frames read out of order");
+  for (; next_ < index; ++next_)
+    if (!reader_->skip()) break;
+  io::FrameInfo info;
+  const bool have = next_ == index && reader_->next(xyz_.data(), info);
+  ++next_;
+  if (!have || info.index != record.frame_index)
+    throw InputError(record.source, 0,
+                     "frame " + std::to_string(record.frame_index) +
+                         " is no longer where the batch found it (the trajectory changed?)");
+  AtomSet atoms = topology_;
+  io::set_coordinates(atoms, xyz_.data());
+  return atoms;
+}
+
+}  // namespace dcsgrid::app

@@ -1,0 +1,57 @@
+// The frames of a trajectory batch (private to src/app): a topology that gives the atoms and
+// charges, and trajectory files read one after the other as one stream, one frame in memory.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dcsgrid/analysis/batch_file.hpp"
+#include "dcsgrid/core/atoms.hpp"
+#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/trajectory.hpp"
+
+namespace dcsgrid::app {
+
+struct TrajectoryInputs {
+  std::string topology;
+  std::vector<std::string> trajectories;
+};
+// A topology then trajectories, when any input after the first has a trajectory extension;
+// nullopt for a batch of structure files. Throws Error when trajectories and structure files mix.
+std::optional<TrajectoryInputs> trajectory_inputs(const std::vector<std::string>& files);
+
+// Atoms and charges of the topology: PSF and PRMTOP through io::read_topology, the structure
+// formats (PQR, PDB/mmCIF with force-field charges, PDBQT, mol2) through io::read_structure.
+AtomSet read_topology_atoms(const std::string& file, const io::ReadOptions& read);
+
+// The selected frames of the stream, their atom count checked against the topology's.
+std::unique_ptr<io::TrajectoryReader> open_frames(const TrajectoryInputs& in, std::size_t atoms,
+                                                  const std::optional<io::FrameSelection>& frames);
+
+// One record per selected frame (its file, number in the file, time, the file's SHA-256) and,
+// when `need_box`, the union of the frames' boxes. Truncated last frames are logged and left out.
+struct TrajectoryScan {
+  std::vector<analysis::FrameRecord> frames;
+  std::optional<Box> box;
+};
+TrajectoryScan scan_trajectory(const TrajectoryInputs& in, const AtomSet& topology,
+                               const std::optional<io::FrameSelection>& frames, bool need_box);
+
+// Reads the frames in stream order, passing over (without decoding) the ones not asked for.
+class TrajectoryFrames {
+ public:
+  TrajectoryFrames(const TrajectoryInputs& in, AtomSet topology,
+                   const std::optional<io::FrameSelection>& frames);
+  // The atoms of record `index` (records as scan_trajectory made them); indexes rise between
+  // calls. Throws InputError when the stream no longer has that frame where it was.
+  AtomSet read(std::size_t index, const analysis::FrameRecord& record);
+
+ private:
+  std::unique_ptr<io::TrajectoryReader> reader_;
+  AtomSet topology_;
+  std::vector<float> xyz_;
+  std::size_t next_ = 0;
+};
+
+}  // namespace dcsgrid::app
