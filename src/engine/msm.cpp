@@ -1,0 +1,237 @@
+// Multilevel summation's long-range part on the CPU: float64 level grids, OpenMP threads over
+// planes (or rows), so no two threads write one grid point.
+#include "dcsgrid/engine/msm.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "dcsgrid/core/error.hpp"
+
+namespace dcsgrid::engine {
+namespace {
+
+using Dims = std::array<std::int64_t, 3>;
+
+// out = the 1-D operator applied along axis of in (dims), the other axes kept.
+std::vector<double> apply_along_axis(const std::vector<double>& in, Dims& dims, int axis,
+                                     const MsmTransfer1D& op) {
+  const std::int64_t inner = axis == 0 ? 1 : (axis == 1 ? dims[0] : dims[0] * dims[1]);
+  const std::int64_t outer = axis == 2 ? 1 : (axis == 1 ? dims[2] : dims[1] * dims[2]);
+  const std::int64_t n_in = dims[axis], n_out = std::int64_t(op.first.size());
+  std::vector<double> out(std::size_t(outer * n_out * inner), 0.0);
+#pragma omp parallel for collapse(2) schedule(static)
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t r = 0; r < n_out; ++r) {
+      double* dst = &out[(o * n_out + r) * inner];
+      for (int c = 0; c < op.count[r]; ++c) {
+        const double w = op.weight[r * op.width + c];
+        const double* src = &in[(o * n_in + op.first[r] + c) * inner];
+        for (std::int64_t t = 0; t < inner; ++t) dst[t] += w * src[t];
+      }
+    }
+  dims[axis] = n_out;
+  return out;
+}
+
+// One row of the stencil at (dy, dz): its nonzero weights for dx = x_lo .. x_hi.
+struct StencilRow {
+  int dy, dz, x_lo, x_hi;
+  const double* w;  // w[dx] valid for dx in [x_lo, x_hi]
+};
+
+std::vector<StencilRow> stencil_rows(const MsmPlan& plan) {
+  const int r = plan.stencil_radius, width = 2 * r + 1;
+  std::vector<StencilRow> rows;
+  for (int dz = -r; dz <= r; ++dz)
+    for (int dy = -r; dy <= r; ++dy) {
+      const double* row = &plan.stencil[(std::size_t(dz + r) * width + (dy + r)) * width + r];
+      int x_hi = r;
+      while (x_hi >= 0 && row[x_hi] == 0.0) --x_hi;
+      if (x_hi < 0) continue;  // the row misses the sphere
+      rows.push_back({dy, dz, -x_hi, x_hi, row});
+    }
+  return rows;
+}
+
+// Level l < top: e = (g_0 · 2^−l) ∗ q, the stencil clipped at the level's faces.
+std::vector<double> stencil_potential(const MsmPlan& plan, int level, const std::vector<double>& q) {
+  const Dims n = plan.levels[level].n;
+  const double level_scale = 1.0 / double(std::int64_t(1) << level);
+  const std::vector<StencilRow> rows = stencil_rows(plan);
+  std::vector<double> e(q.size(), 0.0);
+#pragma omp parallel for collapse(2) schedule(dynamic, 4)
+  for (std::int64_t z = 0; z < n[2]; ++z)
+    for (std::int64_t y = 0; y < n[1]; ++y) {
+      double* dst = &e[(z * n[1] + y) * n[0]];
+      for (const StencilRow& row : rows) {
+        const std::int64_t sz = z + row.dz, sy = y + row.dy;
+        if (sz < 0 || sz >= n[2] || sy < 0 || sy >= n[1]) continue;
+        const double* src = &q[(sz * n[1] + sy) * n[0]];
+        for (int dx = row.x_lo; dx <= row.x_hi; ++dx) {
+          const double w = row.w[dx] * level_scale;
+          const std::int64_t x0 = std::max<std::int64_t>(0, -dx), x1 = std::min<std::int64_t>(n[0], n[0] - dx);
+          for (std::int64_t x = x0; x < x1; ++x) dst[x] += w * src[x + dx];
+        }
+      }
+    }
+  return e;
+}
+
+// The top level: every pair of points (the charged ones as sources).
+std::vector<double> top_potential(const MsmPlan& plan, const std::vector<double>& q) {
+  const Dims n = plan.levels.back().n;
+  struct Source {
+    std::int64_t x, y, z;
+    double q;
+  };
+  std::vector<Source> sources;
+  for (std::int64_t z = 0, j = 0; z < n[2]; ++z)
+    for (std::int64_t y = 0; y < n[1]; ++y)
+      for (std::int64_t x = 0; x < n[0]; ++x, ++j)
+        if (q[j] != 0.0) sources.push_back({x, y, z, q[j]});
+  std::vector<double> e(q.size(), 0.0);
+#pragma omp parallel for collapse(2) schedule(static)
+  for (std::int64_t z = 0; z < n[2]; ++z)
+    for (std::int64_t y = 0; y < n[1]; ++y)
+      for (std::int64_t x = 0; x < n[0]; ++x) {
+        double sum = 0;
+        for (const Source& s : sources)
+          sum += s.q * plan.top_kernel[(std::abs(z - s.z) * n[1] + std::abs(y - s.y)) * n[0] + std::abs(x - s.x)];
+        e[(z * n[1] + y) * n[0] + x] = sum;
+      }
+  return e;
+}
+
+// Level-0 node of an atom along axis: first node index (relative to lo) and its weights.
+std::int64_t atom_nodes(const MsmPlan& plan, int axis, double x, double* w) {
+  const double u = (x - plan.origin[axis]) / plan.options.spacing;
+  const double fl = std::floor(u);
+  plan.basis.weights(u - fl, w);
+  return std::int64_t(fl) + plan.basis.first_offset() - plan.levels[0].lo[axis];
+}
+
+}  // namespace
+
+// Atoms are bucketed by chunks of p node planes along z (the first plane they reach); an atom of
+// chunk c writes planes [c·p, c·p + 2p − 1), so chunks of one parity never share a plane and run
+// side by side, each atom visited once.
+std::vector<double> msm_anterpolate(const MsmPlan& plan, const AtomSet& atoms) {
+  const int p = plan.options.order;
+  const MsmLevelShape& shape = plan.levels[0];
+  std::vector<double> q(shape.points(), 0.0);
+  const std::int64_t chunks = shape.n[2] / p + 1;
+  std::vector<std::size_t> start(chunks + 1, 0), order(atoms.size());
+  std::vector<std::int64_t> chunk_of(atoms.size());
+  for (std::size_t a = 0; a < atoms.size(); ++a) {
+    double w[kMsmMaxOrder];
+    chunk_of[a] = atom_nodes(plan, 2, atoms.z[a], w) / p;
+    ++start[chunk_of[a] + 1];
+  }
+  for (std::int64_t c = 0; c < chunks; ++c) start[c + 1] += start[c];
+  std::vector<std::size_t> fill(start.begin(), start.end() - 1);
+  for (std::size_t a = 0; a < atoms.size(); ++a) order[fill[chunk_of[a]]++] = a;
+
+  for (int parity = 0; parity < 2; ++parity) {
+#pragma omp parallel for schedule(dynamic, 1)
+    for (std::int64_t c = parity; c < chunks; c += 2)
+      for (std::size_t k = start[c]; k < start[c + 1]; ++k) {
+        const std::size_t a = order[k];
+        double wx[kMsmMaxOrder], wy[kMsmMaxOrder], wz[kMsmMaxOrder];
+        const std::int64_t fx = atom_nodes(plan, 0, atoms.x[a], wx);
+        const std::int64_t fy = atom_nodes(plan, 1, atoms.y[a], wy);
+        const std::int64_t fz = atom_nodes(plan, 2, atoms.z[a], wz);
+        for (int cz = 0; cz < p; ++cz)
+          for (int cy = 0; cy < p; ++cy) {
+            const double qzy = atoms.q[a] * wz[cz] * wy[cy];
+            double* row = &q[((fz + cz) * shape.n[1] + fy + cy) * shape.n[0] + fx];
+            for (int cx = 0; cx < p; ++cx) row[cx] += qzy * wx[cx];
+          }
+      }
+  }
+  return q;
+}
+
+std::vector<double> msm_restrict(const MsmPlan& plan, int level, const std::vector<double>& fine) {
+  Dims dims = plan.levels[level].n;
+  std::vector<double> v = apply_along_axis(fine, dims, 0, msm_restriction_1d(plan, level, 0));
+  v = apply_along_axis(v, dims, 1, msm_restriction_1d(plan, level, 1));
+  return apply_along_axis(v, dims, 2, msm_restriction_1d(plan, level, 2));
+}
+
+void msm_prolongate_add(const MsmPlan& plan, int level, const std::vector<double>& coarse,
+                        std::vector<double>& fine) {
+  Dims dims = plan.levels[level + 1].n;
+  std::vector<double> v = apply_along_axis(coarse, dims, 0, msm_prolongation_1d(plan, level, 0));
+  v = apply_along_axis(v, dims, 1, msm_prolongation_1d(plan, level, 1));
+  v = apply_along_axis(v, dims, 2, msm_prolongation_1d(plan, level, 2));
+  for (std::size_t i = 0; i < fine.size(); ++i) fine[i] += v[i];
+}
+
+std::vector<double> msm_level_potential(const MsmPlan& plan, int level, const std::vector<double>& charge) {
+  return level == plan.top() ? top_potential(plan, charge) : stencil_potential(plan, level, charge);
+}
+
+MsmLongRange::MsmLongRange(const AtomSet& atoms, const GridSpec& output, float scale,
+                           const MsmOptions& options)
+    : plan_(make_msm_plan(atoms, output, options)), output_(output), scale_(scale) {
+  std::vector<std::vector<double>> charge{msm_anterpolate(plan_, atoms)};
+  for (int l = 0; l < plan_.top(); ++l) charge.push_back(msm_restrict(plan_, l, charge[l]));
+  std::vector<double> e = msm_level_potential(plan_, plan_.top(), charge.back());
+  for (int l = plan_.top() - 1; l >= 0; --l) {
+    std::vector<double> finer = msm_level_potential(plan_, l, charge[l]);
+    msm_prolongate_add(plan_, l, e, finer);
+    e = std::move(finer);
+    charge.pop_back();
+  }
+  potential_ = std::move(e);
+  for (int axis = 0; axis < 3; ++axis) weights_[axis] = msm_output_weights(plan_, output_, axis);
+}
+
+// Factored interpolation, per output plane: the p level-0 planes folded with the z weights into
+// one plane (only the footprint of the output grid), then its rows with the y weights, then the
+// points with the x weights.
+void MsmLongRange::add_to(Slab slab, float* out) const {
+  if (slab.z_begin < 0 || slab.z_end > output_.nz() || slab.z_begin > slab.z_end)
+    throw Error("msm: slab [" + std::to_string(slab.z_begin) + ", " + std::to_string(slab.z_end) +
+                ") outside the grid of " + std::to_string(output_.nz()) + " planes");
+  const int p = plan_.options.order;
+  const Dims n = plan_.levels[0].n, out_n = output_.dims;
+  const MsmAxisWeights &wx = weights_[0], &wy = weights_[1], &wz = weights_[2];
+  const std::int64_t x0 = wx.first.front(), nx = wx.first.back() + p - x0;
+  const std::int64_t y0 = wy.first.front(), ny = wy.first.back() + p - y0;
+#pragma omp parallel
+  {
+    std::vector<double> plane(std::size_t(nx * ny)), row(static_cast<std::size_t>(nx));
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t k = slab.z_begin; k < slab.z_end; ++k) {
+      std::fill(plane.begin(), plane.end(), 0.0);
+      for (int c = 0; c < p; ++c) {
+        const double w = wz.weight[k * p + c];
+        for (std::int64_t y = 0; y < ny; ++y) {
+          const double* src = &potential_[((wz.first[k] + c) * n[1] + y0 + y) * n[0] + x0];
+          double* dst = &plane[y * nx];
+          for (std::int64_t x = 0; x < nx; ++x) dst[x] += w * src[x];
+        }
+      }
+      for (std::int64_t j = 0; j < out_n[1]; ++j) {
+        std::fill(row.begin(), row.end(), 0.0);
+        for (int c = 0; c < p; ++c) {
+          const double w = wy.weight[j * p + c];
+          const double* src = &plane[(wy.first[j] + c - y0) * nx];
+          for (std::int64_t x = 0; x < nx; ++x) row[x] += w * src[x];
+        }
+        float* dst = out + ((k - slab.z_begin) * out_n[1] + j) * out_n[0];
+        for (std::int64_t i = 0; i < out_n[0]; ++i) {
+          double v = 0;
+          for (int c = 0; c < p; ++c) v += wx.weight[i * p + c] * row[wx.first[i] + c - x0];
+          dst[i] += float(scale_ * v);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace dcsgrid::engine
