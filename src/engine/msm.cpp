@@ -36,44 +36,25 @@ std::vector<double> apply_along_axis(const std::vector<double>& in, Dims& dims, 
   return out;
 }
 
-// One row of the stencil at (dy, dz): its nonzero weights for dx = x_lo .. x_hi.
-struct StencilRow {
-  int dy, dz, x_lo, x_hi;
-  const double* w;  // w[dx] valid for dx in [x_lo, x_hi]
-};
-
-std::vector<StencilRow> stencil_rows(const MsmPlan& plan) {
-  const int r = plan.stencil_radius, width = 2 * r + 1;
-  std::vector<StencilRow> rows;
-  for (int dz = -r; dz <= r; ++dz)
-    for (int dy = -r; dy <= r; ++dy) {
-      const double* row = &plan.stencil[(std::size_t(dz + r) * width + (dy + r)) * width + r];
-      int x_hi = r;
-      while (x_hi >= 0 && row[x_hi] == 0.0) --x_hi;
-      if (x_hi < 0) continue;  // the row misses the sphere
-      rows.push_back({dy, dz, -x_hi, x_hi, row});
-    }
-  return rows;
-}
-
 // Level l < top: e = (g_0 · 2^−l) ∗ q, the stencil clipped at the level's faces.
 std::vector<double> stencil_potential(const MsmPlan& plan, int level, const std::vector<double>& q) {
   const Dims n = plan.levels[level].n;
   const double level_scale = 1.0 / double(std::int64_t(1) << level);
-  const std::vector<StencilRow> rows = stencil_rows(plan);
+  const std::vector<MsmStencilRow> rows = msm_stencil_rows(plan);
   std::vector<double> e(q.size(), 0.0);
 #pragma omp parallel for collapse(2) schedule(dynamic, 4)
   for (std::int64_t z = 0; z < n[2]; ++z)
     for (std::int64_t y = 0; y < n[1]; ++y) {
       double* dst = &e[(z * n[1] + y) * n[0]];
-      for (const StencilRow& row : rows) {
+      for (const MsmStencilRow& row : rows) {
+        const double* w = &plan.stencil[row.centre];
         const std::int64_t sz = z + row.dz, sy = y + row.dy;
         if (sz < 0 || sz >= n[2] || sy < 0 || sy >= n[1]) continue;
         const double* src = &q[(sz * n[1] + sy) * n[0]];
         for (int dx = row.x_lo; dx <= row.x_hi; ++dx) {
-          const double w = row.w[dx] * level_scale;
+          const double wd = w[dx] * level_scale;
           const std::int64_t x0 = std::max<std::int64_t>(0, -dx), x1 = std::min<std::int64_t>(n[0], n[0] - dx);
-          for (std::int64_t x = x0; x < x1; ++x) dst[x] += w * src[x + dx];
+          for (std::int64_t x = x0; x < x1; ++x) dst[x] += wd * src[x + dx];
         }
       }
     }
@@ -105,12 +86,12 @@ std::vector<double> top_potential(const MsmPlan& plan, const std::vector<double>
   return e;
 }
 
-// Level-0 node of an atom along axis: first node index (relative to lo) and its weights.
+// Level-0 nodes of an atom along axis: the first one (relative to lo) and the weights.
 std::int64_t atom_nodes(const MsmPlan& plan, int axis, double x, double* w) {
-  const double u = (x - plan.origin[axis]) / plan.options.spacing;
-  const double fl = std::floor(u);
-  plan.basis.weights(u - fl, w);
-  return std::int64_t(fl) + plan.basis.first_offset() - plan.levels[0].lo[axis];
+  double s = 0;
+  const std::int64_t first = msm_first_node(plan, axis, x, s);
+  plan.basis.weights(s, w);
+  return first;
 }
 
 }  // namespace

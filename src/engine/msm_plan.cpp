@@ -239,16 +239,34 @@ MsmTransfer1D msm_prolongation_1d(const MsmPlan& plan, int level, int axis) {
   return op;
 }
 
+std::int64_t msm_first_node(const MsmPlan& plan, int axis, double x, double& s) {
+  const double u = (x - plan.origin[axis]) / plan.options.spacing;
+  const double fl = std::floor(u);
+  s = u - fl;
+  return std::int64_t(fl) + plan.basis.first_offset() - plan.levels[0].lo[axis];
+}
+
+std::vector<MsmStencilRow> msm_stencil_rows(const MsmPlan& plan) {
+  const int r = plan.stencil_radius, width = 2 * r + 1;
+  std::vector<MsmStencilRow> rows;
+  for (int dz = -r; dz <= r; ++dz)
+    for (int dy = -r; dy <= r; ++dy) {
+      const std::size_t centre = (std::size_t(dz + r) * width + (dy + r)) * width + r;
+      int x_hi = r;
+      while (x_hi >= 0 && plan.stencil[centre + x_hi] == 0.0) --x_hi;
+      if (x_hi >= 0) rows.push_back({dy, dz, -x_hi, x_hi, centre});  // else the row misses the sphere
+    }
+  return rows;
+}
+
 MsmAxisWeights msm_output_weights(const MsmPlan& plan, const GridSpec& output, int axis) {
   const int p = plan.options.order;
   MsmAxisWeights w;
   w.weight.resize(std::size_t(output.dims[axis]) * p);
   for (std::int64_t i = 0; i < output.dims[axis]; ++i) {
-    const double u = (output.origin[axis] + i * output.spacing[axis] - plan.origin[axis]) /
-                     plan.options.spacing;
-    const double fl = std::floor(u);
-    w.first.push_back(std::int64_t(fl) + plan.basis.first_offset() - plan.levels[0].lo[axis]);
-    plan.basis.weights(u - fl, &w.weight[i * p]);
+    double s = 0;
+    w.first.push_back(msm_first_node(plan, axis, output.origin[axis] + i * output.spacing[axis], s));
+    plan.basis.weights(s, &w.weight[i * p]);
   }
   return w;
 }

@@ -98,6 +98,17 @@ struct MsmTransfer1D {
 MsmTransfer1D msm_restriction_1d(const MsmPlan& plan, int level, int axis);
 MsmTransfer1D msm_prolongation_1d(const MsmPlan& plan, int level, int axis);
 
+// The first level-0 node (relative to level 0's lo) that interpolation at coordinate x along axis
+// reaches; s is set to the fraction that MsmBasis::weights takes.
+std::int64_t msm_first_node(const MsmPlan& plan, int axis, double x, double& s);
+
+// The stencil's nonzero rows: at (dy, dz), weights plan.stencil[centre + dx] for dx = x_lo .. x_hi.
+struct MsmStencilRow {
+  int dy = 0, dz = 0, x_lo = 0, x_hi = 0;
+  std::size_t centre = 0;
+};
+std::vector<MsmStencilRow> msm_stencil_rows(const MsmPlan& plan);
+
 // For each output point along axis (count output.dims[axis]), the first node (relative to
 // level 0's lo) and the order interpolation weights, weights[i·order + m].
 struct MsmAxisWeights {
