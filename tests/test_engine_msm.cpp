@@ -147,7 +147,7 @@ TEST(EngineMsmOptions, RejectsBadSettingsByName) {
 // The documented settings (docs/msm.md): the default and the high-accuracy one.
 MsmOptions high_accuracy() {
   MsmOptions o;
-  o.order = 8;
+  o.order = 10;
   return o;
 }
 
@@ -168,8 +168,12 @@ TEST(EngineMsm, ProteinMeetsTheTargets) {
 TEST(EngineMsm, WaterBox) {
   const AtomSet atoms = water_box(18.0, 5);
   const GridSpec grid = grid_around(bounding_box(atoms), 0.6, 2.0);
-  // Order 4 misses 1e-3 on water at every spacing measured (docs/msm.md): held to what it gives.
+  // Order 4 at the default spacing misses 1e-3 on water (docs/msm.md): held to what it gives;
+  // order 6 meets it at the same cost.
   EXPECT_LT(msm_errors(atoms, grid, MsmOptions{}).total, 5e-3);
+  MsmOptions order6;
+  order6.order = 6;
+  EXPECT_LT(msm_errors(atoms, grid, order6).total, 1e-3);
   EXPECT_LT(msm_errors(atoms, grid, high_accuracy()).total, 1e-4);
 }
 
@@ -258,4 +262,5 @@ TEST(EngineMsm, HierarchyIsLinearInSize) {
     EXPECT_LT(plan.levels[l].points(), plan.levels[l - 1].points() / 3);
   EXPECT_LT(plan.levels.back().points(), 20000u);
 }
+
 

@@ -204,6 +204,21 @@ MsmPlan make_msm_plan(const AtomSet& atoms, const GridSpec& output, const MsmOpt
   return plan;
 }
 
+namespace {
+
+// Appends the row over inputs lo .. hi (empty when lo > hi; base: the input level's lo), the
+// input at index i weighted by ω(offset(i)).
+template <typename Offset>
+void add_row(const MsmPlan& plan, std::int64_t lo, std::int64_t hi, std::int64_t base, Offset offset,
+             MsmTransfer1D& op) {
+  op.first.push_back(lo - base);
+  op.count.push_back(int(std::max<std::int64_t>(hi - lo + 1, 0)));
+  for (int c = 0; c < op.width; ++c)
+    op.weight.push_back(lo + c <= hi ? plan.restriction[offset(lo + c) + plan.options.order - 1] : 0.0);
+}
+
+}  // namespace
+
 MsmTransfer1D msm_restriction_1d(const MsmPlan& plan, int level, int axis) {
   const int p = plan.options.order;
   const MsmLevelShape &fine = plan.levels[level], &coarse = plan.levels[level + 1];
@@ -212,11 +227,8 @@ MsmTransfer1D msm_restriction_1d(const MsmPlan& plan, int level, int axis) {
   op.width = 2 * p - 1;
   for (std::int64_t r = 0; r < coarse.n[axis]; ++r) {
     const std::int64_t centre = 2 * (coarse.lo[axis] + r);
-    const std::int64_t lo = std::max(centre - (p - 1), f_lo), hi = std::min(centre + (p - 1), f_hi);
-    op.first.push_back(lo - f_lo);
-    op.count.push_back(int(std::max<std::int64_t>(hi - lo + 1, 0)));
-    for (int c = 0; c < op.width; ++c)
-      op.weight.push_back(lo + c <= hi ? plan.restriction[lo + c - centre + (p - 1)] : 0.0);
+    add_row(plan, std::max(centre - (p - 1), f_lo), std::min(centre + (p - 1), f_hi), f_lo,
+            [centre](std::int64_t i) { return i - centre; }, op);
   }
   return op;
 }
@@ -229,12 +241,8 @@ MsmTransfer1D msm_prolongation_1d(const MsmPlan& plan, int level, int axis) {
   op.width = p;
   for (std::int64_t r = 0; r < fine.n[axis]; ++r) {
     const std::int64_t i = fine.lo[axis] + r;
-    const std::int64_t lo = std::max(ceil_div(i - (p - 1), 2), c_lo);
-    const std::int64_t hi = std::min(floor_div(i + (p - 1), 2), c_hi);
-    op.first.push_back(lo - c_lo);
-    op.count.push_back(int(std::max<std::int64_t>(hi - lo + 1, 0)));
-    for (int c = 0; c < op.width; ++c)
-      op.weight.push_back(lo + c <= hi ? plan.restriction[i - 2 * (lo + c) + (p - 1)] : 0.0);
+    add_row(plan, std::max(ceil_div(i - (p - 1), 2), c_lo), std::min(floor_div(i + (p - 1), 2), c_hi), c_lo,
+            [i](std::int64_t j) { return i - 2 * j; }, op);
   }
   return op;
 }
