@@ -19,23 +19,6 @@ struct Dims3 {
 };
 Dims3 dims_of(const MsmLevelShape& s) { return {s.n[0], s.n[1], s.n[2]}; }
 
-// The basis in float, passed by value to the kernels that interpolate.
-struct FloatBasis {
-  int order;
-  float coef[kMsmMaxOrder][kMsmMaxOrder];
-  __device__ float weight(int m, float s) const {
-    float v = coef[m][order - 1];
-    for (int j = order - 2; j >= 0; --j) v = v * s + coef[m][j];
-    return v;
-  }
-};
-FloatBasis float_basis(const MsmBasis& b) {
-  FloatBasis f{b.order, {}};
-  for (int m = 0; m < b.order; ++m)
-    for (int j = 0; j < b.order; ++j) f.coef[m][j] = float(b.coef[m][j]);
-  return f;
-}
-
 // Copies host to a new device buffer and waits for it (setup only).
 template <typename T>
 cuda::DeviceBuffer<T> upload(const std::vector<T>& host, cudaStream_t stream) {
@@ -46,8 +29,6 @@ cuda::DeviceBuffer<T> upload(const std::vector<T>& host, cudaStream_t stream) {
   }
   return d;
 }
-
-std::vector<float> to_float(const std::vector<double>& v) { return {v.begin(), v.end()}; }
 
 // Atoms sorted by the level-0 cell of their first node (x fastest), with that node along x and
 // their fractions; cell c holds atoms [start[c], start[c + 1]).
@@ -95,24 +76,24 @@ struct AnterpolateArgs {
   const float *sx, *sy, *sz, *q;
   const std::uint32_t* start;
   Dims3 n;
-  FloatBasis basis;
+  MsmBasis basis;
 };
 
 // One thread per level-0 node: the atoms whose first node lies within p − 1 below it, read as
 // one contiguous run per (z, y) cell row.
-__global__ void anterpolate_kernel(AnterpolateArgs a, float* charge) {
+__global__ void anterpolate_kernel(AnterpolateArgs a, double* charge) {
   const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (idx >= a.n.points()) return;
   const int p = a.basis.order;
   const std::int64_t i = idx % a.n.x, j = (idx / a.n.x) % a.n.y, k = idx / (a.n.x * a.n.y);
   const std::int64_t x_lo = i - p + 1 > 0 ? i - p + 1 : 0;
-  float sum = 0;
+  double sum = 0;
   for (std::int64_t fz = k - p + 1 > 0 ? k - p + 1 : 0; fz <= k; ++fz)
     for (std::int64_t fy = j - p + 1 > 0 ? j - p + 1 : 0; fy <= j; ++fy) {
       const std::int64_t row = (fz * a.n.y + fy) * a.n.x;
       for (std::uint32_t t = a.start[row + x_lo]; t < a.start[row + i + 1]; ++t)
-        sum += a.q[t] * a.basis.weight(int(i - a.first_x[t]), a.sx[t]) *
-               a.basis.weight(int(j - fy), a.sy[t]) * a.basis.weight(int(k - fz), a.sz[t]);
+        sum += a.q[t] * a.basis.weight(int(i - a.first_x[t]), double(a.sx[t])) *
+               a.basis.weight(int(j - fy), double(a.sy[t])) * a.basis.weight(int(k - fz), double(a.sz[t]));
     }
   charge[idx] = sum;
 }
@@ -120,30 +101,30 @@ __global__ void anterpolate_kernel(AnterpolateArgs a, float* charge) {
 // The 1-D operator along one axis (MsmTransfer1D) on the device.
 struct DeviceTransfer {
   cuda::DeviceBuffer<int> first, count;
-  cuda::DeviceBuffer<float> weight;
+  cuda::DeviceBuffer<double> weight;
   int width = 0;
   std::int64_t n_out = 0;
 };
 DeviceTransfer upload_transfer(const MsmTransfer1D& op, cudaStream_t stream) {
   return {upload(std::vector<int>(op.first.begin(), op.first.end()), stream), upload(op.count, stream),
-          upload(to_float(op.weight), stream), op.width, std::int64_t(op.first.size())};
+          upload(op.weight, stream), op.width, std::int64_t(op.first.size())};
 }
 
-__global__ void transfer_kernel(const float* in, float* out, std::int64_t n_in, std::int64_t n_out,
+__global__ void transfer_kernel(const double* in, double* out, std::int64_t n_in, std::int64_t n_out,
                                 std::int64_t inner, std::int64_t total, const int* first,
-                                const int* count, const float* weight, int width, bool accumulate) {
+                                const int* count, const double* weight, int width, bool accumulate) {
   const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (idx >= total) return;
   const std::int64_t t = idx % inner, r = (idx / inner) % n_out, o = idx / (inner * n_out);
-  const float* src = in + (o * n_in + first[r]) * inner + t;
-  float sum = 0;
+  const double* src = in + (o * n_in + first[r]) * inner + t;
+  double sum = 0;
   for (int c = 0; c < count[r]; ++c) sum += weight[r * width + c] * src[c * inner];
   out[idx] = accumulate ? out[idx] + sum : sum;
 }
 
 // Applies op along axis of in (dims, updated) into out (resized unless accumulating).
-void apply_along_axis(const float* in, Dims3& dims, int axis, const MsmTransfer1D& op,
-                      cuda::DeviceBuffer<float>& out, bool accumulate, cudaStream_t stream) {
+void apply_along_axis(const double* in, Dims3& dims, int axis, const MsmTransfer1D& op,
+                      cuda::DeviceBuffer<double>& out, bool accumulate, cudaStream_t stream) {
   const DeviceTransfer d = upload_transfer(op, stream);
   const std::int64_t inner = axis == 0 ? 1 : (axis == 1 ? dims.x : dims.x * dims.y);
   const std::int64_t n_in = axis == 0 ? dims.x : (axis == 1 ? dims.y : dims.z);
@@ -160,51 +141,51 @@ void apply_along_axis(const float* in, Dims3& dims, int axis, const MsmTransfer1
 struct StencilArgs {
   const int4* rows;  // dy, dz, x_lo, x_hi
   const int* centre;
-  const float* weight;
+  const double* weight;
   int row_count;
-  float level_scale;
+  double level_scale;
   Dims3 n;
 };
 
-__global__ void stencil_kernel(StencilArgs a, const float* q, float* e) {
+__global__ void stencil_kernel(StencilArgs a, const double* q, double* e) {
   const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (idx >= a.n.points()) return;
   const std::int64_t x = idx % a.n.x, y = (idx / a.n.x) % a.n.y, z = idx / (a.n.x * a.n.y);
-  float sum = 0;
+  double sum = 0;
   for (int r = 0; r < a.row_count; ++r) {
     const int4 row = a.rows[r];
     const std::int64_t sy = y + row.x, sz = z + row.y;
     if (sy < 0 || sy >= a.n.y || sz < 0 || sz >= a.n.z) continue;
     const std::int64_t lo = row.z > -x ? row.z : -x;
     const std::int64_t hi = row.w < a.n.x - 1 - x ? row.w : a.n.x - 1 - x;
-    const float* src = q + (sz * a.n.y + sy) * a.n.x + x;
-    const float* w = a.weight + a.centre[r];
+    const double* src = q + (sz * a.n.y + sy) * a.n.x + x;
+    const double* w = a.weight + a.centre[r];
     for (std::int64_t dx = lo; dx <= hi; ++dx) sum += w[dx] * src[dx];
   }
   e[idx] = sum * a.level_scale;
 }
 
-__global__ void top_kernel(const float* q, const float* kernel, Dims3 n, float* e) {
+__global__ void top_kernel(const double* q, const double* kernel, Dims3 n, double* e) {
   const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (idx >= n.points()) return;
   const std::int64_t x = idx % n.x, y = (idx / n.x) % n.y, z = idx / (n.x * n.y);
-  float sum = 0;
+  double sum = 0;
   std::int64_t j = 0;
   for (std::int64_t sz = 0; sz < n.z; ++sz)
     for (std::int64_t sy = 0; sy < n.y; ++sy) {
-      const float* k = kernel + (abs(z - sz) * n.y + abs(y - sy)) * n.x;
+      const double* k = kernel + (abs(z - sz) * n.y + abs(y - sy)) * n.x;
       for (std::int64_t sx = 0; sx < n.x; ++sx, ++j) sum += q[j] * k[abs(x - sx)];
     }
   e[idx] = sum;
 }
 
 // Level l's own potential (stencil, or all pairs at the top) into e.
-void level_potential(const MsmPlan& plan, int level, const float* q, cuda::DeviceBuffer<float>& e,
+void level_potential(const MsmPlan& plan, int level, const double* q, cuda::DeviceBuffer<double>& e,
                      cudaStream_t stream) {
   const Dims3 n = dims_of(plan.levels[level]);
   e.resize(std::size_t(n.points()));
   if (level == plan.top()) {
-    const cuda::DeviceBuffer<float> kernel = upload(to_float(plan.top_kernel), stream);
+    const cuda::DeviceBuffer<double> kernel = upload(plan.top_kernel, stream);
     top_kernel<<<blocks_for(n.points()), kThreads, 0, stream>>>(q, kernel.data(), n, e.data());
     DCSGRID_CHECK_LAUNCH();
     DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -219,21 +200,21 @@ void level_potential(const MsmPlan& plan, int level, const float* q, cuda::Devic
   }
   const cuda::DeviceBuffer<int4> d_rows = upload(packed, stream);
   const cuda::DeviceBuffer<int> d_centre = upload(centre, stream);
-  const cuda::DeviceBuffer<float> d_weight = upload(to_float(plan.stencil), stream);
+  const cuda::DeviceBuffer<double> d_weight = upload(plan.stencil, stream);
   const StencilArgs args{d_rows.data(), d_centre.data(), d_weight.data(), int(rows.size()),
-                         float(1.0 / double(std::int64_t(1) << level)), n};
+                         1.0 / double(std::int64_t(1) << level), n};
   stencil_kernel<<<blocks_for(n.points()), kThreads, 0, stream>>>(args, q, e.data());
   DCSGRID_CHECK_LAUNCH();
   DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
-__global__ void fold_z_kernel(const float* e, Dims3 n, std::int64_t x0, std::int64_t y0,
+__global__ void fold_z_kernel(const double* e, Dims3 n, std::int64_t x0, std::int64_t y0,
                               std::int64_t fx, std::int64_t fy, std::int64_t planes, std::int64_t z_begin,
-                              const int* first_z, const float* weight_z, int p, float* folded) {
+                              const int* first_z, const double* weight_z, int p, double* folded) {
   const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (idx >= fx * fy * planes) return;
   const std::int64_t x = idx % fx, y = (idx / fx) % fy, kk = idx / (fx * fy), k = z_begin + kk;
-  float sum = 0;
+  double sum = 0;
   for (int c = 0; c < p; ++c)
     sum += weight_z[k * p + c] * e[((first_z[k] + c) * n.y + y0 + y) * n.x + x0 + x];
   folded[idx] = sum;
@@ -241,25 +222,25 @@ __global__ void fold_z_kernel(const float* e, Dims3 n, std::int64_t x0, std::int
 
 struct InterpolateArgs {
   const int *first_x, *first_y;
-  const float *weight_x, *weight_y;
+  const double *weight_x, *weight_y;
   std::int64_t nx, ny, planes, fx, fy, x0, y0, pitch, rows;
   int p;
-  float scale;
+  double scale;
 };
 
-__global__ void interpolate_xy_kernel(InterpolateArgs a, const float* folded, float* out) {
+__global__ void interpolate_xy_kernel(InterpolateArgs a, const double* folded, float* out) {
   const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (idx >= a.nx * a.ny * a.planes) return;
   const std::int64_t i = idx % a.nx, j = (idx / a.nx) % a.ny, kk = idx / (a.nx * a.ny);
-  const float* plane = folded + kk * a.fx * a.fy;
-  float sum = 0;
+  const double* plane = folded + kk * a.fx * a.fy;
+  double sum = 0;
   for (int b = 0; b < a.p; ++b) {
-    const float* row = plane + (a.first_y[j] + b - a.y0) * a.fx + (a.first_x[i] - a.x0);
-    float part = 0;
+    const double* row = plane + (a.first_y[j] + b - a.y0) * a.fx + (a.first_x[i] - a.x0);
+    double part = 0;
     for (int c = 0; c < a.p; ++c) part += a.weight_x[i * a.p + c] * row[c];
     sum += a.weight_y[j * a.p + b] * part;
   }
-  out[(kk * a.rows + j) * a.pitch + i] += a.scale * sum;
+  out[(kk * a.rows + j) * a.pitch + i] += float(a.scale * sum);
 }
 
 }  // namespace
@@ -267,12 +248,11 @@ __global__ void interpolate_xy_kernel(InterpolateArgs a, const float* folded, fl
 MsmLongRangeCuda::MsmLongRangeCuda(const AtomSet& atoms, const GridSpec& output, float scale,
                                    const MsmOptions& options, cudaStream_t stream)
     : plan_(make_msm_plan(atoms, output, options)), output_(output), scale_(scale) {
-  std::vector<cuda::DeviceBuffer<float>> charge(plan_.levels.size());
+  std::vector<cuda::DeviceBuffer<double>> charge(plan_.levels.size());
   {
     const DeviceBins bins = bin_atoms(plan_, atoms, stream);
     const AnterpolateArgs args{bins.first_x.data(), bins.sx.data(), bins.sy.data(), bins.sz.data(),
-                               bins.q.data(), bins.start.data(), dims_of(plan_.levels[0]),
-                               float_basis(plan_.basis)};
+                               bins.q.data(), bins.start.data(), dims_of(plan_.levels[0]), plan_.basis};
     charge[0].resize(plan_.levels[0].points());
     anterpolate_kernel<<<blocks_for(plan_.levels[0].points()), kThreads, 0, stream>>>(args, charge[0].data());
     DCSGRID_CHECK_LAUNCH();
@@ -280,15 +260,15 @@ MsmLongRangeCuda::MsmLongRangeCuda(const AtomSet& atoms, const GridSpec& output,
   }
   for (int l = 0; l < plan_.top(); ++l) {
     Dims3 dims = dims_of(plan_.levels[l]);
-    cuda::DeviceBuffer<float> a, b;
+    cuda::DeviceBuffer<double> a, b;
     apply_along_axis(charge[l].data(), dims, 0, msm_restriction_1d(plan_, l, 0), a, false, stream);
     apply_along_axis(a.data(), dims, 1, msm_restriction_1d(plan_, l, 1), b, false, stream);
     apply_along_axis(b.data(), dims, 2, msm_restriction_1d(plan_, l, 2), charge[l + 1], false, stream);
   }
-  cuda::DeviceBuffer<float> e;
+  cuda::DeviceBuffer<double> e;
   level_potential(plan_, plan_.top(), charge.back().data(), e, stream);
   for (int l = plan_.top() - 1; l >= 0; --l) {
-    cuda::DeviceBuffer<float> finer, a, b;
+    cuda::DeviceBuffer<double> finer, a, b;
     level_potential(plan_, l, charge[l].data(), finer, stream);
     Dims3 dims = dims_of(plan_.levels[l + 1]);
     apply_along_axis(e.data(), dims, 0, msm_prolongation_1d(plan_, l, 0), a, false, stream);
@@ -302,7 +282,7 @@ MsmLongRangeCuda::MsmLongRangeCuda(const AtomSet& atoms, const GridSpec& output,
     footprint_lo_[axis] = w.first.front();
     footprint_n_[axis] = w.first.back() + plan_.options.order - w.first.front();
     first_[axis] = upload(std::vector<int>(w.first.begin(), w.first.end()), stream);
-    weight_[axis] = upload(to_float(w.weight), stream);
+    weight_[axis] = upload(w.weight, stream);
   }
 }
 
@@ -314,8 +294,8 @@ void MsmLongRangeCuda::add_to(Slab slab, float* out, SlabLayout layout, cudaStre
   const std::int64_t x0 = footprint_lo_[0], fx = footprint_n_[0];
   const std::int64_t y0 = footprint_lo_[1], fy = footprint_n_[1];
   const std::int64_t planes = slab.planes();
-  float* folded = nullptr;
-  DCSGRID_CUDA_CHECK(cudaMallocAsync(&folded, sizeof(float) * fx * fy * planes, stream));
+  double* folded = nullptr;
+  DCSGRID_CUDA_CHECK(cudaMallocAsync(&folded, sizeof(double) * fx * fy * planes, stream));
   fold_z_kernel<<<blocks_for(fx * fy * planes), kThreads, 0, stream>>>(
       potential_.data(), dims_of(plan_.levels[0]), x0, y0, fx, fy, planes, slab.z_begin,
       first_[2].data(), weight_[2].data(), p, folded);
@@ -328,8 +308,8 @@ void MsmLongRangeCuda::add_to(Slab slab, float* out, SlabLayout layout, cudaStre
   DCSGRID_CUDA_CHECK(cudaFreeAsync(folded, stream));
 }
 
-std::vector<float> MsmLongRangeCuda::finest_potential() const {
-  std::vector<float> host(potential_.size());
+std::vector<double> MsmLongRangeCuda::finest_potential() const {
+  std::vector<double> host(potential_.size());
   DCSGRID_CUDA_CHECK(cudaMemcpy(host.data(), potential_.data(), potential_.bytes(), cudaMemcpyDeviceToHost));
   return host;
 }

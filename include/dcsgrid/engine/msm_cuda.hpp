@@ -1,5 +1,7 @@
 // Multilevel summation's long-range part on the GPU (CUDA builds only): the same plan and
-// arithmetic as MsmLongRange (engine/msm.hpp), with float level grids in device memory.
+// arithmetic as MsmLongRange (engine/msm.hpp), with the level grids in device memory
+// (float64, as on the CPU: the level sums cancel strongly for neutral systems, and FP64 runs at
+// half the FP32 rate on the H100).
 //
 // No step is serialised by atomics: anterpolation gathers, one thread per level-0 node, from the
 // atoms binned (on the host, by a counting sort) by the first node they reach; restriction and
@@ -34,15 +36,15 @@ class MsmLongRangeCuda {
 
   const MsmPlan& plan() const { return plan_; }
   // Level 0's potential, copied to the host (synchronous), for tests.
-  std::vector<float> finest_potential() const;
+  std::vector<double> finest_potential() const;
 
  private:
   MsmPlan plan_;
   GridSpec output_;
   float scale_;
-  cuda::DeviceBuffer<float> potential_;           // level 0
-  cuda::DeviceBuffer<int> first_[3];              // output points' first node, per axis
-  cuda::DeviceBuffer<float> weight_[3];           // and their order weights
+  cuda::DeviceBuffer<double> potential_;  // level 0
+  cuda::DeviceBuffer<int> first_[3];      // output points' first node, per axis
+  cuda::DeviceBuffer<double> weight_[3];  // and their order weights
   // The level-0 nodes the output grid reaches along each axis: footprint_n_ from footprint_lo_.
   std::int64_t footprint_lo_[3] = {}, footprint_n_[3] = {};
 };

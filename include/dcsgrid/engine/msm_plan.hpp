@@ -37,14 +37,17 @@ struct MsmBasis {
   // coef[m][j]: the weight of node floor(u) + m − (p/2 − 1) at u is Σ_j coef[m][j] s^j, s = u − floor(u).
   double coef[kMsmMaxOrder][kMsmMaxOrder] = {};
 
-  // The order weights at fraction s ∈ [0, 1).
+  // The weight of node m (0 .. order − 1) at fraction s ∈ [0, 1).
+  template <typename T>
+  DCSGRID_HD T weight(int m, T s) const {
+    T v = T(coef[m][order - 1]);
+    for (int j = order - 2; j >= 0; --j) v = v * s + T(coef[m][j]);
+    return v;
+  }
+  // All order weights at fraction s.
   template <typename T>
   DCSGRID_HD void weights(T s, T* w) const {
-    for (int m = 0; m < order; ++m) {
-      T v = T(coef[m][order - 1]);
-      for (int j = order - 2; j >= 0; --j) v = v * s + T(coef[m][j]);
-      w[m] = v;
-    }
+    for (int m = 0; m < order; ++m) w[m] = weight(m, s);
   }
   // The offset of node 0 of weights() from floor(u).
   DCSGRID_HD int first_offset() const { return 1 - order / 2; }
