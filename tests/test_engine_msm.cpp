@@ -151,6 +151,22 @@ MsmOptions high_accuracy() {
   return o;
 }
 
+TEST(EngineMsmOptions, RefusesPhysicsWithoutAMultilevelForm) {
+  Physics physics;
+  physics.dielectric = 4.0;
+  EXPECT_NO_THROW(require_msm_physics(physics));
+  physics.distance_dependent = true;
+  EXPECT_THROW(require_msm_physics(physics), Error);
+  physics = {};
+  physics.ionic_strength = 0.15;
+  try {
+    require_msm_physics(physics);
+    ADD_FAILURE() << "screening accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Debye"), std::string::npos) << e.what();
+  }
+}
+
 TEST(EngineMsm, RandomAtomsMeetTheTargets) {
   const AtomSet atoms = test::random_atoms(400, Box{{0, 0, 0}, {24, 24, 24}}, 7);
   const GridSpec grid = grid_from_origin({-6, -6, -6}, {19, 19, 19}, 2.0);

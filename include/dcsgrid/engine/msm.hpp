@@ -16,6 +16,7 @@
 
 #include "dcsgrid/core/atoms.hpp"
 #include "dcsgrid/core/grid.hpp"
+#include "dcsgrid/core/physics.hpp"
 #include "dcsgrid/engine/engine.hpp"
 #include "dcsgrid/engine/msm_plan.hpp"
 
@@ -44,6 +45,10 @@ class MsmLongRange {
   std::vector<double> potential_;  // level 0, plan_.levels[0] layout
   std::array<MsmAxisWeights, 3> weights_;  // output points along x, y, z
 };
+
+// Throws Error unless the physics has a multilevel form: a constant dielectric. Distance-dependent
+// ε (1/r²) and Debye–Hückel screening have no splitting into γ here.
+void require_msm_physics(const Physics& physics);
 
 // The level operations, one after another, on the CPU (also the reference for the GPU engine).
 // Level arrays are x fastest in the level's shape.
