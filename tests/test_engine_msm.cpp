@@ -278,5 +278,3 @@ TEST(EngineMsm, HierarchyIsLinearInSize) {
     EXPECT_LT(plan.levels[l].points(), plan.levels[l - 1].points() / 3);
   EXPECT_LT(plan.levels.back().points(), 20000u);
 }
-
-

@@ -36,28 +36,49 @@ std::vector<double> apply_along_axis(const std::vector<double>& in, Dims& dims, 
   return out;
 }
 
-// Level l < top: e = (g_0 · 2^−l) ∗ q, the stencil clipped at the level's faces.
+// Output points summed together in registers: four vectors of four doubles, so four independent
+// chains of adds hide the FMA latency.
+using v4d = double __attribute__((vector_size(32)));
+constexpr int kVectors = 4, kBlock = 4 * kVectors;
+
+v4d load4(const double* p) {
+  v4d v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// Level l < top: e = (g_0 · 2^−l) ∗ q. The rows of q are copied with R zeros before and R + kBlock
+// after them, so no x range needs clipping; each output row is summed kBlock points at a time,
+// the block's sums held in registers over the whole stencil (one load of q per FMA, no stores):
+// 0.41 s of CPU time against 0.62 s for adding each stencil row into the output row (one
+// thread, level 0 of a 10^5-atom water box, h 1.5 Å).
 std::vector<double> stencil_potential(const MsmPlan& plan, int level, const std::vector<double>& q) {
   const Dims n = plan.levels[level].n;
+  const std::int64_t r = plan.stencil_radius, padded = n[0] + 2 * r + kBlock;
+  std::vector<double> q_padded(std::size_t(padded * n[1] * n[2]), 0.0);
+  for (std::int64_t row = 0; row < n[1] * n[2]; ++row)
+    std::copy_n(&q[row * n[0]], n[0], &q_padded[row * padded + r]);
   const double level_scale = 1.0 / double(std::int64_t(1) << level);
   const std::vector<MsmStencilRow> rows = msm_stencil_rows(plan);
-  std::vector<double> e(q.size(), 0.0);
+  std::vector<double> e(q.size());
 #pragma omp parallel for collapse(2) schedule(dynamic, 4)
   for (std::int64_t z = 0; z < n[2]; ++z)
-    for (std::int64_t y = 0; y < n[1]; ++y) {
-      double* dst = &e[(z * n[1] + y) * n[0]];
-      for (const MsmStencilRow& row : rows) {
-        const double* w = &plan.stencil[row.centre];
-        const std::int64_t sz = z + row.dz, sy = y + row.dy;
-        if (sz < 0 || sz >= n[2] || sy < 0 || sy >= n[1]) continue;
-        const double* src = &q[(sz * n[1] + sy) * n[0]];
-        for (int dx = row.x_lo; dx <= row.x_hi; ++dx) {
-          const double wd = w[dx] * level_scale;
-          const std::int64_t x0 = std::max<std::int64_t>(0, -dx), x1 = std::min<std::int64_t>(n[0], n[0] - dx);
-          for (std::int64_t x = x0; x < x1; ++x) dst[x] += wd * src[x + dx];
+    for (std::int64_t y = 0; y < n[1]; ++y)
+      for (std::int64_t x0 = 0; x0 < n[0]; x0 += kBlock) {
+        v4d acc[kVectors] = {};
+        for (const MsmStencilRow& row : rows) {
+          const std::int64_t sz = z + row.dz, sy = y + row.dy;
+          if (sz < 0 || sz >= n[2] || sy < 0 || sy >= n[1]) continue;
+          const double* src = &q_padded[(sz * n[1] + sy) * padded + r + x0];
+          const double* w = &plan.stencil[row.centre];
+          for (int dx = row.x_lo; dx <= row.x_hi; ++dx) {
+            const v4d wv = v4d{} + w[dx];
+            for (int v = 0; v < kVectors; ++v) acc[v] += wv * load4(src + dx + 4 * v);
+          }
         }
+        for (std::int64_t l = 0; l < kBlock && x0 + l < n[0]; ++l)
+          e[(z * n[1] + y) * n[0] + x0 + l] = acc[l / 4][l % 4] * level_scale;
       }
-    }
   return e;
 }
 
