@@ -262,6 +262,19 @@ TEST(EngineMsm, SlabsAddToWhatOutHolds) {
   EXPECT_THROW(msm.add_to({2, grid.nz() + 1}, parts.data()), Error);
 }
 
+TEST(EngineMsm, RefusesNonFiniteAtoms) {
+  AtomSet atoms;
+  atoms.push_back(1, 2, 3, 1.0);
+  atoms.push_back(1, std::nan(""), 3, 1.0);
+  const GridSpec grid = grid_from_origin({0, 0, 0}, {4, 4, 4}, 1.0);
+  try {
+    const MsmLongRange msm(atoms, grid, 1.0f, MsmOptions{});
+    ADD_FAILURE() << "NaN coordinate accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("atom 2 has a non-finite coordinate"), std::string::npos) << e.what();
+  }
+}
+
 TEST(EngineMsm, NoAtomsGiveZero) {
   const GridSpec grid = grid_from_origin({0, 0, 0}, {4, 4, 4}, 1.0);
   const std::vector<float> out = long_range(AtomSet{}, grid, make_pair_kernel(Physics{}), MsmOptions{});
