@@ -2,8 +2,6 @@
 // planes (or rows), so no two threads write one grid point.
 #include "dcsgrid/engine/msm.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <string>
