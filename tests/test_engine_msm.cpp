@@ -4,9 +4,11 @@
 // analytic potentials far from the charges.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dcsgrid/core/error.hpp"
@@ -269,6 +271,21 @@ TEST(EngineMsm, RefusesNonFiniteAtoms) {
   const GridSpec grid = grid_from_origin({0, 0, 0}, {4, 4, 4}, 1.0);
   const std::string message = error_message([&] { MsmLongRange(atoms, grid, 1.0f, MsmOptions{}); });
   EXPECT_NE(message.find("atom 2 has a non-finite coordinate"), std::string::npos) << message;
+}
+
+TEST(EngineMsm, ThreadsAddDisjointSlabsAtOnce) {
+  const AtomSet atoms = test::random_atoms(300, Box{{0, 0, 0}, {14, 14, 14}}, 19);
+  const GridSpec grid = grid_from_origin({-1, -1, -1}, {17, 15, 16}, 1.0);
+  const MsmLongRange msm(atoms, grid, 1.5f, MsmOptions{});
+  std::vector<float> whole(grid.point_count(), 0.0f), parts(grid.point_count(), 0.0f);
+  msm.add_to({0, grid.nz()}, whole.data());
+  std::vector<std::thread> threads;
+  for (std::int64_t z = 0; z < grid.nz(); z += 4)
+    threads.emplace_back([&, z] {
+      msm.add_to({z, std::min(grid.nz(), z + 4)}, parts.data() + z * grid.plane_size());
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(parts, whole);
 }
 
 TEST(EngineMsm, NoAtomsGiveZero) {
