@@ -243,11 +243,26 @@ __global__ void interpolate_xy_kernel(InterpolateArgs a, const double* folded, f
   out[(kk * a.rows + j) * a.pitch + i] += float(a.scale * sum);
 }
 
+// Throws Error when the level grids and the binned atoms would not fit in the device's free
+// memory: charges and potentials of every level plus two transfer temporaries, in doubles.
+void require_device_memory(const MsmPlan& plan, std::size_t atoms) {
+  std::size_t level_points = 0;
+  for (const MsmLevelShape& s : plan.levels) level_points += s.points();
+  const std::size_t need = 4 * sizeof(double) * level_points +
+                           sizeof(std::uint32_t) * (plan.levels[0].points() + 1) + 5 * 4 * atoms;
+  std::size_t free = 0, total = 0;
+  DCSGRID_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  if (need > free)
+    throw Error("msm (cuda): the MSM grids need " + std::to_string(need >> 20) + " MiB of device memory, " +
+                std::to_string(free >> 20) + " MiB are free; a larger MSM spacing needs less");
+}
+
 }  // namespace
 
 MsmLongRangeCuda::MsmLongRangeCuda(const AtomSet& atoms, const GridSpec& output, float scale,
                                    const MsmOptions& options, cudaStream_t stream)
     : plan_(make_msm_plan(atoms, output, options)), output_(output), scale_(scale) {
+  require_device_memory(plan_, atoms.size());
   std::vector<cuda::DeviceBuffer<double>> charge(plan_.levels.size());
   {
     const DeviceBins bins = bin_atoms(plan_, atoms, stream);
