@@ -107,6 +107,22 @@ TEST(EngineMsmBasis, CatmullRomForOrderFour) {
   }
 }
 
+// Order 6 against the closed form of the quintic (Hardy's thesis; LAMMPS's msm uses it too).
+TEST(EngineMsmBasis, QuinticForOrderSix) {
+  const MsmBasis b = make_msm_basis(6);
+  for (double t = -3.5; t <= 3.5; t += 0.0625) {
+    const double u = std::abs(t), u2 = u * u;
+    double expected = 0;
+    if (u <= 1)
+      expected = (1 - u2) * (2 - u) * (6 + 3 * u - 5 * u2) / 12;
+    else if (u <= 2)
+      expected = -(u - 1) * (2 - u) * (3 - u) * (4 + 9 * u - 5 * u2) / 24;
+    else if (u <= 3)
+      expected = (u - 1) * (u - 2) * (3 - u) * (3 - u) * (4 - u) / 24;
+    EXPECT_NEAR(msm_phi(b, t), expected, 1e-12) << "t = " << t;
+  }
+}
+
 TEST(EngineMsmBasis, NodalEvenC1AndReproducesPolynomials) {
   for (int p : {4, 6, 8, 10}) {
     const MsmBasis b = make_msm_basis(p);
