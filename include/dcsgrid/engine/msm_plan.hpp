@@ -15,6 +15,8 @@ namespace dcsgrid::engine {
 
 inline constexpr int kMsmMaxOrder = 10;
 
+// Defaults from measurement (docs/msm.md): relative L2 against direct, order 4: 8e-4 on proteins,
+// 2e-3 on water; order 6: 4e-4 on both at the same cost; order 10: 6e-5.
 struct MsmOptions {
   double cutoff = 10.0;     // a, Å: the short-range part vanishes beyond it
   double spacing = 1.5;     // h, Å: the finest MSM grid (independent of the output grid)
