@@ -1,0 +1,332 @@
+// Multilevel summation's long-range part on the GPU (engine/msm_cuda.hpp).
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/engine/msm_cuda.hpp"
+
+namespace dcsgrid::engine {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned blocks_for(std::size_t n) { return unsigned((n + kThreads - 1) / kThreads); }
+
+struct Dims3 {
+  std::int64_t x, y, z;
+  __host__ __device__ std::int64_t points() const { return x * y * z; }
+};
+Dims3 dims_of(const MsmLevelShape& s) { return {s.n[0], s.n[1], s.n[2]}; }
+
+// Copies host to a new device buffer and waits for it (setup only).
+template <typename T>
+cuda::DeviceBuffer<T> upload(const std::vector<T>& host, cudaStream_t stream) {
+  cuda::DeviceBuffer<T> d(host.size());
+  if (!host.empty()) {
+    DCSGRID_CUDA_CHECK(cudaMemcpyAsync(d.data(), host.data(), d.bytes(), cudaMemcpyHostToDevice, stream));
+    DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+  return d;
+}
+
+// Atoms sorted by the level-0 cell of their first node (x fastest), with that node along x and
+// their fractions; cell c holds atoms [start[c], start[c + 1]).
+struct DeviceBins {
+  cuda::DeviceBuffer<int> first_x;
+  cuda::DeviceBuffer<float> sx, sy, sz, q;
+  cuda::DeviceBuffer<std::uint32_t> start;
+};
+
+DeviceBins bin_atoms(const MsmPlan& plan, const AtomSet& atoms, cudaStream_t stream) {
+  const Dims3 n = dims_of(plan.levels[0]);
+  const std::size_t count = atoms.size();
+  std::vector<std::int64_t> cell(count);
+  std::vector<int> fx(count);
+  std::vector<float> s[3];
+  for (auto& v : s) v.resize(count);
+  std::vector<std::uint32_t> start(std::size_t(n.points()) + 1, 0);
+  for (std::size_t a = 0; a < count; ++a) {
+    double f[3];
+    const std::int64_t x = msm_first_node(plan, 0, atoms.x[a], f[0]);
+    const std::int64_t y = msm_first_node(plan, 1, atoms.y[a], f[1]);
+    const std::int64_t z = msm_first_node(plan, 2, atoms.z[a], f[2]);
+    cell[a] = (z * n.y + y) * n.x + x;
+    fx[a] = int(x);
+    for (int d = 0; d < 3; ++d) s[d][a] = float(f[d]);
+    ++start[cell[a] + 1];
+  }
+  for (std::size_t c = 0; c + 1 < start.size(); ++c) start[c + 1] += start[c];
+  std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
+  std::vector<int> sorted_fx(count);
+  std::vector<float> sorted[4];
+  for (auto& v : sorted) v.resize(count);
+  for (std::size_t a = 0; a < count; ++a) {
+    const std::uint32_t k = fill[cell[a]]++;
+    sorted_fx[k] = fx[a];
+    for (int d = 0; d < 3; ++d) sorted[d][k] = s[d][a];
+    sorted[3][k] = atoms.q[a];
+  }
+  return {upload(sorted_fx, stream), upload(sorted[0], stream), upload(sorted[1], stream),
+          upload(sorted[2], stream), upload(sorted[3], stream), upload(start, stream)};
+}
+
+struct AnterpolateArgs {
+  const int* first_x;
+  const float *sx, *sy, *sz, *q;
+  const std::uint32_t* start;
+  Dims3 n;
+  MsmBasis basis;
+};
+
+// One thread per level-0 node: the atoms whose first node lies within p − 1 below it, read as
+// one contiguous run per (z, y) cell row.
+__global__ void anterpolate_kernel(AnterpolateArgs a, double* charge) {
+  const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= a.n.points()) return;
+  const int p = a.basis.order;
+  const std::int64_t i = idx % a.n.x, j = (idx / a.n.x) % a.n.y, k = idx / (a.n.x * a.n.y);
+  const std::int64_t x_lo = i - p + 1 > 0 ? i - p + 1 : 0;
+  double sum = 0;
+  for (std::int64_t fz = k - p + 1 > 0 ? k - p + 1 : 0; fz <= k; ++fz)
+    for (std::int64_t fy = j - p + 1 > 0 ? j - p + 1 : 0; fy <= j; ++fy) {
+      const std::int64_t row = (fz * a.n.y + fy) * a.n.x;
+      for (std::uint32_t t = a.start[row + x_lo]; t < a.start[row + i + 1]; ++t)
+        sum += a.q[t] * a.basis.weight(int(i - a.first_x[t]), double(a.sx[t])) *
+               a.basis.weight(int(j - fy), double(a.sy[t])) * a.basis.weight(int(k - fz), double(a.sz[t]));
+    }
+  charge[idx] = sum;
+}
+
+// The 1-D operator along one axis (MsmTransfer1D) on the device.
+struct DeviceTransfer {
+  cuda::DeviceBuffer<int> first, count;
+  cuda::DeviceBuffer<double> weight;
+  int width = 0;
+  std::int64_t n_out = 0;
+};
+DeviceTransfer upload_transfer(const MsmTransfer1D& op, cudaStream_t stream) {
+  return {upload(std::vector<int>(op.first.begin(), op.first.end()), stream), upload(op.count, stream),
+          upload(op.weight, stream), op.width, std::int64_t(op.first.size())};
+}
+
+__global__ void transfer_kernel(const double* in, double* out, std::int64_t n_in, std::int64_t n_out,
+                                std::int64_t inner, std::int64_t total, const int* first,
+                                const int* count, const double* weight, int width, bool accumulate) {
+  const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= total) return;
+  const std::int64_t t = idx % inner, r = (idx / inner) % n_out, o = idx / (inner * n_out);
+  const double* src = in + (o * n_in + first[r]) * inner + t;
+  double sum = 0;
+  for (int c = 0; c < count[r]; ++c) sum += weight[r * width + c] * src[c * inner];
+  out[idx] = accumulate ? out[idx] + sum : sum;
+}
+
+// Applies op along axis of in (dims, updated) into out (resized unless accumulating).
+void apply_along_axis(const double* in, Dims3& dims, int axis, const MsmTransfer1D& op,
+                      cuda::DeviceBuffer<double>& out, bool accumulate, cudaStream_t stream) {
+  const DeviceTransfer d = upload_transfer(op, stream);
+  const std::int64_t inner = axis == 0 ? 1 : (axis == 1 ? dims.x : dims.x * dims.y);
+  const std::int64_t n_in = axis == 0 ? dims.x : (axis == 1 ? dims.y : dims.z);
+  (axis == 0 ? dims.x : (axis == 1 ? dims.y : dims.z)) = d.n_out;
+  const std::int64_t total = dims.points();
+  if (!accumulate) out.resize(std::size_t(total));
+  transfer_kernel<<<blocks_for(total), kThreads, 0, stream>>>(
+      in, out.data(), n_in, d.n_out, inner, total, d.first.data(), d.count.data(), d.weight.data(),
+      d.width, accumulate);
+  DCSGRID_CHECK_LAUNCH();
+  DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));  // d's buffers go at return
+}
+
+struct StencilArgs {
+  const int4* rows;  // dy, dz, x_lo, x_hi
+  const int* centre;
+  const double* weight;
+  int row_count;
+  double level_scale;
+  Dims3 n;
+};
+
+__global__ void stencil_kernel(StencilArgs a, const double* q, double* e) {
+  const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= a.n.points()) return;
+  const std::int64_t x = idx % a.n.x, y = (idx / a.n.x) % a.n.y, z = idx / (a.n.x * a.n.y);
+  double sum = 0;
+  for (int r = 0; r < a.row_count; ++r) {
+    const int4 row = a.rows[r];
+    const std::int64_t sy = y + row.x, sz = z + row.y;
+    if (sy < 0 || sy >= a.n.y || sz < 0 || sz >= a.n.z) continue;
+    const std::int64_t lo = row.z > -x ? row.z : -x;
+    const std::int64_t hi = row.w < a.n.x - 1 - x ? row.w : a.n.x - 1 - x;
+    const double* src = q + (sz * a.n.y + sy) * a.n.x + x;
+    const double* w = a.weight + a.centre[r];
+    for (std::int64_t dx = lo; dx <= hi; ++dx) sum += w[dx] * src[dx];
+  }
+  e[idx] = sum * a.level_scale;
+}
+
+__global__ void top_kernel(const double* q, const double* kernel, Dims3 n, double* e) {
+  const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= n.points()) return;
+  const std::int64_t x = idx % n.x, y = (idx / n.x) % n.y, z = idx / (n.x * n.y);
+  double sum = 0;
+  std::int64_t j = 0;
+  for (std::int64_t sz = 0; sz < n.z; ++sz)
+    for (std::int64_t sy = 0; sy < n.y; ++sy) {
+      const double* k = kernel + (abs(z - sz) * n.y + abs(y - sy)) * n.x;
+      for (std::int64_t sx = 0; sx < n.x; ++sx, ++j) sum += q[j] * k[abs(x - sx)];
+    }
+  e[idx] = sum;
+}
+
+// Level l's own potential (stencil, or all pairs at the top) into e.
+void level_potential(const MsmPlan& plan, int level, const double* q, cuda::DeviceBuffer<double>& e,
+                     cudaStream_t stream) {
+  const Dims3 n = dims_of(plan.levels[level]);
+  e.resize(std::size_t(n.points()));
+  if (level == plan.top()) {
+    const cuda::DeviceBuffer<double> kernel = upload(plan.top_kernel, stream);
+    top_kernel<<<blocks_for(n.points()), kThreads, 0, stream>>>(q, kernel.data(), n, e.data());
+    DCSGRID_CHECK_LAUNCH();
+    DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return;
+  }
+  const std::vector<MsmStencilRow> rows = msm_stencil_rows(plan);
+  std::vector<int4> packed;
+  std::vector<int> centre;
+  for (const MsmStencilRow& r : rows) {
+    packed.push_back(make_int4(r.dy, r.dz, r.x_lo, r.x_hi));
+    centre.push_back(int(r.centre));
+  }
+  const cuda::DeviceBuffer<int4> d_rows = upload(packed, stream);
+  const cuda::DeviceBuffer<int> d_centre = upload(centre, stream);
+  const cuda::DeviceBuffer<double> d_weight = upload(plan.stencil, stream);
+  const StencilArgs args{d_rows.data(), d_centre.data(), d_weight.data(), int(rows.size()),
+                         1.0 / double(std::int64_t(1) << level), n};
+  stencil_kernel<<<blocks_for(n.points()), kThreads, 0, stream>>>(args, q, e.data());
+  DCSGRID_CHECK_LAUNCH();
+  DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+__global__ void fold_z_kernel(const double* e, Dims3 n, std::int64_t x0, std::int64_t y0,
+                              std::int64_t fx, std::int64_t fy, std::int64_t planes, std::int64_t z_begin,
+                              const int* first_z, const double* weight_z, int p, double* folded) {
+  const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= fx * fy * planes) return;
+  const std::int64_t x = idx % fx, y = (idx / fx) % fy, kk = idx / (fx * fy), k = z_begin + kk;
+  double sum = 0;
+  for (int c = 0; c < p; ++c)
+    sum += weight_z[k * p + c] * e[((first_z[k] + c) * n.y + y0 + y) * n.x + x0 + x];
+  folded[idx] = sum;
+}
+
+struct InterpolateArgs {
+  const int *first_x, *first_y;
+  const double *weight_x, *weight_y;
+  std::int64_t nx, ny, planes, fx, fy, x0, y0, pitch, rows;
+  int p;
+  double scale;
+};
+
+__global__ void interpolate_xy_kernel(InterpolateArgs a, const double* folded, float* out) {
+  const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= a.nx * a.ny * a.planes) return;
+  const std::int64_t i = idx % a.nx, j = (idx / a.nx) % a.ny, kk = idx / (a.nx * a.ny);
+  const double* plane = folded + kk * a.fx * a.fy;
+  double sum = 0;
+  for (int b = 0; b < a.p; ++b) {
+    const double* row = plane + (a.first_y[j] + b - a.y0) * a.fx + (a.first_x[i] - a.x0);
+    double part = 0;
+    for (int c = 0; c < a.p; ++c) part += a.weight_x[i * a.p + c] * row[c];
+    sum += a.weight_y[j * a.p + b] * part;
+  }
+  out[(kk * a.rows + j) * a.pitch + i] += float(a.scale * sum);
+}
+
+// Throws Error when the level grids and the binned atoms would not fit in the device's free
+// memory: charges and potentials of every level plus two transfer temporaries, in doubles.
+void require_device_memory(const MsmPlan& plan, std::size_t atoms) {
+  std::size_t level_points = 0;
+  for (const MsmLevelShape& s : plan.levels) level_points += s.points();
+  const std::size_t need = 4 * sizeof(double) * level_points +
+                           sizeof(std::uint32_t) * (plan.levels[0].points() + 1) + 5 * 4 * atoms;
+  std::size_t free = 0, total = 0;
+  DCSGRID_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  if (need > free)
+    throw Error("msm (cuda): the MSM grids need " + std::to_string(need >> 20) + " MiB of device memory, " +
+                std::to_string(free >> 20) + " MiB are free; a larger MSM spacing needs less");
+}
+
+}  // namespace
+
+MsmLongRangeCuda::MsmLongRangeCuda(const AtomSet& atoms, const GridSpec& output, float scale,
+                                   const MsmOptions& options, cudaStream_t stream)
+    : plan_(make_msm_plan(atoms, output, options)), output_(output), scale_(scale) {
+  require_device_memory(plan_, atoms.size());
+  std::vector<cuda::DeviceBuffer<double>> charge(plan_.levels.size());
+  {
+    const DeviceBins bins = bin_atoms(plan_, atoms, stream);
+    const AnterpolateArgs args{bins.first_x.data(), bins.sx.data(), bins.sy.data(), bins.sz.data(),
+                               bins.q.data(), bins.start.data(), dims_of(plan_.levels[0]), plan_.basis};
+    charge[0].resize(plan_.levels[0].points());
+    anterpolate_kernel<<<blocks_for(plan_.levels[0].points()), kThreads, 0, stream>>>(args, charge[0].data());
+    DCSGRID_CHECK_LAUNCH();
+    DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+  for (int l = 0; l < plan_.top(); ++l) {
+    Dims3 dims = dims_of(plan_.levels[l]);
+    cuda::DeviceBuffer<double> a, b;
+    apply_along_axis(charge[l].data(), dims, 0, msm_restriction_1d(plan_, l, 0), a, false, stream);
+    apply_along_axis(a.data(), dims, 1, msm_restriction_1d(plan_, l, 1), b, false, stream);
+    apply_along_axis(b.data(), dims, 2, msm_restriction_1d(plan_, l, 2), charge[l + 1], false, stream);
+  }
+  cuda::DeviceBuffer<double> e;
+  level_potential(plan_, plan_.top(), charge.back().data(), e, stream);
+  for (int l = plan_.top() - 1; l >= 0; --l) {
+    cuda::DeviceBuffer<double> finer, a, b;
+    level_potential(plan_, l, charge[l].data(), finer, stream);
+    Dims3 dims = dims_of(plan_.levels[l + 1]);
+    apply_along_axis(e.data(), dims, 0, msm_prolongation_1d(plan_, l, 0), a, false, stream);
+    apply_along_axis(a.data(), dims, 1, msm_prolongation_1d(plan_, l, 1), b, false, stream);
+    apply_along_axis(b.data(), dims, 2, msm_prolongation_1d(plan_, l, 2), finer, true, stream);
+    e = std::move(finer);
+  }
+  potential_ = std::move(e);
+  for (int axis = 0; axis < 3; ++axis) {
+    const MsmAxisWeights w = msm_output_weights(plan_, output_, axis);
+    footprint_lo_[axis] = w.first.front();
+    footprint_n_[axis] = w.first.back() + plan_.options.order - w.first.front();
+    first_[axis] = upload(std::vector<int>(w.first.begin(), w.first.end()), stream);
+    weight_[axis] = upload(w.weight, stream);
+  }
+}
+
+void MsmLongRangeCuda::add_to(Slab slab, float* out, SlabLayout layout, cudaStream_t stream) const {
+  if (slab.z_begin < 0 || slab.z_end > output_.nz() || slab.z_begin >= slab.z_end)
+    throw Error("msm (cuda): slab [" + std::to_string(slab.z_begin) + ", " + std::to_string(slab.z_end) +
+                ") outside the grid of " + std::to_string(output_.nz()) + " planes");
+  const int p = plan_.options.order;
+  const std::int64_t x0 = footprint_lo_[0], fx = footprint_n_[0];
+  const std::int64_t y0 = footprint_lo_[1], fy = footprint_n_[1];
+  const std::int64_t planes = slab.planes();
+  double* folded = nullptr;
+  DCSGRID_CUDA_CHECK(cudaMallocAsync(&folded, sizeof(double) * fx * fy * planes, stream));
+  fold_z_kernel<<<blocks_for(fx * fy * planes), kThreads, 0, stream>>>(
+      potential_.data(), dims_of(plan_.levels[0]), x0, y0, fx, fy, planes, slab.z_begin,
+      first_[2].data(), weight_[2].data(), p, folded);
+  DCSGRID_CHECK_LAUNCH();
+  const InterpolateArgs args{first_[0].data(), first_[1].data(), weight_[0].data(), weight_[1].data(),
+                             output_.nx(), output_.ny(), planes, fx, fy, x0, y0, layout.pitch_x,
+                             layout.rows_per_plane, p, scale_};
+  interpolate_xy_kernel<<<blocks_for(output_.plane_size() * planes), kThreads, 0, stream>>>(args, folded, out);
+  DCSGRID_CHECK_LAUNCH();
+  DCSGRID_CUDA_CHECK(cudaFreeAsync(folded, stream));
+}
+
+std::vector<double> MsmLongRangeCuda::finest_potential() const {
+  std::vector<double> host(potential_.size());
+  DCSGRID_CUDA_CHECK(cudaMemcpy(host.data(), potential_.data(), potential_.bytes(), cudaMemcpyDeviceToHost));
+  return host;
+}
+
+}  // namespace dcsgrid::engine
