@@ -244,7 +244,12 @@ TEST(MapFormats, SelectorsAreForHdf5Only) {
   w.write_planes(0, g.nz(), data.data());
   std::vector<float> twice(data);
   for (float& v : twice) v *= 2;
-  w.add_map("potential_cutoff", twice.data(), meta());
+  const std::size_t second = w.add_stream("potential_cutoff", meta());
+  w.write_planes(second, 0, g.nz(), twice.data());
+  // Planes written can be read back before finish() (the main job compares maps slab by slab).
+  std::vector<float> back(g.plane_size());
+  w.read_planes(second, g.nz() - 1, 1, back.data());
+  EXPECT_TRUE(std::equal(back.begin(), back.end(), twice.end() - std::ptrdiff_t(g.plane_size())));
   w.finish();
 
   EXPECT_EQ(read_map(parse_map_argument((dir / "a.h5").string() + ":potential_cutoff")).data, twice);

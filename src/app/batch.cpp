@@ -87,6 +87,9 @@ nlohmann::json options_fingerprint(const BatchOptions& o, const std::vector<std:
     j["cutoff"] = {{"radius", c.radius},
                    {"form", engine::cutoff_form_name(c.form)},
                    {"switch_start", c.switch_start}};
+  if (const auto& m = o.compute.msm; o.compute.methods.front() == engine::Method::msm)
+    j["msm"] = {{"cutoff", m.cutoff}, {"spacing", m.spacing}, {"order", m.order},
+                {"softening_order", engine::softening_order_used(m)}};
   if (const auto& box = o.grid.box)
     j["grid"] = {{"origin", box->origin}, {"spacing", box->spacing}, {"dims", box->dims}};
   else

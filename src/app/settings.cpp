@@ -63,7 +63,7 @@ std::vector<int> parse_gpu_list(const std::string& text) {
 
 void validate(const ComputeSettings& s) {
   if (s.methods.empty()) throw Error("no method to compute");
-  for (const auto m : s.methods) engine::validate_method(m, s.cutoff, s.physics);
+  for (const auto m : s.methods) engine::validate_method(m, s.cutoff, s.msm, s.physics);
   if (s.threads < 0) throw Error("--threads must be 0 (all cores) or a positive count");
 }
 
@@ -75,11 +75,12 @@ engine::PotentialRequest make_request(const ComputeSettings& s, engine::Method m
   request.physics = s.physics;
   request.method = method;
   request.cutoff = s.cutoff;
+  request.msm = s.msm;
   return request;
 }
 
 io::MapMetadata map_metadata(const ComputeSettings& s, engine::Method method) {
-  return engine::method_metadata(s.physics, method, s.cutoff);
+  return engine::method_metadata(s.physics, method, s.cutoff, s.msm);
 }
 
 std::optional<engine::Method> reference_method(const std::vector<engine::Method>& methods) {

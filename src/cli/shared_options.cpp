@@ -135,6 +135,7 @@ app::ComputeSettings ComputeOptions::settings() const {
   s.methods = app::parse_method_list(method);
   s.cutoff = cutoff;
   s.cutoff.form = engine::parse_cutoff_form(cutoff_form);
+  s.msm = msm;
   s.device = device;
   s.gpus = app::parse_gpu_list(gpus);
   s.threads = threads;
@@ -169,6 +170,24 @@ void add_compute_options(CLI::App& app, ComputeOptions& o, const std::string& me
   app.add_flag("--dynamic-bins", o.cutoff.dynamic_bins,
                "Prefix-sum bins instead of fixed capacity (very uneven atom densities)")
       ->group(kMethodGroup);
+
+  const std::string msm_group = "Multilevel summation (--method msm)";
+  app.add_option("--msm-cutoff", o.msm.cutoff,
+                 "Short-range radius a, Å: pairs nearer than a are summed directly, the smooth "
+                 "rest on grids")
+      ->capture_default_str()
+      ->group(msm_group);
+  app.add_option("--msm-spacing", o.msm.spacing,
+                 "Finest MSM grid spacing h, Å (independent of --spacing; smaller: more accurate, "
+                 "slower)")
+      ->capture_default_str()
+      ->group(msm_group);
+  app.add_option("--msm-order", o.msm.order,
+                 "Interpolation order: 4 (cubic), 6 (~1e-4 to 1e-3 relative error), 8, 10 "
+                 "(~5e-5); docs/msm.md")
+      ->check(CLI::IsMember({4, 6, 8, 10}))
+      ->capture_default_str()
+      ->group(msm_group);
 
   add_device_option(app, o.device, kHardwareGroup);
   app.add_option("--gpus", o.gpus, "GPUs to use: all or a list like 0,1")

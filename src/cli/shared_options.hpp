@@ -51,6 +51,7 @@ struct ComputeOptions {
   std::string method = "direct";
   std::string cutoff_form = "shifted";
   engine::CutoffOptions cutoff;
+  engine::MsmOptions msm;
   std::string device = "auto";
   std::string gpus = "all";
   int threads = 0;

@@ -18,6 +18,7 @@
 #include "dcsgrid/engine/cuda_cutoff.hpp"
 #include "dcsgrid/engine/cuda_device.hpp"
 #include "dcsgrid/engine/cuda_direct.cuh"
+#include "dcsgrid/engine/msm_cuda.hpp"
 
 namespace dcsgrid::engine {
 
@@ -28,6 +29,8 @@ std::unique_ptr<DeviceMethod> make_device_method(const PotentialRequest& request
       return make_direct_method(request, stream);
     case Method::cutoff:
       return make_cutoff_device_method(request, stream);
+    case Method::msm:
+      return make_msm_device_method(request, stream);
   }
   throw Error("the cuda backend has no '" + method_name(request.method) + "' method");
 }
@@ -313,7 +316,7 @@ class CudaBackend final : public Backend {
   explicit CudaBackend(std::vector<int> devices)
       : devices_(std::move(devices)), slots_(devices_.size()) {}
   std::string name() const override { return "cuda"; }
-  bool supports(Method m) const override { return m == Method::direct || m == Method::cutoff; }
+  bool supports(Method) const override { return true; }
 
   void warm_up() override {
     for (const int device : devices_) {

@@ -9,15 +9,32 @@
 #include "dcsgrid/core/softening.hpp"
 #include "dcsgrid/engine/cpu_backend.hpp"
 #include "dcsgrid/engine/cuda_backend.hpp"
+#include "dcsgrid/engine/msm.hpp"
 
 namespace dcsgrid::engine {
 
-std::string method_name(Method m) { return m == Method::direct ? "direct" : "cutoff"; }
+std::string method_name(Method m) {
+  switch (m) {
+    case Method::direct: return "direct";
+    case Method::cutoff: return "cutoff";
+    case Method::msm: return "msm";
+  }
+  return "?";
+}
 
 Method parse_method(const std::string& name) {
-  if (name == "direct") return Method::direct;
-  if (name == "cutoff") return Method::cutoff;
-  throw Error("unknown method '" + name + "': use direct or cutoff");
+  for (Method m : {Method::direct, Method::cutoff, Method::msm})
+    if (name == method_name(m)) return m;
+  throw Error("unknown method '" + name + "': use direct, cutoff or msm");
+}
+
+PotentialRequest msm_short_range(const PotentialRequest& request) {
+  PotentialRequest s = request;
+  s.method = Method::cutoff;
+  s.cutoff.radius = request.msm.cutoff;
+  s.cutoff.form = CutoffForm::msm_short;
+  s.cutoff.softening_order = softening_order_used(request.msm);
+  return s;
 }
 
 std::string cutoff_form_name(CutoffForm f) {
@@ -51,8 +68,14 @@ static void validate_msm_short(const CutoffOptions& c, const Physics& physics) {
                 "dielectric; it cannot be combined with Debye–Hückel screening (--ionic-strength)");
 }
 
-void validate_method(Method method, const CutoffOptions& c, const Physics& physics) {
+void validate_method(Method method, const CutoffOptions& c, const MsmOptions& msm,
+                     const Physics& physics) {
   validate(physics);
+  if (method == Method::msm) {
+    validate(msm);
+    require_msm_physics(physics);
+    if (c.bin_capacity < 0) throw Error("--bin-capacity must be positive (0 = automatic)");
+  }
   if (method == Method::cutoff) {
     if (!(c.radius > 0)) throw Error("--cutoff must be a positive radius in Å");
     if (c.form == CutoffForm::switched && !(c.switch_start >= 0 && c.switch_start < c.radius))
@@ -65,7 +88,7 @@ void validate_method(Method method, const CutoffOptions& c, const Physics& physi
 void validate(const PotentialRequest& request) {
   if (!request.atoms || request.atoms->empty()) throw Error("no atoms to compute a potential from");
   validate(request.grid);
-  validate_method(request.method, request.cutoff, request.physics);
+  validate_method(request.method, request.cutoff, request.msm, request.physics);
 }
 
 RunStats Backend::run(const PotentialRequest& request, const SlabSink& sink,

@@ -4,7 +4,8 @@
 
 namespace dcsgrid::engine {
 
-io::MapMetadata method_metadata(const Physics& p, Method method, const CutoffOptions& cutoff) {
+io::MapMetadata method_metadata(const Physics& p, Method method, const CutoffOptions& cutoff,
+                                const MsmOptions& msm) {
   io::MapMetadata meta;
   meta.units = unit_name(p.unit);
   meta.temperature = p.temperature;
@@ -16,6 +17,12 @@ io::MapMetadata method_metadata(const Physics& p, Method method, const CutoffOpt
       meta.parameters["switch_start"] = fmt::format("{:g}", cutoff.switch_start);
     if (cutoff.form == CutoffForm::msm_short)
       meta.parameters["softening_order"] = fmt::format("{}", cutoff.softening_order);
+  }
+  if (method == Method::msm) {
+    meta.parameters["msm_cutoff"] = fmt::format("{:g}", msm.cutoff);
+    meta.parameters["msm_spacing"] = fmt::format("{:g}", msm.spacing);
+    meta.parameters["msm_order"] = fmt::format("{}", msm.order);
+    meta.parameters["softening_order"] = fmt::format("{}", softening_order_used(msm));
   }
   meta.dielectric = p.dielectric;
   meta.dielectric_model = p.distance_dependent ? "distance-dependent 4r" : "constant";

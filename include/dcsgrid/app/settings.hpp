@@ -27,6 +27,7 @@ struct ComputeSettings {
   // the map every other one is compared with.
   std::vector<engine::Method> methods{engine::Method::direct};
   engine::CutoffOptions cutoff;
+  engine::MsmOptions msm;
   std::string device = "auto";  // auto, cpu, gpu
   std::vector<int> gpus;        // device ids; empty: all
   int threads = 0;              // CPU threads; 0: all cores

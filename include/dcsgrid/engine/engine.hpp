@@ -10,10 +10,14 @@
 #include "dcsgrid/core/atoms.hpp"
 #include "dcsgrid/core/grid.hpp"
 #include "dcsgrid/core/physics.hpp"
+#include "dcsgrid/engine/msm_plan.hpp"
 
 namespace dcsgrid::engine {
 
-enum class Method { direct, cutoff };
+// direct: exact sum over all atoms; cutoff: atoms within a radius; msm: multilevel summation,
+// the exact potential's accuracy at the cutoff's cost (a short-range cutoff part with the
+// msm_short form plus a long-range part carried on nested grids, engine/msm.hpp).
+enum class Method { direct, cutoff, msm };
 std::string method_name(Method m);
 Method parse_method(const std::string& name);
 
@@ -41,8 +45,12 @@ struct PotentialRequest {
   GridSpec grid;
   Physics physics;
   Method method = Method::direct;
-  CutoffOptions cutoff;
+  CutoffOptions cutoff;  // method cutoff; msm takes its bin settings
+  MsmOptions msm;
 };
+// The short-range part of an msm request: the cutoff method with the msm_short form at the MSM
+// cutoff and softening, the request's bin settings kept.
+PotentialRequest msm_short_range(const PotentialRequest& request);
 
 // Planes [z_begin, z_end) of the grid.
 struct Slab {
@@ -99,7 +107,8 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const std::vect
 bool gpu_available();
 
 // Checks a method's options and the physics it runs with. Throws Error.
-void validate_method(Method method, const CutoffOptions& cutoff, const Physics& physics);
+void validate_method(Method method, const CutoffOptions& cutoff, const MsmOptions& msm,
+                     const Physics& physics);
 // Checks a request before any work: atoms present, grid valid, then validate_method.
 void validate(const PotentialRequest& request);
 

@@ -8,6 +8,7 @@ namespace dcsgrid::engine {
 
 // Units, temperature, method and its parameters, dielectric model, ionic strength, minimum
 // distance and program version; the caller adds atoms, input and command line.
-io::MapMetadata method_metadata(const Physics& physics, Method method, const CutoffOptions& cutoff);
+io::MapMetadata method_metadata(const Physics& physics, Method method, const CutoffOptions& cutoff,
+                                const MsmOptions& msm = {});
 
 }  // namespace dcsgrid::engine

@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "dcsgrid/core/atoms.hpp"
@@ -48,5 +49,9 @@ class MsmLongRangeCuda {
   // The level-0 nodes the output grid reaches along each axis: footprint_n_ from footprint_lo_.
   std::int64_t footprint_lo_[3] = {}, footprint_n_[3] = {};
 };
+
+// Method::msm on the current device: the short-range cutoff method plus MsmLongRangeCuda.
+std::unique_ptr<DeviceMethod> make_msm_device_method(const PotentialRequest& request,
+                                                     cudaStream_t stream);
 
 }  // namespace dcsgrid::engine
