@@ -11,6 +11,8 @@ packages=(
   gemmi-dev tao-pegtl-dev   # PDB/mmCIF/CCP4 through gemmi (header-only)
   python3-pdb2pqr           # AMBER/CHARMM/PARSE force-field tables for PDB/mmCIF charges
   python3-h5py python3-numpy python3-matplotlib   # tools/plot_map.py
+  python3-dev pybind11-dev python3-pytest   # the Python module (import dcsgrid) and its tests
+  python3-mdanalysis python3-xarray python3-h5netcdf python3-mrcfile python3-griddataformats
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -26,6 +28,17 @@ fi
 
 build_dir=${BUILD_DIR:-build}
 # shellcheck disable=SC2086
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} >/dev/null
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=/usr/bin/python3 \
+  ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$build_dir" --parallel "$(nproc)"
 echo "setup: built $build_dir/dcsgrid"
+
+# `import dcsgrid` for the system python3: a .pth file naming the build's package folder.
+if [ -d "$build_dir/python/dcsgrid" ]; then
+  site=$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd mkdir -p "$site"
+  echo "$(cd "$build_dir/python" && pwd)" | $sudo_cmd tee "$site/dcsgrid-build.pth" >/dev/null
+  echo "setup: /usr/bin/python3 imports dcsgrid from $build_dir/python ($site/dcsgrid-build.pth)"
+fi
