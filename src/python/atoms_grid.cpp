@@ -88,6 +88,14 @@ py::tuple coordinates(const GridSpec& g) {
   return py::tuple(axes);
 }
 
+// Atoms, an MDAnalysis AtomGroup (.positions) or Universe (.atoms), or an (N, 3) array, as points.
+AtomSet positions_of_any(const py::object& atoms) {
+  if (py::isinstance<Atoms>(atoms)) return atoms.cast<const Atoms&>().set;
+  if (py::hasattr(atoms, "positions")) return points_from_array(atoms.attr("positions"));
+  if (py::hasattr(atoms, "atoms")) return points_from_array(atoms.attr("atoms").attr("positions"));
+  return points_from_array(atoms);
+}
+
 }  // namespace
 
 AtomSet atoms_from_arrays(const py::object& positions, const py::object& charges) {
@@ -130,7 +138,12 @@ AtomSet with_positions(const AtomSet& like, const py::object& positions) {
 }
 
 void bind_atoms_grid(py::module_& m) {
-  py::class_<Atoms>(m, "Atoms")
+  py::class_<Atoms>(m, "Atoms", R"(Atoms with charges: positions (N, 3) in Å and charges (N,) in e.
+
+Atoms(positions, charges) takes any real arrays (copied to float32, so non-contiguous input is
+fine; MDAnalysis' u.atoms.positions and u.atoms.charges work as they are); ValueError for a wrong
+shape, mismatched lengths, NaN or inf. dcsgrid.read_atoms(path) reads them from a file.
+.positions and .charges are float32 copies.)")
       .def(py::init([](const py::object& positions, const py::object& charges) {
              return Atoms{atoms_from_arrays(positions, charges), "", "arrays"};
            }),
@@ -163,21 +176,30 @@ void bind_atoms_grid(py::module_& m) {
         py::arg("forcefield_dir"));
 
   const app::GridChoice defaults;
-  py::class_<GridSpec>(m, "Grid")
+  py::class_<GridSpec>(m, "Grid", R"(A regular grid: point (i, j, k) lies at origin + (i, j, k) * spacing, Å.
+
+Grid(origin, spacing, dims): spacing one number or three, dims the point counts (nx, ny, nz).
+Grid.around(atoms, padding, spacing): the atoms' box grown by padding on every side, centred.
+Grid.box(center, size, spacing): a box of edge lengths size centred on center (AutoGrid-style).
+.coordinates() gives the x, y and z of the planes; .shape is (nx, ny, nz), the shape of a map's
+values.)")
       .def(py::init(&make_grid), py::arg("origin"), py::arg("spacing"), py::arg("dims"))
       .def_static("around",
-                  [](const Atoms& atoms, double padding, double spacing) {
-                    return grid_around(bounding_box(atoms.set), spacing, padding);
+                  [](const py::object& atoms, double padding, double spacing) {
+                    return grid_around(bounding_box(positions_of_any(atoms)), spacing, padding);
                   },
                   py::arg("atoms"), py::arg("padding") = defaults.padding,
-                  py::arg("spacing") = defaults.spacing)
+                  py::arg("spacing") = defaults.spacing,
+                  "The box of atoms (Atoms, an MDAnalysis AtomGroup or Universe, or an (N, 3) "
+                  "array) grown by padding (Å) on every side, at spacing (Å), centred.")
       .def_static("box",
                   [](const py::object& center, const py::object& size, double spacing) {
                     GridSpec g = grid_centered(triple(center, "center"), triple(size, "size"), spacing);
                     validate(g);
                     return g;
                   },
-                  py::arg("center"), py::arg("size"), py::arg("spacing") = defaults.spacing)
+                  py::arg("center"), py::arg("size"), py::arg("spacing") = defaults.spacing,
+                  "A box of edge lengths size (Å; one number or three) centred on center.")
       .def_property_readonly("origin", [](const GridSpec& g) { return g.origin; })
       .def_property_readonly("spacing", [](const GridSpec& g) { return g.spacing; })
       .def_property_readonly("dims", [](const GridSpec& g) { return g.dims; })
