@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -11,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "clock.hpp"
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/analysis/ensemble.hpp"
 #include "dcsgrid/core/error.hpp"
@@ -18,13 +20,8 @@
 namespace dcsgrid::app {
 
 namespace fs = std::filesystem;
-using clock_type = std::chrono::steady_clock;
 
 namespace {
-
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
 
 // The CPU backend computes a slab per call and reports progress after each: 1M points a slab keep
 // every core busy yet let a front end check for an interrupt often. GPU backends pipeline their own
@@ -67,6 +64,19 @@ engine::RunStats compute_map(engine::Backend& backend, const AtomSet& atoms, con
   return stats;
 }
 
+// Ends the worker's current run at its next slab once the FrameMaps is being destroyed, so that a
+// front end's interrupt does not wait for a whole frame.
+class StopObserver final : public Observer {
+ public:
+  explicit StopObserver(const std::atomic<bool>& stop) : stop_(stop) {}
+  void progress(double) override {
+    if (stop_) throw Error("frames: stopped");
+  }
+
+ private:
+  const std::atomic<bool>& stop_;
+};
+
 // The worker and what it shares with the caller, under one mutex: frames waiting to be computed
 // (input), maps waiting to be taken (output), the first error, and the end of either side.
 struct FrameMaps::Impl {
@@ -91,6 +101,7 @@ struct FrameMaps::Impl {
   bool stopping = false;    // the worker must stop (destructor, or an error)
   bool worker_done = false;
   std::exception_ptr error;
+  std::atomic<bool> abandon{false};  // set by the destructor, read by the running frame
   std::thread worker;
 
   // Waits until ready() holds, calling poll about every 0.1 s with the lock released. Rethrows the
@@ -151,7 +162,7 @@ struct FrameMaps::Impl {
   }
 
   void run_worker() {
-    Observer quiet;
+    StopObserver observer(abandon);
     const engine::Method method = settings.methods.front();
     for (std::size_t index = 0;; ++index) {
       AtomSet atoms;
@@ -167,7 +178,7 @@ struct FrameMaps::Impl {
       map.index = index;
       map.data.resize(grid.point_count());
       const auto t0 = clock_type::now();
-      map.stats = compute_map(*backend, atoms, grid, settings, method, map.data.data(), quiet);
+      map.stats = compute_map(*backend, atoms, grid, settings, method, map.data.data(), observer);
       summary.compute_seconds += seconds_since(t0);
       if (summary.device.empty()) summary.device = map.stats.device;
       if (file) record(index, atoms, map.data);
@@ -222,6 +233,7 @@ FrameMaps::FrameMaps(std::shared_ptr<engine::Backend> backend, const ComputeSett
 }
 
 FrameMaps::~FrameMaps() {
+  impl_->abandon = true;
   {
     std::lock_guard lock(impl_->mutex);
     impl_->stopping = true;

@@ -86,3 +86,22 @@ def test_batch_file_needs_the_frame_count(tmp_path, small_system):
     frames = (p for p in [small_system[0]] * 2)
     with pytest.raises(dcsgrid.Error, match="created for 3 frames but 2 came"):
         dcsgrid.potentials(atoms, frames, out=tmp_path / "y.h5", n_frames=3, device="cpu")
+
+
+def test_keyboard_interrupt_stops_the_frames_loop():
+    import _thread
+    import threading
+    import time
+
+    rng = np.random.default_rng(6)
+    positions = rng.uniform(0, 40, (4000, 3))
+    atoms = dcsgrid.Atoms(positions, rng.uniform(-1, 1, 4000))
+    grid = dcsgrid.Grid(origin=(0, 0, 0), spacing=0.25, dims=(160, 160, 160))  # 1.6e10 pairs a frame
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    t0 = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        for _ in dcsgrid.potentials(atoms, [positions] * 5, grid, device="cpu", threads=1):
+            pass
+    timer.cancel()
+    assert time.monotonic() - t0 < 30

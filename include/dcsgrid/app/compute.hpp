@@ -67,8 +67,8 @@ using WaitPoll = std::function<void()>;
 // first method. The caller submits frame i+1 (reading and converting it meanwhile) while frame i
 // computes; at most `depth` frames wait on each side, so memory stays bounded. With keep_maps the
 // caller takes each map with next(), else maps go only into the file. The first error stops the
-// worker and is rethrown by the next call. Destroying it without finish() stops the worker after
-// its current frame; a file then keeps the frames done so far (the rest are pending).
+// worker and is rethrown by the next call. Destroying it without finish() stops the worker at the
+// next slab of its current frame; a file then keeps the frames done so far (the rest are pending).
 class FrameMaps {
  public:
   FrameMaps(std::shared_ptr<engine::Backend> backend, const ComputeSettings& settings,
