@@ -137,7 +137,9 @@ AtomSet with_positions(const AtomSet& like, const py::object& positions) {
   return set;
 }
 
-void bind_atoms_grid(py::module_& m) {
+namespace {
+
+void bind_atoms(py::module_& m) {
   py::class_<Atoms>(m, "Atoms", R"(Atoms with charges: positions (N, 3) in Å and charges (N,) in e.
 
 Atoms(positions, charges) takes any real arrays (copied to float32, so non-contiguous input is
@@ -158,6 +160,10 @@ shape, mismatched lengths, NaN or inf. dcsgrid.read_atoms(path) reads them from 
       .def_readonly("charge_source", &Atoms::charge_source)
       .def("with_positions", [](const Atoms& a, const py::object& positions) {
         return Atoms{with_positions(a.set, positions), a.source, a.charge_source};
+      })
+      .def("__repr__", [](const Atoms& a) {
+        return "<dcsgrid.Atoms " + std::to_string(a.set.size()) + " atoms, charges from " +
+               a.charge_source + (a.source.empty() ? "" : ", " + a.source) + ">";
       });
 
   m.def("read_atoms",
@@ -174,7 +180,9 @@ shape, mismatched lengths, NaN or inf. dcsgrid.read_atoms(path) reads them from 
         },
         py::arg("path"), py::arg("forcefield"), py::arg("model"), py::arg("unknown_zero"),
         py::arg("forcefield_dir"));
+}
 
+void bind_grid(py::module_& m) {
   const app::GridChoice defaults;
   py::class_<GridSpec>(m, "Grid", R"(A regular grid: point (i, j, k) lies at origin + (i, j, k) * spacing, Å.
 
@@ -209,6 +217,13 @@ values.)")
       .def("same_as", &GridSpec::same_as, py::arg("other"), py::arg("tolerance") = 1e-6)
       .def("__eq__", [](const GridSpec& a, const GridSpec& b) { return a.same_as(b); })
       .def("__repr__", [](const GridSpec& g) { return "Grid(" + g.describe() + ")"; });
+}
+
+}  // namespace
+
+void bind_atoms_grid(py::module_& m) {
+  bind_atoms(m);
+  bind_grid(m);
 }
 
 }  // namespace dcsgrid::python

@@ -129,3 +129,21 @@ def test_gpu_matches_float64_reference(small_system):
     expected = reference_potential(positions, charges, grid_points(grid), factor=1.0)
     got = pot.values.ravel(order="C").astype(np.float64)
     assert np.linalg.norm(got - expected) / np.linalg.norm(expected) < 1e-5
+
+
+@requires_gpu
+def test_gpu_api_equals_cli_and_frames_equal_single_maps(tmp_path):
+    pqr = DATA / "1d7h-min.pqr"
+    out = tmp_path / "cli.h5"
+    subprocess.run([str(cli_binary()), str(pqr), "-o", str(out), "--device", "gpu",
+                    "--spacing", "0.5", "--method", "direct,cutoff"], check=True, capture_output=True)
+    atoms = dcsgrid.read_atoms(pqr)
+    maps = dcsgrid.potential(atoms, device="gpu", spacing=0.5, method="direct,cutoff")
+    with h5py.File(out, "r") as f:
+        assert np.array_equal(f["potential"][()].transpose(2, 1, 0), maps["direct"].values)
+        assert np.array_equal(f["potential_cutoff"][()].transpose(2, 1, 0), maps["cutoff"].values)
+    shifted = [atoms.positions + np.float32(0.25 * i) for i in range(3)]
+    grid = maps["direct"].grid
+    for m, positions in zip(dcsgrid.potentials(atoms, shifted, grid, device="gpu"), shifted):
+        single = dcsgrid.potential(atoms.with_positions(positions), grid, device="gpu")
+        assert np.array_equal(m.values, single.values)
