@@ -215,7 +215,11 @@ values.)")
       .def_property_readonly("size", &GridSpec::point_count)
       .def("coordinates", &coordinates)
       .def("same_as", &GridSpec::same_as, py::arg("other"), py::arg("tolerance") = 1e-6)
-      .def("__eq__", [](const GridSpec& a, const GridSpec& b) { return a.same_as(b); })
+      .def("__eq__",
+           [](const GridSpec& a, const py::object& b) -> py::object {
+             if (!py::isinstance<GridSpec>(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+             return py::bool_(a.same_as(b.cast<const GridSpec&>()));
+           })
       .def("__repr__", [](const GridSpec& g) { return "Grid(" + g.describe() + ")"; });
 }
 
