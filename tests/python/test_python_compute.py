@@ -42,31 +42,35 @@ def test_units_dielectric_and_min_distance(small_system):
     assert pot.metadata["temperature"] == temperature
 
 
-def test_api_equals_cli_on_the_same_input(tmp_path):
-    pqr = DATA / "1d7h-min.pqr"
+PQR = DATA / "1d7h-min.pqr"
+
+
+def cli_maps(tmp_path, *options):
+    """The CLI's maps of PQR with these options: {dataset: array (nx, ny, nz)}, and the origin."""
     out = tmp_path / "cli.h5"
-    subprocess.run([str(cli_binary()), str(pqr), "-o", str(out), "--device", "cpu",
-                    "--spacing", "1.5", "--padding", "4"], check=True, capture_output=True)
-    atoms = dcsgrid.read_atoms(pqr)
-    pot = dcsgrid.potential(atoms, device="cpu", spacing=1.5, padding=4)
+    subprocess.run([str(cli_binary()), str(PQR), "-o", str(out), *options], check=True,
+                   capture_output=True)
     with h5py.File(out, "r") as f:
-        cli = f["potential"][()]  # [nz][ny][nx]
-        assert tuple(f["potential"].attrs["origin"]) == pytest.approx(pot.origin, abs=0)
-    assert cli.transpose(2, 1, 0).shape == pot.values.shape
-    assert np.array_equal(cli.transpose(2, 1, 0), pot.values)
+        maps = {name: f[name][()].transpose(2, 1, 0) for name in f if name.startswith("potential")}
+        return maps, tuple(f["potential"].attrs["origin"])
+
+
+def test_api_equals_cli_on_the_same_input(tmp_path):
+    cli, origin = cli_maps(tmp_path, "--device", "cpu", "--spacing", "1.5", "--padding", "4")
+    pot = dcsgrid.potential(dcsgrid.read_atoms(PQR), device="cpu", spacing=1.5, padding=4)
+    assert origin == pytest.approx(pot.origin, abs=0)
+    assert cli["potential"].shape == pot.values.shape
+    assert np.array_equal(cli["potential"], pot.values)
 
 
 def test_cutoff_equals_cli_and_several_methods_give_a_dict(tmp_path):
-    pqr = DATA / "1d7h-min.pqr"
-    out = tmp_path / "cli.h5"
-    subprocess.run([str(cli_binary()), str(pqr), "-o", str(out), "--device", "cpu", "--spacing", "2",
-                    "--method", "direct,cutoff", "--cutoff", "8"], check=True, capture_output=True)
-    maps = dcsgrid.potential(dcsgrid.read_atoms(pqr), device="cpu", spacing=2,
+    cli, _ = cli_maps(tmp_path, "--device", "cpu", "--spacing", "2", "--method", "direct,cutoff",
+                      "--cutoff", "8")
+    maps = dcsgrid.potential(dcsgrid.read_atoms(PQR), device="cpu", spacing=2,
                              method="direct,cutoff", cutoff=8)
     assert set(maps) == {"direct", "cutoff"}
-    with h5py.File(out, "r") as f:
-        assert np.array_equal(f["potential"][()].transpose(2, 1, 0), maps["direct"].values)
-        assert np.array_equal(f["potential_cutoff"][()].transpose(2, 1, 0), maps["cutoff"].values)
+    assert np.array_equal(cli["potential"], maps["direct"].values)
+    assert np.array_equal(cli["potential_cutoff"], maps["cutoff"].values)
     assert maps["cutoff"].metadata["parameters"]["cutoff"] == "8"
 
 
@@ -133,15 +137,11 @@ def test_gpu_matches_float64_reference(small_system):
 
 @requires_gpu
 def test_gpu_api_equals_cli_and_frames_equal_single_maps(tmp_path):
-    pqr = DATA / "1d7h-min.pqr"
-    out = tmp_path / "cli.h5"
-    subprocess.run([str(cli_binary()), str(pqr), "-o", str(out), "--device", "gpu",
-                    "--spacing", "0.5", "--method", "direct,cutoff"], check=True, capture_output=True)
-    atoms = dcsgrid.read_atoms(pqr)
+    cli, _ = cli_maps(tmp_path, "--device", "gpu", "--spacing", "0.5", "--method", "direct,cutoff")
+    atoms = dcsgrid.read_atoms(PQR)
     maps = dcsgrid.potential(atoms, device="gpu", spacing=0.5, method="direct,cutoff")
-    with h5py.File(out, "r") as f:
-        assert np.array_equal(f["potential"][()].transpose(2, 1, 0), maps["direct"].values)
-        assert np.array_equal(f["potential_cutoff"][()].transpose(2, 1, 0), maps["cutoff"].values)
+    assert np.array_equal(cli["potential"], maps["direct"].values)
+    assert np.array_equal(cli["potential_cutoff"], maps["cutoff"].values)
     shifted = [atoms.positions + np.float32(0.25 * i) for i in range(3)]
     grid = maps["direct"].grid
     for m, positions in zip(dcsgrid.potentials(atoms, shifted, grid, device="gpu"), shifted):
