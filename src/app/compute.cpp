@@ -46,22 +46,29 @@ std::unique_ptr<engine::Backend> start_backend(const ComputeSettings& settings) 
 }
 
 engine::RunStats compute_map(engine::Backend& backend, const AtomSet& atoms, const GridSpec& grid,
-                             const ComputeSettings& settings, engine::Method method, float* out,
-                             Observer& observer) {
+                             const ComputeSettings& settings, engine::Method method,
+                             const engine::SlabSink& sink, Observer& observer) {
   const engine::PotentialRequest request = make_request(settings, method, atoms, grid);
   engine::validate(request);
   require_support(backend, method);
   if (settings.threads > 0) omp_set_num_threads(settings.threads);
-  const std::size_t plane = grid.plane_size();
   observer.pass_started(engine::method_name(method));
-  const engine::RunStats stats = backend.run(
-      request,
+  const engine::RunStats stats =
+      backend.run(request, sink, [&](double fraction) { observer.progress(fraction); });
+  observer.pass_finished();
+  return stats;
+}
+
+engine::RunStats compute_map(engine::Backend& backend, const AtomSet& atoms, const GridSpec& grid,
+                             const ComputeSettings& settings, engine::Method method, float* out,
+                             Observer& observer) {
+  const std::size_t plane = grid.plane_size();
+  return compute_map(
+      backend, atoms, grid, settings, method,
       [&](engine::Slab slab, const float* data) {
         std::copy(data, data + plane * slab.planes(), out + plane * slab.z_begin);
       },
-      [&](double fraction) { observer.progress(fraction); });
-  observer.pass_finished();
-  return stats;
+      observer);
 }
 
 // Ends the worker's current run at its next slab once the FrameMaps is being destroyed, so that a

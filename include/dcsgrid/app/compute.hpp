@@ -30,6 +30,10 @@ std::unique_ptr<engine::Backend> start_backend(const ComputeSettings& settings);
 engine::RunStats compute_map(engine::Backend& backend, const AtomSet& atoms, const GridSpec& grid,
                              const ComputeSettings& settings, engine::Method method, float* out,
                              Observer& observer);
+// The same, handing each slab to sink (in z order) instead of copying it into a buffer.
+engine::RunStats compute_map(engine::Backend& backend, const AtomSet& atoms, const GridSpec& grid,
+                             const ComputeSettings& settings, engine::Method method,
+                             const engine::SlabSink& sink, Observer& observer);
 
 // Where FrameMaps records its frames: a batch file (run_batch's layout) created at the start with
 // `frames` frames, each recorded with `source` as its input and its number (from 1) as its model.
