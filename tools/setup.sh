@@ -15,6 +15,7 @@ packages=(
   python3-h5py python3-numpy python3-matplotlib   # tools/plot_map.py
   # independent map readers run by the tests (tests/python/check_map_readers.py)
   python3-gemmi python3-mrcfile python3-griddataformats python3-xarray python3-h5netcdf python3-ase
+  python3-dev pybind11-dev python3-pytest   # the Python module (import dcsgrid) and its tests
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -30,6 +31,17 @@ fi
 
 build_dir=${BUILD_DIR:-build}
 # shellcheck disable=SC2086
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} >/dev/null
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=/usr/bin/python3 \
+  ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$build_dir" --parallel "$(nproc)"
 echo "setup: built $build_dir/dcsgrid"
+
+# `import dcsgrid` for the system python3: a .pth file naming the build's package folder.
+if [ -d "$build_dir/python/dcsgrid" ]; then
+  site=$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd mkdir -p "$site"
+  echo "$(cd "$build_dir/python" && pwd)" | $sudo_cmd tee "$site/dcsgrid-build.pth" >/dev/null
+  echo "setup: /usr/bin/python3 imports dcsgrid from $build_dir/python ($site/dcsgrid-build.pth)"
+fi

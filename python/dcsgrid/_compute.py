@@ -1,0 +1,151 @@
+"""Computing maps: read_atoms, potential (one structure) and potentials (the frames of a trajectory).
+Keywords are parsed by the compiled core with the command line's parsers, so its messages and
+methods (including new ones) apply unchanged."""
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, Iterator
+
+from . import _core
+from ._core import Atoms, Grid
+from ._maps import Map
+
+
+def read_atoms(path: str | os.PathLike, *, forcefield: str = "amber", model: int = 1,
+               unknown_zero: bool = False, forcefield_dir: str | os.PathLike | None = None) -> Atoms:
+    """Reads atoms and charges from a structure file, as the ``dcsgrid`` command does: .pqr,
+    .pdbqt, .xyz (charges from the file), .pdb/.ent/.cif/.mmcif (charges from ``forcefield``:
+    "amber", "charmm" or "parse"), gzipped or not. ``model``: 1-based model number.
+    ``unknown_zero``: atoms the force field lacks get charge 0 (with a warning) instead of an
+    error. Raises InputError naming the file, line and problem."""
+    return _core.read_atoms(os.fspath(path), forcefield, model, unknown_zero,
+                            os.fspath(forcefield_dir) if forcefield_dir else "")
+
+
+def _as_atoms(atoms: Any) -> Atoms:
+    """Atoms, or an MDAnalysis Universe/AtomGroup (its current positions and its charges)."""
+    if isinstance(atoms, Atoms):
+        return atoms
+    group = getattr(atoms, "atoms", None)
+    if group is not None and hasattr(group, "positions") and hasattr(group, "charges"):
+        return Atoms(group.positions, group.charges)
+    raise TypeError("atoms must be dcsgrid.Atoms or an MDAnalysis Universe/AtomGroup, not "
+                    + type(atoms).__name__)
+
+
+def _settings(method="direct", device="auto", gpus=None, threads=0, units="kT/e", dielectric=1.0,
+              distance_dependent=False, ionic_strength=0.0, temperature=298.15, min_distance=0.5,
+              cutoff=12.0, cutoff_form="shifted", switch_start=10.0):
+    return _core.make_settings(
+        method=method, device=device, gpus=gpus, threads=threads, units=units,
+        dielectric=dielectric, distance_dependent=distance_dependent,
+        ionic_strength=ionic_strength, temperature=temperature, min_distance=min_distance,
+        cutoff=cutoff, cutoff_form=cutoff_form, switch_start=switch_start)
+
+
+def potential(atoms: Atoms, grid: Grid | None = None, *, method: str = "direct",
+              device: str = "auto", units: str = "kT/e", dielectric: float = 1.0,
+              distance_dependent: bool = False, ionic_strength: float = 0.0,
+              temperature: float = 298.15, min_distance: float = 0.5, cutoff: float = 12.0,
+              cutoff_form: str = "shifted", switch_start: float = 10.0, spacing: float = 0.5,
+              padding: float = 10.0, gpus: Any = None, threads: int = 0):
+    """The electrostatic potential of ``atoms`` on ``grid``: a :class:`Map`.
+
+    atoms      Atoms (or an MDAnalysis Universe/AtomGroup with charges).
+    grid       a Grid; None: ``Grid.around(atoms, padding, spacing)``.
+    method     "direct" (exact sum), "cutoff" (within ``cutoff`` Å, smoothed by ``cutoff_form``:
+               "shifted", "truncated" or "switched" from ``switch_start``), or a list such as
+               "direct,cutoff": then a dict {method: Map}.
+    device     "auto" (GPU when one is visible, else CPU), "cpu" or "gpu"; ``gpus``: device ids
+               ("0,1" or [0, 1]; None: all); ``threads``: CPU threads (0: all cores).
+    units      "kT/e" (at ``temperature`` K), "kcal/mol/e", "kJ/mol/e" or "V".
+    dielectric relative permittivity; ``distance_dependent``: ε(r) = 4r instead;
+               ``ionic_strength`` (mol/L): Debye–Hückel screening.
+    min_distance  Å: closer atoms count as this far, so a point on an atom stays finite.
+
+    The values are computed in float32 by the engine the ``dcsgrid`` command uses (same results);
+    the GIL is released meanwhile and Ctrl-C raises KeyboardInterrupt. Raises Error for bad
+    options (the command line's messages) and ValueError for bad arrays.
+    """
+    atoms = _as_atoms(atoms)
+    settings = _settings(method, device, gpus, threads, units, dielectric, distance_dependent,
+                         ionic_strength, temperature, min_distance, cutoff, cutoff_form,
+                         switch_start)
+    if grid is None:
+        grid = Grid.around(atoms, padding=padding, spacing=spacing)
+    maps = [(name, Map._wrap(data)) for name, data in _core.potential(atoms, grid, settings)]
+    return maps[0][1] if len(maps) == 1 else dict(maps)
+
+
+def _frame_source(frames: Any):
+    """(positions iterator, frame count or None, source name) of a trajectory: an MDAnalysis
+    Universe or AtomGroup (every frame of its trajectory), or an iterable of (N, 3) arrays."""
+    if hasattr(frames, "universe") and hasattr(frames, "positions"):  # AtomGroup
+        group, trajectory = frames, frames.universe.trajectory
+    elif hasattr(frames, "trajectory") and hasattr(frames, "atoms"):  # Universe
+        group, trajectory = frames.atoms, frames.trajectory
+    else:
+        count = len(frames) if hasattr(frames, "__len__") else None
+        return iter(frames), count, "<frames>"
+
+    def positions():
+        for _ in trajectory:
+            yield group.positions
+
+    source = getattr(trajectory, "filename", None) or "<trajectory>"
+    return positions(), len(trajectory), os.fspath(source)
+
+
+def _yield_maps(core_frames, positions: Iterator) -> Iterator[Map]:
+    # Frame i+1 is read and queued before frame i's map is taken, so reading overlaps computing.
+    first = next(positions, None)
+    if first is None:
+        return
+    core_frames.submit(first)
+    for frame in positions:
+        core_frames.submit(frame)
+        yield Map._wrap(core_frames.next())
+    while (data := core_frames.next()) is not None:
+        yield Map._wrap(data)
+    core_frames.finish()
+
+
+def potentials(atoms: Any, frames: Any, grid: Grid | None = None, *, out: str | os.PathLike | None = None,
+               n_frames: int | None = None, overwrite: bool = False, stats: bool = True,
+               ensemble: bool = False, depth: int = 2, spacing: float = 0.5, padding: float = 10.0,
+               **options) -> Iterator[Map] | dict:
+    """The potential of every frame of a trajectory, on one grid.
+
+    atoms    the system's charges (Atoms, or an MDAnalysis Universe/AtomGroup); its positions
+             lay out the default grid (``Grid.around(atoms, padding, spacing)``).
+    frames   an MDAnalysis Universe or AtomGroup (every frame of its trajectory, the group's
+             atoms), or any iterable of (N, 3) position arrays, N = len(atoms).
+    options  the keywords of :func:`potential` (one method).
+
+    Without ``out``: an iterator of Maps, one per frame, in order; each frame is computed on a
+    worker thread while the next is read (at most ``depth`` frames wait, so memory is bounded).
+    With ``out`` (.h5): every map is written into a batch file (the layout of ``dcsgrid batch``,
+    with per-frame statistics unless ``stats`` is False, and mean/std maps under /analysis with
+    ``ensemble``), and a summary dict is returned (frames, seconds, frames_per_second, device).
+    The frame count must be known for the file: from the Universe, ``len(frames)`` or
+    ``n_frames``. ``overwrite`` replaces an existing file.
+    """
+    atoms = _as_atoms(atoms)
+    settings = _settings(**options)
+    if grid is None:
+        grid = Grid.around(atoms, padding=padding, spacing=spacing)
+    positions, count, source = _frame_source(frames)
+    if out is None:
+        core_frames = _core.FrameMaps(atoms, grid, settings, "", 0, source, False, False, False,
+                                      True, depth)
+        return _yield_maps(core_frames, positions)
+    count = n_frames if n_frames is not None else count
+    if count is None:
+        raise ValueError("out= needs the number of frames: pass n_frames= for an iterable without len()")
+    core_frames = _core.FrameMaps(atoms, grid, settings, os.fspath(out), count, source, overwrite,
+                                  stats, ensemble, False, depth)
+    for frame in positions:
+        core_frames.submit(frame)
+    summary = core_frames.finish()
+    summary["output"] = os.fspath(out)
+    return summary

@@ -1,0 +1,230 @@
+// Computing from Python: settings from keywords, potential() and the frames loop, all through the
+// app layer (app/compute.hpp), with the GIL released while the engine runs and Ctrl-C checked.
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "bindings.hpp"
+#include "dcsgrid/app/compute.hpp"
+#include "dcsgrid/core/error.hpp"
+
+namespace dcsgrid::python {
+
+namespace {
+
+// Checks for Ctrl-C after every slab; the exception it raises stops the run (compute_map).
+class InterruptObserver final : public app::Observer {
+ public:
+  void progress(double) override { check_interrupt(); }
+};
+
+std::string gpu_key(const std::vector<int>& gpus) {
+  std::string key;
+  for (const int g : gpus) key += std::to_string(g) + ",";
+  return key;
+}
+
+// One started backend per device choice, kept for the session: a GPU's context and warm-up cost
+// about 0.1 s, more than a small map. Never destroyed (left to process exit), because destructors
+// of statics may run after the CUDA runtime has shut down.
+std::shared_ptr<engine::Backend> backend_for(const app::ComputeSettings& settings) {
+  static std::mutex mutex;
+  static auto* cache = new std::map<std::string, std::shared_ptr<engine::Backend>>();
+  const std::string key = settings.device + "|" + gpu_key(settings.gpus);
+  std::lock_guard lock(mutex);
+  auto& backend = (*cache)[key];
+  if (!backend) {
+    app::ComputeSettings start = settings;
+    start.methods = {engine::Method::direct};  // the run checks its own method
+    backend = app::start_backend(start);
+  }
+  return backend;
+}
+
+std::vector<int> gpu_list(const py::object& gpus) {
+  if (gpus.is_none()) return {};
+  if (py::isinstance<py::str>(gpus)) return app::parse_gpu_list(gpus.cast<std::string>());
+  return gpus.cast<std::vector<int>>();
+}
+
+app::ComputeSettings make_settings(const std::string& method, const std::string& device,
+                                   const py::object& gpus, int threads, const std::string& units,
+                                   double dielectric, bool distance_dependent, double ionic_strength,
+                                   double temperature, double min_distance, double cutoff,
+                                   const std::string& cutoff_form, double switch_start) {
+  app::ComputeSettings s;
+  s.methods = app::parse_method_list(method);
+  s.device = device;
+  s.gpus = gpu_list(gpus);
+  s.threads = threads;
+  s.physics.unit = parse_unit(units);
+  s.physics.dielectric = dielectric;
+  s.physics.distance_dependent = distance_dependent;
+  s.physics.ionic_strength = ionic_strength;
+  s.physics.temperature = temperature;
+  s.physics.min_distance = min_distance;
+  s.cutoff.radius = cutoff;
+  s.cutoff.form = engine::parse_cutoff_form(cutoff_form);
+  s.cutoff.switch_start = switch_start;
+  app::validate(s);
+  return s;
+}
+
+// The defaults of every keyword above and of the grid (the Python signatures are checked against
+// these by the tests).
+py::dict default_settings() {
+  const app::ComputeSettings s;
+  const app::GridChoice g;
+  py::dict d;
+  d["method"] = app::method_list_name(s.methods);
+  d["device"] = s.device;
+  d["threads"] = s.threads;
+  d["units"] = unit_name(s.physics.unit);
+  d["dielectric"] = s.physics.dielectric;
+  d["distance_dependent"] = s.physics.distance_dependent;
+  d["ionic_strength"] = s.physics.ionic_strength;
+  d["temperature"] = s.physics.temperature;
+  d["min_distance"] = s.physics.min_distance;
+  d["cutoff"] = s.cutoff.radius;
+  d["cutoff_form"] = engine::cutoff_form_name(s.cutoff.form);
+  d["switch_start"] = s.cutoff.switch_start;
+  d["spacing"] = g.spacing;
+  d["padding"] = g.padding;
+  return d;
+}
+
+io::MapMetadata metadata_for(const app::ComputeSettings& s, engine::Method method, const Atoms& atoms) {
+  io::MapMetadata meta = app::map_metadata(s, method);
+  meta.atom_count = atoms.set.size();
+  meta.total_charge = atoms.set.total_charge();
+  meta.input_file = atoms.source;
+  return meta;
+}
+
+// Each method's map, in the order given, as (name, map).
+py::list potential(const Atoms& atoms, const GridSpec& grid, const app::ComputeSettings& settings) {
+  py::list maps;
+  std::shared_ptr<engine::Backend> backend;
+  {
+    py::gil_scoped_release release;
+    backend = backend_for(settings);
+  }
+  for (const engine::Method method : settings.methods) {
+    auto map = std::make_unique<MapData>();
+    map->grid = grid;
+    map->meta = metadata_for(settings, method, atoms);
+    {
+      py::gil_scoped_release release;
+      require_host_memory(grid);
+      // The buffer is zero-filled (std::vector) on another thread while the backend sets up and
+      // computes the first slab: on a 256^3 grid that pass costs a few percent of a GPU run.
+      std::future<void> allocated =
+          std::async(std::launch::async, [&] { map->data.resize(grid.point_count()); });
+      const std::size_t plane = grid.plane_size();
+      InterruptObserver observer;
+      app::compute_map(
+          *backend, atoms.set, grid, settings, method,
+          [&](engine::Slab slab, const float* data) {
+            if (allocated.valid()) allocated.get();
+            std::copy(data, data + plane * slab.planes(), map->data.data() + plane * slab.z_begin);
+          },
+          observer);
+    }
+    maps.append(py::make_tuple(engine::method_name(method), py::cast(std::move(map))));
+  }
+  return maps;
+}
+
+// app::FrameMaps with the charges of the system, so each frame brings positions only.
+struct Frames {
+  std::unique_ptr<app::FrameMaps> maps;
+  Atoms atoms;
+  io::MapMetadata meta;
+};
+
+std::unique_ptr<Frames> make_frames(const Atoms& atoms, const GridSpec& grid,
+                                    const app::ComputeSettings& settings, const std::string& path,
+                                    std::size_t frames, const std::string& source, bool overwrite,
+                                    bool stats, bool ensemble, bool keep_maps, std::size_t depth) {
+  auto f = std::make_unique<Frames>();
+  f->atoms = atoms;
+  f->meta = metadata_for(settings, settings.methods.front(), atoms);
+  f->meta.input_file = source;
+  app::FrameFile file;
+  file.path = path;
+  file.frames = frames;
+  file.source = source;
+  file.overwrite = overwrite;
+  file.stats = stats;
+  file.ensemble = ensemble;
+  file.command_line = "dcsgrid.potentials (Python)";
+  py::gil_scoped_release release;
+  f->maps = std::make_unique<app::FrameMaps>(backend_for(settings), settings, grid, file, keep_maps, depth);
+  return f;
+}
+
+py::dict summary_dict(const app::FramesSummary& s) {
+  py::dict d;
+  d["frames"] = s.frames;
+  d["seconds"] = s.seconds;
+  d["compute_seconds"] = s.compute_seconds;
+  d["write_seconds"] = s.write_seconds;
+  d["frames_per_second"] = s.frames_per_second;
+  d["device"] = s.device;
+  return d;
+}
+
+void bind_frames(py::module_& m) {
+  py::class_<Frames>(m, "FrameMaps")
+      .def(py::init(&make_frames), py::arg("atoms"), py::arg("grid"), py::arg("settings"),
+           py::arg("path"), py::arg("frames"), py::arg("source"), py::arg("overwrite"),
+           py::arg("stats"), py::arg("ensemble"), py::arg("keep_maps"), py::arg("depth"))
+      .def("submit",
+           [](Frames& f, const py::object& positions) {
+             AtomSet frame = with_positions(f.atoms.set, positions);
+             py::gil_scoped_release release;
+             f.maps->submit(std::move(frame), check_interrupt);
+           })
+      .def("next",
+           [](Frames& f) -> py::object {
+             std::optional<app::FrameMap> frame;
+             {
+               py::gil_scoped_release release;
+               frame = f.maps->next(check_interrupt);
+             }
+             if (!frame) return py::none();
+             auto map = std::make_unique<MapData>(MapData{f.maps->grid(), f.meta, std::move(frame->data)});
+             return py::cast(std::move(map));
+           })
+      .def("finish", [](Frames& f) {
+        app::FramesSummary s;
+        {
+          py::gil_scoped_release release;
+          s = f.maps->finish(check_interrupt);
+        }
+        return summary_dict(s);
+      });
+}
+
+}  // namespace
+
+void bind_compute(py::module_& m) {
+  py::class_<app::ComputeSettings>(m, "Settings")
+      .def_property_readonly("methods", [](const app::ComputeSettings& s) {
+        std::vector<std::string> names;
+        for (const auto method : s.methods) names.push_back(engine::method_name(method));
+        return names;
+      });
+  m.def("make_settings", &make_settings, py::kw_only(), py::arg("method"), py::arg("device"),
+        py::arg("gpus"), py::arg("threads"), py::arg("units"), py::arg("dielectric"),
+        py::arg("distance_dependent"), py::arg("ionic_strength"), py::arg("temperature"),
+        py::arg("min_distance"), py::arg("cutoff"), py::arg("cutoff_form"), py::arg("switch_start"));
+  m.def("default_settings", &default_settings);
+  m.def("potential", &potential, py::arg("atoms"), py::arg("grid"), py::arg("settings"));
+  m.def("gpu_available", &engine::gpu_available);
+  bind_frames(m);
+}
+
+}  // namespace dcsgrid::python

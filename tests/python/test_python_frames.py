@@ -1,0 +1,107 @@
+"""dcsgrid.potentials over trajectories: MDAnalysis universes (a DCD written here) and plain arrays,
+lazily and into a batch file, each frame equal to dcsgrid.potential on that frame."""
+import warnings
+
+import h5py
+import numpy as np
+import pytest
+
+import dcsgrid
+from conftest import DATA
+
+
+@pytest.fixture
+def universe(tmp_path):
+    mda = pytest.importorskip("MDAnalysis")
+    warnings.filterwarnings("ignore", category=UserWarning)
+    pqr = DATA / "1d7h-min.pqr"
+    u = mda.Universe(str(pqr))
+    dcd = tmp_path / "traj.dcd"
+    rng = np.random.default_rng(4)
+    with mda.Writer(str(dcd), n_atoms=u.atoms.n_atoms) as w:
+        for _ in range(4):  # the structure jiggled: four frames
+            u.atoms.positions = u.atoms.positions + rng.normal(scale=0.3, size=(u.atoms.n_atoms, 3))
+            w.write(u.atoms)
+    return mda.Universe(str(pqr), str(dcd))
+
+
+def frame_arrays(u):
+    return [u.atoms.positions.copy() for _ in u.trajectory]
+
+
+def test_universe_frames_equal_single_potentials(universe):
+    u = universe
+    arrays = frame_arrays(u)
+    charges = u.atoms.charges
+    atoms = dcsgrid.Atoms(arrays[0], charges)
+    grid = dcsgrid.Grid.around(atoms, padding=4, spacing=2.0)
+    maps = list(dcsgrid.potentials(u, u, grid, device="cpu"))
+    assert len(maps) == 4
+    for m, positions in zip(maps, arrays):
+        single = dcsgrid.potential(dcsgrid.Atoms(positions, charges), grid, device="cpu")
+        assert np.array_equal(m.values, single.values)
+    assert not np.array_equal(maps[0].values, maps[1].values)
+
+
+def test_ligand_atoms_sampled_over_the_trajectory(universe):
+    u = universe
+    ligand = u.select_atoms("resid 1")
+    values = [m.sample(ligand.positions, device="cpu")
+              for m in dcsgrid.potentials(u.atoms, u, padding=4, spacing=1.5, device="cpu")]
+    assert len(values) == 4 and values[0].shape == (ligand.n_atoms,)
+    assert np.all(np.isfinite(values[0]))
+
+
+def test_iterable_of_arrays_into_a_batch_file(tmp_path, small_system):
+    positions, charges = small_system
+    rng = np.random.default_rng(8)
+    frames = [positions + rng.normal(scale=0.5, size=positions.shape).astype(np.float32)
+              for _ in range(3)]
+    atoms = dcsgrid.Atoms(positions, charges)
+    grid = dcsgrid.Grid((-6, -6, -6), 1.0, (13, 12, 11))
+    out = tmp_path / "frames.h5"
+    summary = dcsgrid.potentials(atoms, frames, grid, out=out, ensemble=True, device="cpu")
+    assert summary["frames"] == 3 and summary["output"] == str(out)
+    expected = [dcsgrid.potential(dcsgrid.Atoms(f, charges), grid, device="cpu").values for f in frames]
+    with h5py.File(out, "r") as f:
+        data = f["potential"][()]  # [frame][nz][ny][nx]
+        assert data.shape == (3, 11, 12, 13)
+        for i in range(3):
+            assert np.array_equal(data[i].transpose(2, 1, 0), expected[i])
+        assert list(f["frames/status"][()]) == [1, 1, 1]
+        mean = f["analysis/mean"][()].transpose(2, 1, 0)
+        np.testing.assert_allclose(mean, np.mean(np.array(expected, dtype=np.float64), axis=0),
+                                   rtol=1e-5, atol=1e-5)
+    # the batch file reads back through load_map, frame by frame
+    assert np.array_equal(dcsgrid.load_map(out, frame=2).values, expected[2])
+    with pytest.raises(dcsgrid.Error, match="exists"):
+        dcsgrid.potentials(atoms, frames, grid, out=out, device="cpu")
+
+
+def test_batch_file_needs_the_frame_count(tmp_path, small_system):
+    atoms = dcsgrid.Atoms(*small_system)
+    frames = (p for p in [small_system[0]] * 2)
+    with pytest.raises(ValueError, match="n_frames"):
+        dcsgrid.potentials(atoms, frames, out=tmp_path / "x.h5", device="cpu")
+    frames = (p for p in [small_system[0]] * 2)
+    with pytest.raises(dcsgrid.Error, match="created for 3 frames but 2 came"):
+        dcsgrid.potentials(atoms, frames, out=tmp_path / "y.h5", n_frames=3, device="cpu")
+
+
+def test_keyboard_interrupt_stops_the_frames_loop():
+    import _thread
+    import threading
+    import time
+
+    rng = np.random.default_rng(6)
+    positions = rng.uniform(0, 40, (4000, 3))
+    atoms = dcsgrid.Atoms(positions, rng.uniform(-1, 1, 4000))
+    grid = dcsgrid.Grid(origin=(0, 0, 0), spacing=0.25, dims=(160, 160, 160))  # 1.6e10 pairs a frame
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    t0 = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        for _ in dcsgrid.potentials(atoms, [positions] * 5, grid, device="cpu", threads=1):
+            pass
+    timer.cancel()
+    assert time.monotonic() - t0 < 30
