@@ -77,14 +77,17 @@ TEST(ReadFormat, FromExtension) {
   EXPECT_EQ(io::format_from_path("x.mmcif.gz"), io::Format::mmcif);
   EXPECT_EQ(io::format_from_path("lig.pdbqt"), io::Format::pdbqt);
   EXPECT_EQ(io::format_from_path("w.xyz.GZ"), io::Format::xyz);
-  for (const char* bad : {"x.mol2", "x.gz", "noext", "x.pdb.bz2"}) {
+  EXPECT_EQ(io::format_from_path("lig.mol2"), io::Format::mol2);
+  EXPECT_EQ(io::format_from_path("x.pdb.bz2"), io::Format::pdb);
+  EXPECT_EQ(io::format_from_path("x.pqr.XZ"), io::Format::pqr);
+  for (const char* bad : {"x.sdf", "x.gz", "noext", "x.pdb.zip"}) {
     try {
       io::format_from_path(bad);
       ADD_FAILURE() << bad << " was accepted";
     } catch (const InputError& e) {
       EXPECT_EQ(e.file, bad);
       EXPECT_EQ(e.line, 0u);
-      EXPECT_NE(e.problem.find(".pqr .pdb .ent .cif .mmcif .pdbqt or .xyz"), std::string::npos)
+      EXPECT_NE(e.problem.find(".pqr .pdb .ent .cif .mmcif .pdbqt .xyz or .mol2"), std::string::npos)
           << e.what();
     }
   }
@@ -418,7 +421,8 @@ TEST(ReadBroken, FilesThatCannotBeRead) {
   expect_input_error(dir / "missing.pqr", 0, "file not found");
   fs::create_directories(dir / "folder.pdb");
   expect_input_error(dir / "folder.pdb", 0, "is a directory");
-  expect_input_error(dir / "structure.mol2", 0, "unknown extension '.mol2'");
+  write_text(dir / "structure.sdf", "x\n");
+  expect_input_error(dir / "structure.sdf", 0, "unknown extension '.sdf'");
 
   // A gzip stream cut in the middle.
   const fs::path whole = dir / "whole.pqr.gz", cut = dir / "cut.pqr.gz";

@@ -7,20 +7,24 @@
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/read.hpp"
+#include "read_chunks.hpp"
 #include "read_text.hpp"
 
 namespace dcsgrid::io::detail {
 
-std::vector<Structure> read_pqr(const TextFile& file, int model);
-std::vector<Structure> read_pdbqt(const TextFile& file, int model);
-std::vector<Structure> read_xyz(const TextFile& file, int model);
+// threads: 0 = OpenMP's default (pieces of at least 256 KiB), 1 = serial, n = n pieces.
+std::vector<Structure> read_pqr(const TextFile& file, int model, int threads);
+std::vector<Structure> read_pdbqt(const TextFile& file, int model, int threads);
+std::vector<Structure> read_xyz(const TextFile& file, int model, int threads);
+std::vector<Structure> read_mol2(const TextFile& file, int model);
 // PDB and mmCIF through gemmi, with charges from the force field of `options`. May edit a PDB
 // text in place (check_pdb_atom_records).
 std::vector<Structure> read_macromolecule(TextFile& file, Format format, int model,
                                           const ReadOptions& options);
 
-// Checks the _atom_site coordinates of an mmCIF text, naming the line of a bad one.
-void check_mmcif_coordinates(const TextFile& file);
+// Checks the _atom_site coordinates (numbers within float32) and residue numbers (within int) of
+// an mmCIF text, naming the line of a bad one.
+void check_mmcif_atom_site(const TextFile& file);
 
 // Checks the model number against the count and that every model kept has atoms; numbers the
 // models and sets models_in_file.
@@ -34,11 +38,17 @@ inline bool is_atom_record(std::string_view line) {
          (line.size() == 4 || line[4] == ' ' || (line[4] >= '0' && line[4] <= '9'));
 }
 
+// Splits the atoms of a whole file into models at its MODEL records (marks: atom counts at each
+// record), as the serial reader numbers them: atoms before the first MODEL record are model 1.
+std::vector<Structure> models_from_marks(const TextFile& file, int model, AtomSet&& all,
+                                         const std::vector<std::size_t>& marks);
+
 // PDB-style records: ATOM and HETATM lines go to parse_atom(line, line_number, atoms) of their
 // model; MODEL starts a model (a file without MODEL records is one model). Other records are
-// skipped.
+// skipped. One line after the other: the reference the parallel reader is held to.
 template <class ParseAtom>
-std::vector<Structure> read_atom_records(const TextFile& file, int model, ParseAtom parse_atom) {
+std::vector<Structure> read_atom_records_serial(const TextFile& file, int model,
+                                                ParseAtom parse_atom) {
   std::vector<Structure> models;
   int current = 0, count = 0;
   Lines lines(file.data);
@@ -60,6 +70,34 @@ std::vector<Structure> read_atom_records(const TextFile& file, int model, ParseA
   }
   finish_models(file, model, count, models);
   return models;
+}
+
+// The same in parallel pieces (chunk_count(size, threads) of them); any error sends the file
+// through the serial reader, so errors (and which models are checked) are the serial reader's.
+template <class ParseAtom>
+std::vector<Structure> read_atom_records(const TextFile& file, int model, int threads,
+                                         std::size_t bytes_per_atom, ParseAtom parse_atom) {
+  const std::size_t count = chunk_count(file.data.size(), threads);
+  if (count <= 1) return read_atom_records_serial(file, model, parse_atom);
+  auto pieces = scan_chunks(file.data, count, bytes_per_atom,
+                            [&](std::string_view piece, ChunkAtoms& out) {
+                              Lines lines(piece);
+                              while (lines.next()) {
+                                const std::string_view line = lines.line();
+                                if (starts_with_record(line, "MODEL"))
+                                  out.model_marks.push_back(out.atoms.size());
+                                else if (is_atom_record(line))
+                                  parse_atom(line, lines.number(), out.atoms);
+                              }
+                            });
+  if (any_failed(pieces)) return read_atom_records_serial(file, model, parse_atom);
+  std::vector<std::size_t> marks;
+  std::size_t offset = 0;
+  for (const ChunkAtoms& p : pieces) {
+    for (std::size_t m : p.model_marks) marks.push_back(offset + m);
+    offset += p.atoms.size();
+  }
+  return models_from_marks(file, model, join_atoms(pieces), marks);
 }
 
 }  // namespace dcsgrid::io::detail

@@ -168,7 +168,7 @@ std::vector<Structure> read_macromolecule(TextFile& file, Format format, int mod
   if (format == Format::pdb)
     check_pdb_atom_records(file);
   else
-    check_mmcif_coordinates(file);
+    check_mmcif_atom_site(file);
   gemmi::Structure st = parse(file, format);
   std::erase_if(st.models, [](const gemmi::Model& m) {
     return std::all_of(m.chains.begin(), m.chains.end(), [](const gemmi::Chain& c) {

@@ -1,25 +1,33 @@
-// Reading atoms and charges. Formats, from the extension (before any .gz; gzip is detected from
-// the content, so a plain file named .gz reads too):
+// Reading atoms and charges. Formats, from the extension (before any .gz, .bz2 or .xz; the
+// compression is detected from the content, so a plain file named .gz reads too) or given:
 //   .pqr          whitespace-separated PQR (APBS, pdb2pqr): charge and radius at the line's end
 //   .pdbqt        AutoDock PDBQT: partial charge in columns 71-76; torsion-tree records skipped
 //   .xyz          frames of "count / comment / element x y z charge", or plain "x y z charge" lines
+//   .mol2         Tripos MOL2: the partial charges of @<TRIPOS>ATOM (9th column)
 //   .pdb .ent     PDB through gemmi; charges from a force field (dcsgrid/io/charges.hpp)
 //   .cif .mmcif   mmCIF through gemmi; the same
-// Models: MODEL records (PDB, PQR, PDBQT poses), data models (mmCIF) and XYZ frames, numbered
-// from 1 in file order. Alternative locations keep the highest occupancy (the first on ties).
+// The path "-" is standard input, read with ReadOptions::format (it has no extension).
+// Models: MODEL records (PDB, PQR, PDBQT poses), data models (mmCIF), XYZ frames and MOL2
+// molecules, numbered from 1 in file order. Alternative locations keep the highest occupancy
+// (the first on ties). Values beyond float32's range are refused (InputError with the line).
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dcsgrid/core/atoms.hpp"
 
 namespace dcsgrid::io {
 
-enum class Format { pqr, pdb, mmcif, pdbqt, xyz };
-std::string format_name(Format f);
-// From the file name ("x.pdb.gz" -> pdb). Throws InputError naming the file for an unknown one.
+enum class Format { pqr, pdb, mmcif, pdbqt, xyz, mol2 };
+// From the file name ("x.pdb.gz" -> pdb). Throws InputError naming the file for an unknown one
+// (and for "-", standard input, which needs an explicit format).
 Format format_from_path(const std::filesystem::path& path);
+// From a format's name as a user types it (--format): pqr pdb mmcif (or cif) pdbqt xyz mol2, any
+// case; nullopt for another.
+std::optional<Format> format_from_name(std::string_view name);
 
 struct ReadOptions {
   // Force field for files without charges (PDB, mmCIF): "amber", "charmm" or "parse" (any
@@ -32,6 +40,11 @@ struct ReadOptions {
   bool unknown_zero = false;
   // 1-based model number.
   int model = 1;
+  // The format, whatever the file's name says; required for standard input ("-").
+  std::optional<Format> format;
+  // Threads for the text formats (PQR, PDBQT, XYZ): 0 = OpenMP's default, 1 = the serial reader;
+  // the atoms and errors are the same for every count.
+  int threads = 0;
 };
 
 // One structure (one model) with charges.

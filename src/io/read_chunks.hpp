@@ -1,0 +1,57 @@
+// Parallel parsing of line-oriented text: the text is cut at line boundaries into one piece per
+// thread, each piece parsed into its own AtomSet, the pieces joined in file order. A piece that
+// fails only says so: the caller then reads the file serially, which names the first error in
+// file order with its line, exactly as a one-thread read does.
+#pragma once
+#include <omp.h>
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "dcsgrid/core/atoms.hpp"
+
+namespace dcsgrid::io::detail {
+
+struct ChunkAtoms {
+  AtomSet atoms;
+  std::vector<std::size_t> model_marks;  // atoms.size() at each MODEL record, in order
+  bool failed = false;
+};
+
+// How many pieces to cut `bytes` of text into for `threads` threads (0: OpenMP's default); small
+// texts stay in one piece.
+std::size_t chunk_count(std::size_t bytes, int threads);
+
+// `text` cut into `count` pieces (fewer when it has fewer lines), each beginning at a line start.
+std::vector<std::string_view> split_at_lines(std::string_view text, std::size_t count);
+
+// The pieces' atoms joined in order (every piece must have succeeded); copies in parallel.
+AtomSet join_atoms(std::vector<ChunkAtoms>& pieces);
+
+// scan(piece, result) over the pieces of `text`, in parallel. scan may throw: the piece is then
+// marked failed. bytes_per_atom sizes each piece's AtomSet up front.
+template <class Scan>
+std::vector<ChunkAtoms> scan_chunks(std::string_view text, std::size_t count,
+                                    std::size_t bytes_per_atom, Scan scan) {
+  const std::vector<std::string_view> pieces = split_at_lines(text, count);
+  std::vector<ChunkAtoms> out(pieces.size());
+#pragma omp parallel for schedule(static, 1) num_threads(int(pieces.size()))
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    try {
+      out[i].atoms.reserve(pieces[i].size() / bytes_per_atom + 1);
+      scan(pieces[i], out[i]);
+    } catch (...) {  // exceptions must not leave an OpenMP region; the serial pass reports it
+      out[i].failed = true;
+    }
+  }
+  return out;
+}
+
+inline bool any_failed(const std::vector<ChunkAtoms>& pieces) {
+  for (const ChunkAtoms& p : pieces)
+    if (p.failed) return true;
+  return false;
+}
+
+}  // namespace dcsgrid::io::detail
