@@ -112,6 +112,7 @@ void finish_models(const TextFile& file, int model, int models_in_file,
 }
 
 std::vector<Structure> models_from_marks(const TextFile& file, int model, AtomSet&& all,
+                                         std::vector<std::size_t>&& lines,
                                          const std::vector<std::size_t>& marks) {
   std::vector<Structure> models;
   int current = 0, count = 0;
@@ -125,12 +126,14 @@ std::vector<Structure> models_from_marks(const TextFile& file, int model, AtomSe
     AtomSet& atoms = models[slot].atoms;
     if (begin == 0 && end == all.size()) {
       atoms = std::move(all);
+      models[slot].lines = std::move(lines);
       return;
     }
+    const auto b = std::ptrdiff_t(begin), e = std::ptrdiff_t(end);
     for (auto [to, from] : {std::pair{&atoms.x, &all.x}, {&atoms.y, &all.y}, {&atoms.z, &all.z},
                             {&atoms.q, &all.q}})
-      to->insert(to->end(), from->begin() + std::ptrdiff_t(begin),
-                 from->begin() + std::ptrdiff_t(end));
+      to->insert(to->end(), from->begin() + b, from->begin() + e);
+    models[slot].lines.insert(models[slot].lines.end(), lines.begin() + b, lines.begin() + e);
   };
   for (const std::size_t mark : marks) {
     take(mark);

@@ -30,25 +30,28 @@ std::vector<std::string_view> split_at_lines(std::string_view text, std::size_t 
   return pieces;
 }
 
-AtomSet join_atoms(std::vector<ChunkAtoms>& pieces) {
-  if (pieces.size() == 1) return std::move(pieces.front().atoms);
-  std::vector<std::size_t> offsets(pieces.size() + 1, 0);
-  for (std::size_t i = 0; i < pieces.size(); ++i)
+void join_atoms(std::vector<ChunkAtoms>& pieces, std::size_t first_line, AtomSet& atoms,
+                std::vector<std::size_t>& lines) {
+  std::vector<std::size_t> offsets(pieces.size() + 1, 0), line_offsets(pieces.size(), 0);
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
     offsets[i + 1] = offsets[i] + pieces[i].atoms.size();
-  AtomSet all;
-  for (std::vector<float>* v : {&all.x, &all.y, &all.z, &all.q}) v->resize(offsets.back());
+    if (i + 1 < pieces.size()) line_offsets[i + 1] = line_offsets[i] + pieces[i].line_count;
+  }
+  for (std::vector<float>* v : {&atoms.x, &atoms.y, &atoms.z, &atoms.q}) v->resize(offsets.back());
+  lines.resize(offsets.back());
 #pragma omp parallel for schedule(static, 1) num_threads(int(pieces.size()))
   for (std::size_t i = 0; i < pieces.size(); ++i) {
     const AtomSet& a = pieces[i].atoms;
     const std::size_t n = a.size() * sizeof(float);
     if (n == 0) continue;
-    std::memcpy(all.x.data() + offsets[i], a.x.data(), n);
-    std::memcpy(all.y.data() + offsets[i], a.y.data(), n);
-    std::memcpy(all.z.data() + offsets[i], a.z.data(), n);
-    std::memcpy(all.q.data() + offsets[i], a.q.data(), n);
-    pieces[i].atoms = AtomSet{};  // free as we go
+    std::memcpy(atoms.x.data() + offsets[i], a.x.data(), n);
+    std::memcpy(atoms.y.data() + offsets[i], a.y.data(), n);
+    std::memcpy(atoms.z.data() + offsets[i], a.z.data(), n);
+    std::memcpy(atoms.q.data() + offsets[i], a.q.data(), n);
+    const std::size_t shift = first_line - 1 + line_offsets[i];
+    for (std::size_t k = 0; k < a.size(); ++k) lines[offsets[i] + k] = pieces[i].lines[k] + shift;
+    pieces[i] = ChunkAtoms{};  // free as we go
   }
-  return all;
 }
 
 }  // namespace dcsgrid::io::detail

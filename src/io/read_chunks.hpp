@@ -15,6 +15,8 @@ namespace dcsgrid::io::detail {
 
 struct ChunkAtoms {
   AtomSet atoms;
+  std::vector<std::size_t> lines;        // of each atom, counted from the piece's first line (1)
+  std::size_t line_count = 0;            // lines in the piece
   std::vector<std::size_t> model_marks;  // atoms.size() at each MODEL record, in order
   bool failed = false;
 };
@@ -26,8 +28,10 @@ std::size_t chunk_count(std::size_t bytes, int threads);
 // `text` cut into `count` pieces (fewer when it has fewer lines), each beginning at a line start.
 std::vector<std::string_view> split_at_lines(std::string_view text, std::size_t count);
 
-// The pieces' atoms joined in order (every piece must have succeeded); copies in parallel.
-AtomSet join_atoms(std::vector<ChunkAtoms>& pieces);
+// The pieces' atoms joined in order (every piece must have succeeded), copied in parallel, and
+// their lines counted from first_line, the first piece's first line.
+void join_atoms(std::vector<ChunkAtoms>& pieces, std::size_t first_line, AtomSet& atoms,
+                std::vector<std::size_t>& lines);
 
 // scan(piece, result) over the pieces of `text`, in parallel. scan may throw: the piece is then
 // marked failed. bytes_per_atom sizes each piece's AtomSet up front.
@@ -40,6 +44,7 @@ std::vector<ChunkAtoms> scan_chunks(std::string_view text, std::size_t count,
   for (std::size_t i = 0; i < pieces.size(); ++i) {
     try {
       out[i].atoms.reserve(pieces[i].size() / bytes_per_atom + 1);
+      out[i].lines.reserve(pieces[i].size() / bytes_per_atom + 1);
       scan(pieces[i], out[i]);
     } catch (...) {  // exceptions must not leave an OpenMP region; the serial pass reports it
       out[i].failed = true;

@@ -22,9 +22,16 @@ std::vector<Structure> read_mol2(const TextFile& file, int model);
 std::vector<Structure> read_macromolecule(TextFile& file, Format format, int model,
                                           const ReadOptions& options);
 
+// An atom record's coordinates as the checks below read them, and its line: gemmi does not say
+// where its atoms come from, so their lines are found by position (lines_by_position).
+struct RecordPosition {
+  float x = 0, y = 0, z = 0;
+  std::size_t line = 0;
+};
+
 // Checks the _atom_site coordinates (numbers within float32) and residue numbers (within int) of
-// an mmCIF text, naming the line of a bad one.
-void check_mmcif_atom_site(const TextFile& file);
+// an mmCIF text, naming the line of a bad one; returns every row's position.
+std::vector<RecordPosition> check_mmcif_atom_site(const TextFile& file);
 
 // Checks the model number against the count and that every model kept has atoms; numbers the
 // models and sets models_in_file.
@@ -41,6 +48,7 @@ inline bool is_atom_record(std::string_view line) {
 // Splits the atoms of a whole file into models at its MODEL records (marks: atom counts at each
 // record), as the serial reader numbers them: atoms before the first MODEL record are model 1.
 std::vector<Structure> models_from_marks(const TextFile& file, int model, AtomSet&& all,
+                                         std::vector<std::size_t>&& lines,
                                          const std::vector<std::size_t>& marks);
 
 // PDB-style records: ATOM and HETATM lines go to parse_atom(line, line_number, atoms) of their
@@ -67,6 +75,7 @@ std::vector<Structure> read_atom_records_serial(const TextFile& file, int model,
       if (models.size() == 1) models[slot].atoms.reserve(file.data.size() / 80);
     }
     parse_atom(line, lines.number(), models[slot].atoms);
+    models[slot].lines.push_back(lines.number());
   }
   finish_models(file, model, count, models);
   return models;
@@ -84,11 +93,14 @@ std::vector<Structure> read_atom_records(const TextFile& file, int model, int th
                               Lines lines(piece);
                               while (lines.next()) {
                                 const std::string_view line = lines.line();
-                                if (starts_with_record(line, "MODEL"))
+                                if (starts_with_record(line, "MODEL")) {
                                   out.model_marks.push_back(out.atoms.size());
-                                else if (is_atom_record(line))
+                                } else if (is_atom_record(line)) {
                                   parse_atom(line, lines.number(), out.atoms);
+                                  out.lines.push_back(lines.number());
+                                }
                               }
+                              out.line_count = lines.number();
                             });
   if (any_failed(pieces)) return read_atom_records_serial(file, model, parse_atom);
   std::vector<std::size_t> marks;
@@ -97,7 +109,10 @@ std::vector<Structure> read_atom_records(const TextFile& file, int model, int th
     for (std::size_t m : p.model_marks) marks.push_back(offset + m);
     offset += p.atoms.size();
   }
-  return models_from_marks(file, model, join_atoms(pieces), marks);
+  AtomSet atoms;
+  std::vector<std::size_t> atom_lines;
+  join_atoms(pieces, 1, atoms, atom_lines);
+  return models_from_marks(file, model, std::move(atoms), std::move(atom_lines), marks);
 }
 
 }  // namespace dcsgrid::io::detail

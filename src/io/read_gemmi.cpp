@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <set>
+#include <tuple>
 
 #include "dcsgrid/io/charges.hpp"
 #include "dcsgrid/io/forcefield.hpp"
@@ -18,8 +19,9 @@ namespace {
 
 // gemmi parses numbers leniently; check the coordinate and occupancy columns of every atom
 // record first so that a bad one is reported with its line. Columns 79-80 (formal charge, unused
-// here) are blanked: old files keep a line serial there ("1HPV1704") that gemmi rejects.
-void check_pdb_atom_records(TextFile& file) {
+// here) are blanked: old files keep a line serial there ("1HPV1704") that gemmi rejects. Returns
+// every atom record's position.
+std::vector<RecordPosition> check_pdb_atom_records(TextFile& file) {
   struct Column {
     const char* what;
     std::size_t begin, end;
@@ -28,6 +30,7 @@ void check_pdb_atom_records(TextFile& file) {
                                              {"y coordinate (columns 39-46)", 38, 46},
                                              {"z coordinate (columns 47-54)", 46, 54}};
   static constexpr Column kOccupancy = {"occupancy (columns 55-60)", 54, 60};
+  std::vector<RecordPosition> positions;
   Lines lines(file.data);
   while (lines.next()) {
     const std::string_view line = lines.line();
@@ -38,12 +41,14 @@ void check_pdb_atom_records(TextFile& file) {
       throw InputError(file.name, lines.number(),
                        "truncated atom record: " + std::to_string(line.size()) +
                            " characters, the coordinates need columns 31-54");
-    double value;
-    for (const Column& c : kCoordinates) {
+    double xyz[3], value;
+    for (int a = 0; a < 3; ++a) {
+      const Column& c = kCoordinates[a];
       const auto field = line.substr(c.begin, c.end - c.begin);
-      if (const auto status = parse_number(field, value); status != NumberStatus::ok)
+      if (const auto status = parse_number(field, xyz[a]); status != NumberStatus::ok)
         throw InputError(file.name, lines.number(), describe_bad_number(c.what, field, status));
     }
+    positions.push_back({float(xyz[0]), float(xyz[1]), float(xyz[2]), lines.number()});
     if (line.size() > kOccupancy.begin) {
       const auto field = line.substr(kOccupancy.begin, kOccupancy.end - kOccupancy.begin);
       if (!trim(field).empty())
@@ -52,6 +57,24 @@ void check_pdb_atom_records(TextFile& file) {
                            describe_bad_number(kOccupancy.what, field, status));
     }
   }
+  return positions;
+}
+
+bool by_position(const RecordPosition& a, const RecordPosition& b) {
+  return std::tuple(a.x, a.y, a.z) < std::tuple(b.x, b.y, b.z);
+}
+
+// The line of each atom: the record at its position (0 where two records share it). `records`
+// sorted by_position.
+std::vector<std::size_t> lines_by_position(const std::vector<RecordPosition>& records,
+                                           const AtomSet& atoms) {
+  std::vector<std::size_t> lines(atoms.size(), 0);
+  for (std::size_t i = 0; i < atoms.size(); ++i) {
+    const RecordPosition at{atoms.x[i], atoms.y[i], atoms.z[i], 0};
+    const auto [first, last] = std::equal_range(records.begin(), records.end(), at, by_position);
+    if (last - first == 1) lines[i] = first->line;
+  }
+  return lines;
 }
 
 // gemmi's messages carry the line as "Problem in line 12: ..." (PDB) or "name:12:3: ..." (CIF);
@@ -165,10 +188,8 @@ Structure charged_structure(const TextFile& file, const std::vector<ChainRecord>
 
 std::vector<Structure> read_macromolecule(TextFile& file, Format format, int model,
                                           const ReadOptions& options) {
-  if (format == Format::pdb)
-    check_pdb_atom_records(file);
-  else
-    check_mmcif_atom_site(file);
+  std::vector<RecordPosition> positions =
+      format == Format::pdb ? check_pdb_atom_records(file) : check_mmcif_atom_site(file);
   gemmi::Structure st = parse(file, format);
   std::erase_if(st.models, [](const gemmi::Model& m) {
     return std::all_of(m.chains.begin(), m.chains.end(), [](const gemmi::Chain& c) {
@@ -189,6 +210,8 @@ std::vector<Structure> read_macromolecule(TextFile& file, Format format, int mod
     for (int m = model == 0 ? 1 : model; m <= (model == 0 ? count : model); ++m)
       models.push_back(charged_structure(file, chain_records(st.models[m - 1]), *tables, options));
   }
+  std::sort(positions.begin(), positions.end(), by_position);
+  for (Structure& s : models) s.lines = lines_by_position(positions, s.atoms);
   finish_models(file, model, count, models);
   return models;
 }

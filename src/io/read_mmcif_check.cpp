@@ -92,72 +92,95 @@ bool fits_int(std::string_view token) {
 
 }  // namespace
 
-void check_mmcif_atom_site(const TextFile& file) {
-  const std::string_view text = file.data;
-  // The loop whose first tag is an _atom_site. one.
+namespace {
+
+// The tags of the loop whose first tag is an _atom_site. one, and where its values begin.
+struct AtomSiteLoop {
+  std::vector<std::string_view> tags;
   std::size_t pos = 0, line = 1;
+};
+
+AtomSiteLoop find_atom_site_loop(std::string_view text) {
+  AtomSiteLoop loop;
   Lines lines(text);
   bool in_loop_header = false;
-  std::vector<std::string_view> tags;
   while (lines.next()) {
     const std::string_view l = trim(lines.line());
     if (l.starts_with("loop_")) {
       in_loop_header = true;
-      tags.clear();
+      loop.tags.clear();
       continue;
     }
     if (in_loop_header && l.starts_with("_atom_site.")) {
-      tags.push_back(l.substr(0, l.find_first_of(" \t")));
+      loop.tags.push_back(l.substr(0, l.find_first_of(" \t")));
       continue;
     }
-    if (in_loop_header && !tags.empty()) {  // first row of values
-      pos = std::size_t(lines.line().data() - text.data());
-      line = lines.number();
-      break;
+    if (in_loop_header && !loop.tags.empty()) {  // first row of values
+      loop.pos = std::size_t(lines.line().data() - text.data());
+      loop.line = lines.number();
+      return loop;
     }
     in_loop_header = false;
   }
-  if (tags.empty()) return;
+  loop.tags.clear();  // a loop header with no values
+  return loop;
+}
 
-  // The columns checked: coordinates (float32 numbers) and residue numbers (gemmi's int).
-  struct Checked {
-    std::string_view tag;
-    bool sequence_number;
-  };
-  static constexpr std::array<Checked, 5> kChecked = {{{"_atom_site.Cartn_x", false},
-                                                      {"_atom_site.Cartn_y", false},
-                                                      {"_atom_site.Cartn_z", false},
-                                                      {"_atom_site.auth_seq_id", true},
-                                                      {"_atom_site.label_seq_id", true}}};
+// The columns checked: coordinates (float32 numbers) and residue numbers (gemmi's int).
+struct Checked {
+  std::string_view tag;
+  bool sequence_number;
+};
+constexpr std::array<Checked, 5> kChecked = {{{"_atom_site.Cartn_x", false},
+                                              {"_atom_site.Cartn_y", false},
+                                              {"_atom_site.Cartn_z", false},
+                                              {"_atom_site.auth_seq_id", true},
+                                              {"_atom_site.label_seq_id", true}}};
+
+void check_sequence_number(const TextFile& file, std::string_view tag, std::string_view token,
+                           std::size_t line) {
+  if (!fits_int(token))
+    throw InputError(file.name, line,
+                     std::string(tag) + " is beyond the 32-bit range of residue numbers: '" +
+                         std::string(token) + "'");
+}
+
+}  // namespace
+
+std::vector<RecordPosition> check_mmcif_atom_site(const TextFile& file) {
+  const AtomSiteLoop loop = find_atom_site_loop(file.data);
+  const std::size_t width = loop.tags.size();
   std::array<std::size_t, kChecked.size()> column;
   for (std::size_t a = 0; a < kChecked.size(); ++a) {
-    const auto it = std::find(tags.begin(), tags.end(), kChecked[a].tag);
-    if (it == tags.end() && !kChecked[a].sequence_number) return;  // gemmi will say what is missing
-    column[a] = std::size_t(it - tags.begin());  // tags.size() (never matched) when absent
+    const auto it = std::find(loop.tags.begin(), loop.tags.end(), kChecked[a].tag);
+    if (it == loop.tags.end() && !kChecked[a].sequence_number) return {};  // gemmi says what
+    column[a] = std::size_t(it - loop.tags.begin());  // width (never matched) when absent
   }
-
-  CifTokens tokens(text, pos, line);
+  std::vector<RecordPosition> positions;
+  CifTokens tokens(file.data, loop.pos, loop.line);
   std::string_view token;
   std::size_t token_line = 0;
   bool quoted = false;
+  RecordPosition row{};
   for (std::size_t index = 0; tokens.next(token, token_line, quoted); ++index) {
     if (!quoted && is_keyword(token)) break;  // the loop has ended
-    const std::size_t col = index % tags.size();
+    const std::size_t col = index % width;
     for (std::size_t a = 0; a < kChecked.size(); ++a) {
       if (col != column[a]) continue;
-      const std::string tag(kChecked[a].tag);
       if (kChecked[a].sequence_number) {
-        if (!fits_int(token))
-          throw InputError(file.name, token_line,
-                           tag + " is beyond the 32-bit range of residue numbers: '" +
-                               std::string(token) + "'");
+        check_sequence_number(file, kChecked[a].tag, token, token_line);
         continue;
       }
       double value;
       if (const auto status = parse_number(token, value); status != NumberStatus::ok)
-        throw InputError(file.name, token_line, describe_bad_number(tag, token, status));
+        throw InputError(file.name, token_line,
+                         describe_bad_number(std::string(kChecked[a].tag), token, status));
+      (a == 0 ? row.x : a == 1 ? row.y : row.z) = float(value);
+      if (a == 0) row.line = token_line;
     }
+    if (col + 1 == width) positions.push_back(row);
   }
+  return positions;
 }
 
 }  // namespace dcsgrid::io::detail

@@ -97,17 +97,20 @@ class Mol2Reader {
     if (keep && !molecule_.has_charges)
       throw InputError(file_.name, molecule_.charge_type_line,
                        where_molecule() + " has no partial charges (charge type NO_CHARGES)");
-    AtomSet* atoms = keep ? &models_.back().atoms : nullptr;
-    if (atoms) {
+    Structure* kept = keep ? &models_.back() : nullptr;
+    if (kept) {
       const std::size_t rest = file_.data.size() - std::size_t(lines_.line().data() - file_.data.data());
-      atoms->reserve(std::min(molecule_.declared_atoms, rest / kMinAtomLineBytes));
+      kept->atoms.reserve(std::min(molecule_.declared_atoms, rest / kMinAtomLineBytes));
     }
     std::size_t found = 0;
     bool more;
     while ((more = lines_.next()) && !lines_.line().starts_with("@<TRIPOS>")) {
       if (skippable(lines_.line())) continue;
       ++found;
-      if (atoms) parse_atom(lines_.line(), *atoms);
+      if (kept) {
+        parse_atom(lines_.line(), kept->atoms);
+        kept->lines.push_back(lines_.number());
+      }
     }
     if (keep && found != molecule_.declared_atoms)
       throw InputError(file_.name, molecule_.header_line,

@@ -54,31 +54,33 @@ struct Block {
 };
 
 // Every line of `text` that is not blank or a comment is an atom (skip_blank), or every line is.
-void parse_atom_lines(const TextFile& file, std::string_view text, std::size_t first_line,
-                      bool skip_blank, AtomSet& atoms) {
+// Returns the number of lines.
+std::size_t parse_atom_lines(const TextFile& file, std::string_view text, std::size_t first_line,
+                             bool skip_blank, AtomSet& atoms, std::vector<std::size_t>& atom_lines) {
   Lines lines(text);
   while (lines.next())
-    if (!skip_blank || !is_blank_or_comment(lines.line()))
+    if (!skip_blank || !is_blank_or_comment(lines.line())) {
       parse_xyz_atom(file, lines.line(), first_line + lines.number() - 1, atoms);
+      atom_lines.push_back(first_line + lines.number() - 1);
+    }
+  return lines.number();
 }
 
 // parse_atom_lines in parallel pieces; an error sends the text through the serial pass, which
 // names the first bad line.
-AtomSet parse_atom_lines_parallel(const TextFile& file, const Block& block, bool skip_blank,
-                                  int threads) {
+void parse_atom_lines_parallel(const TextFile& file, const Block& block, bool skip_blank,
+                               int threads, Structure& out) {
   constexpr std::size_t kBytesPerAtom = 40;
   const std::size_t count = chunk_count(block.text.size(), threads);
   if (count > 1) {
     auto pieces =
-        scan_chunks(block.text, count, kBytesPerAtom, [&](std::string_view piece, ChunkAtoms& out) {
-          parse_atom_lines(file, piece, 1, skip_blank, out.atoms);
+        scan_chunks(block.text, count, kBytesPerAtom, [&](std::string_view piece, ChunkAtoms& c) {
+          c.line_count = parse_atom_lines(file, piece, 1, skip_blank, c.atoms, c.lines);
         });
-    if (!any_failed(pieces)) return join_atoms(pieces);
+    if (!any_failed(pieces)) return join_atoms(pieces, block.first_line, out.atoms, out.lines);
   }
-  AtomSet atoms;
-  atoms.reserve(block.text.size() / kBytesPerAtom + 1);
-  parse_atom_lines(file, block.text, block.first_line, skip_blank, atoms);
-  return atoms;
+  out.atoms.reserve(block.text.size() / kBytesPerAtom + 1);
+  parse_atom_lines(file, block.text, block.first_line, skip_blank, out.atoms, out.lines);
 }
 
 // The atom blocks of the frames kept (model 0: all), found by counting lines. A malformed frame
@@ -136,8 +138,7 @@ std::vector<Structure> read_frames(const TextFile& file, int model, int threads)
   std::exception_ptr error;
   std::vector<Block> blocks = frame_blocks(file, model, frames, error);
   std::vector<Structure> models;
-  for (const Block& b : blocks)
-    models.emplace_back().atoms = parse_atom_lines_parallel(file, b, false, threads);
+  for (const Block& b : blocks) parse_atom_lines_parallel(file, b, false, threads, models.emplace_back());
   if (error) std::rethrow_exception(error);
   finish_models(file, model, frames, models);
   return models;
@@ -145,7 +146,7 @@ std::vector<Structure> read_frames(const TextFile& file, int model, int threads)
 
 std::vector<Structure> read_plain(const TextFile& file, int model, int threads) {
   std::vector<Structure> models(1);
-  models[0].atoms = parse_atom_lines_parallel(file, {file.data, 1}, true, threads);
+  parse_atom_lines_parallel(file, {file.data, 1}, true, threads, models[0]);
   if (models[0].atoms.empty()) models.clear();
   finish_models(file, model, 1, models);
   return models;
