@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -24,6 +25,12 @@ inline std::string read_text(const std::filesystem::path& path) {
   while ((n = gzread(f, buf, sizeof buf)) > 0) text.append(buf, std::size_t(n));
   gzclose(f);
   return text;
+}
+
+// The bytes of a file as they are (no decompression).
+inline std::string read_binary(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 inline void write_text(const std::filesystem::path& path, const std::string& text) {
