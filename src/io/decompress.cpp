@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "dcsgrid/core/error.hpp"
+#include "read_text.hpp"
 
 namespace dcsgrid::io::detail {
 namespace {
@@ -139,7 +140,10 @@ std::string decompress(std::string_view bytes, Compression c, const std::string&
   const std::string kind = compression_name(c);
   constexpr std::size_t kMaxCall = std::size_t(1) << 30;  // the libraries count in 32 bits
   auto decoder = make_decoder(c);
-  std::string out(std::max<std::size_t>(bytes.size() * 4, 1 << 16), '\0');
+  std::string out;
+  out.reserve(std::max<std::size_t>(bytes.size() * 4, 1 << 16));
+  advise_huge_pages(out.data(), out.capacity());
+  out.resize(out.capacity());
   std::size_t in_pos = 0, out_pos = 0;
   for (;;) {
     if (out_pos == out.size()) out.resize(out.size() * 2);

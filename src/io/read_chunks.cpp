@@ -1,5 +1,7 @@
 #include "read_chunks.hpp"
 
+#include "read_text.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -7,6 +9,15 @@ namespace dcsgrid::io::detail {
 
 // A smaller piece costs more to hand to a thread than its parse takes.
 constexpr std::size_t kMinChunkBytes = std::size_t(1) << 18;
+
+void reserve_atoms(AtomSet& atoms, std::vector<std::size_t>& lines, std::size_t n) {
+  for (std::vector<float>* v : {&atoms.x, &atoms.y, &atoms.z, &atoms.q}) {
+    v->reserve(n);
+    advise_huge_pages(v->data(), v->capacity() * sizeof(float));
+  }
+  lines.reserve(n);
+  advise_huge_pages(lines.data(), lines.capacity() * sizeof(std::size_t));
+}
 
 std::size_t chunk_count(std::size_t bytes, int threads) {
   if (threads > 0) return std::size_t(threads);  // asked for explicitly: honoured (tests use it)
@@ -37,6 +48,7 @@ void join_atoms(std::vector<ChunkAtoms>& pieces, std::size_t first_line, AtomSet
     offsets[i + 1] = offsets[i] + pieces[i].atoms.size();
     if (i + 1 < pieces.size()) line_offsets[i + 1] = line_offsets[i] + pieces[i].line_count;
   }
+  reserve_atoms(atoms, lines, offsets.back());
   for (std::vector<float>* v : {&atoms.x, &atoms.y, &atoms.z, &atoms.q}) v->resize(offsets.back());
   lines.resize(offsets.back());
 #pragma omp parallel for schedule(static, 1) num_threads(int(pieces.size()))

@@ -21,6 +21,9 @@ struct ChunkAtoms {
   bool failed = false;
 };
 
+// Room for n atoms and their lines, in 2 MiB pages where large.
+void reserve_atoms(AtomSet& atoms, std::vector<std::size_t>& lines, std::size_t n);
+
 // How many pieces to cut `bytes` of text into for `threads` threads (0: OpenMP's default); small
 // texts stay in one piece.
 std::size_t chunk_count(std::size_t bytes, int threads);
@@ -43,8 +46,7 @@ std::vector<ChunkAtoms> scan_chunks(std::string_view text, std::size_t count,
 #pragma omp parallel for schedule(static, 1) num_threads(int(pieces.size()))
   for (std::size_t i = 0; i < pieces.size(); ++i) {
     try {
-      out[i].atoms.reserve(pieces[i].size() / bytes_per_atom + 1);
-      out[i].lines.reserve(pieces[i].size() / bytes_per_atom + 1);
+      reserve_atoms(out[i].atoms, out[i].lines, pieces[i].size() / bytes_per_atom + 1);
       scan(pieces[i], out[i]);
     } catch (...) {  // exceptions must not leave an OpenMP region; the serial pass reports it
       out[i].failed = true;

@@ -56,7 +56,7 @@ std::vector<Structure> models_from_marks(const TextFile& file, int model, AtomSe
 // skipped. One line after the other: the reference the parallel reader is held to.
 template <class ParseAtom>
 std::vector<Structure> read_atom_records_serial(const TextFile& file, int model,
-                                                ParseAtom parse_atom) {
+                                                std::size_t bytes_per_atom, ParseAtom parse_atom) {
   std::vector<Structure> models;
   int current = 0, count = 0;
   Lines lines(file.data);
@@ -72,7 +72,8 @@ std::vector<Structure> read_atom_records_serial(const TextFile& file, int model,
     const std::size_t slot = model == 0 ? std::size_t(current - 1) : 0;
     if (models.size() <= slot) {
       models.resize(slot + 1);
-      if (models.size() == 1) models[slot].atoms.reserve(file.data.size() / 80);
+      if (models.size() == 1)
+        reserve_atoms(models[slot].atoms, models[slot].lines, file.data.size() / bytes_per_atom);
     }
     parse_atom(line, lines.number(), models[slot].atoms);
     models[slot].lines.push_back(lines.number());
@@ -87,7 +88,7 @@ template <class ParseAtom>
 std::vector<Structure> read_atom_records(const TextFile& file, int model, int threads,
                                          std::size_t bytes_per_atom, ParseAtom parse_atom) {
   const std::size_t count = chunk_count(file.data.size(), threads);
-  if (count <= 1) return read_atom_records_serial(file, model, parse_atom);
+  if (count <= 1) return read_atom_records_serial(file, model, bytes_per_atom, parse_atom);
   auto pieces = scan_chunks(file.data, count, bytes_per_atom,
                             [&](std::string_view piece, ChunkAtoms& out) {
                               Lines lines(piece);
@@ -102,7 +103,7 @@ std::vector<Structure> read_atom_records(const TextFile& file, int model, int th
                               }
                               out.line_count = lines.number();
                             });
-  if (any_failed(pieces)) return read_atom_records_serial(file, model, parse_atom);
+  if (any_failed(pieces)) return read_atom_records_serial(file, model, bytes_per_atom, parse_atom);
   std::vector<std::size_t> marks;
   std::size_t offset = 0;
   for (const ChunkAtoms& p : pieces) {

@@ -1,6 +1,7 @@
 #include "read_text.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,7 +47,11 @@ std::string read_bytes(const std::filesystem::path& path, const std::string& nam
   struct stat st {};
   std::string bytes;
   // A regular file is read in one piece; a pipe grows the buffer as it comes.
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) bytes.resize(std::size_t(st.st_size) + 1);
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    bytes.reserve(std::size_t(st.st_size) + 1);
+    advise_huge_pages(bytes.data(), bytes.capacity());
+    bytes.resize(std::size_t(st.st_size) + 1);
+  }
   std::size_t size = 0;
   for (;;) {
     if (size == bytes.size()) bytes.resize(std::max<std::size_t>(2 * bytes.size(), 1 << 20));
@@ -84,6 +89,13 @@ void check_text(const TextFile& file) {
 }
 
 }  // namespace
+
+void advise_huge_pages(void* begin, std::size_t bytes) {
+  constexpr std::uintptr_t kHuge = std::uintptr_t(1) << 21;
+  const auto start = reinterpret_cast<std::uintptr_t>(begin);
+  const std::uintptr_t first = (start + kHuge - 1) & ~(kHuge - 1), last = (start + bytes) & ~(kHuge - 1);
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+}
 
 std::string input_name(const std::filesystem::path& path) {
   return path == "-" ? std::string(kStandardInputName) : path.string();

@@ -79,7 +79,7 @@ void parse_atom_lines_parallel(const TextFile& file, const Block& block, bool sk
         });
     if (!any_failed(pieces)) return join_atoms(pieces, block.first_line, out.atoms, out.lines);
   }
-  out.atoms.reserve(block.text.size() / kBytesPerAtom + 1);
+  reserve_atoms(out.atoms, out.lines, block.text.size() / kBytesPerAtom + 1);
   parse_atom_lines(file, block.text, block.first_line, skip_blank, out.atoms, out.lines);
 }
 
