@@ -27,14 +27,6 @@ io::ReadOptions test_options() {
   return o;
 }
 
-void expect_same_atoms(const AtomSet& a, const AtomSet& b) {
-  ASSERT_EQ(a.size(), b.size());
-  EXPECT_EQ(a.x, b.x);
-  EXPECT_EQ(a.y, b.y);
-  EXPECT_EQ(a.z, b.z);
-  EXPECT_EQ(a.q, b.q);
-}
-
 // Reading `name` from data/ equals reading it the other way round: gzipped if plain, plain if
 // gzipped, written to a temp folder.
 void expect_gz_equals_plain(const std::string& name, const io::ReadOptions& options = {}) {
@@ -323,15 +315,7 @@ std::string replaced(std::string s, const std::string& from, const std::string& 
 
 void expect_input_error(const fs::path& path, std::size_t line, const std::string& problem,
                         const io::ReadOptions& options = test_options()) {
-  try {
-    io::read_structure(path, options);
-    ADD_FAILURE() << path << " was read without an error";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.file, path.string()) << e.what();
-    EXPECT_EQ(e.line, line) << e.what();
-    EXPECT_NE(e.problem.find(problem), std::string::npos)
-        << "expected '" << problem << "' in: " << e.what();
-  }
+  expect_read_error(path, line, problem, options);
 }
 
 }  // namespace

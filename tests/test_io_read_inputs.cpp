@@ -23,27 +23,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void expect_error(const fs::path& path, std::size_t line, const std::string& problem,
-                  const io::ReadOptions& options = {}) {
-  try {
-    io::read_all_models(path, options);
-    ADD_FAILURE() << path << " was read without an error";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.file, path.string()) << e.what();
-    EXPECT_EQ(e.line, line) << e.what();
-    EXPECT_NE(e.problem.find(problem), std::string::npos) << "expected '" << problem << "' in "
-                                                          << e.what();
-  }
-}
-
-void expect_same_atoms(const AtomSet& a, const AtomSet& b) {
-  ASSERT_EQ(a.size(), b.size());
-  EXPECT_EQ(a.x, b.x);
-  EXPECT_EQ(a.y, b.y);
-  EXPECT_EQ(a.z, b.z);
-  EXPECT_EQ(a.q, b.q);
-}
-
 // The ligand of data/1pgp_lig.pdbqt as MOL2 molecules (pose k moved by k Å along x), with the
 // PDBQT's coordinates and charges; `header` replaces the charge-type line when given.
 struct Ligand {
@@ -162,11 +141,11 @@ TEST(ReadMol2, BrokenFilesNameTheLine) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     write_text(dir / c.name, c.text);
-    expect_error(dir / c.name, c.line, c.problem);
+    expect_read_error(dir / c.name, c.line, c.problem);
   }
   // An atom line without its charge column.
   write_text(dir / "short.mol2", with(line9, line9.substr(0, line9.rfind("LIG1"))));
-  expect_error(dir / "short.mol2", 9, "the partial charge is the 9th");
+  expect_read_error(dir / "short.mol2", 9, "the partial charge is the 9th");
   fs::remove_all(dir);
 }
 
@@ -196,14 +175,14 @@ TEST(ReadCompressed, Bzip2XzAndGzipFromTheirOwnTools) {
 
     const std::string bytes = read_binary(packed);
     write_text(dir / ("cut.pqr" + suffix), bytes.substr(0, bytes.size() * 2 / 3));
-    expect_error(dir / ("cut.pqr" + suffix), 0, "truncated");
+    expect_read_error(dir / ("cut.pqr" + suffix), 0, "truncated");
     write_text(dir / ("trailing.pqr" + suffix), bytes + "garbage after the stream");
-    expect_error(dir / ("trailing.pqr" + suffix), 0,
+    expect_read_error(dir / ("trailing.pqr" + suffix), 0,
                  tool == "xz" ? "corrupt xz data" : "data after the end of the");
     std::string corrupt = bytes;
     for (std::size_t i = corrupt.size() / 3; i < corrupt.size() / 3 + 64; ++i) corrupt[i] ^= 0x5a;
     write_text(dir / ("corrupt.pqr" + suffix), corrupt);
-    expect_error(dir / ("corrupt.pqr" + suffix), 0, "corrupt");
+    expect_read_error(dir / ("corrupt.pqr" + suffix), 0, "corrupt");
   }
   fs::remove_all(dir);
 }
@@ -297,7 +276,7 @@ TEST(ReadHostile, ValuesBeyondFloat32AreRefusedWithTheirLine) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     write_text(dir / c.name, c.text);
-    expect_error(dir / c.name, c.line, c.problem);
+    expect_read_error(dir / c.name, c.line, c.problem);
   }
   // Tiny values are not refused: float32 holds them as 0 (or subnormal).
   write_text(dir / "tiny.pqr", with(pqr, "0.294", "1e-400"));
@@ -310,7 +289,7 @@ TEST(ReadHostile, XyzHeaderCountsCannotDriveAllocations) {
   for (const std::string count : {"18446744073709551615", "99999999999", "4"}) {
     SCOPED_TRACE(count);
     write_text(dir / "big.xyz", "1\nfirst\nO 0 0 0 -0.8\n" + count + "\nsecond\nO 0 0 0 -0.8\n");
-    expect_error(dir / "big.xyz", 4, "frame 2 declares " + count + " atoms, more than");
+    expect_read_error(dir / "big.xyz", 4, "frame 2 declares " + count + " atoms, more than");
   }
   fs::remove_all(dir);
 }
@@ -339,7 +318,7 @@ TEST(ReadHostile, MmcifResidueNumbersBeyond32BitsAreRefused) {
   text.replace(text.find(lines[first_row]), lines[first_row].size(), row);
   const fs::path dir = temp_dir("cif-seq");
   write_text(dir / "seq.cif", text);
-  expect_error(dir / "seq.cif", first_row + 1,
+  expect_read_error(dir / "seq.cif", first_row + 1,
                "_atom_site.auth_seq_id is beyond the 32-bit range of residue numbers: "
                "'99999999999999999999999'");
   fs::remove_all(dir);
@@ -359,7 +338,7 @@ TEST(ReadHostile, QuotedCifValuesAreNeverKeywords) {
                                 "HETATM 1 C '_x' . LIG A 1 1.0 2.0 3.0 1 0 1 A\n"
                                 "HETATM 2 C '' . LIG A 1 1.0 2.0 3.0 1 0 1 A\n"
                                 "HETATM 3 O O . LIG A 1 4.0 5.0 6.x 1 0 1 A\n");
-  expect_error(dir / "q.cif", 20, "_atom_site.Cartn_z is not a number: '6.x'");
+  expect_read_error(dir / "q.cif", 20, "_atom_site.Cartn_z is not a number: '6.x'");
   fs::remove_all(dir);
 }
 

@@ -38,6 +38,14 @@ std::vector<RecordPosition> check_mmcif_atom_site(const TextFile& file);
 void finish_models(const TextFile& file, int model, int models_in_file,
                    std::vector<Structure>& models);
 
+// fields[0..n) as numbers into values; a bad one raises InputError (file, line, what[c]).
+inline void parse_fields(const TextFile& file, std::size_t line, const std::string_view* fields,
+                         const char* const* what, int n, double* values) {
+  for (int c = 0; c < n; ++c)
+    if (const NumberStatus status = parse_number(fields[c], values[c]); status != NumberStatus::ok)
+      throw InputError(file.name, line, describe_bad_number(what[c], fields[c], status));
+}
+
 // "ATOM  " or "HETATM", also with a serial number run into the record name ("HETATM123456").
 inline bool is_atom_record(std::string_view line) {
   if (line.starts_with("HETATM")) return true;

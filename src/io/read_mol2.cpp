@@ -128,12 +128,7 @@ class Mol2Reader {
                            " fields; the partial charge is the 9th (" + kAtomColumns + ")");
     const std::string_view numbers[4] = {fields[2], fields[3], fields[4], fields[8]};
     double v[4];
-    for (int c = 0; c < 4; ++c) {
-      const NumberStatus status = parse_number(numbers[c], v[c]);
-      if (status != NumberStatus::ok)
-        throw InputError(file_.name, lines_.number(),
-                         describe_bad_number(kNumbers[c], numbers[c], status));
-    }
+    parse_fields(file_, lines_.number(), numbers, kNumbers, 4, v);
     atoms.push_back(v[0], v[1], v[2], v[3]);
   }
 

@@ -28,12 +28,7 @@ void parse_pqr_atom(const TextFile& file, std::string_view line, std::size_t lin
     throw InputError(file.name, line_number,
                      "PQR atom record has " + std::to_string(n) + " fields, expected at most 11");
   double v[5];
-  for (int c = 0; c < 5; ++c) {
-    const std::string_view field = fields[n - 5 + c];
-    const NumberStatus status = parse_number(field, v[c]);
-    if (status != NumberStatus::ok)
-      throw InputError(file.name, line_number, describe_bad_number(kColumns[c], field, status));
-  }
+  parse_fields(file, line_number, fields + (n - 5), kColumns, 5, v);
   atoms.push_back(v[0], v[1], v[2], v[3]);
 }
 

@@ -23,12 +23,7 @@ void parse_xyz_atom(const TextFile& file, std::string_view line, std::size_t lin
                          std::to_string(n) + " fields");
   const std::string_view* numbers = fields + (n - 4);
   double v[4];
-  for (int c = 0; c < 4; ++c) {
-    const NumberStatus status = parse_number(numbers[c], v[c]);
-    if (status != NumberStatus::ok)
-      throw InputError(file.name, line_number,
-                       describe_bad_number(kColumns[c], numbers[c], status));
-  }
+  parse_fields(file, line_number, numbers, kColumns, 4, v);
   atoms.push_back(v[0], v[1], v[2], v[3]);
 }
 
