@@ -4,11 +4,10 @@
 //   bench_io_read [--atoms N (742875)] [--pqr FILE (instead of the water box)] [--dcsgrid BINARY]
 // Threads: OMP_NUM_THREADS. Writes io_read.json (see report.hpp).
 #include <omp.h>
-#include <unistd.h>
-#include <zlib.h>
-
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include <chrono>
 #include <cstdio>
@@ -84,7 +83,8 @@ Timing best_timing(F&& fn) {
     const double c0 = cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
     fn();
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (wall < best.wall) best = {wall, cpu_seconds() - c0};
   }
   return best;
@@ -104,7 +104,8 @@ Timing best_command_timing(const std::string& command) {
     const double c0 = children_cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
     if (std::system(command.c_str()) != 0) return {-1, 0};
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (wall < best.wall) best = {wall, children_cpu_seconds() - c0};
   }
   return best;
@@ -113,8 +114,8 @@ Timing best_command_timing(const std::string& command) {
 class Bench {
  public:
   Bench()
-      : report_("io_read", {"input", "reader", "threads", "MB", "s", "MB/s", "CPU s",
-                            "MB/CPU s", "vs awk", "check"}) {
+      : report_("io_read", {"input", "reader", "threads", "MB", "s", "MB/s", "CPU s", "MB/CPU s",
+                            "vs awk", "check"}) {
     report_.set_context("cpu", cpu_description());
     report_.set_context("threads", omp_get_max_threads());
     report_.set_context("timing", "best of " + std::to_string(kRepeats) + " (std::chrono)");

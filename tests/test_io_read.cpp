@@ -79,7 +79,8 @@ TEST(ReadFormat, FromExtension) {
     } catch (const InputError& e) {
       EXPECT_EQ(e.file, bad);
       EXPECT_EQ(e.line, 0u);
-      EXPECT_NE(e.problem.find(".pqr .pdb .ent .cif .mmcif .pdbqt .xyz or .mol2"), std::string::npos)
+      EXPECT_NE(e.problem.find(".pqr .pdb .ent .cif .mmcif .pdbqt .xyz or .mol2"),
+                std::string::npos)
           << e.what();
     }
   }

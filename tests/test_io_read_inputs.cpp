@@ -35,8 +35,9 @@ struct Ligand {
               std::to_string(atoms.size()) + " " + std::to_string(atoms.size() - 1) +
               " 1 0 0\nSMALL\n" + charge_type + "\n\n@<TRIPOS>ATOM\n";
       for (std::size_t i = 0; i < atoms.size(); ++i) {
-        std::snprintf(line, sizeof line, "%7zu C%-4zu %10.4f %10.4f %10.4f C.3     1  LIG1 %10.4f\n",
-                      i + 1, i + 1, atoms[i][0] + k, atoms[i][1], atoms[i][2], atoms[i][3]);
+        std::snprintf(line, sizeof line,
+                      "%7zu C%-4zu %10.4f %10.4f %10.4f C.3     1  LIG1 %10.4f\n", i + 1, i + 1,
+                      atoms[i][0] + k, atoms[i][1], atoms[i][2], atoms[i][3]);
         text += line;
       }
       text += "@<TRIPOS>BOND\n";
@@ -178,7 +179,7 @@ TEST(ReadCompressed, Bzip2XzAndGzipFromTheirOwnTools) {
     expect_read_error(dir / ("cut.pqr" + suffix), 0, "truncated");
     write_text(dir / ("trailing.pqr" + suffix), bytes + "garbage after the stream");
     expect_read_error(dir / ("trailing.pqr" + suffix), 0,
-                 tool == "xz" ? "corrupt xz data" : "data after the end of the");
+                      tool == "xz" ? "corrupt xz data" : "data after the end of the");
     std::string corrupt = bytes;
     for (std::size_t i = corrupt.size() / 3; i < corrupt.size() / 3 + 64; ++i) corrupt[i] ^= 0x5a;
     write_text(dir / ("corrupt.pqr" + suffix), corrupt);
@@ -256,7 +257,8 @@ TEST(ReadStdin, FileAndPipeWithAFormat) {
 
 TEST(ReadHostile, ValuesBeyondFloat32AreRefusedWithTheirLine) {
   const fs::path dir = temp_dir("float32");
-  const std::string pqr = "ATOM      1  N   GLY     1      21.421   3.562  16.781   0.294   1.821\n";
+  const std::string pqr =
+      "ATOM      1  N   GLY     1      21.421   3.562  16.781   0.294   1.821\n";
   const std::string pdb =
       "ATOM      1  N   GLY A   1      21.421   3.562  16.781  1.00  0.00           N\n";
   auto with = [](std::string s, const std::string& from, const std::string& to) {
@@ -271,7 +273,8 @@ TEST(ReadHostile, ValuesBeyondFloat32AreRefusedWithTheirLine) {
       {"x.pqr", with(pqr, "21.421", "-1e39"), 1, "x coordinate is beyond the float32 range"},
       {"double.pqr", pqr + pqr + with(pqr, "3.562", "1e400"), 3, "y coordinate is beyond"},
       {"x.xyz", "1\nc\nO 1e39 0 0 0\n", 3, "x coordinate is beyond the float32 range"},
-      {"z.pdb", pdb + with(pdb, "  16.781", "    1e39"), 2, "z coordinate (columns 47-54) is beyond"},
+      {"z.pdb", pdb + with(pdb, "  16.781", "    1e39"), 2,
+       "z coordinate (columns 47-54) is beyond"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -319,8 +322,8 @@ TEST(ReadHostile, MmcifResidueNumbersBeyond32BitsAreRefused) {
   const fs::path dir = temp_dir("cif-seq");
   write_text(dir / "seq.cif", text);
   expect_read_error(dir / "seq.cif", first_row + 1,
-               "_atom_site.auth_seq_id is beyond the 32-bit range of residue numbers: "
-               "'99999999999999999999999'");
+                    "_atom_site.auth_seq_id is beyond the 32-bit range of residue numbers: "
+                    "'99999999999999999999999'");
   fs::remove_all(dir);
 }
 
@@ -352,7 +355,8 @@ TEST(ReadHostile, OutlierAtomNamedByIndexLineAndDistance) {
   std::string file = text;
   const std::size_t at = file.find(victim);
   file.replace(at, victim.size(), edited);
-  const std::size_t victim_line = 1 + std::size_t(std::count(file.begin(), file.begin() + std::ptrdiff_t(at), '\n'));
+  const std::size_t victim_line =
+      1 + std::size_t(std::count(file.begin(), file.begin() + std::ptrdiff_t(at), '\n'));
   const fs::path dir = temp_dir("outlier");
   write_text(dir / "typo.pdb", file);
   io::ReadOptions options;

@@ -47,7 +47,9 @@ std::vector<WrittenAtom> random_atoms_text(std::size_t n, std::uint32_t seed) {
 
 enum class Kind { pqr, pdbqt, xyz_frames, xyz_plain };
 
-std::string extension(Kind k) { return k == Kind::pqr ? ".pqr" : k == Kind::pdbqt ? ".pdbqt" : ".xyz"; }
+std::string extension(Kind k) {
+  return k == Kind::pqr ? ".pqr" : k == Kind::pdbqt ? ".pdbqt" : ".xyz";
+}
 
 std::string atom_line(Kind k, std::size_t i, const WrittenAtom& a) {
   char buf[160];
@@ -107,8 +109,8 @@ io::ReadOptions with_threads(int threads, int model = 1) {
   return o;
 }
 
-void expect_atoms(const io::Structure& s, const std::vector<WrittenAtom>& atoms,
-                  std::size_t begin, std::size_t end) {
+void expect_atoms(const io::Structure& s, const std::vector<WrittenAtom>& atoms, std::size_t begin,
+                  std::size_t end) {
   ASSERT_EQ(s.atoms.size(), end - begin);
   ASSERT_EQ(s.lines.size(), end - begin);
   for (std::size_t i = begin; i < end; ++i) {
@@ -181,11 +183,10 @@ InputError read_error(const fs::path& path, const io::ReadOptions& o) {
 }  // namespace
 
 TEST(ReadParallel, SameErrorsAsTheSerialReaderWhereverTheyAre) {
-  const std::vector<Injected> cases = {
-      {0, "1.2.3", "not a number"},    // first atom, first piece
-      {1500, "nan", "not finite"},     // the middle
-      {2999, "1e39", "float32"},       // in the last piece
-      {3000, "--1", "not a number"}};  // the very last line
+  const std::vector<Injected> cases = {{0, "1.2.3", "not a number"},    // first atom, first piece
+                                       {1500, "nan", "not finite"},     // the middle
+                                       {2999, "1e39", "float32"},       // in the last piece
+                                       {3000, "--1", "not a number"}};  // the very last line
   for (const Kind k : kKinds) {
     for (const bool crlf : {false, true}) {
       for (const Injected& c : cases) {
@@ -232,9 +233,21 @@ TEST(ReadParallel, NumbersEqualStrtodInEveryForm) {
   // Our fixed-point fast path and from_chars against strtod, over digits counts around the fast
   // path's 15-digit limit, signs, exponents and leading/trailing points.
   std::mt19937_64 rng(3);
-  std::vector<std::string> values = {"0", "-0.000", "+1.5", "1.", ".5", "-.25", "1e3", "1E-3",
-                                     "123456789012345", "1234567890123456", "0.1234567890123456789",
-                                     "-99999.999", "3.4e38", "1e-50", "0.000000000000000000000001"};
+  std::vector<std::string> values = {"0",
+                                     "-0.000",
+                                     "+1.5",
+                                     "1.",
+                                     ".5",
+                                     "-.25",
+                                     "1e3",
+                                     "1E-3",
+                                     "123456789012345",
+                                     "1234567890123456",
+                                     "0.1234567890123456789",
+                                     "-99999.999",
+                                     "3.4e38",
+                                     "1e-50",
+                                     "0.000000000000000000000001"};
   for (int i = 0; i < 20000; ++i) {
     const int digits = 1 + int(rng() % 18), point = int(rng() % (digits + 1));
     std::string s = rng() % 2 ? "-" : "";

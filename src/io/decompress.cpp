@@ -122,16 +122,23 @@ Compression detect_compression(std::string_view bytes) {
   if (bytes.starts_with("\x1f\x8b")) return Compression::gzip;
   if (bytes.size() >= 4 && bytes.starts_with("BZh") && bytes[3] >= '1' && bytes[3] <= '9')
     return Compression::bzip2;
-  if (bytes.starts_with(std::string_view("\xfd" "7zXZ\0", 6))) return Compression::xz;
+  if (bytes.starts_with(std::string_view("\xfd"
+                                         "7zXZ\0",
+                                         6)))
+    return Compression::xz;
   return Compression::none;
 }
 
 const char* compression_name(Compression c) {
   switch (c) {
-    case Compression::gzip: return "gzip";
-    case Compression::bzip2: return "bzip2";
-    case Compression::xz: return "xz";
-    case Compression::none: break;
+    case Compression::gzip:
+      return "gzip";
+    case Compression::bzip2:
+      return "bzip2";
+    case Compression::xz:
+      return "xz";
+    case Compression::none:
+      break;
   }
   return "uncompressed";
 }

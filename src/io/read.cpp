@@ -46,8 +46,8 @@ std::vector<Structure> read_models(const std::filesystem::path& path, const Read
 }
 
 constexpr std::pair<const char*, Format> kNames[] = {
-    {"pqr", Format::pqr},     {"pdb", Format::pdb},     {"mmcif", Format::mmcif},
-    {"cif", Format::mmcif},   {"pdbqt", Format::pdbqt}, {"xyz", Format::xyz},
+    {"pqr", Format::pqr},   {"pdb", Format::pdb},     {"mmcif", Format::mmcif},
+    {"cif", Format::mmcif}, {"pdbqt", Format::pdbqt}, {"xyz", Format::xyz},
     {"mol2", Format::mol2}};
 
 }  // namespace
@@ -61,9 +61,9 @@ Format format_from_path(const std::filesystem::path& path) {
     if (name.ends_with(compressed)) name.resize(name.size() - std::strlen(compressed));
   const std::string ext = std::filesystem::path(name).extension().string();
   static const std::pair<const char*, Format> kExtensions[] = {
-      {".pqr", Format::pqr},     {".pdb", Format::pdb},     {".ent", Format::pdb},
-      {".cif", Format::mmcif},   {".mmcif", Format::mmcif}, {".pdbqt", Format::pdbqt},
-      {".xyz", Format::xyz},     {".mol2", Format::mol2}};
+      {".pqr", Format::pqr},   {".pdb", Format::pdb},     {".ent", Format::pdb},
+      {".cif", Format::mmcif}, {".mmcif", Format::mmcif}, {".pdbqt", Format::pdbqt},
+      {".xyz", Format::xyz},   {".mol2", Format::mol2}};
   for (const auto& [e, f] : kExtensions)
     if (ext == e) return f;
   throw InputError(
@@ -130,8 +130,8 @@ std::vector<Structure> models_from_marks(const TextFile& file, int model, AtomSe
       return;
     }
     const auto b = std::ptrdiff_t(begin), e = std::ptrdiff_t(end);
-    for (auto [to, from] : {std::pair{&atoms.x, &all.x}, {&atoms.y, &all.y}, {&atoms.z, &all.z},
-                            {&atoms.q, &all.q}})
+    for (auto [to, from] :
+         {std::pair{&atoms.x, &all.x}, {&atoms.y, &all.y}, {&atoms.z, &all.z}, {&atoms.q, &all.q}})
       to->insert(to->end(), from->begin() + b, from->begin() + e);
     models[slot].lines.insert(models[slot].lines.end(), lines.begin() + b, lines.begin() + e);
   };

@@ -1,9 +1,9 @@
 #include "read_chunks.hpp"
 
-#include "read_text.hpp"
-
 #include <algorithm>
 #include <cstring>
+
+#include "read_text.hpp"
 
 namespace dcsgrid::io::detail {
 

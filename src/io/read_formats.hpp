@@ -59,8 +59,8 @@ std::vector<Structure> models_from_marks(const TextFile& file, int model, AtomSe
                                          std::vector<std::size_t>&& lines,
                                          const std::vector<std::size_t>& marks);
 
-// PDB-style records: ATOM and HETATM lines go to parse_atom(line, line_number, atoms) of their
-// model; MODEL starts a model (a file without MODEL records is one model). Other records are
+// PDB-style records: ATOM and HETATM lines go to parse_atom(file, line, line_number, atoms) of
+// their model; MODEL starts a model (a file without MODEL records is one model). Other records are
 // skipped. One line after the other: the reference the parallel reader is held to.
 template <class ParseAtom>
 std::vector<Structure> read_atom_records_serial(const TextFile& file, int model,
@@ -83,7 +83,7 @@ std::vector<Structure> read_atom_records_serial(const TextFile& file, int model,
       if (models.size() == 1)
         reserve_atoms(models[slot].atoms, models[slot].lines, file.data.size() / bytes_per_atom);
     }
-    parse_atom(line, lines.number(), models[slot].atoms);
+    parse_atom(file, line, lines.number(), models[slot].atoms);
     models[slot].lines.push_back(lines.number());
   }
   finish_models(file, model, count, models);
@@ -97,20 +97,20 @@ std::vector<Structure> read_atom_records(const TextFile& file, int model, int th
                                          std::size_t bytes_per_atom, ParseAtom parse_atom) {
   const std::size_t count = chunk_count(file.data.size(), threads);
   if (count <= 1) return read_atom_records_serial(file, model, bytes_per_atom, parse_atom);
-  auto pieces = scan_chunks(file.data, count, bytes_per_atom,
-                            [&](std::string_view piece, ChunkAtoms& out) {
-                              Lines lines(piece);
-                              while (lines.next()) {
-                                const std::string_view line = lines.line();
-                                if (starts_with_record(line, "MODEL")) {
-                                  out.model_marks.push_back(out.atoms.size());
-                                } else if (is_atom_record(line)) {
-                                  parse_atom(line, lines.number(), out.atoms);
-                                  out.lines.push_back(lines.number());
-                                }
-                              }
-                              out.line_count = lines.number();
-                            });
+  auto pieces =
+      scan_chunks(file.data, count, bytes_per_atom, [&](std::string_view piece, ChunkAtoms& out) {
+        Lines lines(piece);
+        while (lines.next()) {
+          const std::string_view line = lines.line();
+          if (starts_with_record(line, "MODEL")) {
+            out.model_marks.push_back(out.atoms.size());
+          } else if (is_atom_record(line)) {
+            parse_atom(file, line, lines.number(), out.atoms);
+            out.lines.push_back(lines.number());
+          }
+        }
+        out.line_count = lines.number();
+      });
   if (any_failed(pieces)) return read_atom_records_serial(file, model, bytes_per_atom, parse_atom);
   std::vector<std::size_t> marks;
   std::size_t offset = 0;

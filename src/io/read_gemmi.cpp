@@ -1,12 +1,11 @@
 // PDB and mmCIF through gemmi; charges from the force-field tables (charges.hpp).
-#include <gemmi/cif.hpp>
-#include <gemmi/mmcif.hpp>
-#include <gemmi/pdb.hpp>
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <gemmi/cif.hpp>
+#include <gemmi/mmcif.hpp>
+#include <gemmi/pdb.hpp>
 #include <set>
 #include <tuple>
 

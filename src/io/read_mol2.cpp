@@ -12,8 +12,7 @@
 namespace dcsgrid::io::detail {
 namespace {
 
-constexpr const char* kAtomColumns =
-    "atom_id name x y z type subst_id subst_name charge";
+constexpr const char* kAtomColumns = "atom_id name x y z type subst_id subst_name charge";
 constexpr const char* kNumbers[4] = {"x coordinate", "y coordinate", "z coordinate",
                                      "partial charge"};
 // An atom line holds at least six one-character fields, charge included: 18 bytes.
@@ -81,12 +80,12 @@ class Mol2Reader {
   void read_atom_count(std::string_view line) {
     std::string_view field[1];
     split_fields(line, field, 1);
-    const auto [end, ec] =
-        std::from_chars(field[0].data(), field[0].data() + field[0].size(), molecule_.declared_atoms);
+    const auto [end, ec] = std::from_chars(field[0].data(), field[0].data() + field[0].size(),
+                                           molecule_.declared_atoms);
     if (field[0].empty() || ec != std::errc() || end != field[0].data() + field[0].size())
-      throw InputError(file_.name, lines_.number(),
-                       "expected the atom count of " + where_molecule() + ", found '" +
-                           std::string(line) + "'");
+      throw InputError(
+          file_.name, lines_.number(),
+          "expected the atom count of " + where_molecule() + ", found '" + std::string(line) + "'");
   }
 
   // The lines of an ATOM record up to the next record; false at the end of the file.
@@ -99,7 +98,8 @@ class Mol2Reader {
                        where_molecule() + " has no partial charges (charge type NO_CHARGES)");
     Structure* kept = keep ? &models_.back() : nullptr;
     if (kept) {
-      const std::size_t rest = file_.data.size() - std::size_t(lines_.line().data() - file_.data.data());
+      const std::size_t rest =
+          file_.data.size() - std::size_t(lines_.line().data() - file_.data.data());
       kept->atoms.reserve(std::min(molecule_.declared_atoms, rest / kMinAtomLineBytes));
     }
     std::size_t found = 0;

@@ -54,7 +54,8 @@ std::optional<Outlier> find_outlier(const AtomSet& atoms, double min_gap) {
     Outlier o{outer.back().second, HUGE_VAL, outer.size() - 1 - j};
     const double x = atoms.x[o.index], y = atoms.y[o.index], z = atoms.z[o.index];
     for (std::size_t i = 0; i < n; ++i)
-      if (i != o.index) o.nearest_distance = std::min(o.nearest_distance, distance(atoms, i, x, y, z));
+      if (i != o.index)
+        o.nearest_distance = std::min(o.nearest_distance, distance(atoms, i, x, y, z));
     return o;
   }
   return std::nullopt;

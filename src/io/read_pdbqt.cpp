@@ -9,8 +9,7 @@ namespace dcsgrid::io::detail {
 namespace {
 
 constexpr const char* kWhat[4] = {"x coordinate (columns 31-38)", "y coordinate (columns 39-46)",
-                                  "z coordinate (columns 47-54)",
-                                  "partial charge (columns 71-76)"};
+                                  "z coordinate (columns 47-54)", "partial charge (columns 71-76)"};
 constexpr std::size_t kBegin[4] = {30, 38, 46, 70}, kEnd[4] = {38, 46, 54, 76};  // 0-based
 
 void parse_pdbqt_atom(const TextFile& file, std::string_view line, std::size_t line_number,
@@ -29,12 +28,8 @@ void parse_pdbqt_atom(const TextFile& file, std::string_view line, std::size_t l
 }  // namespace
 
 std::vector<Structure> read_pdbqt(const TextFile& file, int model, int threads) {
-  // Sizes each piece's arrays (typical records are 70-80 bytes; over-reserving costs little).
-  constexpr std::size_t kBytesPerAtom = 70;
-  return read_atom_records(file, model, threads, kBytesPerAtom,
-                           [&](std::string_view line, std::size_t number, AtomSet& atoms) {
-                             parse_pdbqt_atom(file, line, number, atoms);
-                           });
+  constexpr std::size_t kBytesPerAtom = 70;  // sizes the arrays: a little under a typical record
+  return read_atom_records(file, model, threads, kBytesPerAtom, parse_pdbqt_atom);
 }
 
 }  // namespace dcsgrid::io::detail

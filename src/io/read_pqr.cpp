@@ -35,12 +35,8 @@ void parse_pqr_atom(const TextFile& file, std::string_view line, std::size_t lin
 }  // namespace
 
 std::vector<Structure> read_pqr(const TextFile& file, int model, int threads) {
-  // Sizes each piece's arrays (typical records are 70-80 bytes; over-reserving costs little).
-  constexpr std::size_t kBytesPerAtom = 60;
-  return read_atom_records(file, model, threads, kBytesPerAtom,
-                           [&](std::string_view line, std::size_t number, AtomSet& atoms) {
-                             parse_pqr_atom(file, line, number, atoms);
-                           });
+  constexpr std::size_t kBytesPerAtom = 60;  // sizes the arrays: a little under a typical record
+  return read_atom_records(file, model, threads, kBytesPerAtom, parse_pqr_atom);
 }
 
 }  // namespace dcsgrid::io::detail

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <charconv>
 #include <cfloat>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -93,7 +93,8 @@ void check_text(const TextFile& file) {
 void advise_huge_pages(void* begin, std::size_t bytes) {
   constexpr std::uintptr_t kHuge = std::uintptr_t(1) << 21;
   const auto start = reinterpret_cast<std::uintptr_t>(begin);
-  const std::uintptr_t first = (start + kHuge - 1) & ~(kHuge - 1), last = (start + bytes) & ~(kHuge - 1);
+  const std::uintptr_t first = (start + kHuge - 1) & ~(kHuge - 1),
+                       last = (start + bytes) & ~(kHuge - 1);
   if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
 }
 

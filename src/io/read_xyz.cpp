@@ -51,7 +51,8 @@ struct Block {
 // Every line of `text` that is not blank or a comment is an atom (skip_blank), or every line is.
 // Returns the number of lines.
 std::size_t parse_atom_lines(const TextFile& file, std::string_view text, std::size_t first_line,
-                             bool skip_blank, AtomSet& atoms, std::vector<std::size_t>& atom_lines) {
+                             bool skip_blank, AtomSet& atoms,
+                             std::vector<std::size_t>& atom_lines) {
   Lines lines(text);
   while (lines.next())
     if (!skip_blank || !is_blank_or_comment(lines.line())) {
@@ -133,7 +134,8 @@ std::vector<Structure> read_frames(const TextFile& file, int model, int threads)
   std::exception_ptr error;
   std::vector<Block> blocks = frame_blocks(file, model, frames, error);
   std::vector<Structure> models;
-  for (const Block& b : blocks) parse_atom_lines_parallel(file, b, false, threads, models.emplace_back());
+  for (const Block& b : blocks)
+    parse_atom_lines_parallel(file, b, false, threads, models.emplace_back());
   if (error) std::rethrow_exception(error);
   finish_models(file, model, frames, models);
   return models;

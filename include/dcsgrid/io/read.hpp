@@ -49,13 +49,13 @@ struct ReadOptions {
 
 // One structure (one model) with charges.
 struct Structure {
-  AtomSet atoms;           // in file order (PDB/mmCIF: gemmi keeps a residue's atoms together)
+  AtomSet atoms;  // in file order (PDB/mmCIF: gemmi keeps a residue's atoms together)
   // The file line of each atom (1-based), for messages; 0 where it is not known (PDB and mmCIF
   // atoms whose coordinates another atom record repeats).
   std::vector<std::size_t> lines;
-  std::string source;      // file name as given
-  int model = 1;           // model number read
-  int models_in_file = 1;  // models the file holds
+  std::string source;                 // file name as given ("<stdin>" for "-")
+  int model = 1;                      // model number read
+  int models_in_file = 1;             // models the file holds
   std::vector<std::string> warnings;  // for the log: unknown atoms zeroed, hydrogens folded, ...
   std::string charge_source;          // "file" or the force field's name
 };
@@ -73,9 +73,9 @@ std::vector<Structure> read_all_models(const std::filesystem::path& path,
 // median), when they are few (at most max(16, n/1000) atoms). By the triangle inequality, each
 // lies more than min_gap from every atom inside the gap.
 struct Outlier {
-  std::size_t index = 0;         // the farthest of them (Structure::lines[index] names its line)
-  double nearest_distance = 0;   // Å from it to the nearest other atom
-  std::size_t count = 0;         // atoms beyond the gap
+  std::size_t index = 0;        // the farthest of them (Structure::lines[index] names its line)
+  double nearest_distance = 0;  // Å from it to the nearest other atom
+  std::size_t count = 0;        // atoms beyond the gap
 };
 std::optional<Outlier> find_outlier(const AtomSet& atoms, double min_gap = 100.0);
 
