@@ -12,7 +12,8 @@
 
 namespace dcsgrid::io::detail {
 
-// threads: 0 = OpenMP's default (pieces of at least 256 KiB), 1 = serial, n = n pieces.
+// threads: 0 = OpenMP's default (pieces of at least 256 KiB), 1 = serial, n = n pieces (of at
+// least 4 KiB).
 std::vector<Structure> read_pqr(const TextFile& file, int model, int threads);
 std::vector<Structure> read_pdbqt(const TextFile& file, int model, int threads);
 std::vector<Structure> read_xyz(const TextFile& file, int model, int threads);

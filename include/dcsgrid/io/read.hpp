@@ -51,7 +51,7 @@ struct ReadOptions {
 struct Structure {
   AtomSet atoms;  // in file order (PDB/mmCIF: gemmi keeps a residue's atoms together)
   // The file line of each atom (1-based), for messages; 0 where it is not known (PDB and mmCIF
-  // atoms whose coordinates another atom record repeats).
+  // atoms are matched to their records by position: 0 where two records share one).
   std::vector<std::size_t> lines;
   std::string source;                 // file name as given ("<stdin>" for "-")
   int model = 1;                      // model number read
