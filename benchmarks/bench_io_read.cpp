@@ -1,6 +1,7 @@
 // Structure reading speed against awk summing four columns of the same file (issue 16's baseline),
 // serial (1 thread) and parallel (all threads), for PQR, PDBQT, XYZ and gzipped PQR made from one
-// water box, and optionally the whole `dcsgrid FILE -o x.h5 --spacing 20` process.
+// water box; PDB against gemmi's own reader; optionally the whole
+// `dcsgrid FILE -o x.h5 --spacing 20` process.
 //   bench_io_read [--atoms N (742875)] [--pqr FILE (instead of the water box)] [--dcsgrid BINARY]
 // Threads: OMP_NUM_THREADS. Writes io_read.json (see report.hpp).
 #include <omp.h>
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <gemmi/pdb.hpp>
 #include <iterator>
 #include <string>
 
@@ -48,6 +50,21 @@ std::string pdbqt_text(const AtomSet& a) {
                   "ATOM  %5zu %-4s HOH A%4zu    %8.3f%8.3f%8.3f  1.00  0.00    %+6.3f %-2s\n",
                   (i + 1) % 100000, i % 3 == 0 ? " O" : " H", (i / 3 + 1) % 10000, a.x[i], a.y[i],
                   a.z[i], a.q[i], i % 3 == 0 ? "OA" : "HD");
+    text += line;
+  }
+  return text;
+}
+
+// The box as TIP3P waters of a PDB file (AMBER's WAT residue), for the gemmi-based reader.
+std::string pdb_text(const AtomSet& a) {
+  std::string text;
+  char line[96];
+  static const char* kNames[3] = {" O  ", " H1 ", " H2 "};
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    std::snprintf(line, sizeof line,
+                  "HETATM%5zu %-4s WAT W%4zu    %8.3f%8.3f%8.3f  1.00  0.00           %s\n",
+                  (i + 1) % 100000, kNames[i % 3], (i / 3 + 1) % 10000, a.x[i], a.y[i], a.z[i],
+                  i % 3 == 0 ? "O" : "H");
     text += line;
   }
   return text;
@@ -149,6 +166,28 @@ class Bench {
     }
   }
 
+  // PDB: gemmi's own reader (atoms only) against ours (checks, gemmi, AMBER charges), serial.
+  void pdb(const fs::path& path) {
+    const double mb = double(fs::file_size(path)) / 1e6;
+    std::size_t gemmi_atoms = 0;
+    const Timing g = best_timing([&] {
+      const gemmi::Structure st = gemmi::read_pdb_file(path.string());
+      gemmi_atoms = 0;
+      for (const gemmi::Model& m : st.models)
+        for (const gemmi::Chain& c : m.chains)
+          for (const gemmi::Residue& r : c.residues) gemmi_atoms += r.atoms.size();
+    });
+    add("PDB", "gemmi::read_pdb_file (no charges)", 1, mb, g, -1,
+        std::to_string(gemmi_atoms) + " atoms");
+    io::ReadOptions o;
+    o.threads = 1;
+    io::Structure s;
+    const Timing t = best_timing([&] { s = io::read_structure(path, o); });
+    add("PDB", "dcsgrid (checks, gemmi, AMBER charges)", 1, mb, t, -1,
+        std::to_string(s.atoms.size()) + " atoms, " + std::to_string(t.wall / g.wall) +
+            "x gemmi's time");
+  }
+
   void process(const fs::path& binary, const fs::path& path) {
     const double mb = double(fs::file_size(path)) / 1e6;
     const fs::path out = fs::temp_directory_path() / "bench_io_read_out.h5";
@@ -202,6 +241,7 @@ int run(int argc, char** argv) {
   if (pqr.empty()) write_file(pqr = dir / "box.pqr", pqr_text(box));
   write_file(dir / "box.pdbqt", pdbqt_text(box));
   write_file(dir / "box.xyz", xyz_text(box));
+  write_file(dir / "box.pdb", pdb_text(box));
   std::ifstream in(pqr, std::ios::binary);
   write_gzip(dir / "box.pqr.gz", std::string(std::istreambuf_iterator<char>(in), {}));
 
@@ -210,6 +250,7 @@ int run(int argc, char** argv) {
   bench.file("PQR gzip -1", dir / "box.pqr.gz", false);
   bench.file("PDBQT", dir / "box.pdbqt", false);
   bench.file("XYZ", dir / "box.xyz", false);
+  bench.pdb(dir / "box.pdb");
   if (!binary.empty()) bench.process(binary, pqr);
   bench.finish();
   fs::remove_all(dir);

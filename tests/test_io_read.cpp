@@ -225,6 +225,35 @@ TEST(ReadPdb, RealFilesMatchTheirText) {
   }
 }
 
+TEST(ReadPdb, AtomLinesPointAtTheirRecords) {
+  // Every atom's line holds an atom record (PDB) or _atom_site row (mmCIF) with its coordinates,
+  // parsed here from the text; multi-model files included (models 2 and 3 start mid-file).
+  for (const char* name : {"1hpv.pdb", "pept_3models.pdb", "1hpv.cif.gz", "pept_3models.cif"}) {
+    SCOPED_TRACE(name);
+    const auto lines = lines_of(read_text(data_file(name)));
+    const bool pdb = std::string(name).find(".pdb") != std::string::npos;
+    for (const io::Structure& s : io::read_all_models(data_file(name), test_options())) {
+      ASSERT_EQ(s.lines.size(), s.atoms.size());
+      for (std::size_t i = 0; i < s.atoms.size(); ++i) {
+        ASSERT_GT(s.lines[i], 0u) << "atom " << i << " of model " << s.model;
+        const std::string& line = lines.at(s.lines[i] - 1);
+        if (pdb) {
+          const auto c = pdb_columns(line);
+          expect_atom_at(s.atoms, i, c.x, c.y, c.z);
+          continue;
+        }
+        const auto w = words(line);  // x, y, z: three numbers in a row of the line
+        bool found = false;
+        for (std::size_t k = 0; k + 2 < w.size() && !found; ++k)
+          found = std::abs(std::atof(w[k].c_str()) - s.atoms.x[i]) < 1e-3 &&
+                  std::abs(std::atof(w[k + 1].c_str()) - s.atoms.y[i]) < 1e-3 &&
+                  std::abs(std::atof(w[k + 2].c_str()) - s.atoms.z[i]) < 1e-3;
+        EXPECT_TRUE(found) << "atom " << i << " line " << s.lines[i] << ": " << line;
+      }
+    }
+  }
+}
+
 TEST(ReadPdb, GzEqualsPlain) {
   expect_gz_equals_plain("1tii.pdb.gz", test_options());
   expect_gz_equals_plain("1hpv.pdb", test_options());

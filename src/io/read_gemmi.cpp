@@ -59,19 +59,35 @@ std::vector<RecordPosition> check_pdb_atom_records(TextFile& file) {
   return positions;
 }
 
-bool by_position(const RecordPosition& a, const RecordPosition& b) {
-  return std::tuple(a.x, a.y, a.z) < std::tuple(b.x, b.y, b.z);
+bool same_position(const RecordPosition& r, const AtomSet& atoms, std::size_t i) {
+  return r.x == atoms.x[i] && r.y == atoms.y[i] && r.z == atoms.z[i];
 }
 
-// The line of each atom: the record at its position (0 where two records share it). `records`
-// sorted by_position.
+// The line of each atom: its record, found by position. gemmi keeps the file's order except
+// where it regroups a residue (and we drop alternative locations), so the next record in file
+// order is tried first and a search by position (0 where two records share it) resumes the walk.
 std::vector<std::size_t> lines_by_position(const std::vector<RecordPosition>& records,
                                            const AtomSet& atoms) {
-  std::vector<std::size_t> lines(atoms.size(), 0);
+  std::vector<std::size_t> lines(atoms.size(), 0), sorted;  // sorted: record indices, by position
+  auto key = [&](std::size_t r) { return std::tuple(records[r].x, records[r].y, records[r].z); };
+  std::size_t next = 0;
   for (std::size_t i = 0; i < atoms.size(); ++i) {
-    const RecordPosition at{atoms.x[i], atoms.y[i], atoms.z[i], 0};
-    const auto [first, last] = std::equal_range(records.begin(), records.end(), at, by_position);
-    if (last - first == 1) lines[i] = first->line;
+    if (next < records.size() && same_position(records[next], atoms, i)) {
+      lines[i] = records[next++].line;
+      continue;
+    }
+    if (sorted.empty()) {
+      sorted.resize(records.size());
+      for (std::size_t r = 0; r < sorted.size(); ++r) sorted[r] = r;
+      std::sort(sorted.begin(), sorted.end(), [&](auto a, auto b) { return key(a) < key(b); });
+    }
+    const auto at = std::tuple(atoms.x[i], atoms.y[i], atoms.z[i]);
+    const auto first = std::lower_bound(sorted.begin(), sorted.end(), at,
+                                        [&](std::size_t r, const auto& k) { return key(r) < k; });
+    if (first == sorted.end() || key(*first) != at) continue;
+    if (first + 1 != sorted.end() && key(*(first + 1)) == at) continue;  // shared: unknown
+    lines[i] = records[*first].line;
+    next = *first + 1;
   }
   return lines;
 }
@@ -209,7 +225,6 @@ std::vector<Structure> read_macromolecule(TextFile& file, Format format, int mod
     for (int m = model == 0 ? 1 : model; m <= (model == 0 ? count : model); ++m)
       models.push_back(charged_structure(file, chain_records(st.models[m - 1]), *tables, options));
   }
-  std::sort(positions.begin(), positions.end(), by_position);
   for (Structure& s : models) s.lines = lines_by_position(positions, s.atoms);
   finish_models(file, model, count, models);
   return models;
