@@ -20,11 +20,14 @@ void reserve_atoms(AtomSet& atoms, std::vector<std::size_t>& lines, std::size_t 
 }
 
 std::size_t chunk_count(std::size_t bytes, int threads) {
-  // Asked for explicitly: honoured down to pieces of 4 KiB (the tests cut small files finely),
-  // so that no thread count, however absurd, starts more threads than the text has pages.
+  // Asked for explicitly: honoured down to pieces of 4 KiB (the tests cut small files finely);
+  // the pieces share OpenMP's threads, however many they are.
   if (threads > 0) return std::min(std::size_t(threads), 1 + bytes / 4096);
+  // Several pieces per thread, taken as threads come free: a thread that the system deschedules
+  // (a busy machine) then delays its own piece only, not a whole share of the file.
+  constexpr std::size_t kPiecesPerThread = 4;
   const std::size_t by_size = std::max<std::size_t>(1, bytes / kMinChunkBytes);
-  return std::min(std::size_t(omp_get_max_threads()), by_size);
+  return std::min(kPiecesPerThread * std::size_t(omp_get_max_threads()), by_size);
 }
 
 std::vector<std::string_view> split_at_lines(std::string_view text, std::size_t count) {
@@ -53,7 +56,7 @@ void join_atoms(std::vector<ChunkAtoms>& pieces, std::size_t first_line, AtomSet
   reserve_atoms(atoms, lines, offsets.back());
   for (std::vector<float>* v : {&atoms.x, &atoms.y, &atoms.z, &atoms.q}) v->resize(offsets.back());
   lines.resize(offsets.back());
-#pragma omp parallel for schedule(static, 1) num_threads(int(pieces.size()))
+#pragma omp parallel for schedule(dynamic, 1)
   for (std::size_t i = 0; i < pieces.size(); ++i) {
     const AtomSet& a = pieces[i].atoms;
     const std::size_t n = a.size() * sizeof(float);

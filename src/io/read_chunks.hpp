@@ -1,5 +1,5 @@
-// Parallel parsing of line-oriented text: the text is cut at line boundaries into one piece per
-// thread, each piece parsed into its own AtomSet, the pieces joined in file order. A piece that
+// Parallel parsing of line-oriented text: the text is cut at line boundaries into pieces (a few
+// per thread, shared out as threads come free), each piece parsed into its own AtomSet, the pieces joined in file order. A piece that
 // fails only says so: the caller then reads the file serially, which names the first error in
 // file order with its line, exactly as a one-thread read does.
 #pragma once
@@ -24,8 +24,8 @@ struct ChunkAtoms {
 // Room for n atoms and their lines, in 2 MiB pages where large.
 void reserve_atoms(AtomSet& atoms, std::vector<std::size_t>& lines, std::size_t n);
 
-// How many pieces to cut `bytes` of text into for `threads` threads (0: OpenMP's default); small
-// texts stay in one piece.
+// How many pieces to cut `bytes` of text into: threads = 0, a few per OpenMP thread (pieces of at
+// least 256 KiB, so small texts stay in one); threads = n, n pieces (of at least 4 KiB).
 std::size_t chunk_count(std::size_t bytes, int threads);
 
 // `text` cut into `count` pieces (fewer when it has fewer lines), each beginning at a line start.
@@ -43,7 +43,7 @@ std::vector<ChunkAtoms> scan_chunks(std::string_view text, std::size_t count,
                                     std::size_t bytes_per_atom, Scan scan) {
   const std::vector<std::string_view> pieces = split_at_lines(text, count);
   std::vector<ChunkAtoms> out(pieces.size());
-#pragma omp parallel for schedule(static, 1) num_threads(int(pieces.size()))
+#pragma omp parallel for schedule(dynamic, 1)
   for (std::size_t i = 0; i < pieces.size(); ++i) {
     try {
       reserve_atoms(out[i].atoms, out[i].lines, pieces[i].size() / bytes_per_atom + 1);

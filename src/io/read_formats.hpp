@@ -12,8 +12,7 @@
 
 namespace dcsgrid::io::detail {
 
-// threads: 0 = OpenMP's default (pieces of at least 256 KiB), 1 = serial, n = n pieces (of at
-// least 4 KiB).
+// threads: as ReadOptions::threads (chunk_count).
 std::vector<Structure> read_pqr(const TextFile& file, int model, int threads);
 std::vector<Structure> read_pdbqt(const TextFile& file, int model, int threads);
 std::vector<Structure> read_xyz(const TextFile& file, int model, int threads);

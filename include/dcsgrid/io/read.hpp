@@ -42,8 +42,9 @@ struct ReadOptions {
   int model = 1;
   // The format, whatever the file's name says; required for standard input ("-").
   std::optional<Format> format;
-  // Threads for the text formats (PQR, PDBQT, XYZ): 0 = OpenMP's default, 1 = the serial reader;
-  // the atoms and errors are the same for every count.
+  // Parallel parsing of the text formats (PQR, PDBQT, XYZ) on OpenMP's threads: 0 = pieces as
+  // suits the size and thread count, 1 = the serial reader, n = n pieces (tests place the cuts
+  // with it). The atoms and errors are the same for every value.
   int threads = 0;
 };
 
