@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   libhdf5-dev libcli11-dev libspdlog-dev libfmt-dev libgtest-dev nlohmann-json3-dev zlib1g-dev
+  libbz2-dev liblzma-dev       # .bz2 and .xz inputs
   gemmi-dev tao-pegtl-dev   # PDB/mmCIF/CCP4 through gemmi (header-only)
   python3-pdb2pqr           # AMBER/CHARMM/PARSE force-field tables for PDB/mmCIF charges
   libnetcdf-dev             # AMBER NetCDF trajectories (optional: DCSGRID_NETCDF)

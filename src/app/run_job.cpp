@@ -6,6 +6,7 @@
 #include <future>
 #include <memory>
 
+#include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
 #include "dcsgrid/app/job.hpp"
@@ -116,7 +117,9 @@ struct Inputs {
 // large file took as long as reading it.
 Inputs read_inputs(const Job& job) {
   std::future<std::string> hash =
-      std::async(std::launch::async, [path = job.input] { return io::sha256_file(path); });
+      std::async(std::launch::async, [path = job.input] {
+        return path == "-" ? std::string() : io::sha256_file(path);  // standard input: no file to hash
+      });
   Inputs in;
   const auto t0 = clock_type::now();
   in.structure = io::read_structure(job.input, job.read);
@@ -124,6 +127,19 @@ Inputs read_inputs(const Job& job) {
   for (const auto& w : in.structure.warnings) spdlog::warn("{}", w);
   in.sha256 = hash.get();
   return in;
+}
+
+// A mistyped coordinate (99999 for 9.999) would stretch the grid around the atoms a thousandfold:
+// an atom far from all the others is an error naming its line, unless the user allows it.
+void refuse_far_atoms(const io::Structure& structure) {
+  const auto outlier = io::find_outlier(structure.atoms);
+  if (!outlier) return;
+  const std::size_t line = outlier->index < structure.lines.size() ? structure.lines[outlier->index] : 0;
+  throw InputError(structure.source, line,
+                   fmt::format("this atom lies {:.0f} Å from every other atom ({} such atom{}): a "
+                               "mistyped coordinate? A grid around all the atoms would be huge; "
+                               "use --allow-far-atoms if it is meant, or give a box",
+                               outlier->nearest_distance, outlier->count, outlier->count > 1 ? "s" : ""));
 }
 
 // One method's pass: its slabs go to the outputs as map number `map`; with `compare`, each slab is
@@ -207,7 +223,13 @@ JobReport run_job(const Job& job, Observer& observer) {
   spdlog::info("{}: {} atoms, total charge {:+.4f} e (charges from {})", report.input, atoms.size(),
                report.total_charge, report.charge_source);
 
+  if (!job.grid.box && !job.allow_far_atoms) refuse_far_atoms(in.structure);
   const GridSpec grid = job.grid.resolve(bounding_box(atoms));
+  if (grid.point_count() > job.max_points)
+    throw Error(fmt::format("the grid would have {} points ({}, {:.3g} GB of float32): more than "
+                            "--max-points {} (raise it if you mean it, or give a box with --center "
+                            "and --size)",
+                            grid.point_count(), grid.describe(), grid_bytes(grid) / 1e9, job.max_points));
   report.grid = grid;
   report.units = unit_name(job.compute.physics.unit);
   const std::vector<engine::Method> order = run_order(job.compute.methods);

@@ -20,6 +20,9 @@ struct MainOptions {
   io::ReadOptions read;
   GridOptions grid;
   ComputeOptions compute;
+  std::uint64_t max_points = std::uint64_t(1) << 32;
+  bool allow_far_atoms = false;
+  std::string format;
   bool compress = false;
   bool json = false;
   int verbose = 0;
@@ -46,9 +49,11 @@ Potential: V(p) = k_C Σ q_i / (ε |p − r_i|), k_C = 332.0637 kcal·Å/(mol·e
 Other commands: info, compare, batch, sample, similarity (run `dcsgrid COMMAND --help`).)";
 
 void add_options(CLI::App& app, MainOptions& o) {
-  app.add_option("input", o.input, "Atoms with charges: PQR, PDB, mmCIF, PDBQT or XYZ (.gz too)")
+  app.add_option("input", o.input,
+                 "Atoms with charges: PQR, PDB, mmCIF, PDBQT, XYZ or MOL2 (.gz .bz2 .xz too); - "
+                 "reads standard input (with --format)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingFile | CLI::IsMember({"-"}));
   app.add_option("-o,--output", o.outputs,
                  "Output map; the extension picks the format: " + io::map_format_list() +
                      ". Repeat for several (PyMOL rescales .ccp4 values unless its normalize_ccp4_maps "
@@ -65,6 +70,22 @@ void add_options(CLI::App& app, MainOptions& o) {
 
   add_grid_options(app, o.grid, "Grid (default: the atoms' box plus --padding)",
                    "Margin around the atoms' bounding box, Å");
+  app.add_option("--max-points", o.max_points, "Refuse grids of more points than this")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group("Grid (default: the atoms' box plus --padding)");
+  app.add_flag("--allow-far-atoms", o.allow_far_atoms,
+               "Lay the grid around atoms even when one lies far (>100 Å) from all the others")
+      ->group("Grid (default: the atoms' box plus --padding)");
+  app.add_option("--format", o.format,
+                 "Input format, whatever the name says (needed for - , standard input): pqr pdb "
+                 "mmcif pdbqt xyz mol2")
+      ->check(parses_with(
+          [](const std::string& f) {
+            if (!io::format_from_name(f)) throw Error("unknown format '" + f + "'");
+          },
+          "FORMAT"))
+      ->group("Input and charges");
   add_compute_options(app, o.compute,
                       "direct (exact sum over all atoms), msm (multilevel summation: direct's "
                       "accuracy to ~1e-4 at a cutoff's cost, the choice for large systems), cutoff "
@@ -90,6 +111,9 @@ app::Job make_job(const MainOptions& o, const std::string& command_line) {
   for (const auto& out : o.outputs) job.outputs.push_back(app::output_spec(out));
   job.write.compress = o.compress;
   job.command_line = command_line;
+  job.max_points = o.max_points;
+  job.allow_far_atoms = o.allow_far_atoms;
+  if (!o.format.empty()) job.read.format = io::format_from_name(o.format);
   app::validate(job);
   return job;
 }

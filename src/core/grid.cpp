@@ -44,6 +44,11 @@ void validate(const GridSpec& grid) {
   }
   if (grid.dims[0] > (1 << 30) || grid.dims[1] > (1 << 30) || grid.dims[2] > (1 << 30))
     throw Error("grid dimension above 2^30 points");
+  // The point count must not wrap (2^30 along each axis would): 2^40 points is 4 TiB of float32.
+  const double points = double(grid.dims[0]) * double(grid.dims[1]) * double(grid.dims[2]);
+  if (points > 0x1p40)
+    throw Error(fmt::format("a grid of {}x{}x{} points ({:.3g} points) is beyond any memory or disk",
+                            grid.dims[0], grid.dims[1], grid.dims[2], points));
 }
 
 static void require_spacing(double spacing) {

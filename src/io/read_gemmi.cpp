@@ -1,13 +1,13 @@
 // PDB and mmCIF through gemmi; charges from the force-field tables (charges.hpp).
-#include <gemmi/cif.hpp>
-#include <gemmi/mmcif.hpp>
-#include <gemmi/pdb.hpp>
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <gemmi/cif.hpp>
+#include <gemmi/mmcif.hpp>
+#include <gemmi/pdb.hpp>
 #include <set>
+#include <tuple>
 
 #include "dcsgrid/io/charges.hpp"
 #include "dcsgrid/io/forcefield.hpp"
@@ -18,8 +18,9 @@ namespace {
 
 // gemmi parses numbers leniently; check the coordinate and occupancy columns of every atom
 // record first so that a bad one is reported with its line. Columns 79-80 (formal charge, unused
-// here) are blanked: old files keep a line serial there ("1HPV1704") that gemmi rejects.
-void check_pdb_atom_records(TextFile& file) {
+// here) are blanked: old files keep a line serial there ("1HPV1704") that gemmi rejects. Returns
+// every atom record's position.
+std::vector<RecordPosition> check_pdb_atom_records(TextFile& file) {
   struct Column {
     const char* what;
     std::size_t begin, end;
@@ -28,6 +29,7 @@ void check_pdb_atom_records(TextFile& file) {
                                              {"y coordinate (columns 39-46)", 38, 46},
                                              {"z coordinate (columns 47-54)", 46, 54}};
   static constexpr Column kOccupancy = {"occupancy (columns 55-60)", 54, 60};
+  std::vector<RecordPosition> positions;
   Lines lines(file.data);
   while (lines.next()) {
     const std::string_view line = lines.line();
@@ -38,12 +40,14 @@ void check_pdb_atom_records(TextFile& file) {
       throw InputError(file.name, lines.number(),
                        "truncated atom record: " + std::to_string(line.size()) +
                            " characters, the coordinates need columns 31-54");
-    double value;
-    for (const Column& c : kCoordinates) {
+    double xyz[3], value;
+    for (int a = 0; a < 3; ++a) {
+      const Column& c = kCoordinates[a];
       const auto field = line.substr(c.begin, c.end - c.begin);
-      if (const auto status = parse_number(field, value); status != NumberStatus::ok)
+      if (const auto status = parse_number(field, xyz[a]); status != NumberStatus::ok)
         throw InputError(file.name, lines.number(), describe_bad_number(c.what, field, status));
     }
+    positions.push_back({float(xyz[0]), float(xyz[1]), float(xyz[2]), lines.number()});
     if (line.size() > kOccupancy.begin) {
       const auto field = line.substr(kOccupancy.begin, kOccupancy.end - kOccupancy.begin);
       if (!trim(field).empty())
@@ -52,6 +56,40 @@ void check_pdb_atom_records(TextFile& file) {
                            describe_bad_number(kOccupancy.what, field, status));
     }
   }
+  return positions;
+}
+
+bool same_position(const RecordPosition& r, const AtomSet& atoms, std::size_t i) {
+  return r.x == atoms.x[i] && r.y == atoms.y[i] && r.z == atoms.z[i];
+}
+
+// The line of each atom: its record, found by position. gemmi keeps the file's order except
+// where it regroups a residue (and we drop alternative locations), so the next record in file
+// order is tried first and a search by position (0 where two records share it) resumes the walk.
+std::vector<std::size_t> lines_by_position(const std::vector<RecordPosition>& records,
+                                           const AtomSet& atoms) {
+  std::vector<std::size_t> lines(atoms.size(), 0), sorted;  // sorted: record indices, by position
+  auto key = [&](std::size_t r) { return std::tuple(records[r].x, records[r].y, records[r].z); };
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < atoms.size(); ++i) {
+    if (next < records.size() && same_position(records[next], atoms, i)) {
+      lines[i] = records[next++].line;
+      continue;
+    }
+    if (sorted.empty()) {
+      sorted.resize(records.size());
+      for (std::size_t r = 0; r < sorted.size(); ++r) sorted[r] = r;
+      std::sort(sorted.begin(), sorted.end(), [&](auto a, auto b) { return key(a) < key(b); });
+    }
+    const auto at = std::tuple(atoms.x[i], atoms.y[i], atoms.z[i]);
+    const auto first = std::lower_bound(sorted.begin(), sorted.end(), at,
+                                        [&](std::size_t r, const auto& k) { return key(r) < k; });
+    if (first == sorted.end() || key(*first) != at) continue;
+    if (first + 1 != sorted.end() && key(*(first + 1)) == at) continue;  // shared: unknown
+    lines[i] = records[*first].line;
+    next = *first + 1;
+  }
+  return lines;
 }
 
 // gemmi's messages carry the line as "Problem in line 12: ..." (PDB) or "name:12:3: ..." (CIF);
@@ -165,10 +203,8 @@ Structure charged_structure(const TextFile& file, const std::vector<ChainRecord>
 
 std::vector<Structure> read_macromolecule(TextFile& file, Format format, int model,
                                           const ReadOptions& options) {
-  if (format == Format::pdb)
-    check_pdb_atom_records(file);
-  else
-    check_mmcif_coordinates(file);
+  std::vector<RecordPosition> positions =
+      format == Format::pdb ? check_pdb_atom_records(file) : check_mmcif_atom_site(file);
   gemmi::Structure st = parse(file, format);
   std::erase_if(st.models, [](const gemmi::Model& m) {
     return std::all_of(m.chains.begin(), m.chains.end(), [](const gemmi::Chain& c) {
@@ -189,6 +225,7 @@ std::vector<Structure> read_macromolecule(TextFile& file, Format format, int mod
     for (int m = model == 0 ? 1 : model; m <= (model == 0 ? count : model); ++m)
       models.push_back(charged_structure(file, chain_records(st.models[m - 1]), *tables, options));
   }
+  for (Structure& s : models) s.lines = lines_by_position(positions, s.atoms);
   finish_models(file, model, count, models);
   return models;
 }

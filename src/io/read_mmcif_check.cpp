@@ -1,8 +1,10 @@
-// gemmi turns an unreadable mmCIF coordinate into NaN without saying where it was; this pass
-// walks the _atom_site loop's values with their line numbers to report a bad one exactly.
+// gemmi turns an unreadable mmCIF coordinate into NaN without saying where it was, and wraps a
+// residue number beyond 32 bits around (moving atoms, and their charges, between residues); this
+// pass walks the _atom_site loop's values with their line numbers to report a bad one exactly.
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <string>
 
 #include "read_formats.hpp"
@@ -18,8 +20,9 @@ class CifTokens {
   CifTokens(std::string_view text, std::size_t pos, std::size_t line)
       : text_(text), pos_(pos), line_(line) {}
 
-  // False at the end of the text.
-  bool next(std::string_view& token, std::size_t& line) {
+  // False at the end of the text. quoted: the token was 'quoted', "quoted" or a ;text field; (a
+  // value even where it looks like a keyword, and possibly empty).
+  bool next(std::string_view& token, std::size_t& line, bool& quoted) {
     for (;;) {
       while (pos_ < text_.size() && is_space(text_[pos_])) {
         if (text_[pos_] == '\n') ++line_;
@@ -31,6 +34,7 @@ class CifTokens {
     }
     line = line_;
     const char c = text_[pos_];
+    quoted = c == '\'' || c == '"' || (c == ';' && (pos_ == 0 || text_[pos_ - 1] == '\n'));
     const bool line_start = pos_ == 0 || text_[pos_ - 1] == '\n';
     std::size_t begin = pos_, end;
     if (c == ';' && line_start) {  // text field: up to a line that starts with ';'
@@ -69,62 +73,114 @@ bool is_keyword(std::string_view token) {
       if (std::tolower((unsigned char)token[i]) != k[i]) return false;
     return true;
   };
-  return token.front() == '_' || starts("loop_") || starts("data_") || starts("save_") ||
+  return token.starts_with('_') || starts("loop_") || starts("data_") || starts("save_") ||
          starts("global_") || starts("stop_");
+}
+
+// False for an integer (an optional sign, digits, an optional insertion-code letter as old files
+// have it) that int cannot hold; anything else is gemmi's to judge.
+bool fits_int(std::string_view token) {
+  if (!token.empty() && std::isalpha((unsigned char)token.back())) token.remove_suffix(1);
+  std::size_t digits = token.starts_with('-') || token.starts_with('+') ? 1 : 0;
+  if (digits == token.size()) return true;
+  for (std::size_t i = digits; i < token.size(); ++i)
+    if (!std::isdigit((unsigned char)token[i])) return true;
+  if (token.starts_with('+')) token.remove_prefix(1);
+  int value;
+  return std::from_chars(token.data(), token.data() + token.size(), value).ec == std::errc();
 }
 
 }  // namespace
 
-void check_mmcif_coordinates(const TextFile& file) {
-  const std::string_view text = file.data;
-  // The loop whose first tag is an _atom_site. one.
+namespace {
+
+// The tags of the loop whose first tag is an _atom_site. one, and where its values begin.
+struct AtomSiteLoop {
+  std::vector<std::string_view> tags;
   std::size_t pos = 0, line = 1;
+};
+
+AtomSiteLoop find_atom_site_loop(std::string_view text) {
+  AtomSiteLoop loop;
   Lines lines(text);
   bool in_loop_header = false;
-  std::vector<std::string_view> tags;
   while (lines.next()) {
     const std::string_view l = trim(lines.line());
     if (l.starts_with("loop_")) {
       in_loop_header = true;
-      tags.clear();
+      loop.tags.clear();
       continue;
     }
     if (in_loop_header && l.starts_with("_atom_site.")) {
-      tags.push_back(l.substr(0, l.find_first_of(" \t")));
+      loop.tags.push_back(l.substr(0, l.find_first_of(" \t")));
       continue;
     }
-    if (in_loop_header && !tags.empty()) {  // first row of values
-      pos = std::size_t(lines.line().data() - text.data());
-      line = lines.number();
-      break;
+    if (in_loop_header && !loop.tags.empty()) {  // first row of values
+      loop.pos = std::size_t(lines.line().data() - text.data());
+      loop.line = lines.number();
+      return loop;
     }
     in_loop_header = false;
   }
-  if (tags.empty()) return;
+  loop.tags.clear();  // a loop header with no values
+  return loop;
+}
 
-  static constexpr std::array<std::string_view, 3> kCoordinates = {
-      "_atom_site.Cartn_x", "_atom_site.Cartn_y", "_atom_site.Cartn_z"};
-  std::array<std::size_t, 3> column{};
-  for (int a = 0; a < 3; ++a) {
-    const auto it = std::find(tags.begin(), tags.end(), kCoordinates[a]);
-    if (it == tags.end()) return;  // gemmi will report what is missing
-    column[a] = std::size_t(it - tags.begin());
+// The columns checked: coordinates (float32 numbers) and residue numbers (gemmi's int).
+struct Checked {
+  std::string_view tag;
+  bool sequence_number;
+};
+constexpr std::array<Checked, 5> kChecked = {{{"_atom_site.Cartn_x", false},
+                                              {"_atom_site.Cartn_y", false},
+                                              {"_atom_site.Cartn_z", false},
+                                              {"_atom_site.auth_seq_id", true},
+                                              {"_atom_site.label_seq_id", true}}};
+
+void check_sequence_number(const TextFile& file, std::string_view tag, std::string_view token,
+                           std::size_t line) {
+  if (!fits_int(token))
+    throw InputError(file.name, line,
+                     std::string(tag) + " is beyond the 32-bit range of residue numbers: '" +
+                         std::string(token) + "'");
+}
+
+}  // namespace
+
+std::vector<RecordPosition> check_mmcif_atom_site(const TextFile& file) {
+  const AtomSiteLoop loop = find_atom_site_loop(file.data);
+  const std::size_t width = loop.tags.size();
+  std::array<std::size_t, kChecked.size()> column;
+  for (std::size_t a = 0; a < kChecked.size(); ++a) {
+    const auto it = std::find(loop.tags.begin(), loop.tags.end(), kChecked[a].tag);
+    if (it == loop.tags.end() && !kChecked[a].sequence_number) return {};  // gemmi says what
+    column[a] = std::size_t(it - loop.tags.begin());  // width (never matched) when absent
   }
-
-  CifTokens tokens(text, pos, line);
+  std::vector<RecordPosition> positions;
+  CifTokens tokens(file.data, loop.pos, loop.line);
   std::string_view token;
   std::size_t token_line = 0;
-  for (std::size_t index = 0; tokens.next(token, token_line); ++index) {
-    if (is_keyword(token)) break;  // the loop has ended
-    const std::size_t col = index % tags.size();
-    for (int a = 0; a < 3; ++a) {
+  bool quoted = false;
+  RecordPosition row{};
+  for (std::size_t index = 0; tokens.next(token, token_line, quoted); ++index) {
+    if (!quoted && is_keyword(token)) break;  // the loop has ended
+    const std::size_t col = index % width;
+    for (std::size_t a = 0; a < kChecked.size(); ++a) {
       if (col != column[a]) continue;
+      if (kChecked[a].sequence_number) {
+        check_sequence_number(file, kChecked[a].tag, token, token_line);
+        continue;
+      }
       double value;
       if (const auto status = parse_number(token, value); status != NumberStatus::ok)
         throw InputError(file.name, token_line,
-                         describe_bad_number(std::string(kCoordinates[a]), token, status));
+                         describe_bad_number(std::string(kChecked[a].tag), token, status));
+      (a == 0 ? row.x : a == 1 ? row.y : row.z) = float(value);
+      if (a == 0) row.line = token_line;
     }
+    if (col + 1 == width) positions.push_back(row);
   }
+  return positions;
 }
 
 }  // namespace dcsgrid::io::detail

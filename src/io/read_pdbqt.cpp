@@ -8,40 +8,28 @@
 namespace dcsgrid::io::detail {
 namespace {
 
-struct Column {
-  const char* what;
-  std::size_t begin, end;  // 0-based, end exclusive
-};
-constexpr Column kColumns[4] = {{"x coordinate (columns 31-38)", 30, 38},
-                                {"y coordinate (columns 39-46)", 38, 46},
-                                {"z coordinate (columns 47-54)", 46, 54},
-                                {"partial charge (columns 71-76)", 70, 76}};
+constexpr const char* kWhat[4] = {"x coordinate (columns 31-38)", "y coordinate (columns 39-46)",
+                                  "z coordinate (columns 47-54)", "partial charge (columns 71-76)"};
+constexpr std::size_t kBegin[4] = {30, 38, 46, 70}, kEnd[4] = {38, 46, 54, 76};  // 0-based
 
 void parse_pdbqt_atom(const TextFile& file, std::string_view line, std::size_t line_number,
                       AtomSet& atoms) {
-  if (line.size() < kColumns[3].end)
+  if (line.size() < kEnd[3])
     throw InputError(file.name, line_number,
                      "truncated PDBQT atom record: " + std::to_string(line.size()) +
                          " characters, the partial charge needs columns 71-76");
+  std::string_view fields[4];
+  for (int c = 0; c < 4; ++c) fields[c] = line.substr(kBegin[c], kEnd[c] - kBegin[c]);
   double v[4];
-  for (int c = 0; c < 4; ++c) {
-    const std::string_view field =
-        line.substr(kColumns[c].begin, kColumns[c].end - kColumns[c].begin);
-    const NumberStatus status = parse_number(field, v[c]);
-    if (status != NumberStatus::ok)
-      throw InputError(file.name, line_number,
-                       describe_bad_number(kColumns[c].what, field, status));
-  }
+  parse_fields(file, line_number, fields, kWhat, 4, v);
   atoms.push_back(v[0], v[1], v[2], v[3]);
 }
 
 }  // namespace
 
-std::vector<Structure> read_pdbqt(const TextFile& file, int model) {
-  return read_atom_records(file, model,
-                           [&](std::string_view line, std::size_t number, AtomSet& atoms) {
-                             parse_pdbqt_atom(file, line, number, atoms);
-                           });
+std::vector<Structure> read_pdbqt(const TextFile& file, int model, int threads) {
+  constexpr std::size_t kBytesPerAtom = 70;  // sizes the arrays: a little under a typical record
+  return read_atom_records(file, model, threads, kBytesPerAtom, parse_pdbqt_atom);
 }
 
 }  // namespace dcsgrid::io::detail

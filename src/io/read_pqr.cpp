@@ -28,22 +28,15 @@ void parse_pqr_atom(const TextFile& file, std::string_view line, std::size_t lin
     throw InputError(file.name, line_number,
                      "PQR atom record has " + std::to_string(n) + " fields, expected at most 11");
   double v[5];
-  for (int c = 0; c < 5; ++c) {
-    const std::string_view field = fields[n - 5 + c];
-    const NumberStatus status = parse_number(field, v[c]);
-    if (status != NumberStatus::ok)
-      throw InputError(file.name, line_number, describe_bad_number(kColumns[c], field, status));
-  }
+  parse_fields(file, line_number, fields + (n - 5), kColumns, 5, v);
   atoms.push_back(v[0], v[1], v[2], v[3]);
 }
 
 }  // namespace
 
-std::vector<Structure> read_pqr(const TextFile& file, int model) {
-  return read_atom_records(file, model,
-                           [&](std::string_view line, std::size_t number, AtomSet& atoms) {
-                             parse_pqr_atom(file, line, number, atoms);
-                           });
+std::vector<Structure> read_pqr(const TextFile& file, int model, int threads) {
+  constexpr std::size_t kBytesPerAtom = 60;  // sizes the arrays: a little under a typical record
+  return read_atom_records(file, model, threads, kBytesPerAtom, parse_pqr_atom);
 }
 
 }  // namespace dcsgrid::io::detail

@@ -9,6 +9,7 @@
 // HDF5 output) as they arrive, so no whole grid is held; the comparison is stored and reported.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -40,6 +41,10 @@ struct Job {
   std::vector<OutputSpec> outputs;
   io::WriteOptions write;
   std::string command_line;  // provenance, stored with the maps
+  // Limits that catch a mistyped input before it becomes a huge grid: at most this many points,
+  // and, for a grid laid around the atoms, no atom far from all the others (io::find_outlier).
+  std::uint64_t max_points = std::uint64_t(1) << 32;
+  bool allow_far_atoms = false;
 };
 
 // Checks the job before any work: compute settings, at least one output, each output's folder

@@ -1,25 +1,33 @@
-// Reading atoms and charges. Formats, from the extension (before any .gz; gzip is detected from
-// the content, so a plain file named .gz reads too):
+// Reading atoms and charges. Formats, from the extension (before any .gz, .bz2 or .xz; the
+// compression is detected from the content, so a plain file named .gz reads too) or given:
 //   .pqr          whitespace-separated PQR (APBS, pdb2pqr): charge and radius at the line's end
 //   .pdbqt        AutoDock PDBQT: partial charge in columns 71-76; torsion-tree records skipped
 //   .xyz          frames of "count / comment / element x y z charge", or plain "x y z charge" lines
+//   .mol2         Tripos MOL2: the partial charges of @<TRIPOS>ATOM (9th column)
 //   .pdb .ent     PDB through gemmi; charges from a force field (dcsgrid/io/charges.hpp)
 //   .cif .mmcif   mmCIF through gemmi; the same
-// Models: MODEL records (PDB, PQR, PDBQT poses), data models (mmCIF) and XYZ frames, numbered
-// from 1 in file order. Alternative locations keep the highest occupancy (the first on ties).
+// The path "-" is standard input, read with ReadOptions::format (it has no extension).
+// Models: MODEL records (PDB, PQR, PDBQT poses), data models (mmCIF), XYZ frames and MOL2
+// molecules, numbered from 1 in file order. Alternative locations keep the highest occupancy
+// (the first on ties). Values beyond float32's range are refused (InputError with the line).
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dcsgrid/core/atoms.hpp"
 
 namespace dcsgrid::io {
 
-enum class Format { pqr, pdb, mmcif, pdbqt, xyz };
-std::string format_name(Format f);
-// From the file name ("x.pdb.gz" -> pdb). Throws InputError naming the file for an unknown one.
+enum class Format { pqr, pdb, mmcif, pdbqt, xyz, mol2 };
+// From the file name ("x.pdb.gz" -> pdb). Throws InputError naming the file for an unknown one
+// (and for "-", standard input, which needs an explicit format).
 Format format_from_path(const std::filesystem::path& path);
+// From a format's name as a user types it (--format): pqr pdb mmcif (or cif) pdbqt xyz mol2, any
+// case; nullopt for another.
+std::optional<Format> format_from_name(std::string_view name);
 
 struct ReadOptions {
   // Force field for files without charges (PDB, mmCIF): "amber", "charmm" or "parse" (any
@@ -32,14 +40,23 @@ struct ReadOptions {
   bool unknown_zero = false;
   // 1-based model number.
   int model = 1;
+  // The format, whatever the file's name says; required for standard input ("-").
+  std::optional<Format> format;
+  // Parallel parsing of the text formats (PQR, PDBQT, XYZ) on OpenMP's threads: 0 = pieces as
+  // suits the size and thread count, 1 = the serial reader, n = n pieces (tests place the cuts
+  // with it). The atoms and errors are the same for every value.
+  int threads = 0;
 };
 
 // One structure (one model) with charges.
 struct Structure {
-  AtomSet atoms;           // in file order (PDB/mmCIF: gemmi keeps a residue's atoms together)
-  std::string source;      // file name as given
-  int model = 1;           // model number read
-  int models_in_file = 1;  // models the file holds
+  AtomSet atoms;  // in file order (PDB/mmCIF: gemmi keeps a residue's atoms together)
+  // The file line of each atom (1-based), for messages; 0 where it is not known (PDB and mmCIF
+  // atoms are matched to their records by position: 0 where two records share one).
+  std::vector<std::size_t> lines;
+  std::string source;                 // file name as given ("<stdin>" for "-")
+  int model = 1;                      // model number read
+  int models_in_file = 1;             // models the file holds
   std::vector<std::string> warnings;  // for the log: unknown atoms zeroed, hydrogens folded, ...
   std::string charge_source;          // "file" or the force field's name
 };
@@ -51,5 +68,16 @@ Structure read_structure(const std::filesystem::path& path, const ReadOptions& o
 // Every model of the file, in order (one entry for a single-model file). options.model is ignored.
 std::vector<Structure> read_all_models(const std::filesystem::path& path,
                                        const ReadOptions& options = {});
+
+// Atoms far from all the others, as a coordinate typed wrong (99999) makes: those beyond a gap
+// of more than min_gap Å in the atoms' distances from a central point (their sampled per-axis
+// median), when they are few (at most max(16, n/1000) atoms). By the triangle inequality, each
+// lies more than min_gap from every atom inside the gap.
+struct Outlier {
+  std::size_t index = 0;        // the farthest of them (Structure::lines[index] names its line)
+  double nearest_distance = 0;  // Å from it to the nearest other atom
+  std::size_t count = 0;        // atoms beyond the gap
+};
+std::optional<Outlier> find_outlier(const AtomSet& atoms, double min_gap = 100.0);
 
 }  // namespace dcsgrid::io

@@ -1,0 +1,179 @@
+#include "decompress.hpp"
+
+#include <bzlib.h>
+#include <lzma.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <climits>
+#include <memory>
+
+#include "dcsgrid/core/error.hpp"
+#include "read_text.hpp"
+
+namespace dcsgrid::io::detail {
+namespace {
+
+// One call of a decoder: how much it consumed and produced, and whether a stream ended.
+struct Step {
+  std::size_t in_used = 0, out_used = 0;
+  bool stream_end = false;
+  const char* error = nullptr;  // corrupt data
+};
+
+// The three libraries behind one interface: reset() before each stream, run() as often as needed.
+class Decoder {
+ public:
+  virtual ~Decoder() = default;
+  virtual void reset() = 0;
+  virtual Step run(const char* in, std::size_t in_size, char* out, std::size_t out_size) = 0;
+};
+
+class GzipDecoder final : public Decoder {
+ public:
+  GzipDecoder() {
+    if (inflateInit2(&z_, 16 + MAX_WBITS) != Z_OK) throw std::bad_alloc();
+  }
+  ~GzipDecoder() override { inflateEnd(&z_); }
+  void reset() override { inflateReset(&z_); }
+  Step run(const char* in, std::size_t in_size, char* out, std::size_t out_size) override {
+    z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in));
+    z_.avail_in = uInt(in_size);
+    z_.next_out = reinterpret_cast<Bytef*>(out);
+    z_.avail_out = uInt(out_size);
+    const int rc = inflate(&z_, Z_NO_FLUSH);
+    Step s{in_size - z_.avail_in, out_size - z_.avail_out, rc == Z_STREAM_END, nullptr};
+    if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT || rc == Z_STREAM_ERROR)
+      s.error = z_.msg ? z_.msg : "invalid data";
+    if (rc == Z_MEM_ERROR) throw std::bad_alloc();
+    return s;
+  }
+
+ private:
+  z_stream z_{};
+};
+
+class Bzip2Decoder final : public Decoder {
+ public:
+  Bzip2Decoder() { init(); }
+  ~Bzip2Decoder() override { BZ2_bzDecompressEnd(&b_); }
+  void reset() override {
+    BZ2_bzDecompressEnd(&b_);
+    init();
+  }
+  Step run(const char* in, std::size_t in_size, char* out, std::size_t out_size) override {
+    b_.next_in = const_cast<char*>(in);
+    b_.avail_in = unsigned(in_size);
+    b_.next_out = out;
+    b_.avail_out = unsigned(out_size);
+    const int rc = BZ2_bzDecompress(&b_);
+    Step s{in_size - b_.avail_in, out_size - b_.avail_out, rc == BZ_STREAM_END, nullptr};
+    if (rc == BZ_DATA_ERROR || rc == BZ_DATA_ERROR_MAGIC || rc == BZ_PARAM_ERROR)
+      s.error = "invalid data";
+    if (rc == BZ_MEM_ERROR) throw std::bad_alloc();
+    return s;
+  }
+
+ private:
+  void init() {
+    b_ = bz_stream{};
+    if (BZ2_bzDecompressInit(&b_, 0, 0) != BZ_OK) throw std::bad_alloc();
+  }
+  bz_stream b_{};
+};
+
+// liblzma reads concatenated .xz streams (and their padding) itself once told where the input
+// ends (LZMA_FINISH), so one reset serves the whole file.
+class XzDecoder final : public Decoder {
+ public:
+  XzDecoder() { reset(); }
+  ~XzDecoder() override { lzma_end(&x_); }
+  void reset() override {
+    lzma_end(&x_);
+    x_ = LZMA_STREAM_INIT;
+    if (lzma_stream_decoder(&x_, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK) throw std::bad_alloc();
+  }
+  Step run(const char* in, std::size_t in_size, char* out, std::size_t out_size) override {
+    x_.next_in = reinterpret_cast<const uint8_t*>(in);
+    x_.avail_in = in_size;
+    x_.next_out = reinterpret_cast<uint8_t*>(out);
+    x_.avail_out = out_size;
+    const lzma_ret rc = lzma_code(&x_, LZMA_FINISH);
+    Step s{in_size - x_.avail_in, out_size - x_.avail_out, rc == LZMA_STREAM_END, nullptr};
+    if (rc == LZMA_DATA_ERROR || rc == LZMA_FORMAT_ERROR || rc == LZMA_OPTIONS_ERROR)
+      s.error = "invalid data";
+    if (rc == LZMA_MEM_ERROR) throw std::bad_alloc();
+    return s;
+  }
+
+ private:
+  lzma_stream x_ = LZMA_STREAM_INIT;
+};
+
+std::unique_ptr<Decoder> make_decoder(Compression c) {
+  if (c == Compression::gzip) return std::make_unique<GzipDecoder>();
+  if (c == Compression::bzip2) return std::make_unique<Bzip2Decoder>();
+  return std::make_unique<XzDecoder>();
+}
+
+}  // namespace
+
+Compression detect_compression(std::string_view bytes) {
+  if (bytes.starts_with("\x1f\x8b")) return Compression::gzip;
+  if (bytes.size() >= 4 && bytes.starts_with("BZh") && bytes[3] >= '1' && bytes[3] <= '9')
+    return Compression::bzip2;
+  if (bytes.starts_with(std::string_view("\xfd"
+                                         "7zXZ\0",
+                                         6)))
+    return Compression::xz;
+  return Compression::none;
+}
+
+const char* compression_name(Compression c) {
+  switch (c) {
+    case Compression::gzip:
+      return "gzip";
+    case Compression::bzip2:
+      return "bzip2";
+    case Compression::xz:
+      return "xz";
+    case Compression::none:
+      break;
+  }
+  return "uncompressed";
+}
+
+std::string decompress(std::string_view bytes, Compression c, const std::string& name) {
+  const std::string kind = compression_name(c);
+  constexpr std::size_t kMaxCall = std::size_t(1) << 30;  // the libraries count in 32 bits
+  auto decoder = make_decoder(c);
+  std::string out;
+  out.reserve(std::max<std::size_t>(bytes.size() * 4, 1 << 16));
+  advise_huge_pages(out.data(), out.capacity());
+  out.resize(out.capacity());
+  std::size_t in_pos = 0, out_pos = 0;
+  for (;;) {
+    if (out_pos == out.size()) out.resize(out.size() * 2);
+    const Step s = decoder->run(bytes.data() + in_pos, std::min(bytes.size() - in_pos, kMaxCall),
+                                out.data() + out_pos, std::min(out.size() - out_pos, kMaxCall));
+    in_pos += s.in_used;
+    out_pos += s.out_used;
+    if (s.error) throw InputError(name, 0, "corrupt " + kind + " data: " + s.error);
+    if (s.stream_end) {
+      if (in_pos == bytes.size()) break;
+      if (detect_compression(bytes.substr(in_pos)) != c)
+        throw InputError(name, 0,
+                         "data after the end of the " + kind + " stream (at byte offset " +
+                             std::to_string(in_pos) + " of " + std::to_string(bytes.size()) + ")");
+      decoder->reset();  // another stream follows, as `cat a.gz b.gz` makes
+      continue;
+    }
+    // With room to write and nothing consumed or produced, the input ended inside the stream.
+    if (s.in_used == 0 && s.out_used == 0)
+      throw InputError(name, 0, "truncated " + kind + " data (the file ends inside the stream)");
+  }
+  out.resize(out_pos);
+  return out;
+}
+
+}  // namespace dcsgrid::io::detail

@@ -1,0 +1,388 @@
+// New inputs and hostile ones: Tripos MOL2 (checked against MDAnalysis's reader), bzip2/xz/gzip
+// written by other programs (the bzip2, xz and gzip tools), standard input with a format,
+// values beyond float32, header counts that would drive allocations, mmCIF residue numbers
+// beyond 32 bits, quoted CIF values that look like keywords, and find_outlier.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/waterbox.hpp"
+#include "dcsgrid/io/read.hpp"
+#include "helpers.hpp"
+#include "test_io_read_files.hpp"
+
+using namespace dcsgrid;
+using namespace dcsgrid::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The ligand of data/1pgp_lig.pdbqt as MOL2 molecules (pose k moved by k Å along x), with the
+// PDBQT's coordinates and charges; `header` replaces the charge-type line when given.
+struct Ligand {
+  std::vector<std::array<double, 4>> atoms;  // x y z q from the PDBQT columns
+  std::string mol2(int poses, const std::string& charge_type = "USER_CHARGES") const {
+    std::string text = "# written by test_io_read_inputs\n";
+    char line[160];
+    for (int k = 0; k < poses; ++k) {
+      text += "@<TRIPOS>MOLECULE\nligand pose " + std::to_string(k + 1) + "\n" +
+              std::to_string(atoms.size()) + " " + std::to_string(atoms.size() - 1) +
+              " 1 0 0\nSMALL\n" + charge_type + "\n\n@<TRIPOS>ATOM\n";
+      for (std::size_t i = 0; i < atoms.size(); ++i) {
+        std::snprintf(line, sizeof line,
+                      "%7zu C%-4zu %10.4f %10.4f %10.4f C.3     1  LIG1 %10.4f\n", i + 1, i + 1,
+                      atoms[i][0] + k, atoms[i][1], atoms[i][2], atoms[i][3]);
+        text += line;
+      }
+      text += "@<TRIPOS>BOND\n";
+      for (std::size_t i = 1; i < atoms.size(); ++i)
+        text += std::to_string(i) + " " + std::to_string(i) + " " + std::to_string(i + 1) + " 1\n";
+    }
+    return text;
+  }
+};
+
+Ligand pdbqt_ligand() {
+  Ligand l;
+  for (const std::string& line : atom_lines(read_text(data_file("1pgp_lig.pdbqt"))))
+    l.atoms.push_back({column_number(line, 31, 38), column_number(line, 39, 46),
+                       column_number(line, 47, 54), column_number(line, 71, 76)});
+  return l;
+}
+
+}  // namespace
+
+TEST(ReadMol2, ChargesAndPosesAsWritten) {
+  const Ligand ligand = pdbqt_ligand();
+  const fs::path dir = temp_dir("mol2");
+  const fs::path path = dir / "poses.mol2";
+  write_text(path, ligand.mol2(3));
+  const auto models = io::read_all_models(path);
+  ASSERT_EQ(models.size(), 3u);
+  for (int k = 0; k < 3; ++k) {
+    const io::Structure& s = models[std::size_t(k)];
+    EXPECT_EQ(s.models_in_file, 3);
+    ASSERT_EQ(s.atoms.size(), ligand.atoms.size());
+    for (std::size_t i = 0; i < ligand.atoms.size(); ++i) {
+      EXPECT_NEAR(s.atoms.x[i], ligand.atoms[i][0] + k, 1e-4);
+      EXPECT_NEAR(s.atoms.y[i], ligand.atoms[i][1], 1e-4);
+      EXPECT_NEAR(s.atoms.z[i], ligand.atoms[i][2], 1e-4);
+      EXPECT_NEAR(s.atoms.q[i], ligand.atoms[i][3], 1e-6);
+      // Comment line, then per pose: 7 header lines and the atoms, then the bonds.
+      EXPECT_EQ(s.lines[i], 1 + std::size_t(k) * (7 + 2 * ligand.atoms.size()) + 7 + i + 1);
+    }
+  }
+  io::ReadOptions second;
+  second.model = 2;
+  expect_same_atoms(io::read_structure(path, second).atoms, models[1].atoms);
+  fs::remove_all(dir);
+}
+
+TEST(ReadMol2, AgreesWithMDAnalysis) {
+  const fs::path dir = temp_dir("mol2-mda");
+  const fs::path path = dir / "poses.mol2";
+  write_text(path, pdbqt_ligand().mol2(2));
+  const CommandResult r = run_command(
+      "/usr/bin/python3 -W ignore -c \"import sys, MDAnalysis as mda\n"
+      "u = mda.Universe(sys.argv[1])\n"
+      "for ts in u.trajectory:\n"
+      "    for p, q in zip(u.atoms.positions, u.atoms.charges): print(*p, q)\" " +
+      path.string());
+  if (r.status != 0 && r.output.find("No module named") != std::string::npos)
+    GTEST_SKIP() << "MDAnalysis is not installed for /usr/bin/python3: " << r.output;
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto models = io::read_all_models(path);
+  std::vector<std::string> rows;
+  for (const std::string& l : lines_of(r.output))
+    if (words(l).size() == 4) rows.push_back(l);
+  ASSERT_EQ(rows.size(), 2 * models[0].atoms.size()) << r.output;
+  std::size_t row = 0;
+  for (const io::Structure& s : models)
+    for (std::size_t i = 0; i < s.atoms.size(); ++i, ++row) {
+      const auto w = words(rows[row]);
+      EXPECT_NEAR(s.atoms.x[i], std::stod(w[0]), 1e-4);
+      EXPECT_NEAR(s.atoms.y[i], std::stod(w[1]), 1e-4);
+      EXPECT_NEAR(s.atoms.z[i], std::stod(w[2]), 1e-4);
+      EXPECT_NEAR(s.atoms.q[i], std::stod(w[3]), 1e-6);
+    }
+  fs::remove_all(dir);
+}
+
+TEST(ReadMol2, BrokenFilesNameTheLine) {
+  const Ligand ligand = pdbqt_ligand();
+  const std::string good = ligand.mol2(1);
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string s = good;
+    s.replace(s.find(from), from.size(), to);
+    return s;
+  };
+  const std::string line9 = lines_of(good)[8];  // the first atom
+  const fs::path dir = temp_dir("mol2-broken");
+  const struct {
+    std::string name, text;
+    std::size_t line;
+    std::string problem;
+  } cases[] = {
+      {"no_charges.mol2", ligand.mol2(1, "NO_CHARGES"), 6, "no partial charges"},
+      {"count.mol2", with("\n" + std::to_string(ligand.atoms.size()) + " ", "\n99 "), 2,
+       "declares 99 atoms but its ATOM record has " + std::to_string(ligand.atoms.size())},
+      {"bad_count.mol2", with("\n" + std::to_string(ligand.atoms.size()) + " ", "\nmany "), 4,
+       "expected the atom count"},
+      {"huge_charge.mol2", with(line9, line9.substr(0, line9.size() - 10) + "      1e39"), 9,
+       "partial charge is beyond the float32 range"},
+      {"atom_first.mol2", "@<TRIPOS>ATOM\n1 C 0 0 0 C.3 1 L 0.1\n", 1, "before any"},
+      {"header.mol2", "@<TRIPOS>MOLECULE\nname\n", 2, "file ends inside the header"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    write_text(dir / c.name, c.text);
+    expect_read_error(dir / c.name, c.line, c.problem);
+  }
+  // An atom line without its charge column.
+  write_text(dir / "short.mol2", with(line9, line9.substr(0, line9.rfind("LIG1"))));
+  expect_read_error(dir / "short.mol2", 9, "the partial charge is the 9th");
+  fs::remove_all(dir);
+}
+
+TEST(ReadCompressed, Bzip2XzAndGzipFromTheirOwnTools) {
+  const fs::path dir = temp_dir("compressed");
+  const std::string text = read_text(data_file("1d7h-min.pqr"));
+  write_text(dir / "a.pqr", text);
+  const io::Structure plain = io::read_structure(dir / "a.pqr");
+  for (const std::string tool : {"gzip", "bzip2", "xz"}) {
+    SCOPED_TRACE(tool);
+    const std::string suffix = tool == "gzip" ? ".gz" : tool == "bzip2" ? ".bz2" : ".xz";
+    const fs::path packed = dir / ("a.pqr" + suffix);
+    // Two streams, as `cat a.gz b.gz` makes: the file's halves compressed separately.
+    const fs::path halves = dir / ("halves.pqr" + suffix);
+    write_text(dir / "h1", text.substr(0, text.size() / 2));
+    write_text(dir / "h2", text.substr(text.size() / 2));
+    const CommandResult r = run_command(
+        tool + " -c '" + (dir / "a.pqr").string() + "' > '" + packed.string() + "' && " + tool +
+        " -c '" + (dir / "h1").string() + "' > '" + halves.string() + "' && " + tool + " -c '" +
+        (dir / "h2").string() + "' >> '" + halves.string() + "'");
+    if (r.status != 0) GTEST_SKIP() << tool << " is not available: " << r.output;
+    expect_same_atoms(io::read_structure(packed).atoms, plain.atoms);
+    expect_same_atoms(io::read_structure(halves).atoms, plain.atoms);
+    // The same bytes under a name without the suffix: the content decides.
+    fs::copy_file(packed, dir / ("named" + suffix + ".pqr"));
+    expect_same_atoms(io::read_structure(dir / ("named" + suffix + ".pqr")).atoms, plain.atoms);
+
+    const std::string bytes = read_binary(packed);
+    write_text(dir / ("cut.pqr" + suffix), bytes.substr(0, bytes.size() * 2 / 3));
+    expect_read_error(dir / ("cut.pqr" + suffix), 0, "truncated");
+    write_text(dir / ("trailing.pqr" + suffix), bytes + "garbage after the stream");
+    expect_read_error(dir / ("trailing.pqr" + suffix), 0,
+                      tool == "xz" ? "corrupt xz data" : "data after the end of the");
+    std::string corrupt = bytes;
+    for (std::size_t i = corrupt.size() / 3; i < corrupt.size() / 3 + 64; ++i) corrupt[i] ^= 0x5a;
+    write_text(dir / ("corrupt.pqr" + suffix), corrupt);
+    expect_read_error(dir / ("corrupt.pqr" + suffix), 0, "corrupt");
+  }
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// Reads "-" with standard input connected to `fd` for the call.
+io::Structure read_stdin_from(int fd, const io::ReadOptions& options) {
+  const int saved = ::dup(0);
+  ::dup2(fd, 0);
+  ::close(fd);
+  struct Restore {
+    int saved;
+    ~Restore() {
+      ::dup2(saved, 0);
+      ::close(saved);
+    }
+  } restore{saved};
+  return io::read_structure("-", options);
+}
+
+}  // namespace
+
+TEST(ReadStdin, FileAndPipeWithAFormat) {
+  const fs::path path = data_file("1d7h-min.pqr");
+  const io::Structure from_file = io::read_structure(path);
+  io::ReadOptions pqr;
+  pqr.format = io::Format::pqr;
+  const io::Structure redirected = read_stdin_from(::open(path.c_str(), O_RDONLY), pqr);
+  expect_same_atoms(redirected.atoms, from_file.atoms);
+  EXPECT_EQ(redirected.source, "<stdin>");
+
+  // A pipe bigger than one read, gzipped: written by another thread while we read.
+  std::string text;
+  for (int i = 0; i < 12; ++i) text += read_text(path);
+  const fs::path dir = temp_dir("stdin");
+  write_gz(dir / "x.gz", text);
+  const std::string packed = read_binary(dir / "x.gz");
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  std::thread writer([&] {
+    std::size_t done = 0;
+    while (done < packed.size()) {
+      const ssize_t n = ::write(fds[1], packed.data() + done, packed.size() - done);
+      if (n <= 0) break;
+      done += std::size_t(n);
+    }
+    ::close(fds[1]);
+  });
+  const io::Structure piped = read_stdin_from(fds[0], pqr);
+  writer.join();
+  ASSERT_EQ(piped.atoms.size(), 12 * from_file.atoms.size());
+  EXPECT_EQ(piped.atoms.q.back(), from_file.atoms.q.back());
+
+  // Without a format: refused, saying so.
+  try {
+    io::read_structure("-");
+    ADD_FAILURE() << "standard input without a format was read";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file, "<stdin>");
+    EXPECT_NE(e.problem.find("needs its format"), std::string::npos) << e.what();
+  }
+  // The format overrides a file's name.
+  write_text(dir / "atoms.txt", read_text(path));
+  expect_same_atoms(io::read_structure(dir / "atoms.txt", pqr).atoms, from_file.atoms);
+  EXPECT_EQ(io::format_from_name("MOL2"), io::Format::mol2);
+  EXPECT_EQ(io::format_from_name("cif"), io::Format::mmcif);
+  EXPECT_FALSE(io::format_from_name("sdf").has_value());
+  fs::remove_all(dir);
+}
+
+TEST(ReadHostile, ValuesBeyondFloat32AreRefusedWithTheirLine) {
+  const fs::path dir = temp_dir("float32");
+  const std::string pqr =
+      "ATOM      1  N   GLY     1      21.421   3.562  16.781   0.294   1.821\n";
+  const std::string pdb =
+      "ATOM      1  N   GLY A   1      21.421   3.562  16.781  1.00  0.00           N\n";
+  auto with = [](std::string s, const std::string& from, const std::string& to) {
+    return s.replace(s.find(from), from.size(), to);
+  };
+  const struct {
+    std::string name, text;
+    std::size_t line;
+    std::string problem;
+  } cases[] = {
+      {"charge.pqr", pqr + with(pqr, "0.294", "1e39"), 2, "charge is beyond the float32 range"},
+      {"x.pqr", with(pqr, "21.421", "-1e39"), 1, "x coordinate is beyond the float32 range"},
+      {"double.pqr", pqr + pqr + with(pqr, "3.562", "1e400"), 3, "y coordinate is beyond"},
+      {"x.xyz", "1\nc\nO 1e39 0 0 0\n", 3, "x coordinate is beyond the float32 range"},
+      {"z.pdb", pdb + with(pdb, "  16.781", "    1e39"), 2,
+       "z coordinate (columns 47-54) is beyond"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    write_text(dir / c.name, c.text);
+    expect_read_error(dir / c.name, c.line, c.problem);
+  }
+  // Tiny values are not refused: float32 holds them as 0 (or subnormal).
+  write_text(dir / "tiny.pqr", with(pqr, "0.294", "1e-400"));
+  EXPECT_EQ(io::read_structure(dir / "tiny.pqr").atoms.q[0], 0.0f);
+  fs::remove_all(dir);
+}
+
+TEST(ReadHostile, XyzHeaderCountsCannotDriveAllocations) {
+  const fs::path dir = temp_dir("xyz-count");
+  for (const std::string count : {"18446744073709551615", "99999999999", "4"}) {
+    SCOPED_TRACE(count);
+    write_text(dir / "big.xyz", "1\nfirst\nO 0 0 0 -0.8\n" + count + "\nsecond\nO 0 0 0 -0.8\n");
+    expect_read_error(dir / "big.xyz", 4, "frame 2 declares " + count + " atoms, more than");
+  }
+  fs::remove_all(dir);
+}
+
+TEST(ReadHostile, MmcifResidueNumbersBeyond32BitsAreRefused) {
+  const std::string cif = read_text(data_file("1hpv.cif.gz"));
+  const auto lines = lines_of(cif);
+  // The first _atom_site row after the loop header (gemmi writes one row per line), and its
+  // auth_seq_id: the column's index among the loop's tags.
+  std::size_t tag = 0, first_row = 0, auth_column = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].rfind("_atom_site.", 0) == 0) {
+      if (lines[i].rfind("_atom_site.auth_seq_id", 0) == 0) auth_column = tag;
+      ++tag;
+    } else if (tag > 0) {
+      first_row = i + 5;  // the sixth row
+      break;
+    }
+  }
+  std::vector<std::string> w = words(lines[first_row]);
+  ASSERT_GT(w.size(), auth_column);
+  w[auth_column] = "99999999999999999999999";
+  std::string row;
+  for (const std::string& s : w) row += s + " ";
+  std::string text = cif;
+  text.replace(text.find(lines[first_row]), lines[first_row].size(), row);
+  const fs::path dir = temp_dir("cif-seq");
+  write_text(dir / "seq.cif", text);
+  expect_read_error(dir / "seq.cif", first_row + 1,
+                    "_atom_site.auth_seq_id is beyond the 32-bit range of residue numbers: "
+                    "'99999999999999999999999'");
+  fs::remove_all(dir);
+}
+
+TEST(ReadHostile, QuotedCifValuesAreNeverKeywords) {
+  // A quoted value that reads like a tag ('_x') or is empty ('') in a row: the check must go on
+  // past it and name the bad coordinate two rows later (it used to stop at '_x').
+  const std::string header =
+      "data_q\nloop_\n_atom_site.group_PDB\n_atom_site.id\n_atom_site.type_symbol\n"
+      "_atom_site.label_atom_id\n_atom_site.label_alt_id\n_atom_site.label_comp_id\n"
+      "_atom_site.label_asym_id\n_atom_site.label_seq_id\n_atom_site.Cartn_x\n"
+      "_atom_site.Cartn_y\n_atom_site.Cartn_z\n_atom_site.occupancy\n"
+      "_atom_site.B_iso_or_equiv\n_atom_site.auth_seq_id\n_atom_site.auth_asym_id\n";
+  const fs::path dir = temp_dir("cif-quoted");
+  write_text(dir / "q.cif", header +
+                                "HETATM 1 C '_x' . LIG A 1 1.0 2.0 3.0 1 0 1 A\n"
+                                "HETATM 2 C '' . LIG A 1 1.0 2.0 3.0 1 0 1 A\n"
+                                "HETATM 3 O O . LIG A 1 4.0 5.0 6.x 1 0 1 A\n");
+  expect_read_error(dir / "q.cif", 20, "_atom_site.Cartn_z is not a number: '6.x'");
+  fs::remove_all(dir);
+}
+
+TEST(ReadHostile, OutlierAtomNamedByIndexLineAndDistance) {
+  // 1hpv.pdb with the x coordinate of one atom record typed as 99999.
+  const std::string text = read_text(data_file("1hpv.pdb"));
+  const auto atoms = atom_lines(text);
+  const std::string victim = atoms[atoms.size() / 2];
+  std::string edited = victim;
+  edited.replace(30, 8, "99999.00");
+  std::string file = text;
+  const std::size_t at = file.find(victim);
+  file.replace(at, victim.size(), edited);
+  const std::size_t victim_line =
+      1 + std::size_t(std::count(file.begin(), file.begin() + std::ptrdiff_t(at), '\n'));
+  const fs::path dir = temp_dir("outlier");
+  write_text(dir / "typo.pdb", file);
+  io::ReadOptions options;
+  options.forcefield_dir = data_file("pdb2pqr");
+  options.unknown_zero = true;
+  const io::Structure s = io::read_structure(dir / "typo.pdb", options);
+  const auto outlier = io::find_outlier(s.atoms);
+  ASSERT_TRUE(outlier.has_value());
+  EXPECT_EQ(outlier->count, 1u);
+  EXPECT_EQ(s.lines[outlier->index], victim_line);
+  EXPECT_NEAR(s.atoms.x[outlier->index], 99999.0, 1e-2);
+  // The nearest other atom, by a float64 search here.
+  double nearest = 1e300;
+  for (std::size_t i = 0; i < s.atoms.size(); ++i)
+    if (i != outlier->index)
+      nearest = std::min(nearest, std::hypot(double(s.atoms.x[i]) - s.atoms.x[outlier->index],
+                                             double(s.atoms.y[i]) - s.atoms.y[outlier->index],
+                                             double(s.atoms.z[i]) - s.atoms.z[outlier->index]));
+  EXPECT_NEAR(outlier->nearest_distance, nearest, 1e-6 * nearest);
+
+  // Nothing flagged in the real structure, a water box, or two atoms far apart.
+  EXPECT_FALSE(io::find_outlier(io::read_structure(data_file("1hpv.pdb"), options).atoms));
+  EXPECT_FALSE(io::find_outlier(water_box_atoms(30000)));
+  AtomSet pair;
+  pair.push_back(0, 0, 0, 1);
+  pair.push_back(1000, 0, 0, -1);
+  EXPECT_FALSE(io::find_outlier(pair));
+  fs::remove_all(dir);
+}
