@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "dcsgrid/app/job.hpp"
+#include "dcsgrid/core/error.hpp"
 #include "dcsgrid/cli/commands.hpp"
 #include "dcsgrid/cli/progress.hpp"
 #include "shared_options.hpp"
@@ -82,7 +83,7 @@ void add_options(CLI::App& app, MainOptions& o) {
                  "mmcif pdbqt xyz mol2")
       ->check(parses_with(
           [](const std::string& f) {
-            if (!io::format_from_name(f)) throw Error("unknown format '" + f + "'");
+            if (!io::format_from_name(f)) throw dcsgrid::Error("unknown format '" + f + "'");
           },
           "FORMAT"))
       ->group("Input and charges");
