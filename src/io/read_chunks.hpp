@@ -1,7 +1,7 @@
 // Parallel parsing of line-oriented text: the text is cut at line boundaries into pieces (a few
-// per thread, shared out as threads come free), each piece parsed into its own AtomSet, the pieces joined in file order. A piece that
-// fails only says so: the caller then reads the file serially, which names the first error in
-// file order with its line, exactly as a one-thread read does.
+// per thread, shared out as threads come free), each piece parsed into its own AtomSet, the
+// pieces joined in file order. A piece that fails only says so: the caller then reads the file
+// serially, which names the first error in file order with its line, as a one-thread read does.
 #pragma once
 #include <omp.h>
 
