@@ -44,9 +44,9 @@ void validate(const GridSpec& grid) {
   }
   if (grid.dims[0] > (1 << 30) || grid.dims[1] > (1 << 30) || grid.dims[2] > (1 << 30))
     throw Error("grid dimension above 2^30 points");
-  // The point count must not wrap (2^30 along each axis would): 2^40 points is 4 TiB of float32.
+  // The point count must not wrap a 64-bit count (2^30 along each axis would).
   const double points = double(grid.dims[0]) * double(grid.dims[1]) * double(grid.dims[2]);
-  if (points > 0x1p40)
+  if (points > 0x1p60)
     throw Error(fmt::format("a grid of {}x{}x{} points ({:.3g} points) is beyond any memory or disk",
                             grid.dims[0], grid.dims[1], grid.dims[2], points));
 }
