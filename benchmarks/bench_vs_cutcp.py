@@ -78,6 +78,7 @@ def main():
     p.add_argument("--water", required=True, help="PQR water box to tile")
     p.add_argument("--cutcp", default="")
     p.add_argument("--tiles", default="1,3,5,8")
+    p.add_argument("--tiler", default="", help="a script TILER IN.pqr N OUT.pqr to tile with instead")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--work", default="")
     p.add_argument("--json", default="bench_vs_cutcp.json")
@@ -93,7 +94,11 @@ def main():
     print(header)
     for n in [int(t) for t in a.tiles.split(",")]:
         box = os.path.join(work, "water%d.pqr" % n)
-        atoms = tile(base, n, box)
+        if a.tiler:
+            subprocess.run([sys.executable, a.tiler, a.water, str(n), box], check=True, capture_output=True)
+            atoms = len(read_atoms(box))
+        else:
+            atoms = tile(base, n, box)
         cut, ours, stages = [], [], None
         for _ in range(a.repeat):
             if have_cutcp:

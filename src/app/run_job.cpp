@@ -226,10 +226,11 @@ JobReport run_job(const Job& job, Observer& observer) {
   if (!job.grid.box && !job.allow_far_atoms) refuse_far_atoms(in.structure);
   const GridSpec grid = job.grid.resolve(bounding_box(atoms));
   if (grid.point_count() > job.max_points)
-    throw Error(fmt::format("the grid would have {} points ({}, {:.3g} GB of float32): more than "
+    throw Error(fmt::format("the grid would have {} points ({}, {:.3g} GiB of float32): more than "
                             "--max-points {} (raise it if you mean it, or give a box with --center "
                             "and --size)",
-                            grid.point_count(), grid.describe(), grid_bytes(grid) / 1e9, job.max_points));
+                            grid.point_count(), grid.describe(), double(grid_bytes(grid)) / double(1 << 30),
+                            job.max_points));
   report.grid = grid;
   report.units = unit_name(job.compute.physics.unit);
   const std::vector<engine::Method> order = run_order(job.compute.methods);

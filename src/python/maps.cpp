@@ -42,28 +42,10 @@ MapData map_from_array(const py::array& values, const GridSpec& grid, const py::
 }
 
 MapData load_map(const std::string& path, const std::string& dataset, std::int64_t frame) {
-  // io::read_map (one reader per format, coming) replaces this choice when it lands.
-  switch (io::map_format_from_path(path)) {
-    case io::MapFormat::hdf5: {
-      if (!analysis::is_batch_file(path)) {
-        if (frame >= 0) throw Error(path + ": not a batch file, so it has no frame " + std::to_string(frame));
-        return io::read_hdf5(path, dataset);
-      }
-      const analysis::MapReader reader(path);
-      for (std::size_t i = 0; i < reader.size(); ++i) {
-        if (std::int64_t(reader.frame_index(i)) != std::max<std::int64_t>(frame, 0)) continue;
-        MapData map{reader.grid(), reader.meta(), std::vector<float>(reader.grid().point_count())};
-        reader.read(i, map.data.data());
-        return map;
-      }
-      throw Error(path + ": frame " + std::to_string(std::max<std::int64_t>(frame, 0)) +
-                  " is not a complete frame of this batch file (it has " +
-                  std::to_string(reader.frame_count()) + ")");
-    }
-    case io::MapFormat::dx: return io::read_dx(path);
-    case io::MapFormat::ccp4: break;
-  }
-  throw Error(path + ": reading CCP4/MRC maps is not supported yet (write them, read .h5 or .dx)");
+  io::MapSelector selector;
+  selector.dataset = dataset;
+  if (frame >= 0) selector.frame = std::size_t(frame);
+  return io::read_map(path, selector);  // every format the CLI reads
 }
 
 py::array_t<float> sample(const MapData& map, const py::object& points, const std::string& device) {

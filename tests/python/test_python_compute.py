@@ -141,9 +141,14 @@ def test_gpu_api_equals_cli_and_frames_equal_single_maps(tmp_path):
     atoms = dcsgrid.read_atoms(PQR)
     maps = dcsgrid.potential(atoms, device="gpu", spacing=0.5, method="direct,cutoff")
     assert np.array_equal(cli["potential"], maps["direct"].values)
-    assert np.array_equal(cli["potential_cutoff"], maps["cutoff"].values)
+    # The GPU cutoff adds its CPU overflow sums in the order threads finish: equal to float
+    # rounding, not bit for bit (measured on an H100).
+    cut = cli["potential_cutoff"]
+    assert np.linalg.norm(maps["cutoff"].values - cut) <= 1e-6 * np.linalg.norm(cut)
     shifted = [atoms.positions + np.float32(0.25 * i) for i in range(3)]
     grid = maps["direct"].grid
     for m, positions in zip(dcsgrid.potentials(atoms, shifted, grid, device="gpu"), shifted):
         single = dcsgrid.potential(atoms.with_positions(positions), grid, device="gpu")
-        assert np.array_equal(m.values, single.values)
+        # The GPU kernels take coordinates relative to each slab: slabs planned differently
+        # round differently (measured on an H100), so equal to float rounding.
+        assert np.linalg.norm(m.values - single.values) <= 1e-6 * np.linalg.norm(single.values)
