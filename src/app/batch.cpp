@@ -454,7 +454,17 @@ io::MapMetadata batch_metadata(const BatchOptions& o) {
   return meta;
 }
 
-BatchResult run_batch(const BatchOptions& o) {
+namespace {
+
+// What a batch reads: the files (lists expanded) and, for a trajectory batch, its parts and the
+// topology's atoms (read once: a bad topology fails the batch, not each frame).
+struct BatchInputs {
+  std::vector<std::string> files;
+  std::optional<TrajectoryInputs> trajectory;
+  std::optional<AtomSet> topology;
+};
+
+BatchInputs check_batch(const BatchOptions& o) {
   if (o.inputs.empty()) throw Error("batch: no inputs given");
   if (o.output.empty()) throw Error("batch: no output file given");
   if (o.stats) validate(o.histogram);
@@ -463,19 +473,105 @@ BatchResult run_batch(const BatchOptions& o) {
     throw Error("batch: one method a run (a batch file holds one map a frame), not --method " +
                 method_list_name(o.compute.methods));
   check_output_folder(o.output);
-  const std::vector<std::string> files = expand_inputs(o.inputs);
-  const std::optional<TrajectoryInputs> trajectory = trajectory_inputs(files);
-  if (trajectory && o.models_all) throw Error("batch: --models all is for multi-model files, not trajectories");
-  if (!trajectory && o.frames) throw Error("batch: --frames selects trajectory frames; no input is a trajectory");
-  // The topology's atoms and charges, read once (a bad topology fails the batch, not each frame).
-  const std::optional<AtomSet> topology =
-      trajectory ? std::optional(read_topology_atoms(trajectory->topology, o.read)) : std::nullopt;
-  if (files.empty()) throw Error("batch: the input lists name no files");
-  std::vector<fs::path> read_paths(files.begin(), files.end());
-  for (const auto& in : o.inputs)
-    if (!in.empty() && in[0] == '@') read_paths.push_back(in.substr(1));  // list files
+  BatchInputs in;
+  in.files = expand_inputs(o.inputs);
+  if (in.files.empty()) throw Error("batch: the input lists name no files");
+  in.trajectory = trajectory_inputs(in.files);
+  if (in.trajectory && o.models_all) throw Error("batch: --models all is for multi-model files, not trajectories");
+  if (!in.trajectory && o.frames) throw Error("batch: --frames selects trajectory frames; no input is a trajectory");
+  std::vector<fs::path> read_paths(in.files.begin(), in.files.end());
+  for (const auto& input : o.inputs)
+    if (!input.empty() && input[0] == '@') read_paths.push_back(input.substr(1));  // list files
   io::require_not_an_input(o.output, read_paths);
-  const nlohmann::json fingerprint = options_fingerprint(o, files);
+  if (in.trajectory) in.topology = read_topology_atoms(in.trajectory->topology, o.read);
+  return in;
+}
+
+// A new batch file: the frames of the inputs and the grid (given, or around their union box).
+std::vector<FrameRecord> create_file(const BatchOptions& o, const BatchInputs& in,
+                                     const nlohmann::json& fingerprint, bool exists) {
+  Scan scan;
+  if (in.trajectory) {
+    TrajectoryScan t = scan_trajectory(*in.trajectory, *in.topology, o.frames, !o.grid.box);
+    scan.frames = std::move(t.frames);
+    scan.box = t.box;
+  } else {
+    scan = scan_inputs(in.files, o);
+  }
+  if (!o.grid.box && !scan.box)
+    throw Error(fmt::format("batch: none of the {} inputs could be read, so there is no box for "
+                            "the grid (first error: {})",
+                            in.files.size(), scan.first_error));
+  BatchLayout layout;
+  layout.grid = o.grid.resolve(scan.box.value_or(Box{}));
+  validate(layout.grid);
+  layout.meta = batch_metadata(o);
+  layout.frames = std::move(scan.frames);
+  layout.histogram_bins = o.stats ? o.histogram.bins : 0;
+  layout.ensemble = o.ensemble;
+  layout.options_json = fingerprint.dump();
+  if (exists) fs::remove(o.output);
+  BatchFile::create(o.output, layout);
+  return std::move(layout.frames);
+}
+
+// Computes the frames in todo through the three-stage pipeline.
+void compute_frames(const BatchOptions& o, const BatchInputs& in, BatchFile& file,
+                    std::vector<FrameRecord>& records, const std::vector<std::size_t>& todo,
+                    BatchResult& result) {
+  BatchOptions run = o;
+  if (run.queue_depth == 0)  // deep enough to group writes, within 256 MiB of frames
+    run.queue_depth = std::clamp<std::size_t>((std::size_t(256) << 20) / grid_bytes(file.grid()), 2, 16);
+  require_host_memory(file.grid(), run.queue_depth + 2);
+  if (o.compute.threads > 0) omp_set_num_threads(o.compute.threads);
+  auto backend = engine::make_backend(o.compute.device, o.compute.gpus);
+  const engine::Method method = o.compute.methods.front();
+  if (!backend->supports(method))
+    throw Error("the " + backend->name() + " backend does not support --method " +
+                engine::method_name(method));
+  result.device = backend->name();
+  FileFrames file_frames(o);
+  std::optional<TrajectoryFrames> trajectory_frames;
+  if (in.trajectory) trajectory_frames.emplace(*in.trajectory, *in.topology, o.frames);
+  Pipeline pipeline(
+      run,
+      [&](std::size_t index, const FrameRecord& record) {
+        return trajectory_frames ? trajectory_frames->read(index, record) : file_frames.read(record);
+      },
+      file, records, *backend);
+  pipeline.run(todo, result);
+  if (pipeline.stopped_by_fail_fast()) {
+    const FrameRecord& f = result.failures.back();
+    throw Error(fmt::format("batch stopped (fail-fast): {} model {} failed: {}; {} frames are "
+                            "complete in {} (--resume continues)",
+                            f.source, f.model, f.message, result.skipped + result.computed,
+                            o.output.string()));
+  }
+}
+
+// The mean and standard deviation maps over the complete frames.
+void write_ensemble(BatchFile& file, const std::vector<FrameRecord>& records, BatchResult& result) {
+  const auto t0 = clock_type::now();
+  EnsembleAccumulator acc(file.grid().point_count());
+  std::vector<float> frame(file.grid().point_count());
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (records[i].status != FrameStatus::complete) continue;
+    file.read_frame(i, frame.data());
+    acc.add(frame.data());
+  }
+  if (acc.count() == 0) {
+    spdlog::warn("batch: no complete frame, so no ensemble maps");
+    return;
+  }
+  file.write_ensemble(acc.mean().data(), acc.stddev().data(), acc.count());
+  result.ensemble_seconds = seconds_since(t0);
+}
+
+}  // namespace
+
+BatchResult run_batch(const BatchOptions& o) {
+  const BatchInputs in = check_batch(o);
+  const nlohmann::json fingerprint = options_fingerprint(o, in.files);
   const bool exists = fs::exists(o.output);
   if (exists && !o.resume && !o.overwrite)
     throw Error(o.output.string() + " exists: use --resume to continue it or --overwrite");
@@ -483,35 +579,9 @@ BatchResult run_batch(const BatchOptions& o) {
   BatchResult result;
   result.output = o.output;
   const auto t_scan = clock_type::now();
-  std::vector<FrameRecord> records;
-  if (exists && o.resume) {
-    BatchFile probe(o.output);
-    records = check_resume(probe, fingerprint, files);
-  } else {
-    Scan scan;
-    if (trajectory) {
-      TrajectoryScan t = scan_trajectory(*trajectory, *topology, o.frames, !o.grid.box);
-      scan.frames = std::move(t.frames);
-      scan.box = t.box;
-    } else {
-      scan = scan_inputs(files, o);
-    }
-    if (!o.grid.box && !scan.box)
-      throw Error(fmt::format("batch: none of the {} inputs could be read, so there is no box for "
-                              "the grid (first error: {})",
-                              files.size(), scan.first_error));
-    BatchLayout layout;
-    layout.grid = o.grid.resolve(scan.box.value_or(Box{}));
-    validate(layout.grid);
-    layout.meta = batch_metadata(o);
-    layout.frames = std::move(scan.frames);
-    layout.histogram_bins = o.stats ? o.histogram.bins : 0;
-    layout.ensemble = o.ensemble;
-    layout.options_json = fingerprint.dump();
-    if (exists) fs::remove(o.output);
-    BatchFile::create(o.output, layout);
-    records = std::move(layout.frames);
-  }
+  std::vector<FrameRecord> records = exists && o.resume
+                                         ? check_resume(BatchFile(o.output), fingerprint, in.files)
+                                         : create_file(o, in, fingerprint, exists);
   result.scan_seconds = seconds_since(t_scan);
 
   BatchFile file(o.output, true);
@@ -526,60 +596,11 @@ BatchResult run_batch(const BatchOptions& o) {
   }
   spdlog::info("batch: {} frames on grid {}; {} to compute", records.size(),
                file.grid().describe(), todo.size());
-
-  if (!todo.empty()) {
-    BatchOptions run = o;
-    if (run.queue_depth == 0)  // deep enough to group writes, within 256 MiB of frames
-      run.queue_depth = std::clamp<std::size_t>((std::size_t(256) << 20) / grid_bytes(file.grid()), 2, 16);
-    require_host_memory(file.grid(), run.queue_depth + 2);
-    if (o.compute.threads > 0) omp_set_num_threads(o.compute.threads);
-    auto backend = engine::make_backend(o.compute.device, o.compute.gpus);
-    const engine::Method method = o.compute.methods.front();
-    if (!backend->supports(method))
-      throw Error("the " + backend->name() + " backend does not support --method " +
-                  engine::method_name(method));
-    result.device = backend->name();
-    FileFrames file_frames(o);
-    std::optional<TrajectoryFrames> trajectory_frames;
-    if (trajectory) trajectory_frames.emplace(*trajectory, *topology, o.frames);
-    Pipeline pipeline(
-        run,
-        [&](std::size_t index, const FrameRecord& record) {
-          return trajectory_frames ? trajectory_frames->read(index, record) : file_frames.read(record);
-        },
-        file, records, *backend);
-    pipeline.run(todo, result);
-    if (pipeline.stopped_by_fail_fast()) {
-      const FrameRecord& f = result.failures.back();
-      throw Error(fmt::format("batch stopped (fail-fast): {} model {} failed: {}; {} frames are "
-                              "complete in {} (--resume continues)",
-                              f.source, f.model, f.message, result.skipped + result.computed,
-                              o.output.string()));
-    }
-  }
+  if (!todo.empty()) compute_frames(o, in, file, records, todo, result);
   if (result.pipeline_seconds > 0) result.frames_per_second = result.computed / result.pipeline_seconds;
-  std::size_t complete = 0;
-  for (const auto& r : records) {
-    if (r.status == FrameStatus::complete) ++complete;
+  for (const auto& r : records)
     if (r.status == FrameStatus::pending) ++result.pending;
-  }
-
-  if (o.ensemble) {
-    if (complete == 0) {
-      spdlog::warn("batch: no complete frame, so no ensemble maps");
-    } else {
-      const auto t0 = clock_type::now();
-      EnsembleAccumulator acc(file.grid().point_count());
-      std::vector<float> frame(file.grid().point_count());
-      for (std::size_t i = 0; i < records.size(); ++i) {
-        if (records[i].status != FrameStatus::complete) continue;
-        file.read_frame(i, frame.data());
-        acc.add(frame.data());
-      }
-      file.write_ensemble(acc.mean().data(), acc.stddev().data(), acc.count());
-      result.ensemble_seconds = seconds_since(t0);
-    }
-  }
+  if (o.ensemble) write_ensemble(file, records, result);
   return result;
 }
 
