@@ -142,6 +142,25 @@ void refuse_far_atoms(const io::Structure& structure) {
                                outlier->nearest_distance, outlier->count, outlier->count > 1 ? "s" : ""));
 }
 
+// Direct summation's time for this many pairs on the backend, from measured rates
+// (docs/performance.md: 4.6e12 pairs/s on an H100, about 1.2e9 a CPU thread).
+double direct_seconds_estimate(const std::string& device, double pairs) {
+  const bool gpu = device.find("cuda") != std::string::npos;
+  return pairs / (gpu ? 4.6e12 : 1.2e9 * omp_get_max_threads());
+}
+
+// Small systems: the fast methods' set-up costs more than the sum they save.
+void note_when_direct_is_cheaper(const PassReport& pass, const JobReport& report) {
+  if (pass.method == engine::Method::direct) return;
+  const double taken = pass.stats.setup_seconds + pass.compute_seconds();
+  const double direct =
+      direct_seconds_estimate(report.device, double(report.atoms) * double(report.grid.point_count()));
+  if (direct < taken)
+    spdlog::warn("{} took {:.3f} s; direct summation, which is exact, would take about {:.3f} s for "
+                 "a system this size (--method direct)",
+                 engine::method_name(pass.method), taken, direct);
+}
+
 // One method's pass: its slabs go to the outputs as map number `map`; with `compare`, each slab is
 // compared with map 0's (the reference, read back) as it arrives, then the histogram sweep runs.
 PassReport run_pass(engine::Backend& backend, const engine::PotentialRequest& request, std::size_t map,
@@ -271,6 +290,7 @@ JobReport run_job(const Job& job, Observer& observer) {
                                  pass.against_reference->to_json().dump());
     }
     report.device = pass.stats.device.empty() ? backend->name() : pass.stats.device;
+    note_when_direct_is_cheaper(pass, report);
     report.write_seconds += pass.write_seconds();
     report.passes.push_back(std::move(pass));
   }
