@@ -186,6 +186,23 @@ TEST_F(Cli, RefusesAnOutputThatIsItsInput) {
   EXPECT_EQ(b.status, 1) << b.output;
   EXPECT_NE(b.output.find("is the input"), std::string::npos) << b.output;
   EXPECT_EQ(fs::file_size(dir / "one.xyz"), before);
+
+  // The analysis commands: a map or points file named again as their output.
+  const std::string map = (dir / "a.h5").string();
+  ASSERT_EQ(run_command(dcsgrid_cmd() + " " + (dir / "one.xyz").string() + " -o " + map +
+                        " --spacing 1 --padding 2 -q").status, 0);
+  write_text(dir / "pts.txt", "0 0 1\n");
+  const auto map_size = fs::file_size(map);
+  const std::string bin = test::dcsgrid_binary();
+  for (const std::string& command :
+       {bin + " compare " + map + " " + map + " --difference " + map,
+        bin + " sample " + map + " " + (dir / "pts.txt").string() + " -o " + map,
+        bin + " similarity " + map + " " + map + " -o " + map}) {
+    const auto r = run_command(command);
+    EXPECT_EQ(r.status, 1) << command << ": " << r.output;
+    EXPECT_NE(r.output.find("is the input"), std::string::npos) << command << ": " << r.output;
+    EXPECT_EQ(fs::file_size(map), map_size) << command;
+  }
 }
 
 TEST_F(Cli, InterruptRemovesTemporariesAndExits130) {

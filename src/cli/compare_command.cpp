@@ -11,6 +11,7 @@
 #include "dcsgrid/analysis/compare.hpp"
 #include "dcsgrid/cli/commands.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/io/atomic_file.hpp"
 #include "dcsgrid/io/map_io.hpp"
 #include "dcsgrid/io/read.hpp"
 
@@ -81,7 +82,11 @@ int compare_command(int argc, char** argv) {
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
   // The difference map's format, parsed once, before any work (a bad name is refused now).
   std::optional<io::MapFormat> difference_format;
-  if (!difference.empty()) difference_format = io::map_format_from_path(difference);
+  if (!difference.empty()) {
+    difference_format = io::map_format_from_path(difference);
+    io::require_not_an_input(difference, {io::parse_map_argument(reference).path,
+                                          io::parse_map_argument(test).path, atoms_file});
+  }
 
   const io::MapFile ref_map = read_map(reference);
   const io::MapFile test_map = read_map(test);

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/fmt/fmt.h>
 
+#include "dcsgrid/io/atomic_file.hpp"
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/analysis/sample.hpp"
 #include "dcsgrid/cli/commands.hpp"
@@ -136,6 +137,8 @@ int sample_command(int argc, char** argv) {
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
   setup_logging(verbose, quiet);
   options.read.unknown_zero = unknown == "zero";
+  if (!options.output_csv.empty())
+    io::require_not_an_input(options.output_csv, {options.map, options.points});
 
   const analysis::SampleResult result = analysis::sample(options);
   if (json) {

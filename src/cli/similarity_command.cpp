@@ -12,6 +12,7 @@
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
+#include "dcsgrid/io/atomic_file.hpp"
 #include "dcsgrid/analysis/similarity.hpp"
 #include "dcsgrid/cli/commands.hpp"
 #include "dcsgrid/io/map_io.hpp"
@@ -144,6 +145,8 @@ int similarity_command(int argc, char** argv) {
   setup_logging(verbose, quiet);
 
   // compute_similarity writes the -o files itself, each under a temporary name renamed when done.
+  for (const auto& out : {options.output_h5, options.output_csv})
+    if (!out.empty()) io::require_not_an_input(out, options.maps);
   const analysis::SimilarityResult result = analysis::compute_similarity(options);
   if (json) {
     std::printf("%s\n", result.to_json().dump(2).c_str());
