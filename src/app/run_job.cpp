@@ -63,15 +63,22 @@ class MapOutputs {
     for (auto& w : hdf5_) w->add_root_attribute(name, value);
   }
 
+  // Every output is completed under a temporary name first and only then are they all renamed
+  // into place: a failure or a signal before the renames leaves every old file as it was.
   void finish() {
-    for (auto& w : hdf5_) w->finish();
+    for (auto& w : hdf5_) w->finish_unpublished();
     io::WriteOptions options = job_.write;
     options.atoms = &atoms_;  // formats that store the atoms beside the map (cube)
+    std::vector<std::unique_ptr<io::AtomicFile>> staged;
     for (const auto& out : job_.outputs) {
       if (io::map_format_info(out.format).streamed) continue;
-      const std::string warning = io::write_map(out.path, out.format, grid_, whole_.data(), meta_, options);
+      staged.push_back(std::make_unique<io::AtomicFile>(out.path));
+      const std::string warning =
+          io::write_map(staged.back()->temp_path(), out.format, grid_, whole_.data(), meta_, options);
       if (!warning.empty()) spdlog::warn("{}", warning);
     }
+    for (auto& w : hdf5_) w->publish();
+    for (auto& f : staged) f->commit();
   }
 
  private:

@@ -213,6 +213,19 @@ void Hdf5MapWriter::add_root_attribute(const std::string& name, const std::strin
 }
 
 void Hdf5MapWriter::finish() {
+  finish_unpublished();
+  publish();
+}
+
+void Hdf5MapWriter::publish() {
+  std::lock_guard lock(hdf5::library_mutex());
+  Impl& w = *impl_;
+  if (!w.finished) throw Error(w.target().string() + ": publish() before finish_unpublished()");
+  w.h5.commit();
+  w.xmf.commit();
+}
+
+void Hdf5MapWriter::finish_unpublished() {
   std::lock_guard lock(hdf5::library_mutex());
   Impl& w = *impl_;
   const fs::path& path = w.target();
@@ -231,8 +244,6 @@ void Hdf5MapWriter::finish() {
   OutputFile xmf(w.xmf.temp_path(), w.xmf.target());
   xmf.write(xdmf_text(w.grid, path.filename().string(), w.meta, names));
   xmf.close();
-  w.h5.commit();
-  w.xmf.commit();
   w.finished = true;
 }
 

@@ -84,7 +84,12 @@ class Hdf5MapWriter {
   void read_planes(std::size_t map, std::int64_t z_begin, std::int64_t planes, float* out);
   // A string attribute on the file's root group (e.g. a JSON report).
   void add_root_attribute(const std::string& name, const std::string& value);
+  // finish_unpublished() then publish().
   void finish();
+  // Completes the file and its sidecar under their temporary names; publish() then renames them
+  // into place, so that several outputs of one run can appear together.
+  void finish_unpublished();
+  void publish();
 
  private:
   struct Impl;
