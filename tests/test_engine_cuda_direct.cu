@@ -11,6 +11,7 @@
 #include <iostream>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dcsgrid/core/error.hpp"
@@ -318,4 +319,36 @@ TEST(CudaDirect, TwoGpusEqualOneGpuExactly) {
 }
 
 }  // namespace
+
+// The backend keeps its slab buffers between runs (a pool per device): runs from several threads
+// on one backend must not share them. Each thread's maps equal those of a backend of its own.
+TEST(CudaDirect, ConcurrentRunsOnOneBackendDoNotShareBuffers) {
+  DCSGRID_REQUIRE_GPU();
+  const GridSpec grid = grid_from_origin({-8, -8, -8}, {61, 47, 53}, 0.35);
+  std::vector<AtomSet> atoms;
+  std::vector<std::vector<float>> expected;
+  for (int t = 0; t < 4; ++t) {
+    atoms.push_back(test::random_atoms(300 + 50 * t, Box{{-6, -6, -6}, {6, 6, 6}}, 90 + t));
+    PotentialRequest r;
+    r.atoms = &atoms.back();
+    r.grid = grid;
+    auto own = make_cuda_backend({0});
+    expected.push_back(compute_grid(*own, r));
+  }
+  auto shared = make_cuda_backend({0});
+  std::vector<std::vector<float>> got(atoms.size());
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < atoms.size(); ++t)
+    threads.emplace_back([&, t] {
+      for (int repeat = 0; repeat < 3; ++repeat) {
+        PotentialRequest r;
+        r.atoms = &atoms[t];
+        r.grid = grid;
+        got[t] = compute_grid(*shared, r);
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (std::size_t t = 0; t < atoms.size(); ++t) EXPECT_EQ(got[t], expected[t]) << "thread " << t;
+}
+
 }  // namespace dcsgrid::engine

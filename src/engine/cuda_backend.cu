@@ -180,6 +180,30 @@ struct DeviceSlot {
   }
 };
 
+// The slots a backend keeps, per device. A run takes one per device (or makes one) and gives it
+// back at its end, so runs on one backend from several threads never share buffers.
+class SlotPool {
+ public:
+  explicit SlotPool(std::size_t devices) : free_(devices) {}
+  std::unique_ptr<DeviceSlot> take(std::size_t device) {
+    std::lock_guard lock(mutex_);
+    auto& slots = free_[device];
+    if (slots.empty()) return nullptr;  // the device thread makes one
+    std::unique_ptr<DeviceSlot> slot = std::move(slots.back());
+    slots.pop_back();
+    return slot;
+  }
+  void give(std::size_t device, std::unique_ptr<DeviceSlot> slot) {
+    if (!slot) return;
+    std::lock_guard lock(mutex_);
+    free_[device].push_back(std::move(slot));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::vector<std::unique_ptr<DeviceSlot>>> free_;
+};
+
 // One device's part of a run, used from that device's thread only (the device is current).
 class DeviceWorker {
  public:
@@ -353,15 +377,18 @@ class CudaBackend final : public Backend {
     const std::size_t count = devices_.size();
     Handoff handoff(count);
     std::vector<DeviceResult> results(count);
+    std::vector<std::unique_ptr<DeviceSlot>> slots(count);
+    for (std::size_t d = 0; d < count; ++d) slots[d] = slots_.take(d);
     std::vector<std::thread> threads;
     RunStats stats;
     auto join_all = [&] {
       for (auto& t : threads) t.join();
+      for (std::size_t d = 0; d < count; ++d) slots_.give(d, std::move(slots[d]));
     };
     try {
       for (std::size_t d = 0; d < count; ++d)
         threads.emplace_back(device_thread, devices_[d], d, count, std::cref(request),
-                             std::ref(slots_[d]), std::ref(handoff), std::ref(results[d]));
+                             std::ref(slots[d]), std::ref(handoff), std::ref(results[d]));
       const std::int64_t host_cap = std::int64_t(std::min(slab_bytes, kSlabHostBytes) /
                                                  (request.grid.plane_size() * sizeof(float)));
       const std::int64_t cap = std::clamp(std::min(host_cap, handoff.wait_capacities()),
@@ -396,7 +423,7 @@ class CudaBackend final : public Backend {
   }
 
   std::vector<int> devices_;
-  std::vector<std::unique_ptr<DeviceSlot>> slots_;  // per device, kept between runs
+  SlotPool slots_;  // per device, kept between runs
 };
 
 }  // namespace
