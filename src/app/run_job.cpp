@@ -149,11 +149,11 @@ void refuse_far_atoms(const io::Structure& structure) {
                                outlier->nearest_distance, outlier->count, outlier->count > 1 ? "s" : ""));
 }
 
-// Direct summation's time for this many pairs on the backend, from measured rates
-// (docs/performance.md: 4.6e12 pairs/s on an H100, about 1.2e9 a CPU thread).
+// Direct summation's time for this many pairs on the backend, from measured rates: 4.6e12 pairs/s
+// on an H100, 6e9 a thread of the 2-core AVX2 development machine (docs/performance.md).
 double direct_seconds_estimate(const std::string& device, double pairs) {
   const bool gpu = device.find("cuda") != std::string::npos;
-  return pairs / (gpu ? 4.6e12 : 1.2e9 * omp_get_max_threads());
+  return pairs / (gpu ? 4.6e12 : 6e9 * omp_get_max_threads());
 }
 
 // Small systems: the fast methods' set-up costs more than the sum they save.
