@@ -21,6 +21,7 @@
 #include "batch_queue.hpp"
 #include "trajectory_frames.hpp"
 #include "dcsgrid/analysis/ensemble.hpp"
+#include "clock.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
 #include "dcsgrid/engine/engine.hpp"
@@ -34,13 +35,8 @@ using analysis::FrameStatus;
 using analysis::MapStats;
 
 namespace fs = std::filesystem;
-using clock_type = std::chrono::steady_clock;
 
 namespace {
-
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
 
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r\n");

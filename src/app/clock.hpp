@@ -1,5 +1,4 @@
-// Wall-clock timing for the app layer's reports (run_job.cpp and batch.cpp still hold their own
-// copies of seconds_since; they can include this instead).
+// Wall-clock timing for the app layer's reports (run_job, batch, compute).
 #pragma once
 #include <chrono>
 

@@ -10,19 +10,15 @@
 #include <spdlog/spdlog.h>
 
 #include "dcsgrid/app/job.hpp"
+#include "clock.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
 
 namespace dcsgrid::app {
 
 namespace fs = std::filesystem;
-using clock_type = std::chrono::steady_clock;
 
 namespace {
-
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
 
 // Host memory for reading maps back, per buffer.
 constexpr std::size_t kReadBackBytes = std::size_t(32) << 20;
