@@ -2,10 +2,12 @@
 // format, provenance, and failures that must leave no file behind.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
 #include "dcsgrid/core/units.hpp"
+#include "dcsgrid/core/waterbox.hpp"
 #include "dcsgrid/io/forcefield.hpp"
 #include "dcsgrid/io/map_io.hpp"
 #include "helpers.hpp"
@@ -239,4 +241,43 @@ TEST_F(Cli, PresetsSetAnotherProgramsConventionsUnlessGiven) {
   EXPECT_NEAR(pym.data[0], 332.0637 / (4 * 2) / kt300, 1e-5 * 332.0637 / 8 / kt300);
   const auto help = run_command(test::dcsgrid_binary() + " --help");
   EXPECT_NE(help.output.find("chimerax: ε(r) = 4r"), std::string::npos) << help.output;
+}
+
+TEST_F(Cli, MethodAutoSaysWhatItChoseAndKeepsTheAccuracy) {
+  // Two charges: direct costs nothing, so auto keeps the exact method.
+  write_text(dir / "two.xyz", "2\ndipole\nNa 0 0 0 1.0\nCl 3 0 0 -1.0\n");
+  auto r = run_command(dcsgrid_cmd() + " " + (dir / "two.xyz").string() + " -o " + (dir / "small.h5").string() +
+                       " --method auto --spacing 1 --json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("\"method_choice\""), std::string::npos) << r.output;
+  EXPECT_EQ(io::read_hdf5(dir / "small.h5").meta.method, "direct");
+
+  // 30,000 water atoms on 4.6·10^5 points: direct would take seconds on the CPU, msm a fraction.
+  const AtomSet water = water_box_atoms(30000, 3);
+  {
+    std::ofstream xyz(dir / "water.xyz");
+    xyz << water.size() << "\nwater\n";
+    for (std::size_t i = 0; i < water.size(); ++i)
+      xyz << "O " << water.x[i] << ' ' << water.y[i] << ' ' << water.z[i] << ' ' << water.q[i] << '\n';
+  }
+  r = run_command(dcsgrid_cmd() + " " + (dir / "water.xyz").string() + " -o " + (dir / "water.h5").string() +
+                  " --method auto --spacing 1 --padding 5");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("--method auto chose msm"), std::string::npos) << r.output;
+  const io::MapFile map = io::read_hdf5(dir / "water.h5");
+  EXPECT_EQ(map.meta.method, "msm");
+  // Against a float64 direct sum at every 997th point: the accuracy the message promises.
+  const double kt = kGasConstant * 298.15;
+  double err2 = 0, ref2 = 0;
+  for (std::size_t n = 0; n < map.data.size(); n += 997) {
+    const auto ijk = map.grid.ijk(n);
+    const auto p = map.grid.position(ijk[0], ijk[1], ijk[2]);
+    double v = 0;
+    for (std::size_t a = 0; a < water.size(); ++a)
+      v += water.q[a] / std::max(0.5, std::hypot(p[0] - water.x[a], p[1] - water.y[a], p[2] - water.z[a]));
+    v *= kCoulomb / kt;
+    err2 += (map.data[n] - v) * (map.data[n] - v);
+    ref2 += v * v;
+  }
+  EXPECT_LT(std::sqrt(err2 / ref2), 1e-3);
 }

@@ -65,16 +65,35 @@ void expect_matches_reference(const PotentialRequest& request, double tolerance 
   EXPECT_LT(test::relative_l2(gpu, ref), tolerance);
 }
 
-TEST(CudaCutoff, AutomaticCapacityWithOverflowOnTheCpu) {
+// A dense seam, as where tiled boxes meet: a 1 Å sheet holding 40 times the density around it.
+// The default bins take every atom, so nothing is left for the CPU; a fixed capacity chosen
+// from the histogram would overflow there.
+TEST(CudaCutoff, DefaultBinsHoldADenseSeamWithoutOverflow) {
   DCSGRID_REQUIRE_GPU();
-  Problem s(atoms_around(default_grid(), 12.0, 6000, 2));
+  const GridSpec grid = default_grid();
+  AtomSet atoms = atoms_around(grid, 12.0, 6000, 2);
+  Box seam{{-18.0, -9.0, -4.5}, {28.0, 34.0, -3.5}};
+  const AtomSet dense = test::random_atoms(6000, seam, 8);
+  for (std::size_t i = 0; i < dense.size(); ++i) atoms.push_back(dense.x[i], dense.y[i], dense.z[i], dense.q[i]);
+  Problem s(atoms);
   CutoffSlabTimes times;
   expect_matches_reference(s.request, 1e-5, &times);
-  EXPECT_EQ(times.run.bin_capacity % kCapacityMultiple, 0);
+  EXPECT_EQ(times.run.bin_capacity, 0);
+  EXPECT_EQ(times.run.atoms_overflow, 0u);
+  EXPECT_EQ(times.run.overflow_seconds, 0.0);
   EXPECT_EQ(times.run.slabs, 1u);
   EXPECT_GT(times.run.kernel_seconds, 0.0);
-  EXPECT_GE(times.run.overlap(), 0.0);
-  EXPECT_LE(times.run.overlap(), 1.0);
+
+  DeviceAtomArrays device_atoms;
+  DeviceBins bins;
+  cuda::Stream stream;
+  upload_atom_arrays(atoms, device_atoms, stream.get());
+  count_bins(device_atoms, make_bin_geometry(grid, all_planes(grid), s.request.cutoff.radius), bins, stream.get());
+  const int capacity = choose_bin_capacity_cuda(bins, stream.get());
+  s.request.cutoff.bin_capacity = capacity;
+  CutoffSlabTimes fixed;
+  expect_matches_reference(s.request, 1e-5, &fixed);
+  EXPECT_GT(fixed.run.atoms_overflow, 0u) << "capacity " << capacity << " held the seam";
 }
 
 TEST(CudaCutoff, EmptyFullAndOverflowingBins) {
@@ -154,10 +173,9 @@ TEST(CudaCutoff, AtomsOnBinFacesAndGridPoints) {
 TEST(CudaCutoff, FixedAndDynamicBinsAgree) {
   DCSGRID_REQUIRE_GPU();
   CutoffOptions cutoff;
-  Problem fixed(atoms_around(default_grid(), 12.0, 8000, 7),
-              cutoff);
-  cutoff.dynamic_bins = true;
-  Problem dynamic(fixed.atoms, cutoff);
+  cutoff.bin_capacity = 16;
+  Problem fixed(atoms_around(default_grid(), 12.0, 8000, 7), cutoff);
+  Problem dynamic(fixed.atoms);
   const auto a = gpu_cutoff(fixed.request, all_planes(fixed.grid));
   CutoffSlabTimes times;
   const auto b = gpu_cutoff(dynamic.request, all_planes(dynamic.grid), &times);

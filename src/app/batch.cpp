@@ -465,6 +465,9 @@ BatchInputs check_batch(const BatchOptions& o) {
   if (o.output.empty()) throw Error("batch: no output file given");
   if (o.stats) validate(o.histogram);
   validate(o.compute);
+  if (o.compute.auto_method)
+    throw Error("batch: --method auto chooses for one map; choose direct or msm for the frames (a "
+                "single-frame run with --method auto says which is cheaper)");
   if (o.compute.methods.size() != 1)
     throw Error("batch: one method a run (a batch file holds one map a frame), not --method " +
                 method_list_name(o.compute.methods));

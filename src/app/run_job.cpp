@@ -145,19 +145,19 @@ void refuse_far_atoms(const io::Structure& structure) {
                                outlier->nearest_distance, outlier->count, outlier->count > 1 ? "s" : ""));
 }
 
-// Direct summation's time for this many pairs on the backend, from measured rates: 4.6e12 pairs/s
-// on an H100, 6e9 a thread of the 2-core AVX2 development machine (docs/performance.md).
-double direct_seconds_estimate(const std::string& device, double pairs) {
-  const bool gpu = device.find("cuda") != std::string::npos;
-  return pairs / (gpu ? 4.6e12 : 6e9 * omp_get_max_threads());
+// --method auto keeps direct summation when it costs at most this much more than msm: in one run a
+// quarter of a second is a fair price for the exact map.
+constexpr double kAutoSlackSeconds = 0.25;
+
+Hardware hardware_of(const engine::Backend& backend) {
+  return {backend.name() == "cuda", omp_get_max_threads()};
 }
 
 // Small systems: the fast methods' set-up costs more than the sum they save.
-void note_when_direct_is_cheaper(const PassReport& pass, const JobReport& report) {
+void note_when_direct_is_cheaper(const PassReport& pass, const JobReport& report, const Hardware& hw) {
   if (pass.method == engine::Method::direct) return;
   const double taken = pass.stats.setup_seconds + pass.compute_seconds();
-  const double direct =
-      direct_seconds_estimate(report.device, double(report.atoms) * double(report.grid.point_count()));
+  const double direct = direct_seconds_estimate(hw, double(report.atoms), double(report.grid.point_count()));
   if (direct < taken)
     spdlog::warn("{} took {:.3f} s; direct summation, which is exact, would take about {:.3f} s for "
                  "a system this size (--method direct)",
@@ -255,14 +255,22 @@ JobReport run_job(const Job& job, Observer& observer) {
                             job.max_points));
   report.grid = grid;
   report.units = unit_name(job.compute.physics.unit);
-  const std::vector<engine::Method> order = run_order(job.compute.methods);
+  const std::unique_ptr<engine::Backend> backend = starting.get();
+  const Hardware hw = hardware_of(*backend);
+  MethodChoice choice;
+  const ComputeSettings compute = with_chosen_method(job.compute, hw, atoms.size(), grid, kAutoSlackSeconds, &choice);
+  if (job.compute.auto_method) {
+    spdlog::info("{}", choice.reason);
+    report.method_choice = choice;
+  }
+  const std::vector<engine::Method> order = run_order(compute.methods);
   std::vector<engine::PotentialRequest> requests;
   std::vector<io::MapMetadata> metas;
   std::vector<std::string> datasets;
   for (const auto m : order) {
-    requests.push_back(make_request(job.compute, m, atoms, grid));
+    requests.push_back(make_request(compute, m, atoms, grid));
     engine::validate(requests.back());
-    io::MapMetadata meta = map_metadata(job.compute, m);
+    io::MapMetadata meta = map_metadata(compute, m);
     meta.atom_count = atoms.size();
     meta.total_charge = report.total_charge;
     meta.input_file = report.input;
@@ -274,13 +282,12 @@ JobReport run_job(const Job& job, Observer& observer) {
   if (std::ranges::any_of(job.outputs, [](const OutputSpec& o) { return !io::map_format_info(o.format).streamed; }))
     require_host_memory(grid);
 
-  const std::unique_ptr<engine::Backend> backend = starting.get();
   for (const auto m : order)
     if (!backend->supports(m))
       throw Error("the " + backend->name() + " backend does not support --method " + engine::method_name(m));
   spdlog::info("grid {}", grid.describe());
   spdlog::info("{} summation on {}: {}", method_list_name(order), backend->name(),
-               describe(job.compute.physics));
+               describe(compute.physics));
 
   MapOutputs outputs(job, grid, metas, datasets, atoms);
   for (std::size_t m = 0; m < order.size(); ++m) {
@@ -293,7 +300,7 @@ JobReport run_job(const Job& job, Observer& observer) {
                                  pass.against_reference->to_json().dump());
     }
     report.device = pass.stats.device.empty() ? backend->name() : pass.stats.device;
-    note_when_direct_is_cheaper(pass, report);
+    note_when_direct_is_cheaper(pass, report, hw);
     report.write_seconds += pass.write_seconds();
     report.passes.push_back(std::move(pass));
   }
@@ -344,6 +351,7 @@ nlohmann::json JobReport::to_json() const {
   };
   if (passes.size() == 1 && pass_list[0].contains("evaluations_per_second"))
     j["evaluations_per_second"] = pass_list[0]["evaluations_per_second"];
+  if (method_choice) j["method_choice"] = method_choice->to_json();
   return j;
 }
 

@@ -39,6 +39,11 @@ std::vector<engine::Method> parse_method_list(const std::string& text) {
   return methods;
 }
 
+void set_methods(ComputeSettings& s, const std::string& text) {
+  s.auto_method = text == "auto";
+  s.methods = s.auto_method ? std::vector{engine::Method::direct} : parse_method_list(text);
+}
+
 std::string method_list_name(const std::vector<engine::Method>& methods) {
   std::string out;
   for (const auto m : methods) out += (out.empty() ? "" : ",") + engine::method_name(m);
@@ -64,6 +69,7 @@ std::vector<int> parse_gpu_list(const std::string& text) {
 void validate(const ComputeSettings& s) {
   if (s.methods.empty()) throw Error("no method to compute");
   for (const auto m : s.methods) engine::validate_method(m, s.cutoff, s.msm, s.physics);
+  if (s.auto_method) engine::validate(s.msm);
   if (s.threads < 0) throw Error("--threads must be 0 (all cores) or a positive count");
 }
 

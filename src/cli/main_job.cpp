@@ -93,7 +93,8 @@ void add_options(CLI::App& app, MainOptions& o) {
                       "(truncated at --cutoff: fast, but wrong far from a charged molecule), or a "
                       "list such as direct,msm,cutoff: each map into the .h5 (/potential, "
                       "/potential_msm, ...) with each fast map's error against direct; both = "
-                      "direct,cutoff",
+                      "direct,cutoff; auto = direct where it is cheap, else msm, from the "
+                      "measured cost of each on this hardware (the choice is printed)",
                       true);
 
   const std::string out = "Output and messages";

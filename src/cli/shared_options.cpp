@@ -132,7 +132,7 @@ app::ComputeSettings ComputeOptions::settings() const {
   app::ComputeSettings s;
   s.physics = physics;
   s.physics.unit = parse_unit(units);
-  s.methods = app::parse_method_list(method);
+  app::set_methods(s, method);
   s.cutoff = cutoff;
   s.cutoff.form = engine::parse_cutoff_form(cutoff_form);
   s.msm = msm;
@@ -147,7 +147,9 @@ void add_compute_options(CLI::App& app, ComputeOptions& o, const std::string& me
   add_physics_options(app, o.physics, o.units);
   add_preset_option(app, o);
   const auto one_method = [](const std::string& m) { engine::parse_method(m); };
-  const auto method_list = [](const std::string& m) { app::parse_method_list(m); };
+  const auto method_list = [](const std::string& m) {
+    if (m != "auto") app::parse_method_list(m);
+  };
   app.add_option("--method", o.method, method_help)
       ->check(lists ? parses_with(method_list, "METHOD[,METHOD...]") : parses_with(one_method, "METHOD"))
       ->capture_default_str()
@@ -164,11 +166,9 @@ void add_compute_options(CLI::App& app, ComputeOptions& o, const std::string& me
       ->capture_default_str()
       ->group(kMethodGroup);
   app.add_option("--bin-capacity", o.cutoff.bin_capacity,
-                 "Atoms per bin for the GPU cutoff (0: chosen so ~95% of atoms fit)")
+                 "GPU cutoff and msm: atoms per bin, the rest summed on the CPU (0: prefix-sum "
+                 "bins that hold every atom, the fastest on every input measured)")
       ->capture_default_str()
-      ->group(kMethodGroup);
-  app.add_flag("--dynamic-bins", o.cutoff.dynamic_bins,
-               "Prefix-sum bins instead of fixed capacity (very uneven atom densities)")
       ->group(kMethodGroup);
 
   const std::string msm_group = "Multilevel summation (--method msm)";

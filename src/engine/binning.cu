@@ -177,7 +177,7 @@ void scatter_fixed(const DeviceAtomArrays& atoms, const BinGeometry& g, int capa
   const std::size_t n = atoms.size(), slot_count = bins.bins * std::size_t(capacity);
   if (slot_count >= std::size_t(UINT32_MAX))
     throw Error("binning: " + std::to_string(bins.bins) + " bins of " + std::to_string(capacity) +
-                " atoms are too many slots; use a smaller --bin-capacity or --dynamic-bins");
+                " atoms are too many slots; use a smaller --bin-capacity or 0 (prefix-sum bins)");
   bins.capacity = capacity;
   reserve(bins.slots, slot_count);
   reserve(bins.fill, bins.bins);

@@ -235,15 +235,7 @@ CudaCutoffMethod::CudaCutoffMethod(const PotentialRequest& request, cudaStream_t
   m.pair = make_pair_kernel(request.physics);
   m.stats.atoms = request.atoms->size();
   upload_atom_arrays(*request.atoms, m.atoms, stream);
-  if (request.cutoff.dynamic_bins) {
-    m.capacity = 0;
-  } else if (request.cutoff.bin_capacity > 0) {
-    m.capacity = request.cutoff.bin_capacity;
-  } else {
-    const BinGeometry whole = make_bin_geometry(request.grid, {0, request.grid.nz()}, request.cutoff.radius);
-    count_bins(m.atoms, whole, m.bins, stream);
-    m.capacity = choose_bin_capacity_cuda(m.bins, stream);
-  }
+  m.capacity = request.cutoff.bin_capacity;
   DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
   m.stats.bin_capacity = m.capacity;
   m.stats.upload_seconds = std::chrono::duration<double>(Clock::now() - t0).count();

@@ -185,7 +185,7 @@ void launch_cutoff_kernel(const BinGeometry& g, const DeviceBins& bins, const Pa
   if (!dynamic && double(g.neighbour_bins()) * bins.capacity >= 2147483647.0)
     throw Error("cutoff kernel: " + std::to_string(g.neighbour_bins()) + " neighbour bins of " +
                 std::to_string(bins.capacity) +
-                " atoms are too many for one brick; use a smaller --bin-capacity or --dynamic-bins");
+                " atoms are too many for one brick; use a smaller --bin-capacity or 0 (prefix-sum bins)");
   if (g.brick_count() >= std::size_t(UINT32_MAX) - (std::size_t(1) << 20))
     throw Error("cutoff kernel: the slab has too many bricks; use thinner slabs");
 

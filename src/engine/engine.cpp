@@ -74,13 +74,13 @@ void validate_method(Method method, const CutoffOptions& c, const MsmOptions& ms
   if (method == Method::msm) {
     validate(msm);
     require_msm_physics(physics);
-    if (c.bin_capacity < 0) throw Error("--bin-capacity must be positive (0 = automatic)");
+    if (c.bin_capacity < 0) throw Error("--bin-capacity must be positive (0 = prefix-sum bins)");
   }
   if (method == Method::cutoff) {
     if (!(c.radius > 0)) throw Error("--cutoff must be a positive radius in Å");
     if (c.form == CutoffForm::switched && !(c.switch_start >= 0 && c.switch_start < c.radius))
       throw Error("--switch-start must lie between 0 and the cutoff radius");
-    if (c.bin_capacity < 0) throw Error("--bin-capacity must be positive (0 = automatic)");
+    if (c.bin_capacity < 0) throw Error("--bin-capacity must be positive (0 = prefix-sum bins)");
     if (c.form == CutoffForm::msm_short) validate_msm_short(c, physics);
   }
 }

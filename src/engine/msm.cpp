@@ -174,6 +174,10 @@ std::vector<double> msm_level_potential(const MsmPlan& plan, int level, const st
   return level == plan.top() ? top_potential(plan, charge) : stencil_potential(plan, level, charge);
 }
 
+bool has_multilevel_form(const Physics& physics) {
+  return !physics.distance_dependent && !(physics.ionic_strength > 0);
+}
+
 void require_msm_physics(const Physics& physics) {
   if (physics.distance_dependent)
     throw Error("msm: a distance-dependent dielectric has no multilevel form; use --method direct or cutoff");

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dcsgrid/analysis/compare.hpp"
+#include "dcsgrid/app/method_choice.hpp"
 #include "dcsgrid/app/settings.hpp"
 #include "dcsgrid/io/map_io.hpp"
 #include "dcsgrid/io/read.hpp"
@@ -83,6 +84,7 @@ struct JobReport {
   std::string units;
   std::string device;
   std::vector<PassReport> passes;
+  std::optional<MethodChoice> method_choice;  // --method auto
   std::vector<std::string> outputs;
   double read_seconds = 0;
   double write_seconds = 0;  // finishing the outputs plus time spent in the sinks

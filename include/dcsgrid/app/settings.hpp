@@ -26,6 +26,9 @@ struct ComputeSettings {
   // The maps to compute, in order, each method at most once. With direct among several, direct is
   // the map every other one is compared with.
   std::vector<engine::Method> methods{engine::Method::direct};
+  // --method auto: methods holds direct until the run knows its atoms, grid and hardware, then
+  // with_chosen_method (method_choice.hpp) keeps direct or puts msm in its place.
+  bool auto_method = false;
   engine::CutoffOptions cutoff;
   engine::MsmOptions msm;
   std::string device = "auto";  // auto, cpu, gpu
@@ -37,6 +40,8 @@ struct ComputeSettings {
 // "direct,cutoff". Throws Error naming the bad entry or a repeated method.
 std::vector<engine::Method> parse_method_list(const std::string& text);
 std::string method_list_name(const std::vector<engine::Method>& methods);  // "direct,cutoff"
+// "auto" (auto_method) or a method list (parse_method_list) into the settings.
+void set_methods(ComputeSettings& settings, const std::string& text);
 // "all" (empty: every GPU) or device ids like "0,1". Throws Error naming the bad entry.
 std::vector<int> parse_gpu_list(const std::string& text);
 

@@ -45,8 +45,8 @@ namespace dcsgrid::engine {
 inline constexpr int kBrickPoints = 8;            // brick edge, grid points
 inline constexpr double kTargetBinEdge = 4.0;     // Å
 inline constexpr int kMaxNeighbourRows = 512;     // rows of neighbour bins a kernel accepts
-inline constexpr double kCapacityFraction = 0.95; // atoms that fit when the capacity is automatic
-inline constexpr int kCapacityMultiple = 8;       // automatic capacities are rounded up to this
+inline constexpr double kCapacityFraction = 0.95; // atoms that fit under choose_bin_capacity
+inline constexpr int kCapacityMultiple = 8;       // choose_bin_capacity rounds up to this
 // Where the padding atoms of fixed-capacity bins sit (each coordinate, Å, with q = 0): far enough
 // that every distance test fails for the whole warp, near enough that squares stay finite.
 inline constexpr float kFarAway = 1.0e15f;

@@ -1,7 +1,8 @@
 // The cutoff method on the GPU (CUDA builds only): atoms binned on the device (binning.hpp), one
 // block per 8×8×8 brick of grid points at a time (persistent blocks taking bricks from an atomic
-// counter), neighbour bins staged through shared memory, and the atoms that do not fit the fixed
-// bin capacity summed on the CPU while the kernel runs.
+// counter), neighbour bins staged through shared memory. By default the bins come from a prefix
+// sum and hold every atom; with a fixed capacity (--bin-capacity N) the atoms that do not fit are
+// summed on the CPU while the kernel runs.
 //
 // Kernel. 64 threads per block; each owns the 8 points of one (x, y) column of the brick, so a
 // warp's stores run along x. For each staged atom a thread first tests the distance in the x–y
@@ -34,7 +35,7 @@ namespace dcsgrid::engine {
 
 // What the GPU cutoff did, summed over the slabs computed so far (seconds).
 struct CutoffRunStats {
-  double upload_seconds = 0;    // atoms to the device, capacity choice (once per request)
+  double upload_seconds = 0;    // atoms to the device (once per request)
   double binning_seconds = 0;   // keys, counts, scatter (device time, CUDA events)
   double kernel_seconds = 0;    // the cutoff kernel (device time, CUDA events)
   double overflow_seconds = 0;  // CPU sum of the overflow atoms (wall time)
@@ -55,8 +56,8 @@ struct CutoffRunStats {
 };
 
 // The cutoff method prepared on the current device for one request (DeviceMethod, so the CUDA
-// backend's slab pipeline runs it). The constructor uploads the atoms on `stream` and, for an
-// automatic fixed capacity, bins the whole grid once to choose it (synchronising that stream).
+// backend's slab pipeline runs it). The constructor uploads the atoms on `stream` (synchronising
+// that stream).
 // enqueue may be called with any stream: each slab waits for the previous slab's kernel before it
 // reuses the bin buffers. finish_on_host(slab, host) must follow each enqueue(slab), in order.
 class CudaCutoffMethod final : public DeviceMethod {

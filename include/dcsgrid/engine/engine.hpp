@@ -36,8 +36,9 @@ struct CutoffOptions {
   CutoffForm form = CutoffForm::shifted;
   double switch_start = 10.0;   // Å, for the switched form
   int softening_order = 2;      // k of γ_k (1..kMaxSofteningOrder), for the msm_short form
-  int bin_capacity = 0;         // atoms per bin; 0 = chosen from the histogram (~95% fit)
-  bool dynamic_bins = false;    // prefix-sum bins instead of fixed capacity
+  // GPU bins: 0 = prefix-sum bins that hold every atom (the default, docs/performance.md says
+  // why); N > 0 = N atoms per bin, the rest summed on the CPU while the kernel runs.
+  int bin_capacity = 0;
 };
 
 struct PotentialRequest {

@@ -49,6 +49,7 @@ class MsmLongRange {
 // Throws Error unless the physics has a multilevel form: a constant dielectric. Distance-dependent
 // ε (1/r²) and Debye–Hückel screening have no splitting into γ here.
 void require_msm_physics(const Physics& physics);
+bool has_multilevel_form(const Physics& physics);
 
 // The level operations, one after another, on the CPU (also the reference for the GPU engine).
 // Level arrays are x fastest in the level's shape.
