@@ -32,7 +32,7 @@ TEST(AppMethodChoice, TheCrossoverFollowsTheEstimatesAndTheSlack) {
   for (const Hardware& hw : {kGpu, kTwoCpuThreads}) {
     for (const std::size_t atoms : {100u, 1000u, 10000u, 100000u}) {
       const double direct = direct_seconds_estimate(hw, double(atoms), points);
-      const double msm = msm_seconds_estimate(hw, points);
+      const double msm = msm_seconds_estimate(hw, double(atoms), grid, engine::MsmOptions{});
       for (const double slack : {0.0, 0.25}) {
         const MethodChoice c = choose_method(hw, atoms, grid, Physics{}, engine::MsmOptions{}, slack);
         EXPECT_EQ(c.method, direct <= msm + slack ? engine::Method::direct : engine::Method::msm)
@@ -40,11 +40,21 @@ TEST(AppMethodChoice, TheCrossoverFollowsTheEstimatesAndTheSlack) {
       }
     }
   }
-  // Twice the threads halve direct's CPU estimate; msm's set-up runs mostly on one thread.
+  // Twice the threads halve direct's CPU estimate; msm's grid set-up runs mostly on one thread.
   EXPECT_DOUBLE_EQ(direct_seconds_estimate({false, 4}, 1e4, points) * 2,
                    direct_seconds_estimate(kTwoCpuThreads, 1e4, points));
-  EXPECT_GT(msm_seconds_estimate({false, 4}, points) * 2, msm_seconds_estimate(kTwoCpuThreads, points));
-  EXPECT_LT(msm_seconds_estimate({false, 4}, points), msm_seconds_estimate(kTwoCpuThreads, points));
+  const auto cpu_msm = [&](int threads) {
+    return msm_seconds_estimate({false, threads}, 1e4, grid, engine::MsmOptions{});
+  };
+  EXPECT_GT(cpu_msm(4) * 2, cpu_msm(2));
+  EXPECT_LT(cpu_msm(4), cpu_msm(2));
+  // A coarser MSM grid costs less; a longer short-range cutoff costs more.
+  engine::MsmOptions coarse, far;
+  coarse.spacing = 2.0;
+  far.cutoff = 12.0;
+  const double defaults = msm_seconds_estimate(kGpu, 1e5, grid, engine::MsmOptions{});
+  EXPECT_LT(msm_seconds_estimate(kGpu, 1e5, grid, coarse), defaults);
+  EXPECT_GT(msm_seconds_estimate(kGpu, 1e5, grid, far), defaults);
 }
 
 TEST(AppMethodChoice, PhysicsWithoutAMultilevelFormKeepsDirect) {

@@ -252,8 +252,8 @@ TEST_F(Cli, MethodAutoSaysWhatItChoseAndKeepsTheAccuracy) {
   EXPECT_NE(r.output.find("\"method_choice\""), std::string::npos) << r.output;
   EXPECT_EQ(io::read_hdf5(dir / "small.h5").meta.method, "direct");
 
-  // 30,000 water atoms on 4.6·10^5 points: direct would take seconds on the CPU, msm a fraction.
-  const AtomSet water = water_box_atoms(30000, 3);
+  // 60,000 water atoms on 8·10^5 points: direct would take several times msm's time on the CPU.
+  const AtomSet water = water_box_atoms(60000, 3);
   {
     std::ofstream xyz(dir / "water.xyz");
     xyz << water.size() << "\nwater\n";

@@ -1,11 +1,14 @@
-// The cost model behind --method auto (method_choice.hpp). Rates from docs/performance.md and
-// docs/msm.md: direct summation 4.6e12 pairs/s on an H100 and 6e9 pairs/s a CPU thread (AVX2);
-// whole MSM runs (set-up + compute, defaults) on an H100 0.015 s + 2.4e-9 s a grid point (1HPV,
-// 7.4e5 and 4e6-atom water boxes), on the CPU 8e-8 s a grid point for the set-up, which runs
-// mostly on one thread, plus 2.5e-8 s a grid point a thread (1HPV and 1TII at 0.5 Å, one and two
-// threads). MSM's cost follows the grid: the finest MSM level and the short-range sum cover it.
+// The cost model behind --method auto (method_choice.hpp), from whole runs measured on an H100
+// and on the 2-core development machine (docs/msm.md, "Choosing a method"):
+// - direct: atoms × points pairs at 4.6e12 pairs/s on the GPU, 6e9 pairs/s a CPU thread;
+// - msm: the level grids' stencils, whose work grows as the box's volume / h³ times (a / h)³
+//   (counted here relative to the defaults a = 10 Å, h = 1.5 Å), plus the short-range pairs,
+//   atoms × the output points within a of each. GPU: 0.01 s + 4e-8 s a level-0 node + 2e-12 s a
+//   pair (7.4e5 and 4e6-atom water boxes, 1HPV); CPU: 5e-6 s a node, on one thread in practice,
+//   + 3e-9 s a pair a thread (1HPV, 1TII).
 #include "dcsgrid/app/method_choice.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <spdlog/fmt/fmt.h>
@@ -18,10 +21,27 @@ namespace {
 
 constexpr double kGpuDirectPairsPerSecond = 4.6e12;
 constexpr double kCpuDirectPairsPerThreadSecond = 6e9;
-constexpr double kGpuMsmFixedSeconds = 0.015;
-constexpr double kGpuMsmSecondsPerPoint = 2.4e-9;
-constexpr double kCpuMsmSerialSecondsPerPoint = 8e-8;
-constexpr double kCpuMsmThreadSecondsPerPoint = 2.5e-8;
+constexpr double kGpuMsmFixedSeconds = 0.01;
+constexpr double kGpuMsmSecondsPerNode = 4e-8;
+constexpr double kGpuMsmSecondsPerPair = 2e-12;
+constexpr double kCpuMsmSecondsPerNode = 5e-6;
+constexpr double kCpuMsmThreadSecondsPerPair = 3e-9;
+constexpr double kPi = 3.14159265358979323846;
+
+// Level-0 nodes of the box, weighted by the stencil's size relative to the defaults'.
+double weighted_msm_nodes(const GridSpec& grid, const engine::MsmOptions& msm) {
+  double volume = 1;
+  for (int a = 0; a < 3; ++a) volume *= double(grid.dims[a]) * grid.spacing[a];
+  const double reach = (msm.cutoff / msm.spacing) / (10.0 / 1.5);
+  return volume / (msm.spacing * msm.spacing * msm.spacing) * reach * reach * reach;
+}
+
+// Atom–point pairs within the short-range cutoff a.
+double msm_short_range_pairs(double atoms, const GridSpec& grid, const engine::MsmOptions& msm) {
+  const double points_in_reach =
+      4.0 / 3.0 * kPi * msm.cutoff * msm.cutoff * msm.cutoff / (grid.spacing[0] * grid.spacing[1] * grid.spacing[2]);
+  return atoms * std::min(points_in_reach, double(grid.point_count()));
+}
 
 }  // namespace
 
@@ -30,9 +50,12 @@ double direct_seconds_estimate(const Hardware& hw, double atoms, double points) 
   return atoms * points / rate;
 }
 
-double msm_seconds_estimate(const Hardware& hw, double points) {
-  return hw.gpu ? kGpuMsmFixedSeconds + kGpuMsmSecondsPerPoint * points
-                : (kCpuMsmSerialSecondsPerPoint + kCpuMsmThreadSecondsPerPoint / hw.cpu_threads) * points;
+double msm_seconds_estimate(const Hardware& hw, double atoms, const GridSpec& grid,
+                            const engine::MsmOptions& msm) {
+  const double nodes = weighted_msm_nodes(grid, msm);
+  const double pairs = msm_short_range_pairs(atoms, grid, msm);
+  return hw.gpu ? kGpuMsmFixedSeconds + kGpuMsmSecondsPerNode * nodes + kGpuMsmSecondsPerPair * pairs
+                : kCpuMsmSecondsPerNode * nodes + kCpuMsmThreadSecondsPerPair * pairs / hw.cpu_threads;
 }
 
 std::string expected_msm_error(const engine::MsmOptions& msm) {
@@ -59,7 +82,7 @@ MethodChoice choose_method(const Hardware& hw, std::size_t atoms, const GridSpec
                            "physics has no multilevel form", c.direct_seconds);
     return c;
   }
-  c.msm_seconds = msm_seconds_estimate(hw, points);
+  c.msm_seconds = msm_seconds_estimate(hw, double(atoms), grid, msm);
   if (c.direct_seconds <= c.msm_seconds + slack_seconds) {
     c.reason = fmt::format("--method auto chose direct summation: exact, and about {:.3g} s here "
                            "against about {:.3g} s for msm",

@@ -19,9 +19,10 @@ struct Hardware {
   int cpu_threads = 1;
 };
 
-// Estimated seconds (set-up and compute) of each method for `atoms` atoms on `points` points.
+// Estimated seconds (set-up and compute) of each method for `atoms` atoms on the grid.
 double direct_seconds_estimate(const Hardware& hw, double atoms, double points);
-double msm_seconds_estimate(const Hardware& hw, double points);
+double msm_seconds_estimate(const Hardware& hw, double atoms, const GridSpec& grid,
+                            const engine::MsmOptions& msm);
 
 struct MethodChoice {
   engine::Method method = engine::Method::direct;
