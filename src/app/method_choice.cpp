@@ -3,9 +3,9 @@
 // - direct: atoms × points pairs at 4.6e12 pairs/s on the GPU, 6e9 pairs/s a CPU thread;
 // - msm: the level grids' stencils, whose work grows as the box's volume / h³ times (a / h)³
 //   (counted here relative to the defaults a = 10 Å, h = 1.5 Å), plus the short-range pairs,
-//   atoms × the output points within a of each. GPU: 0.01 s + 4e-8 s a level-0 node + 2e-12 s a
-//   pair (7.4e5 and 4e6-atom water boxes, 1HPV); CPU: 5e-6 s a node, on one thread in practice,
-//   + 3e-9 s a pair a thread (1HPV, 1TII).
+//   atoms × the output points within a of each. H100: 0.02 s + 6e-8 s a level-0 node + 1e-12 s a
+//   pair (1HPV, 1TII, water boxes of 10^5, 7.4e5 and 4e6 atoms: within 1.6× of every one); CPU:
+//   5e-6 s a node, on one thread in practice, + 3e-9 s a pair a thread (1HPV, 1TII).
 #include "dcsgrid/app/method_choice.hpp"
 
 #include <algorithm>
@@ -21,9 +21,9 @@ namespace {
 
 constexpr double kGpuDirectPairsPerSecond = 4.6e12;
 constexpr double kCpuDirectPairsPerThreadSecond = 6e9;
-constexpr double kGpuMsmFixedSeconds = 0.01;
-constexpr double kGpuMsmSecondsPerNode = 4e-8;
-constexpr double kGpuMsmSecondsPerPair = 2e-12;
+constexpr double kGpuMsmFixedSeconds = 0.02;
+constexpr double kGpuMsmSecondsPerNode = 6e-8;
+constexpr double kGpuMsmSecondsPerPair = 1e-12;
 constexpr double kCpuMsmSecondsPerNode = 5e-6;
 constexpr double kCpuMsmThreadSecondsPerPair = 3e-9;
 constexpr double kPi = 3.14159265358979323846;
