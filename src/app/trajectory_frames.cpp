@@ -76,6 +76,7 @@ TrajectoryScan scan_trajectory(const TrajectoryInputs& in, const AtomSet& topolo
 TrajectoryFrames::TrajectoryFrames(const TrajectoryInputs& in, AtomSet topology,
                                    const std::optional<io::FrameSelection>& frames)
     : reader_(open_frames(in, topology.size(), frames)),
+      files_(reader_->files()),
       topology_(std::move(topology)),
       xyz_(3 * topology_.size()) {}
 
@@ -90,7 +91,7 @@ AtomSet TrajectoryFrames::read(std::size_t index, const analysis::FrameRecord& r
   io::FrameInfo info;
   const bool have = next_ == index && reader_->next(xyz_.data(), info);
   ++next_;
-  if (!have || info.index != record.frame_index)
+  if (!have || info.index != record.frame_index || files_.at(info.file) != record.source)
     throw InputError(record.source, 0,
                      "frame " + std::to_string(record.frame_index) +
                          " is no longer where the batch found it (the trajectory changed?)");

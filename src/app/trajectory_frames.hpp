@@ -61,6 +61,7 @@ class TrajectoryFrames {
 
  private:
   std::unique_ptr<io::TrajectoryReader> reader_;
+  std::vector<std::string> files_;  // the stream's, to check each frame's source
   AtomSet topology_;
   std::vector<float> xyz_;
   std::size_t next_ = 0;
