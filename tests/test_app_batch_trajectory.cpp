@@ -288,3 +288,21 @@ TEST(BatchTrajectory, LongTrajectoryInBoundedMemory) {
   std::printf("resident set: %ld kB after 10%% of the frames, peak %ld kB\n", baseline, peak);
   fs::remove_all(dir);
 }
+
+// A trajectory cut inside its last frame: the batch keeps the frames before it (the cut one is
+// reported, not recorded) and computes them.
+TEST(BatchTrajectory, TruncatedLastFrameLeavesTheFramesBeforeIt) {
+  DCSGRID_REQUIRE_MDANALYSIS();
+  const Inputs in = make_inputs("batch-traj-cut");
+  if (HasFatalFailure()) return;
+  const auto bytes = test::file_bytes(in.xtc);
+  test::write_bytes(in.xtc, std::vector<char>(bytes.begin(), bytes.end() - 40));
+  BatchOptions o = options(in, in.dir / "cut.h5");
+  o.inputs = {in.topology.string(), in.xtc.string()};
+  const BatchResult r = run_batch(o);
+  EXPECT_EQ(r.frames, std::size_t(kFrames - 1));
+  EXPECT_EQ(r.computed, std::size_t(kFrames - 1));
+  const analysis::BatchFile file(o.output);
+  EXPECT_EQ(file.frames().back().frame_index, kFrames - 2);
+  fs::remove_all(in.dir);
+}

@@ -40,7 +40,7 @@ std::unique_ptr<io::TrajectoryReader> open_frames(const TrajectoryInputs& in, st
   if (!in.index_cache.empty()) {
     const io::FrameIndexUse use = io::apply_frame_index_cache(*reader, in.index_cache);
     if (use.cached + use.built > 0)
-      spdlog::info("batch: frame indexes of {} trajectory files from {}, {} built", use.cached,
+      spdlog::info("batch: XTC/TRR frame indexes: {} from {}, {} built", use.cached,
                    in.index_cache.string(), use.built);
   }
   if (frames) reader = io::select_frames(std::move(reader), *frames);
