@@ -21,6 +21,7 @@
 #include "dcsgrid/io/read.hpp"
 #include "helpers.hpp"
 #include "test_analysis_batch_util.hpp"
+#include "test_io_trajectory_util.hpp"
 
 using namespace dcsgrid;
 using namespace dcsgrid::analysis;
@@ -392,7 +393,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
   }
 }
 
-// Starts the child with job "output|kill_frame|kill_step|input1,input2,...". The environment
+// Starts the child with job "output|kill_frame|kill_step|input1,input2,...[|spacing]". The environment
 // and arguments are built before fork, so the child only calls execve.
 pid_t start_child(const std::string& job) {
   std::vector<std::string> env_text;
@@ -429,8 +430,9 @@ TEST(BatchCrashChild, DISABLED_Run) {
   const char* job = std::getenv(kChildVariable);
   if (!job) GTEST_SKIP() << "runs only as the child of BatchCrash tests";
   const auto parts = split(job, '|');
-  ASSERT_EQ(parts.size(), 4u);
+  ASSERT_GE(parts.size(), 4u);
   BatchOptions o = cpu_options(split(parts[3], ','), parts[0]);
+  if (parts.size() > 4) o.grid.spacing = std::stod(parts[4]);  // for trajectories' wide boxes
   o.resume = true;
   const std::size_t kill_frame = std::stoul(parts[1]);
   const int kill_step = std::stoi(parts[2]);
@@ -498,4 +500,50 @@ TEST(BatchCrash, KillNineAtRandomMomentsThenResume) {
     ASSERT_EQ(run_child(job), 0) << "resume after a kill at " << delay_ms << " ms";
     expect_same_bytes(contents(reference), contents(out));
   }
+}
+
+// A trajectory batch (PQR topology, then a DCD and an XTC read as one stream) killed by SIGKILL
+// mid-stream, at a write step of a frame of the XTC and at random moments, then resumed: the
+// frames are found again by file and index and the file is byte-identical to an uninterrupted run.
+TEST(BatchCrash, KillNineMidTrajectoryThenResume) {
+  DCSGRID_REQUIRE_MDANALYSIS();
+  const fs::path dir = test::temp_dir("batch-kill-traj");
+  const std::size_t atoms = 30;
+  test::write_pqr(dir / "top.pqr", test::random_atoms(atoms, Box{{0, 0, 0}, {8, 8, 8}}, 9));
+  for (const char* name : {"a.dcd", "b.xtc"}) {
+    const fs::path path = dir / name;
+    test::run_mda("write " + path.extension().string().substr(1) + " " + path.string() + " " +
+                  std::to_string(atoms) + " 8 " + std::to_string(name[0]));
+    if (HasFatalFailure()) return;
+  }
+  const std::string inputs = (dir / "top.pqr").string() + "," + (dir / "a.dcd").string() + "," +
+                             (dir / "b.xtc").string();
+  const std::string spacing = "|6";
+  const fs::path reference = dir / "reference.h5";
+  ASSERT_EQ(run_child(reference.string() + "|99|0|" + inputs + spacing), 0);
+  {
+    BatchFile ref(reference);
+    ASSERT_EQ(ref.frames().size(), 16u);
+    EXPECT_EQ(ref.frames()[10].source, (dir / "b.xtc").string());
+    EXPECT_EQ(ref.frames()[10].frame_index, 2);
+  }
+  const fs::path stepped = dir / "stepped.h5";
+  const int status = run_child(stepped.string() + "|10|" +
+                               std::to_string(int(WriteStep::data_flushed)) + "|" + inputs + spacing);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
+  EXPECT_EQ(BatchFile(stepped).frames()[10].status, FrameStatus::pending);
+  ASSERT_EQ(run_child(stepped.string() + "|99|0|" + inputs + spacing), 0);
+  expect_same_bytes(contents(reference), contents(stepped));
+
+  for (int delay_ms : {30, 90, 200}) {
+    const fs::path out = dir / ("random" + std::to_string(delay_ms) + ".h5");
+    const std::string job = out.string() + "|99|0|" + inputs + spacing;
+    const pid_t pid = start_child(job);
+    usleep(useconds_t(delay_ms) * 1000);
+    kill(pid, SIGKILL);
+    wait_child(pid);
+    ASSERT_EQ(run_child(job), 0) << "resume after a kill at " << delay_ms << " ms";
+    expect_same_bytes(contents(reference), contents(out));
+  }
+  fs::remove_all(dir);
 }

@@ -1,9 +1,13 @@
 // batch over MD trajectories: a PQR topology and DCD + XTC files written by MDAnalysis, every
 // selected frame's map against a float64 direct sum at the coordinates MDAnalysis reads, the
 // frame table (file, frame number, time), atom-count mismatches, and resume after an
-// interruption giving the same bytes.
+// interruption giving the same bytes, --grid-from-first, the frame index cache next to the
+// output, and memory bounded over a long trajectory.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 
@@ -133,5 +137,172 @@ TEST(BatchTrajectory, ResumeAfterInterruptionIsByteIdentical) {
   EXPECT_EQ(r.skipped + r.computed, std::size_t(2 * kFrames));
   EXPECT_GT(r.computed, 0u);
   EXPECT_EQ(contents(whole.output), contents(cut.output));
+  fs::remove_all(in.dir);
+}
+
+namespace {
+
+// Every frame of `source` (as MDAnalysis read it) with the topology's charges.
+std::vector<AtomSet> all_frames(const fs::path& source, const AtomSet& charges) {
+  std::vector<AtomSet> frames;
+  for (int f = 0; f < kFrames; ++f) frames.push_back(frame_atoms(source, f, charges));
+  return frames;
+}
+
+bool inside(const GridSpec& g, float x, float y, float z) {
+  const double p[3] = {x, y, z};
+  for (int a = 0; a < 3; ++a)
+    if (p[a] < g.origin[a] || p[a] > g.origin[a] + g.spacing[a] * double(g.dims[a] - 1)) return false;
+  return true;
+}
+
+std::size_t atoms_outside(const GridSpec& g, const AtomSet& atoms) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < atoms.size(); ++i) n += !inside(g, atoms.x[i], atoms.y[i], atoms.z[i]);
+  return n;
+}
+
+std::vector<std::vector<float>> frame_maps(const fs::path& output) {
+  const analysis::BatchFile file(output);
+  std::vector<std::vector<float>> maps(file.frames().size(), std::vector<float>(file.grid().point_count()));
+  for (std::size_t i = 0; i < maps.size(); ++i) file.read_frame(i, maps[i].data());
+  return maps;
+}
+
+}  // namespace
+
+// --grid-from-first: the grid is the first frame's box plus padding, later frames' atoms outside
+// it still count at every point (float64 direct sum over all atoms); without it the grid holds
+// every atom of every frame.
+TEST(BatchTrajectory, GridFromFirstFrameAndAtomsOutsideIt) {
+  DCSGRID_REQUIRE_MDANALYSIS();
+  const Inputs in = make_inputs("batch-traj-first");
+  if (HasFatalFailure()) return;
+  const std::vector<AtomSet> frames = all_frames(in.dcd, in.charges);
+  BatchOptions o = options(in, in.dir / "first.h5");
+  o.inputs = {in.topology.string(), in.dcd.string()};
+  o.grid.box.reset();
+  o.grid.spacing = 6.0;
+  o.grid.padding = 1.0;
+  o.grid_from_first = true;
+  const BatchResult r = run_batch(o);
+  ASSERT_EQ(r.frames, std::size_t(kFrames));
+  const GridSpec expected = o.grid.resolve(bounding_box(frames[0]));
+  EXPECT_EQ(r.grid.dims, expected.dims);
+  for (int a = 0; a < 3; ++a) EXPECT_DOUBLE_EQ(r.grid.origin[a], expected.origin[a]) << a;
+  std::size_t outside = 0;
+  for (const AtomSet& atoms : frames) outside += atoms_outside(r.grid, atoms);
+  ASSERT_GT(outside, 0u) << "the test needs later frames that leave the first frame's box";
+  const auto maps = frame_maps(o.output);
+  for (int f = 0; f < kFrames; ++f) {
+    const auto ref = test::reference_direct(frames[std::size_t(f)], r.grid, make_pair_kernel(o.compute.physics));
+    EXPECT_LT(test::relative_l2(maps[std::size_t(f)], ref), 2e-6) << "frame " << f;
+  }
+
+  o.grid_from_first = false;
+  o.output = in.dir / "union.h5";
+  const BatchResult u = run_batch(o);
+  for (const AtomSet& atoms : frames) EXPECT_EQ(atoms_outside(u.grid, atoms), 0u);
+  EXPECT_GT(u.grid.point_count(), r.grid.point_count());
+
+  o.grid_from_first = true;
+  o.grid.box = grid_from_origin({0, 0, 0}, {3, 3, 3}, 1.0);
+  o.output = in.dir / "both.h5";
+  EXPECT_THROW(run_batch(o), Error);  // a box and --grid-from-first: which grid is meant?
+  fs::remove_all(in.dir);
+}
+
+// The XTC frame index kept next to the output: written by the first run, used (not rewritten)
+// by a re-run with a step, whose frames equal the sequential run's; rebuilt when the trajectory
+// changes.
+TEST(BatchTrajectory, FrameIndexCacheNextToTheOutput) {
+  DCSGRID_REQUIRE_MDANALYSIS();
+  const Inputs in = make_inputs("batch-traj-index");
+  if (HasFatalFailure()) return;
+  BatchOptions o = options(in, in.dir / "frames.h5");
+  o.inputs = {in.topology.string(), in.xtc.string()};
+  run_batch(o);
+  const auto sequential = frame_maps(o.output);
+  const fs::path cache = in.dir / "frames.h5.frame-index";
+  ASSERT_TRUE(fs::exists(cache));
+  const auto old_time = fs::last_write_time(cache) - std::chrono::hours(1);
+  fs::last_write_time(cache, old_time);
+
+  o.overwrite = true;
+  o.frames = io::parse_frame_selection("::2");
+  const BatchResult stepped = run_batch(o);
+  EXPECT_EQ(fs::last_write_time(cache), old_time) << "the cache was rebuilt, not used";
+  const auto maps = frame_maps(o.output);
+  ASSERT_EQ(maps.size(), std::size_t((kFrames + 1) / 2));
+  for (std::size_t k = 0; k < maps.size(); ++k) EXPECT_EQ(maps[k], sequential[2 * k]) << k;
+  EXPECT_EQ(stepped.computed, maps.size());
+
+  test::run_mda("write xtc " + in.xtc.string() + " " + std::to_string(kAtoms) + " " +
+                std::to_string(kFrames + 2) + " 13");  // another trajectory, longer
+  if (HasFatalFailure()) return;
+  o.frames = io::parse_frame_selection("::3");
+  const BatchResult changed = run_batch(o);
+  EXPECT_NE(fs::last_write_time(cache), old_time) << "a stale cache was kept";
+  EXPECT_EQ(changed.frames, std::size_t((kFrames + 2 + 2) / 3));
+  const analysis::BatchFile file(o.output);
+  std::vector<float> map(file.grid().point_count());
+  const std::size_t last = changed.frames - 1;
+  file.read_frame(last, map.data());
+  EXPECT_EQ(file.frames()[last].frame_index, std::int64_t(3 * last));
+  const auto xyz = test::read_binary<double>(in.xtc.string() + ".xyz");
+  AtomSet atoms;
+  for (std::size_t i = 0; i < kAtoms; ++i) {
+    const double* p = &xyz[(3 * last * kAtoms + i) * 3];
+    atoms.push_back(float(p[0]), float(p[1]), float(p[2]), in.charges.q[i]);
+  }
+  const auto ref = test::reference_direct(atoms, file.grid(), make_pair_kernel(o.compute.physics));
+  EXPECT_LT(test::relative_l2(map, ref), 2e-6);
+  fs::remove_all(in.dir);
+}
+
+// Memory does not grow with the trajectory: a 48 MB DCD (1000 atoms × 4000 frames) through the
+// whole batch, the resident set sampled after every write; after the first 400 frames it may grow
+// by a few MB at most (the frame table's records), far less than the 43 MB of coordinates that
+// pass after that.
+TEST(BatchTrajectory, LongTrajectoryInBoundedMemory) {
+  const fs::path dir = test::temp_dir("batch-traj-long");
+  const std::int32_t atoms = 1000, frames = 4000;
+  test::write_synthetic_dcd(dir / "long.dcd", atoms, frames);
+  test::write_pqr(dir / "top.pqr", test::random_atoms(std::size_t(atoms), Box{{0, 0, 0}, {9, 9, 9}}, 3));
+  BatchOptions o;
+  o.inputs = {(dir / "top.pqr").string(), (dir / "long.dcd").string()};
+  o.output = dir / "long.h5";
+  o.compute.device = "cpu";
+  o.stats = false;
+  o.grid.box = grid_from_origin({-5, -5, -5}, {4, 4, 4}, 40.0);
+  long baseline = -1, peak = 0;
+  o.progress = [&](std::size_t done, std::size_t) {
+    const long now = test::resident_kb();
+    if (done >= std::size_t(frames) / 10 && baseline < 0) baseline = now;
+    if (baseline > 0) peak = std::max(peak, now);
+  };
+  const BatchResult r = run_batch(o);
+  EXPECT_EQ(r.computed, std::size_t(frames));
+  ASSERT_GT(baseline, 0);
+  EXPECT_LT(peak - baseline, 4096) << "resident set grew by " << (peak - baseline) << " kB";
+  std::printf("resident set: %ld kB after 10%% of the frames, peak %ld kB\n", baseline, peak);
+  fs::remove_all(dir);
+}
+
+// A trajectory cut inside its last frame: the batch keeps the frames before it (the cut one is
+// reported, not recorded) and computes them.
+TEST(BatchTrajectory, TruncatedLastFrameLeavesTheFramesBeforeIt) {
+  DCSGRID_REQUIRE_MDANALYSIS();
+  const Inputs in = make_inputs("batch-traj-cut");
+  if (HasFatalFailure()) return;
+  const auto bytes = test::file_bytes(in.xtc);
+  test::write_bytes(in.xtc, std::vector<char>(bytes.begin(), bytes.end() - 40));
+  BatchOptions o = options(in, in.dir / "cut.h5");
+  o.inputs = {in.topology.string(), in.xtc.string()};
+  const BatchResult r = run_batch(o);
+  EXPECT_EQ(r.frames, std::size_t(kFrames - 1));
+  EXPECT_EQ(r.computed, std::size_t(kFrames - 1));
+  const analysis::BatchFile file(o.output);
+  EXPECT_EQ(file.frames().back().frame_index, kFrames - 2);
   fs::remove_all(in.dir);
 }

@@ -18,15 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<char> file_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_bytes(const fs::path& path, const std::vector<char>& bytes) {
-  std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
-}
-
 struct Written {
   fs::path path;
   std::vector<std::uint64_t> offsets;  // frame starts, from MDAnalysis (DCD: from the size)
@@ -161,39 +152,13 @@ TEST_P(CorruptTrajectories, RandomDamageIsRefusedCleanly) {
 INSTANTIATE_TEST_SUITE_P(Formats, TruncatedTrajectories, ::testing::Values("dcd", "xtc", "trr", "ncdf"));
 INSTANTIATE_TEST_SUITE_P(Formats, CorruptTrajectories, ::testing::Values("dcd", "xtc", "trr"));
 
-// Resident memory of this process, kB (Linux).
-long resident_kb() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  return -1;
-}
-
 // A 96 MB DCD (2000 atoms × 4000 frames) written here frame by frame, read back with the
 // resident set sampled: it may not grow by more than a few MB over the whole read.
 TEST(IoTrajectoryMemory, LongDcdStreamsInConstantMemory) {
   const fs::path dir = temp_dir("traj_long");
   const fs::path path = dir / "long.dcd";
   const std::int32_t atoms = 2000, frames = 4000;
-  {
-    std::ofstream out(path, std::ios::binary);
-    const auto put = [&](const void* p, std::size_t n) { out.write(static_cast<const char*>(p), std::streamsize(n)); };
-    const auto record = [&](const void* p, std::int32_t n) { put(&n, 4), put(p, std::size_t(n)), put(&n, 4); };
-    std::int32_t control[21] = {};
-    std::memcpy(control, "CORD", 4);
-    control[1] = frames, control[3] = 1, control[20] = 24;  // NSET, NSAVC, CHARMM version
-    record(control, 84);
-    char title[84] = {};
-    title[0] = 1;
-    record(title, 84);
-    record(&atoms, 4);
-    std::vector<float> axis(atoms);
-    for (std::int32_t f = 0; f < frames; ++f)
-      for (int k = 0; k < 3; ++k) {
-        for (std::int32_t i = 0; i < atoms; ++i) axis[std::size_t(i)] = float(f % 97 + 0.001 * i + k);
-        record(axis.data(), 4 * atoms);
-      }
-  }
+  write_synthetic_dcd(path, atoms, frames);
   auto reader = io::open_trajectory(path);
   ASSERT_EQ(reader->frame_count(), frames);
   std::vector<float> xyz(3 * atoms);

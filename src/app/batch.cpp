@@ -75,6 +75,7 @@ nlohmann::json options_fingerprint(const BatchOptions& o, const std::vector<std:
       {"histogram", {{"bins", o.histogram.bins}, {"lo", o.histogram.lo}, {"hi", o.histogram.hi}}},
       {"ensemble", o.ensemble},
   };
+  if (o.grid_from_first) j["grid_from_first"] = true;  // absent when off: older files resume
   if (o.frames)
     j["frames"] = {{"start", o.frames->start}, {"stop", o.frames->stop ? *o.frames->stop : -1},
                    {"step", o.frames->step}};
@@ -478,11 +479,18 @@ BatchInputs check_batch(const BatchOptions& o) {
   in.trajectory = trajectory_inputs(in.files);
   if (in.trajectory && o.models_all) throw Error("batch: --models all is for multi-model files, not trajectories");
   if (!in.trajectory && o.frames) throw Error("batch: --frames selects trajectory frames; no input is a trajectory");
+  if (o.grid_from_first && !in.trajectory)
+    throw Error("batch: --grid-from-first is for trajectories; no input is a trajectory");
+  if (o.grid_from_first && o.grid.box)
+    throw Error("batch: --grid-from-first makes the grid around the first frame, but a box is given too");
   std::vector<fs::path> read_paths(in.files.begin(), in.files.end());
   for (const auto& input : o.inputs)
     if (!input.empty() && input[0] == '@') read_paths.push_back(input.substr(1));  // list files
   io::require_not_an_input(o.output, read_paths);
-  if (in.trajectory) in.topology = read_topology_atoms(in.trajectory->topology, o.read);
+  if (in.trajectory) {
+    in.trajectory->index_cache = frame_index_cache_path(o.output);
+    in.topology = read_topology_atoms(in.trajectory->topology, o.read);
+  }
   return in;
 }
 
@@ -491,7 +499,10 @@ std::vector<FrameRecord> create_file(const BatchOptions& o, const BatchInputs& i
                                      const nlohmann::json& fingerprint, bool exists) {
   Scan scan;
   if (in.trajectory) {
-    TrajectoryScan t = scan_trajectory(*in.trajectory, *in.topology, o.frames, !o.grid.box);
+    const BoxFrom box_from = o.grid.box         ? BoxFrom::none
+                             : o.grid_from_first ? BoxFrom::first_frame
+                                                 : BoxFrom::all_frames;
+    TrajectoryScan t = scan_trajectory(*in.trajectory, *in.topology, o.frames, box_from);
     scan.frames = std::move(t.frames);
     scan.box = t.box;
   } else {

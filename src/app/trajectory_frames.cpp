@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/io/frame_index_cache.hpp"
 #include "dcsgrid/io/map_io.hpp"
 #include "dcsgrid/io/topology.hpp"
 
@@ -19,7 +20,7 @@ std::optional<TrajectoryInputs> trajectory_inputs(const std::vector<std::string>
                 "trajectory files (.dcd .xtc .trr .nc .ncdf) only; got " +
                 std::to_string(files.size()) + " inputs of which " + std::to_string(trajectories) +
                 " after the first are trajectories");
-  return TrajectoryInputs{files.front(), {files.begin() + 1, files.end()}};
+  return TrajectoryInputs{files.front(), {files.begin() + 1, files.end()}, {}};
 }
 
 AtomSet read_topology_atoms(const std::string& file, const io::ReadOptions& read) {
@@ -27,17 +28,27 @@ AtomSet read_topology_atoms(const std::string& file, const io::ReadOptions& read
   return io::read_structure(file, read).atoms;
 }
 
+std::filesystem::path frame_index_cache_path(const std::filesystem::path& output) {
+  return output.string() + ".frame-index";
+}
+
 std::unique_ptr<io::TrajectoryReader> open_frames(const TrajectoryInputs& in, std::size_t atoms,
                                                   const std::optional<io::FrameSelection>& frames) {
   std::vector<std::filesystem::path> paths(in.trajectories.begin(), in.trajectories.end());
   std::unique_ptr<io::TrajectoryReader> reader = io::open_trajectories(paths);
   io::check_atom_count(in.topology, atoms, *reader);
+  if (!in.index_cache.empty()) {
+    const io::FrameIndexUse use = io::apply_frame_index_cache(*reader, in.index_cache);
+    if (use.cached + use.built > 0)
+      spdlog::info("batch: XTC/TRR frame indexes: {} from {}, {} built", use.cached,
+                   in.index_cache.string(), use.built);
+  }
   if (frames) reader = io::select_frames(std::move(reader), *frames);
   return reader;
 }
 
 TrajectoryScan scan_trajectory(const TrajectoryInputs& in, const AtomSet& topology,
-                               const std::optional<io::FrameSelection>& frames, bool need_box) {
+                               const std::optional<io::FrameSelection>& frames, BoxFrom box_from) {
   auto reader = open_frames(in, topology.size(), frames);
   std::map<std::size_t, std::string> sha;  // per file of the stream
   std::vector<float> xyz(3 * topology.size());
@@ -52,7 +63,7 @@ TrajectoryScan scan_trajectory(const TrajectoryInputs& in, const AtomSet& topolo
     record.frame_index = info.index;
     record.time_ps = info.time_ps;
     scan.frames.push_back(record);
-    if (!need_box) continue;
+    if (box_from == BoxFrom::none || (box_from == BoxFrom::first_frame && scan.box)) continue;
     io::set_coordinates(atoms, xyz.data());
     const Box b = bounding_box(atoms);
     scan.box = scan.box ? union_box(*scan.box, b) : b;
@@ -65,17 +76,22 @@ TrajectoryScan scan_trajectory(const TrajectoryInputs& in, const AtomSet& topolo
 TrajectoryFrames::TrajectoryFrames(const TrajectoryInputs& in, AtomSet topology,
                                    const std::optional<io::FrameSelection>& frames)
     : reader_(open_frames(in, topology.size(), frames)),
+      files_(reader_->files()),
       topology_(std::move(topology)),
       xyz_(3 * topology_.size()) {}
 
 AtomSet TrajectoryFrames::read(std::size_t index, const analysis::FrameRecord& record) {
   if (index < next_) throw Error("internal: trajectory frames read out of order");
+  if (index > next_ + 1 && reader_->can_seek() && reader_->frame_count()) {
+    reader_->seek(std::int64_t(index));
+    next_ = index;
+  }
   for (; next_ < index; ++next_)
     if (!reader_->skip()) break;
   io::FrameInfo info;
   const bool have = next_ == index && reader_->next(xyz_.data(), info);
   ++next_;
-  if (!have || info.index != record.frame_index)
+  if (!have || info.index != record.frame_index || files_.at(info.file) != record.source)
     throw InputError(record.source, 0,
                      "frame " + std::to_string(record.frame_index) +
                          " is no longer where the batch found it (the trajectory changed?)");

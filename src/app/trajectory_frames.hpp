@@ -1,6 +1,7 @@
 // The frames of a trajectory batch (private to src/app): a topology that gives the atoms and
 // charges, and trajectory files read one after the other as one stream, one frame in memory.
 #pragma once
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,7 +17,13 @@ namespace dcsgrid::app {
 struct TrajectoryInputs {
   std::string topology;
   std::vector<std::string> trajectories;
+  // Where the XTC/TRR frame indexes are kept between runs (io/frame_index_cache.hpp); empty:
+  // indexed only when a seek needs it, and not kept.
+  std::filesystem::path index_cache;
 };
+// The index cache of a batch output: next to it, so that it outlives --overwrite and serves a
+// re-run with another --frames as well as a --resume.
+std::filesystem::path frame_index_cache_path(const std::filesystem::path& output);
 // A topology then trajectories, when any input after the first has a trajectory extension;
 // nullopt for a batch of structure files. Throws Error when trajectories and structure files mix.
 std::optional<TrajectoryInputs> trajectory_inputs(const std::vector<std::string>& files);
@@ -25,18 +32,22 @@ std::optional<TrajectoryInputs> trajectory_inputs(const std::vector<std::string>
 // formats (PQR, PDB/mmCIF with force-field charges, PDBQT, mol2) through io::read_structure.
 AtomSet read_topology_atoms(const std::string& file, const io::ReadOptions& read);
 
-// The selected frames of the stream, their atom count checked against the topology's.
+// The selected frames of the stream, their atom count checked against the topology's, the
+// XTC/TRR files indexed (from the cache where it fits) so that a selection seeks.
 std::unique_ptr<io::TrajectoryReader> open_frames(const TrajectoryInputs& in, std::size_t atoms,
                                                   const std::optional<io::FrameSelection>& frames);
 
-// One record per selected frame (its file, number in the file, time, the file's SHA-256) and,
-// when `need_box`, the union of the frames' boxes. Truncated last frames are logged and left out.
+// Which frames the grid's box is made from: none (the user gave the box), every selected frame
+// (their union box), or the first selected frame only (--grid-from-first).
+enum class BoxFrom { none, all_frames, first_frame };
+// One record per selected frame (its file, number in the file, time, the file's SHA-256) and the
+// box of the frames `box_from` names. Truncated last frames are logged and left out.
 struct TrajectoryScan {
   std::vector<analysis::FrameRecord> frames;
   std::optional<Box> box;
 };
 TrajectoryScan scan_trajectory(const TrajectoryInputs& in, const AtomSet& topology,
-                               const std::optional<io::FrameSelection>& frames, bool need_box);
+                               const std::optional<io::FrameSelection>& frames, BoxFrom box_from);
 
 // Reads the frames in stream order, passing over (without decoding) the ones not asked for.
 class TrajectoryFrames {
@@ -44,11 +55,13 @@ class TrajectoryFrames {
   TrajectoryFrames(const TrajectoryInputs& in, AtomSet topology,
                    const std::optional<io::FrameSelection>& frames);
   // The atoms of record `index` (records as scan_trajectory made them); indexes rise between
-  // calls. Throws InputError when the stream no longer has that frame where it was.
+  // calls, a gap is crossed by a seek where the stream can (a resume), else by skipping.
+  // Throws InputError when the stream no longer has that frame where it was.
   AtomSet read(std::size_t index, const analysis::FrameRecord& record);
 
  private:
   std::unique_ptr<io::TrajectoryReader> reader_;
+  std::vector<std::string> files_;  // the stream's, to check each frame's source
   AtomSet topology_;
   std::vector<float> xyz_;
   std::size_t next_ = 0;

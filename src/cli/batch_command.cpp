@@ -87,6 +87,10 @@ void add_options(CLI::App& app, BatchCommandOptions& o) {
                  ":500, ::10, 3:90:2")
       ->check(parses_with([](const std::string& v) { io::parse_frame_selection(v); }, "START:STOP:STEP"))
       ->group(in);
+  app.add_flag("--grid-from-first", b.grid_from_first,
+               "Trajectories: the grid around the first selected frame (plus --padding) instead of "
+               "the union of every frame's box; atoms outside it still count")
+      ->group(in);
   add_charge_options(app, b.read,
                      "Residues/atoms missing from the force field: error (the frame fails) or "
                      "zero (warn, charge 0)");

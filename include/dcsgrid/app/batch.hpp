@@ -37,6 +37,9 @@ struct BatchOptions {
   // the first input is the topology (PSF, PRMTOP, PQR, PDB/mmCIF, ...: atoms and charges) and the
   // trajectories are read one after the other as one stream, a frame each, in constant memory.
   std::optional<io::FrameSelection> frames;  // START:STOP:STEP of the stream's frames
+  // The grid around the first selected frame (grown by padding) instead of the union of every
+  // frame's box; atoms of later frames outside it still contribute to every grid point.
+  bool grid_from_first = false;
   io::ReadOptions read;
 
   // The shared grid: the user's box when given, else the union of every input's box grown by
