@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <exception>
 #include <fstream>
 #include <functional>
@@ -75,6 +76,7 @@ nlohmann::json options_fingerprint(const BatchOptions& o, const std::vector<std:
       {"histogram", {{"bins", o.histogram.bins}, {"lo", o.histogram.lo}, {"hi", o.histogram.hi}}},
       {"ensemble", o.ensemble},
   };
+  if (o.shard) j["shard"] = fmt::format("{}/{}", o.shard->index, o.shard->count);
   if (o.frames)
     j["frames"] = {{"start", o.frames->start}, {"stop", o.frames->stop ? *o.frames->stop : -1},
                    {"step", o.frames->step}};
@@ -430,6 +432,18 @@ std::vector<FrameRecord> check_resume(const BatchFile& file, const nlohmann::jso
 
 }  // namespace
 
+Shard parse_shard(const std::string& text) {
+  Shard shard;
+  char slash = 0, rest = 0;
+  long long index = -1, count = -1;
+  if (std::sscanf(text.c_str(), "%lld %c %lld %c", &index, &slash, &count, &rest) != 3 ||
+      slash != '/' || count < 1 || index < 0 || index >= count)
+    throw Error("--shard '" + text + "': expected I/N with 0 <= I < N (e.g. 0/4 ... 3/4)");
+  shard.index = std::size_t(index);
+  shard.count = std::size_t(count);
+  return shard;
+}
+
 std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
   std::vector<std::string> out;
   for (const auto& in : inputs) {
@@ -475,12 +489,27 @@ BatchInputs check_batch(const BatchOptions& o) {
   in.trajectory = trajectory_inputs(in.files);
   if (in.trajectory && o.models_all) throw Error("batch: --models all is for multi-model files, not trajectories");
   if (!in.trajectory && o.frames) throw Error("batch: --frames selects trajectory frames; no input is a trajectory");
+  if (o.shard && o.ensemble)
+    throw Error("batch: --ensemble needs every frame, and a --shard part holds some: compute the "
+                "ensemble maps after merging the parts");
   std::vector<fs::path> read_paths(in.files.begin(), in.files.end());
   for (const auto& input : o.inputs)
     if (!input.empty() && input[0] == '@') read_paths.push_back(input.substr(1));  // list files
   io::require_not_an_input(o.output, read_paths);
   if (in.trajectory) in.topology = read_topology_atoms(in.trajectory->topology, o.read);
   return in;
+}
+
+// Keeps the shard's block of the frames; the grid was laid from all of them, as in a whole run.
+analysis::ShardInfo keep_shard(const Shard& shard, std::vector<FrameRecord>& frames) {
+  const std::size_t n = frames.size();
+  const std::size_t first = shard.index * n / shard.count, end = (shard.index + 1) * n / shard.count;
+  if (first == end)
+    throw Error(fmt::format("batch: shard {}/{} holds no frame (the batch has {}): use at most {} "
+                            "shards", shard.index, shard.count, n, n));
+  frames = std::vector<FrameRecord>(frames.begin() + std::ptrdiff_t(first),
+                                    frames.begin() + std::ptrdiff_t(end));
+  return {shard.index, shard.count, first, n};
 }
 
 // A new batch file: the frames of the inputs and the grid (given, or around their union box).
@@ -506,6 +535,7 @@ std::vector<FrameRecord> create_file(const BatchOptions& o, const BatchInputs& i
   layout.histogram_bins = o.stats ? o.histogram.bins : 0;
   layout.ensemble = o.ensemble;
   layout.options_json = fingerprint.dump();
+  if (o.shard) layout.shard = keep_shard(*o.shard, layout.frames);
   if (exists) fs::remove(o.output);
   BatchFile::create(o.output, layout);
   return std::move(layout.frames);
@@ -529,10 +559,12 @@ void compute_frames(const BatchOptions& o, const BatchInputs& in, BatchFile& fil
   FileFrames file_frames(o);
   std::optional<TrajectoryFrames> trajectory_frames;
   if (in.trajectory) trajectory_frames.emplace(*in.trajectory, *in.topology, o.frames);
+  const std::size_t first_frame = file.shard() ? file.shard()->first_frame : 0;  // in the stream
   Pipeline pipeline(
       run,
       [&](std::size_t index, const FrameRecord& record) {
-        return trajectory_frames ? trajectory_frames->read(index, record) : file_frames.read(record);
+        return trajectory_frames ? trajectory_frames->read(first_frame + index, record)
+                                 : file_frames.read(record);
       },
       file, records, *backend);
   pipeline.run(todo, result);

@@ -19,6 +19,7 @@ constexpr Command kCommands[] = {
     {"info", dcsgrid::cli::info_command},
     {"compare", dcsgrid::cli::compare_command},
     {"batch", dcsgrid::cli::batch_command},
+    {"merge", dcsgrid::cli::merge_command},
     {"sample", dcsgrid::cli::sample_command},
     {"similarity", dcsgrid::cli::similarity_command},
 };

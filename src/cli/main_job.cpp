@@ -47,7 +47,7 @@ Outputs: .h5 (HDF5, /potential [nz][ny][nx] + pot.xmf for ParaView, netCDF-4 coo
 xarray), .dx/.dx.gz (OpenDX), .ccp4/.mrc/.map, .cube (Gaussian, with the atoms).
 Potential: V(p) = k_C Σ q_i / (ε |p − r_i|), k_C = 332.0637 kcal·Å/(mol·e²); distances below
 --min-distance count as --min-distance, so no point yields inf/NaN.
-Other commands: info, compare, batch, sample, similarity (run `dcsgrid COMMAND --help`).)";
+Other commands: info, compare, batch, merge, sample, similarity (run `dcsgrid COMMAND --help`).)";
 
 void add_options(CLI::App& app, MainOptions& o) {
   app.add_option("input", o.input,
