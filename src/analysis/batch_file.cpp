@@ -130,9 +130,14 @@ struct BatchFile::Impl {
   bool ensemble = false;
   std::string options_json;
   std::optional<ShardInfo> shard;
+  bool every_rank = false;
 
   h5::Dataset dataset(const char* name) const { return h5::open_dataset(file.get(), name, path); }
-  void flush() const { check(H5Fflush(file.get(), H5F_SCOPE_LOCAL), path, "flush the file"); }
+  // Opened by every MPI rank, raw data go to MPI-IO as they are written (HDF5 caches no raw data
+  // of files open in parallel), and H5Fflush would be a collective call: nothing to do.
+  void flush() const {
+    if (!every_rank) check(H5Fflush(file.get(), H5F_SCOPE_LOCAL), path, "flush the file");
+  }
   // Writes the table row of frame i except its source (fixed at creation) and status.
   void write_row(std::size_t i, const FrameRecord& r) const {
     const std::int32_t model = r.model;
@@ -206,12 +211,14 @@ void BatchFile::create(const fs::path& path, const BatchLayout& layout) {
   atomic.commit();
 }
 
-BatchFile::BatchFile(const fs::path& path, bool writable) : impl_(std::make_unique<Impl>()) {
+BatchFile::BatchFile(const fs::path& path, bool writable, bool every_rank)
+    : impl_(std::make_unique<Impl>()) {
   std::lock_guard lock(io::hdf5::library_mutex());
   io::hdf5::silence_errors();
   Impl& b = *impl_;
   b.path = path;
-  b.file = h5::open_file(path, writable);
+  b.file = h5::open_file(path, writable, every_rank);
+  b.every_rank = every_rank;
   const hid_t f = b.file.get();
   if (!h5::exists(f, "frames", path) || !h5::exists(f, "potential", path))
     throw InputError(path.string(), 0, "not a dcsgrid batch file (no /potential and /frames)");

@@ -19,6 +19,7 @@
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
+#include "batch_distribution.hpp"
 #include "batch_queue.hpp"
 #include "trajectory_frames.hpp"
 #include "dcsgrid/analysis/ensemble.hpp"
@@ -218,13 +219,14 @@ class Pipeline {
       : options_(o), read_frame_(std::move(read_frame)), file_(file), records_(records), backend_(backend),
         read_q_(o.queue_depth), computed_q_(o.queue_depth), free_buffers_(o.queue_depth + 2) {}
 
-  void run(const std::vector<std::size_t>& todo, BatchResult& result) {
+  // Computes the frames `frames` hands out, `total` of them in this process at most.
+  void run(FrameDispenser& frames, std::size_t total, BatchResult& result) {
     for (std::size_t i = 0; i < options_.queue_depth + 2; ++i)
       free_buffers_.push(std::vector<float>(file_.grid().point_count()));
     const auto t0 = clock_type::now();
-    std::thread reader([&] { guard([&] { read_stage(todo); }); });
+    std::thread reader([&] { guard([&] { read_stage(frames); }); });
     std::thread computer([&] { guard([&] { compute_stage(); }); });
-    std::thread writer([&] { guard([&] { write_stage(todo.size(), result); }); });
+    std::thread writer([&] { guard([&] { write_stage(total, result); }); });
     reader.join();
     computer.join();
     writer.join();
@@ -259,8 +261,9 @@ class Pipeline {
     free_buffers_.abort();
   }
 
-  void read_stage(const std::vector<std::size_t>& todo) {
-    for (std::size_t index : todo) {
+  void read_stage(FrameDispenser& frames) {
+    while (const std::optional<std::size_t> next = frames.next()) {
+      const std::size_t index = *next;
       const auto t0 = clock_type::now();
       ReadItem item;
       item.index = index;
@@ -541,16 +544,17 @@ std::vector<FrameRecord> create_file(const BatchOptions& o, const BatchInputs& i
   return std::move(layout.frames);
 }
 
-// Computes the frames in todo through the three-stage pipeline.
+// Computes the frames in todo (those `frames` hands this process) through the three-stage pipeline.
 void compute_frames(const BatchOptions& o, const BatchInputs& in, BatchFile& file,
                     std::vector<FrameRecord>& records, const std::vector<std::size_t>& todo,
-                    BatchResult& result) {
+                    BatchDistribution& distribution, BatchResult& result) {
   BatchOptions run = o;
+  distribution.choose_hardware(run.compute);
   if (run.queue_depth == 0)  // deep enough to group writes, within 256 MiB of frames
     run.queue_depth = std::clamp<std::size_t>((std::size_t(256) << 20) / grid_bytes(file.grid()), 2, 16);
   require_host_memory(file.grid(), run.queue_depth + 2);
-  if (o.compute.threads > 0) omp_set_num_threads(o.compute.threads);
-  auto backend = engine::make_backend(o.compute.device, o.compute.gpus);
+  if (run.compute.threads > 0) omp_set_num_threads(run.compute.threads);
+  auto backend = engine::make_backend(run.compute.device, run.compute.gpus);
   const engine::Method method = o.compute.methods.front();
   if (!backend->supports(method))
     throw Error("the " + backend->name() + " backend does not support --method " +
@@ -567,8 +571,10 @@ void compute_frames(const BatchOptions& o, const BatchInputs& in, BatchFile& fil
                                  : file_frames.read(record);
       },
       file, records, *backend);
-  pipeline.run(todo, result);
+  const std::unique_ptr<FrameDispenser> frames = distribution.dispense(todo);
+  pipeline.run(*frames, todo.size(), result);
   if (pipeline.stopped_by_fail_fast()) {
+    frames->stop_all();
     const FrameRecord& f = result.failures.back();
     throw Error(fmt::format("batch stopped (fail-fast): {} model {} failed: {}; {} frames are "
                             "complete in {} (--resume continues)",
@@ -597,23 +603,44 @@ void write_ensemble(BatchFile& file, const std::vector<FrameRecord>& records, Ba
 
 }  // namespace
 
-BatchResult run_batch(const BatchOptions& o) {
-  const BatchInputs in = check_batch(o);
-  const nlohmann::json fingerprint = options_fingerprint(o, in.files);
+namespace {
+
+// The frame table, from the batch file that the root process creates, or checks for a resume.
+std::vector<FrameRecord> set_up_file(const BatchOptions& o, const BatchInputs& in,
+                                     const nlohmann::json& fingerprint, BatchDistribution& d) {
   const bool exists = fs::exists(o.output);
   if (exists && !o.resume && !o.overwrite)
     throw Error(o.output.string() + " exists: use --resume to continue it or --overwrite");
+  d.barrier();  // every process has looked before the root replaces the file
+  const bool resume = exists && o.resume;
+  std::vector<FrameRecord> records;
+  if (d.is_root())
+    records = resume ? check_resume(BatchFile(o.output), fingerprint, in.files)
+                     : create_file(o, in, fingerprint, exists);
+  d.barrier();  // the root's file is in place
+  if (!d.is_root())
+    records = resume ? check_resume(BatchFile(o.output), fingerprint, in.files) : BatchFile(o.output).frames();
+  return records;
+}
 
+}  // namespace
+
+BatchResult run_batch(const BatchOptions& o) {
+  if (BatchDistribution* ranks = mpi_ranks()) return run_batch(o, *ranks);
+  return run_batch(o, single_process());
+}
+
+BatchResult run_batch(const BatchOptions& o, BatchDistribution& d) {
+  const BatchInputs in = check_batch(o);
+  const nlohmann::json fingerprint = options_fingerprint(o, in.files);
   BatchResult result;
   result.output = o.output;
   const auto t_scan = clock_type::now();
-  std::vector<FrameRecord> records = exists && o.resume
-                                         ? check_resume(BatchFile(o.output), fingerprint, in.files)
-                                         : create_file(o, in, fingerprint, exists);
+  std::vector<FrameRecord> records = set_up_file(o, in, fingerprint, d);
   result.scan_seconds = seconds_since(t_scan);
 
-  BatchFile file(o.output, true);
-  result.grid = file.grid();
+  std::optional<BatchFile> file(std::in_place, o.output, true, d.every_process_writes());
+  result.grid = file->grid();
   result.frames = records.size();
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < records.size(); ++i) {
@@ -622,13 +649,25 @@ BatchResult run_batch(const BatchOptions& o) {
     else
       todo.push_back(i);
   }
-  spdlog::info("batch: {} frames on grid {}; {} to compute", records.size(),
-               file.grid().describe(), todo.size());
-  if (!todo.empty()) compute_frames(o, in, file, records, todo, result);
+  if (d.is_root())
+    spdlog::info("batch: {} frames on grid {}; {} to compute", records.size(),
+                 file->grid().describe(), todo.size());
+  if (!todo.empty()) compute_frames(o, in, *file, records, todo, d, result);
+  if (d.every_process_writes()) {  // the root reports from the file every process wrote
+    file.reset();
+    d.sum_on_root(result);
+    if (!d.is_root()) return result;
+    file.emplace(o.output, true);
+    records = file->frames();
+    result.failures.clear();
+    for (const auto& r : records)
+      if (r.status == FrameStatus::failed) result.failures.push_back(r);
+    result.failed = result.failures.size();
+  }
   if (result.pipeline_seconds > 0) result.frames_per_second = result.computed / result.pipeline_seconds;
   for (const auto& r : records)
     if (r.status == FrameStatus::pending) ++result.pending;
-  if (o.ensemble) write_ensemble(file, records, result);
+  if (o.ensemble) write_ensemble(*file, records, result);
   return result;
 }
 

@@ -12,6 +12,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "dcsgrid/app/batch.hpp"
+#include "dcsgrid/app/mpi_context.hpp"
 #include "dcsgrid/cli/commands.hpp"
 #include "dcsgrid/cli/progress.hpp"
 #include "dcsgrid/engine/engine.hpp"
@@ -198,12 +199,14 @@ int batch_command(int argc, char** argv) {
   setup_logging(options.verbose, options.quiet);
   complete_batch_options(options, "dcsgrid " + joined_command_line(argc, argv));
 
-  ProgressBar bar("batch", !options.quiet);
+  const bool root = app::mpi::rank() == 0;  // under mpirun, rank 0 reports for every rank
+  ProgressBar bar("batch", !options.quiet && root);
   options.batch.progress = [&](std::size_t done, std::size_t total) {
     bar.update(double(done) / double(total));
   };
   const app::BatchResult result = app::run_batch(options.batch);
   bar.finish();
+  if (!root) return 0;
 
   if (options.json)
     std::printf("%s\n", result.to_json().dump(2).c_str());

@@ -97,8 +97,11 @@ class BatchFile {
   // Creates the file with every dataset allocated, under a temporary name renamed into place when
   // complete. Throws Error when it exists (callers decide about overwriting).
   static void create(const std::filesystem::path& path, const BatchLayout& layout);
-  // Opens an existing batch file; throws Error naming the file when it is not one.
-  explicit BatchFile(const std::filesystem::path& path, bool writable = false);
+  // Opens an existing batch file; throws Error naming the file when it is not one. every_rank:
+  // opened by every rank of the MPI job at once, each writing its own frames through MPI-IO (a
+  // collective open and close; frames are then complete without HDF5 flushes, which would be
+  // collective).
+  explicit BatchFile(const std::filesystem::path& path, bool writable = false, bool every_rank = false);
   ~BatchFile();
   BatchFile(BatchFile&&) noexcept;
   BatchFile& operator=(BatchFile&&) noexcept;

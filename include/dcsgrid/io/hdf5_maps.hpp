@@ -32,8 +32,9 @@ inline constexpr const char* frame = "frame";  // batch files: the frame dimensi
 inline constexpr const char* kMapAxisOrder = "x fastest; dataset [nz][ny][nx]";
 inline constexpr const char* kBatchAxisOrder = "x fastest; dataset [frame][nz][ny][nx]";
 
-// Opens an existing HDF5 file (InputError when missing or not HDF5).
-Handle open_file(const Path& path, bool writable);
+// Opens an existing HDF5 file (InputError when missing or not HDF5). every_rank: every rank of
+// the MPI job opens it at once (a collective call), through MPI-IO; Error in builds without MPI.
+Handle open_file(const Path& path, bool writable, bool every_rank = false);
 bool exists(hid_t location, const char* name, const Path& path);
 Dataset open_dataset(hid_t location, const char* name, const Path& path);
 void create_group(hid_t location, const char* name, const Path& path);
