@@ -6,13 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 
 #include "dcsgrid/analysis/batch_merge.hpp"
 #include "dcsgrid/app/batch.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "helpers.hpp"
 #include "test_analysis_batch_util.hpp"
+#include "test_batch_compare.hpp"
 #include "test_io_trajectory_util.hpp"
 
 namespace fs = std::filesystem;
@@ -21,59 +21,11 @@ using namespace dcsgrid::app;
 using analysis::BatchFile;
 using analysis::FrameRecord;
 using analysis::FrameStatus;
-using analysis::MapStats;
 
 namespace {
 
-// Bit-for-bit equality of two float maps (NaN payloads included).
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
-std::vector<float> frame_data(const BatchFile& file, std::size_t i) {
-  std::vector<float> out(file.grid().point_count());
-  file.read_frame(i, out.data());
-  return out;
-}
-
-void expect_same_record(const FrameRecord& a, const FrameRecord& b, std::size_t i) {
-  EXPECT_EQ(a.source, b.source) << i;
-  EXPECT_EQ(a.model, b.model) << i;
-  EXPECT_EQ(a.input_sha256, b.input_sha256) << i;
-  EXPECT_EQ(a.atom_count, b.atom_count) << i;
-  EXPECT_EQ(a.total_charge, b.total_charge) << i;
-  EXPECT_EQ(a.status, b.status) << i;
-  EXPECT_EQ(a.message, b.message) << i;
-  EXPECT_EQ(a.frame_index, b.frame_index) << i;
-  EXPECT_TRUE(a.time_ps == b.time_ps || (std::isnan(a.time_ps) && std::isnan(b.time_ps))) << i;
-}
-
-void expect_same_stats(const MapStats& a, const MapStats& b, std::size_t i) {
-  EXPECT_EQ(a.min, b.min) << i;
-  EXPECT_EQ(a.max, b.max) << i;
-  EXPECT_EQ(a.mean, b.mean) << i;
-  EXPECT_EQ(a.stddev, b.stddev) << i;
-  EXPECT_EQ(a.count, b.count) << i;
-  EXPECT_EQ(a.counts, b.counts) << i;
-  EXPECT_EQ(a.edges, b.edges) << i;
-}
-
-// The merged file holds what the whole run holds: grid, options, frame table, complete maps, stats.
-void expect_same_batch(const fs::path& whole_path, const fs::path& merged_path) {
-  const BatchFile whole(whole_path), merged(merged_path);
-  EXPECT_TRUE(merged.grid().same_as(whole.grid(), 0)) << merged.grid().describe();
-  EXPECT_EQ(merged.options_json(), whole.options_json());
-  EXPECT_FALSE(merged.shard().has_value());
-  ASSERT_EQ(merged.frames().size(), whole.frames().size());
-  const std::vector<MapStats> whole_stats = whole.stats(), merged_stats = merged.stats();
-  ASSERT_EQ(merged_stats.size(), whole_stats.size());
-  for (std::size_t i = 0; i < whole.frames().size(); ++i) {
-    expect_same_record(merged.frames()[i], whole.frames()[i], i);
-    if (whole.frames()[i].status != FrameStatus::complete) continue;
-    EXPECT_TRUE(same_bits(frame_data(merged, i), frame_data(whole, i))) << "frame " << i;
-    expect_same_stats(merged_stats[i], whole_stats[i], i);
-  }
-}
+using test::expect_same_batch;
+using test::frame_data;
 
 // Runs the batch in `count` shards part_<i>.h5 in dir and returns their paths.
 std::vector<fs::path> run_shards(BatchOptions o, const fs::path& dir, std::size_t count) {
@@ -168,6 +120,7 @@ TEST_F(BatchShard, StructureShardsMergedVirtualAndCopiedEqualOneRun) {
   EXPECT_EQ(merged.complete, 4u);
   EXPECT_EQ(merged.failed, 1u);
   expect_same_batch(dir / "whole.h5", dir / "merged.h5");
+  EXPECT_FALSE(BatchFile(dir / "merged.h5").shard().has_value());
   expect_h5py_reads_the_same(dir / "whole.h5", dir / "merged.h5", true);
 
   analysis::merge_batch_parts({parts, dir / "copied.h5", true});
