@@ -1,7 +1,9 @@
 // mpirun -n 2 and -n 3 dcsgrid batch: the ranks' one batch file equals the serial run bit for bit
 // (maps, frame table, stats) with a frame that fails on whichever rank takes it; a job stopped
-// by SIGTERM and resumed by another job gives the same file; a plain run is one process;
-// commands other than batch refuse several ranks. Skipped in builds without MPI.
+// by SIGTERM and resumed by another job gives the same file. mpirun -n 2 and -n 3 of the main job:
+// every method's map equals the serial run's bit for bit; an error ends the job with its message
+// and no file. A plain run is one process; commands other than these refuse several ranks.
+// Skipped in builds without MPI.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -100,6 +102,40 @@ TEST_F(CliMpi, StoppedJobResumedByAnotherJobEqualsTheSerialRun) {
   test::expect_same_batch(dir / "serial.h5", out);
 }
 
+TEST_F(CliMpi, MapOverTwoAndThreeRanksEqualsTheSerialRunForEveryMethod) {
+  const fs::path input = dir / "protein.pqr";
+  test::write_pqr(input, test::random_atoms(600, Box{{0, 0, 0}, {12, 10, 9}}, 77));
+  const std::string job = " " + input.string() +
+                          " --device cpu --threads 1 --spacing 0.6 --method direct,cutoff,msm -q -o ";
+  auto r = test::run_command(test::dcsgrid_binary() + job + (dir / "serial.h5").string() + " 2>&1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  // Every map and the stored comparisons, read by h5py (Debian's, independent of our reader).
+  const fs::path py = dir / "same_maps.py";
+  test::write_text(py,
+                   "import sys, h5py\n"
+                   "a = h5py.File(sys.argv[1], 'r'); b = h5py.File(sys.argv[2], 'r')\n"
+                   "for d in ('potential', 'potential_cutoff', 'potential_msm'):\n"
+                   "    assert a[d][:].tobytes() == b[d][:].tobytes(), d + ' differs'\n"
+                   "for k in ('comparison_cutoff_vs_direct', 'comparison_msm_vs_direct'):\n"
+                   "    assert a.attrs[k] == b.attrs[k], k + ' differs'\n");
+  for (const int ranks : {2, 3}) {
+    const fs::path out = dir / ("ranks" + std::to_string(ranks) + ".h5");
+    r = test::run_command(kMpirun + "-n " + std::to_string(ranks) + " " + test::dcsgrid_binary() +
+                          job + out.string() + " 2>&1");
+    ASSERT_EQ(r.status, 0) << r.output;
+    r = test::run_command("/usr/bin/python3 " + py.string() + " " + (dir / "serial.h5").string() +
+                          " " + out.string() + " 2>&1");
+    EXPECT_EQ(r.status, 0) << ranks << " ranks: " << r.output;
+  }
+  // An error ends every rank, with the message, and leaves no file (nor a temporary).
+  r = test::run_command(kMpirun + "-n 2 " + test::dcsgrid_binary() + job +
+                        (dir / "bad.h5").string() + " -o " + (dir / "bad.dx").string() + " 2>&1");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("bad.dx is not .h5"), std::string::npos) << r.output;
+  for (const auto& entry : fs::directory_iterator(dir))
+    EXPECT_EQ(entry.path().filename().string().find("bad"), std::string::npos) << entry.path();
+}
+
 TEST_F(CliMpi, PlainRunIsOneProcessAndOtherCommandsRefuseRanks) {
   const std::string inputs = write_inputs(2, -1);
   auto r = batch("", inputs + "-o " + (dir / "plain.h5").string());
@@ -108,5 +144,6 @@ TEST_F(CliMpi, PlainRunIsOneProcessAndOtherCommandsRefuseRanks) {
   r = test::run_command(kMpirun + "-n 2 " + test::dcsgrid_binary() + " info " +
                         (dir / "plain.h5").string() + " 2>&1");
   EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.output.find("only 'dcsgrid batch' shares its work out"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("only the main job and 'dcsgrid batch' share their work out"),
+            std::string::npos) << r.output;
 }

@@ -8,14 +8,12 @@
 
 #ifdef DCSGRID_HAVE_MPI
 #include <mpi.h>
-#include <omp.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <mutex>
 
-#include "dcsgrid/engine/cuda_backend.hpp"
 #include "dcsgrid/io/hdf5_util.hpp"
+#include "mpi_ranks.hpp"
 #endif
 
 namespace dcsgrid::app {
@@ -71,15 +69,7 @@ class MpiRanks final : public BatchDistribution {
   void barrier() override { MPI_Barrier(MPI_COMM_WORLD); }
   bool every_process_writes() const override { return true; }
 
-  // The node's cores split between its ranks; one GPU a rank, by its rank on the node.
-  void choose_hardware(ComputeSettings& compute) const override {
-    if (compute.threads == 0) compute.threads = std::max(1, omp_get_num_procs() / mpi::local_size());
-#ifdef DCSGRID_HAVE_CUDA
-    const int gpus = engine::cuda_device_count();
-    if (compute.gpus.empty() && compute.device != "cpu" && gpus > 0)
-      compute.gpus = {mpi::local_rank() % gpus};
-#endif
-  }
+  void choose_hardware(ComputeSettings& compute) const override { choose_rank_hardware(compute); }
 
   std::unique_ptr<FrameDispenser> dispense(const std::vector<std::size_t>& todo) override {
     return std::make_unique<SharedCounter>(todo);

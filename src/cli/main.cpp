@@ -28,13 +28,15 @@ constexpr Command kCommands[] = {
 
 int run(int argc, char** argv) {
   dcsgrid::io::remove_temporaries_on_signals();
-  const bool batch = argc > 1 && std::strcmp(argv[1], "batch") == 0;
-  if (dcsgrid::app::mpi::size() > 1 && !batch)  // every rank would write the same outputs
-    throw dcsgrid::Error("under mpirun with more than one rank, only 'dcsgrid batch' shares its work "
-                         "out; run other commands without mpirun");
   if (argc > 1)
     for (const Command& c : kCommands)
-      if (std::strcmp(argv[1], c.name) == 0) return c.run(argc - 1, argv + 1);
+      if (std::strcmp(argv[1], c.name) == 0) {
+        if (dcsgrid::app::mpi::size() > 1 && std::strcmp(c.name, "batch") != 0)
+          throw dcsgrid::Error(std::string("under mpirun with more than one rank, only the main job "
+                                           "and 'dcsgrid batch' share their work out; run '") +
+                               c.name + "' without mpirun");  // every rank would write the same outputs
+        return c.run(argc - 1, argv + 1);
+      }
   return dcsgrid::cli::main_job(argc, argv);
 }
 

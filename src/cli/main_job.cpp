@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "dcsgrid/app/job.hpp"
+#include "dcsgrid/app/mpi_context.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/cli/commands.hpp"
 #include "dcsgrid/cli/progress.hpp"
@@ -176,8 +177,10 @@ int main_job(int argc, char** argv) {
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
   setup_logging(options.verbose, options.quiet);
   const app::Job job = make_job(options, joined_command_line(argc, argv));
-  TerminalObserver observer(!options.quiet);
+  const bool root = app::mpi::rank() == 0;  // under mpirun, rank 0 reports for every rank
+  TerminalObserver observer(!options.quiet && root);
   const app::JobReport report = app::run_job(job, observer);
+  if (!root) return 0;
   if (options.json)
     std::printf("%s\n", report.to_json().dump(2).c_str());
   else if (!options.quiet)
