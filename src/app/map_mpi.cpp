@@ -33,11 +33,15 @@ void choose_rank_hardware(ComputeSettings& compute) {
 
 namespace {
 
-// Slabs of at most 64 MiB, and at least 4 a rank where the grid has the planes, for balance.
-std::int64_t planes_per_slab(const GridSpec& grid, int ranks) {
+// Slabs of at most 64 MiB, and at least 4 a rank where the grid has the planes, for balance. A
+// backend's compute() sets up a run for each slab (for msm, its long-range grids, which every rank
+// then builds whole: they are small), so msm takes one slab a rank where memory allows.
+std::int64_t planes_per_slab(const engine::PotentialRequest& request, int ranks) {
+  const GridSpec& grid = request.grid;
   const std::int64_t plane_bytes = std::int64_t(grid.plane_size() * sizeof(float));
   const std::int64_t by_memory = std::max<std::int64_t>(1, (std::int64_t(64) << 20) / plane_bytes);
-  const std::int64_t by_balance = std::max<std::int64_t>(1, grid.nz() / (4 * std::int64_t(ranks)));
+  const std::int64_t slabs = request.method == engine::Method::msm ? ranks : 4 * std::int64_t(ranks);
+  const std::int64_t by_balance = std::max<std::int64_t>(1, (grid.nz() + slabs - 1) / slabs);
   return std::min(by_memory, by_balance);
 }
 
@@ -57,7 +61,7 @@ class RankSlabs final : public engine::Backend {
     engine::validate(request);
     const GridSpec& grid = request.grid;
     const int rank = mpi::rank(), ranks = mpi::size();
-    const std::int64_t per_slab = planes_per_slab(grid, ranks);
+    const std::int64_t per_slab = planes_per_slab(request, ranks);
     std::vector<float> buffer(grid.plane_size() * std::size_t(per_slab));
     engine::RunStats stats;
     std::int64_t index = 0;
