@@ -75,6 +75,39 @@ std::size_t longest(const std::vector<std::string>& texts) {
   return n;
 }
 
+// /potential: a real dataset, or a virtual one over the parts of a merged file.
+Handle create_potential(hid_t file, const BatchLayout& layout, const fs::path& path) {
+  const std::size_t n = layout.frames.size();
+  if (layout.virtual_parts.empty()) return h5::create_map_dataset(file, "potential", {n}, layout.grid, path);
+  std::vector<h5::VirtualSource> sources;
+  for (const VirtualPart& part : layout.virtual_parts)
+    sources.push_back({part.file, "potential", part.first_frame, part.frames});
+  return h5::create_virtual_map_dataset(file, "potential", n, layout.grid, sources, path);
+}
+
+constexpr const char* kShardIndex = "shard_index";
+constexpr const char* kShardCount = "shard_count";
+constexpr const char* kShardFirst = "shard_first_frame";
+constexpr const char* kBatchFrames = "batch_frames";
+
+void write_shard(hid_t potential, const ShardInfo& shard, const fs::path& path) {
+  io::hdf5::write_attribute(potential, kShardIndex, shard.index, path);
+  io::hdf5::write_attribute(potential, kShardCount, shard.count, path);
+  io::hdf5::write_attribute(potential, kShardFirst, shard.first_frame, path);
+  io::hdf5::write_attribute(potential, kBatchFrames, shard.total_frames, path);
+}
+
+std::optional<ShardInfo> read_shard(hid_t potential, const fs::path& path) {
+  const std::vector<std::string> names = io::hdf5::attribute_names(potential, path);
+  if (std::find(names.begin(), names.end(), kShardIndex) == names.end()) return std::nullopt;
+  ShardInfo shard;
+  io::hdf5::read_attribute(potential, kShardIndex, shard.index, path);
+  io::hdf5::read_attribute(potential, kShardCount, shard.count, path);
+  io::hdf5::read_attribute(potential, kShardFirst, shard.first_frame, path);
+  io::hdf5::read_attribute(potential, kBatchFrames, shard.total_frames, path);
+  return shard;
+}
+
 }  // namespace
 
 std::string status_name(FrameStatus status) {
@@ -96,9 +129,15 @@ struct BatchFile::Impl {
   int bins = 0;
   bool ensemble = false;
   std::string options_json;
+  std::optional<ShardInfo> shard;
+  bool every_rank = false;
 
   h5::Dataset dataset(const char* name) const { return h5::open_dataset(file.get(), name, path); }
-  void flush() const { check(H5Fflush(file.get(), H5F_SCOPE_LOCAL), path, "flush the file"); }
+  // Opened by every MPI rank, raw data go to MPI-IO as they are written (HDF5 caches no raw data
+  // of files open in parallel), and H5Fflush would be a collective call: nothing to do.
+  void flush() const {
+    if (!every_rank) check(H5Fflush(file.get(), H5F_SCOPE_LOCAL), path, "flush the file");
+  }
   // Writes the table row of frame i except its source (fixed at creation) and status.
   void write_row(std::size_t i, const FrameRecord& r) const {
     const std::int32_t model = r.model;
@@ -135,10 +174,12 @@ void BatchFile::create(const fs::path& path, const BatchLayout& layout) {
     const GridSpec& g = layout.grid;
     const std::size_t n = layout.frames.size();
 
-    Handle potential = h5::create_map_dataset(f, "potential", {n}, g, path);
+    Handle potential = create_potential(f, layout, path);
     h5::write_map_attributes(potential.get(), g, layout.meta, h5::kBatchAxisOrder, path);
-    h5::attach_coordinates(f, potential.get(), g, n, path);
+    const std::size_t first_frame = layout.shard ? layout.shard->first_frame : 0;
+    h5::attach_coordinates(f, potential.get(), g, n, path, first_frame);
     io::hdf5::write_attribute(potential.get(), "batch_options", layout.options_json, path);
+    if (layout.shard) write_shard(potential.get(), *layout.shard, path);
 
     h5::create_group(f, "frames", path);
     const Columns c(layout.frames);
@@ -170,12 +211,14 @@ void BatchFile::create(const fs::path& path, const BatchLayout& layout) {
   atomic.commit();
 }
 
-BatchFile::BatchFile(const fs::path& path, bool writable) : impl_(std::make_unique<Impl>()) {
+BatchFile::BatchFile(const fs::path& path, bool writable, bool every_rank)
+    : impl_(std::make_unique<Impl>()) {
   std::lock_guard lock(io::hdf5::library_mutex());
   io::hdf5::silence_errors();
   Impl& b = *impl_;
   b.path = path;
-  b.file = h5::open_file(path, writable);
+  b.file = h5::open_file(path, writable, every_rank);
+  b.every_rank = every_rank;
   const hid_t f = b.file.get();
   if (!h5::exists(f, "frames", path) || !h5::exists(f, "potential", path))
     throw InputError(path.string(), 0, "not a dcsgrid batch file (no /potential and /frames)");
@@ -185,6 +228,7 @@ BatchFile::BatchFile(const fs::path& path, bool writable) : impl_(std::make_uniq
     throw InputError(path.string(), 0, "/potential is not 4-D [frame][nz][ny][nx]");
   h5::read_map_attributes(b.potential.get(), b.grid, b.meta, path);
   io::hdf5::read_attribute(b.potential.get(), "batch_options", b.options_json, path);
+  b.shard = read_shard(b.potential.get(), path);
   const std::size_t n = h5::shape(b.potential.get(), path)[0];
   h5::check_map_shape(b.potential.get(), b.grid, n, path);
 
@@ -240,6 +284,22 @@ const std::vector<FrameRecord>& BatchFile::frames() const { return impl_->frames
 int BatchFile::histogram_bins() const { return impl_->bins; }
 bool BatchFile::has_ensemble() const { return impl_->ensemble; }
 const std::string& BatchFile::options_json() const { return impl_->options_json; }
+const std::optional<ShardInfo>& BatchFile::shard() const { return impl_->shard; }
+
+std::vector<MapStats> BatchFile::stats() const {
+  const Impl& b = *impl_;
+  if (b.bins == 0) return {};
+  std::lock_guard lock(io::hdf5::library_mutex());
+  return h5::read_stats_rows(b.file.get(), b.path);
+}
+
+void BatchFile::write_stats(std::size_t index, const MapStats& stats) {
+  const Impl& b = *impl_;
+  b.check_index(index);
+  if (b.bins == 0) throw Error(b.path.string() + ": has no stats datasets");
+  std::lock_guard lock(io::hdf5::library_mutex());
+  h5::write_stats_row(b.file.get(), index, stats, std::size_t(b.bins), b.path);
+}
 
 void BatchFile::write_frame(std::size_t index, const float* data, const FrameRecord& record,
                             const MapStats* stats, const StepHook& hook) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <exception>
 #include <fstream>
 #include <functional>
@@ -18,6 +19,7 @@
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
+#include "batch_distribution.hpp"
 #include "batch_queue.hpp"
 #include "trajectory_frames.hpp"
 #include "dcsgrid/analysis/ensemble.hpp"
@@ -76,6 +78,7 @@ nlohmann::json options_fingerprint(const BatchOptions& o, const std::vector<std:
       {"ensemble", o.ensemble},
   };
   if (o.grid_from_first) j["grid_from_first"] = true;  // absent when off: older files resume
+  if (o.shard) j["shard"] = fmt::format("{}/{}", o.shard->index, o.shard->count);
   if (o.frames)
     j["frames"] = {{"start", o.frames->start}, {"stop", o.frames->stop ? *o.frames->stop : -1},
                    {"step", o.frames->step}};
@@ -217,13 +220,14 @@ class Pipeline {
       : options_(o), read_frame_(std::move(read_frame)), file_(file), records_(records), backend_(backend),
         read_q_(o.queue_depth), computed_q_(o.queue_depth), free_buffers_(o.queue_depth + 2) {}
 
-  void run(const std::vector<std::size_t>& todo, BatchResult& result) {
+  // Computes the frames `frames` hands out, `total` of them in this process at most.
+  void run(FrameDispenser& frames, std::size_t total, BatchResult& result) {
     for (std::size_t i = 0; i < options_.queue_depth + 2; ++i)
       free_buffers_.push(std::vector<float>(file_.grid().point_count()));
     const auto t0 = clock_type::now();
-    std::thread reader([&] { guard([&] { read_stage(todo); }); });
+    std::thread reader([&] { guard([&] { read_stage(frames); }); });
     std::thread computer([&] { guard([&] { compute_stage(); }); });
-    std::thread writer([&] { guard([&] { write_stage(todo.size(), result); }); });
+    std::thread writer([&] { guard([&] { write_stage(total, result); }); });
     reader.join();
     computer.join();
     writer.join();
@@ -258,8 +262,9 @@ class Pipeline {
     free_buffers_.abort();
   }
 
-  void read_stage(const std::vector<std::size_t>& todo) {
-    for (std::size_t index : todo) {
+  void read_stage(FrameDispenser& frames) {
+    while (const std::optional<std::size_t> next = frames.next()) {
+      const std::size_t index = *next;
       const auto t0 = clock_type::now();
       ReadItem item;
       item.index = index;
@@ -431,6 +436,18 @@ std::vector<FrameRecord> check_resume(const BatchFile& file, const nlohmann::jso
 
 }  // namespace
 
+Shard parse_shard(const std::string& text) {
+  Shard shard;
+  char slash = 0, rest = 0;
+  long long index = -1, count = -1;
+  if (std::sscanf(text.c_str(), "%lld %c %lld %c", &index, &slash, &count, &rest) != 3 ||
+      slash != '/' || count < 1 || index < 0 || index >= count)
+    throw Error("--shard '" + text + "': expected I/N with 0 <= I < N (e.g. 0/4 ... 3/4)");
+  shard.index = std::size_t(index);
+  shard.count = std::size_t(count);
+  return shard;
+}
+
 std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
   std::vector<std::string> out;
   for (const auto& in : inputs) {
@@ -483,6 +500,9 @@ BatchInputs check_batch(const BatchOptions& o) {
     throw Error("batch: --grid-from-first is for trajectories; no input is a trajectory");
   if (o.grid_from_first && o.grid.box)
     throw Error("batch: --grid-from-first makes the grid around the first frame, but a box is given too");
+  if (o.shard && o.ensemble)
+    throw Error("batch: --ensemble needs every frame, and a --shard part holds some: compute the "
+                "ensemble maps after merging the parts");
   std::vector<fs::path> read_paths(in.files.begin(), in.files.end());
   for (const auto& input : o.inputs)
     if (!input.empty() && input[0] == '@') read_paths.push_back(input.substr(1));  // list files
@@ -492,6 +512,18 @@ BatchInputs check_batch(const BatchOptions& o) {
     in.topology = read_topology_atoms(in.trajectory->topology, o.read);
   }
   return in;
+}
+
+// Keeps the shard's block of the frames; the grid was laid from all of them, as in a whole run.
+analysis::ShardInfo keep_shard(const Shard& shard, std::vector<FrameRecord>& frames) {
+  const std::size_t n = frames.size();
+  const std::size_t first = shard.index * n / shard.count, end = (shard.index + 1) * n / shard.count;
+  if (first == end)
+    throw Error(fmt::format("batch: shard {}/{} holds no frame (the batch has {}): use at most {} "
+                            "shards", shard.index, shard.count, n, n));
+  frames = std::vector<FrameRecord>(frames.begin() + std::ptrdiff_t(first),
+                                    frames.begin() + std::ptrdiff_t(end));
+  return {shard.index, shard.count, first, n};
 }
 
 // A new batch file: the frames of the inputs and the grid (given, or around their union box).
@@ -520,21 +552,23 @@ std::vector<FrameRecord> create_file(const BatchOptions& o, const BatchInputs& i
   layout.histogram_bins = o.stats ? o.histogram.bins : 0;
   layout.ensemble = o.ensemble;
   layout.options_json = fingerprint.dump();
+  if (o.shard) layout.shard = keep_shard(*o.shard, layout.frames);
   if (exists) fs::remove(o.output);
   BatchFile::create(o.output, layout);
   return std::move(layout.frames);
 }
 
-// Computes the frames in todo through the three-stage pipeline.
+// Computes the frames in todo (those `frames` hands this process) through the three-stage pipeline.
 void compute_frames(const BatchOptions& o, const BatchInputs& in, BatchFile& file,
                     std::vector<FrameRecord>& records, const std::vector<std::size_t>& todo,
-                    BatchResult& result) {
+                    BatchDistribution& distribution, BatchResult& result) {
   BatchOptions run = o;
+  distribution.choose_hardware(run.compute);
   if (run.queue_depth == 0)  // deep enough to group writes, within 256 MiB of frames
     run.queue_depth = std::clamp<std::size_t>((std::size_t(256) << 20) / grid_bytes(file.grid()), 2, 16);
   require_host_memory(file.grid(), run.queue_depth + 2);
-  if (o.compute.threads > 0) omp_set_num_threads(o.compute.threads);
-  auto backend = engine::make_backend(o.compute.device, o.compute.gpus);
+  if (run.compute.threads > 0) omp_set_num_threads(run.compute.threads);
+  auto backend = engine::make_backend(run.compute.device, run.compute.gpus);
   const engine::Method method = o.compute.methods.front();
   if (!backend->supports(method))
     throw Error("the " + backend->name() + " backend does not support --method " +
@@ -543,14 +577,18 @@ void compute_frames(const BatchOptions& o, const BatchInputs& in, BatchFile& fil
   FileFrames file_frames(o);
   std::optional<TrajectoryFrames> trajectory_frames;
   if (in.trajectory) trajectory_frames.emplace(*in.trajectory, *in.topology, o.frames);
+  const std::size_t first_frame = file.shard() ? file.shard()->first_frame : 0;  // in the stream
   Pipeline pipeline(
       run,
       [&](std::size_t index, const FrameRecord& record) {
-        return trajectory_frames ? trajectory_frames->read(index, record) : file_frames.read(record);
+        return trajectory_frames ? trajectory_frames->read(first_frame + index, record)
+                                 : file_frames.read(record);
       },
       file, records, *backend);
-  pipeline.run(todo, result);
+  const std::unique_ptr<FrameDispenser> frames = distribution.dispense(todo);
+  pipeline.run(*frames, todo.size(), result);
   if (pipeline.stopped_by_fail_fast()) {
+    frames->stop_all();
     const FrameRecord& f = result.failures.back();
     throw Error(fmt::format("batch stopped (fail-fast): {} model {} failed: {}; {} frames are "
                             "complete in {} (--resume continues)",
@@ -579,23 +617,44 @@ void write_ensemble(BatchFile& file, const std::vector<FrameRecord>& records, Ba
 
 }  // namespace
 
-BatchResult run_batch(const BatchOptions& o) {
-  const BatchInputs in = check_batch(o);
-  const nlohmann::json fingerprint = options_fingerprint(o, in.files);
+namespace {
+
+// The frame table, from the batch file that the root process creates, or checks for a resume.
+std::vector<FrameRecord> set_up_file(const BatchOptions& o, const BatchInputs& in,
+                                     const nlohmann::json& fingerprint, BatchDistribution& d) {
   const bool exists = fs::exists(o.output);
   if (exists && !o.resume && !o.overwrite)
     throw Error(o.output.string() + " exists: use --resume to continue it or --overwrite");
+  d.barrier();  // every process has looked before the root replaces the file
+  const bool resume = exists && o.resume;
+  std::vector<FrameRecord> records;
+  if (d.is_root())
+    records = resume ? check_resume(BatchFile(o.output), fingerprint, in.files)
+                     : create_file(o, in, fingerprint, exists);
+  d.barrier();  // the root's file is in place
+  if (!d.is_root())
+    records = resume ? check_resume(BatchFile(o.output), fingerprint, in.files) : BatchFile(o.output).frames();
+  return records;
+}
 
+}  // namespace
+
+BatchResult run_batch(const BatchOptions& o) {
+  if (BatchDistribution* ranks = mpi_ranks()) return run_batch(o, *ranks);
+  return run_batch(o, single_process());
+}
+
+BatchResult run_batch(const BatchOptions& o, BatchDistribution& d) {
+  const BatchInputs in = check_batch(o);
+  const nlohmann::json fingerprint = options_fingerprint(o, in.files);
   BatchResult result;
   result.output = o.output;
   const auto t_scan = clock_type::now();
-  std::vector<FrameRecord> records = exists && o.resume
-                                         ? check_resume(BatchFile(o.output), fingerprint, in.files)
-                                         : create_file(o, in, fingerprint, exists);
+  std::vector<FrameRecord> records = set_up_file(o, in, fingerprint, d);
   result.scan_seconds = seconds_since(t_scan);
 
-  BatchFile file(o.output, true);
-  result.grid = file.grid();
+  std::optional<BatchFile> file(std::in_place, o.output, true, d.every_process_writes());
+  result.grid = file->grid();
   result.frames = records.size();
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < records.size(); ++i) {
@@ -604,13 +663,25 @@ BatchResult run_batch(const BatchOptions& o) {
     else
       todo.push_back(i);
   }
-  spdlog::info("batch: {} frames on grid {}; {} to compute", records.size(),
-               file.grid().describe(), todo.size());
-  if (!todo.empty()) compute_frames(o, in, file, records, todo, result);
+  if (d.is_root())
+    spdlog::info("batch: {} frames on grid {}; {} to compute", records.size(),
+                 file->grid().describe(), todo.size());
+  if (!todo.empty()) compute_frames(o, in, *file, records, todo, d, result);
+  if (d.every_process_writes()) {  // the root reports from the file every process wrote
+    file.reset();
+    d.sum_on_root(result);
+    if (!d.is_root()) return result;
+    file.emplace(o.output, true);
+    records = file->frames();
+    result.failures.clear();
+    for (const auto& r : records)
+      if (r.status == FrameStatus::failed) result.failures.push_back(r);
+    result.failed = result.failures.size();
+  }
   if (result.pipeline_seconds > 0) result.frames_per_second = result.computed / result.pipeline_seconds;
   for (const auto& r : records)
     if (r.status == FrameStatus::pending) ++result.pending;
-  if (o.ensemble) write_ensemble(file, records, result);
+  if (o.ensemble) write_ensemble(*file, records, result);
   return result;
 }
 

@@ -11,6 +11,8 @@
 
 #include "dcsgrid/app/job.hpp"
 #include "clock.hpp"
+#include "dcsgrid/app/mpi_context.hpp"
+#include "mpi_ranks.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
 
@@ -27,10 +29,12 @@ constexpr std::size_t kReadBackBytes = std::size_t(32) << 20;
 // hold one map, gathered whole in host memory and written at the end.
 class MapOutputs {
  public:
+  // writes: false on the MPI ranks other than 0, which write nothing (rank 0 gets every slab).
   MapOutputs(const Job& job, const GridSpec& grid, const std::vector<io::MapMetadata>& metas,
-             const std::vector<std::string>& datasets, const AtomSet& atoms)
-      : job_(job), grid_(grid), meta_(metas.front()), atoms_(atoms) {
+             const std::vector<std::string>& datasets, const AtomSet& atoms, bool writes)
+      : job_(job), grid_(grid), meta_(metas.front()), atoms_(atoms), writes_(writes) {
     for (const auto& out : job.outputs) {
+      if (!writes) break;
       if (!io::map_format_info(out.format).streamed) {
         whole_.resize(grid.point_count());
         continue;
@@ -62,6 +66,7 @@ class MapOutputs {
   // Every output is completed under a temporary name first and only then are they all renamed
   // into place: a failure or a signal before the renames leaves every old file as it was.
   void finish() {
+    if (!writes_) return;
     for (auto& w : hdf5_) w->finish_unpublished();
     io::WriteOptions options = job_.write;
     options.atoms = &atoms_;  // formats that store the atoms beside the map (cube)
@@ -82,6 +87,7 @@ class MapOutputs {
   GridSpec grid_;
   io::MapMetadata meta_;
   const AtomSet& atoms_;
+  bool writes_;
   std::vector<std::unique_ptr<io::Hdf5MapWriter>> hdf5_;
   std::vector<float> whole_;
 };
@@ -226,11 +232,13 @@ void validate(const Job& job) {
 JobReport run_job(const Job& job, Observer& observer) {
   const auto t_start = clock_type::now();
   validate(job);
-  if (job.compute.threads > 0) omp_set_num_threads(job.compute.threads);
+  ComputeSettings hardware = job.compute;
+  choose_rank_hardware(hardware);  // under mpirun: this rank's cores and GPU
+  if (hardware.threads > 0) omp_set_num_threads(hardware.threads);
 
   // The backend starts (a GPU's context takes about 0.1 s) while the input is read.
-  std::future<std::unique_ptr<engine::Backend>> starting = std::async(std::launch::async, [&job] {
-    auto backend = engine::make_backend(job.compute.device, job.compute.gpus);
+  std::future<std::unique_ptr<engine::Backend>> starting = std::async(std::launch::async, [&hardware] {
+    auto backend = share_slabs_over_ranks(engine::make_backend(hardware.device, hardware.gpus));
     backend->warm_up();
     return backend;
   });
@@ -289,9 +297,10 @@ JobReport run_job(const Job& job, Observer& observer) {
   spdlog::info("{} summation on {}: {}", method_list_name(order), backend->name(),
                describe(compute.physics));
 
-  MapOutputs outputs(job, grid, metas, datasets, atoms);
+  const bool writes = mpi::rank() == 0;
+  MapOutputs outputs(job, grid, metas, datasets, atoms, writes);
   for (std::size_t m = 0; m < order.size(); ++m) {
-    const bool compare = m > 0 && reference_method(order).has_value();
+    const bool compare = writes && m > 0 && reference_method(order).has_value();
     PassReport pass = run_pass(*backend, requests[m], m, compare, outputs, observer);
     pass.dataset = datasets[m];
     if (pass.against_reference) {

@@ -12,6 +12,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "dcsgrid/app/batch.hpp"
+#include "dcsgrid/app/mpi_context.hpp"
 #include "dcsgrid/cli/commands.hpp"
 #include "dcsgrid/cli/progress.hpp"
 #include "dcsgrid/engine/engine.hpp"
@@ -33,6 +34,7 @@ struct BatchCommandOptions {
   app::BatchOptions batch;
   std::string models = "one";
   std::string frames;  // --frames, parsed into batch.frames
+  std::string shard;   // --shard I/N, parsed into batch.shard
   GridOptions grid;
   ComputeOptions compute;
   std::vector<double> histogram_range;
@@ -50,6 +52,8 @@ const char* kExamples = R"(Examples:
   dcsgrid batch @frames.txt -o frames.h5 --spacing 1     inputs listed in a file, one a line
   dcsgrid batch traj.pdb --models all -o frames.h5       every MODEL of a multi-model file
   dcsgrid batch @frames.txt -o frames.h5 --resume        continue after a crash or a kill
+  dcsgrid batch @frames.txt -o part_3.h5 --shard 3/8     one task of a job array (8 parts)
+  dcsgrid merge part_*.h5 -o frames.h5                   then: the parts as one batch file
   dcsgrid batch a.pqr b.pqr -o ab.h5 --center 0,0,0 --size 40,40,40 --ensemble   + mean/std maps
   dcsgrid sample frames.h5 ligand.pqr                    then: potential and energy per frame
   dcsgrid similarity frames.h5 -o sim.h5                 then: Hodgkin similarity of the frames
@@ -107,6 +111,11 @@ void add_options(CLI::App& app, BatchCommandOptions& o) {
   app.add_flag("--overwrite", b.overwrite, "Replace an existing file")
       ->excludes(resume)
       ->group(file);
+  app.add_option("--shard", o.shard,
+                 "Compute only part I of N (from 0) of the frames, a contiguous block, into a file "
+                 "of its own (job arrays); 'dcsgrid merge' joins the parts")
+      ->check(parses_with([](const std::string& v) { app::parse_shard(v); }, "I/N"))
+      ->group(file);
   app.add_flag("--fail-fast", b.fail_fast, "Stop at the first frame that fails (exit status 1)")
       ->group(file);
   app.add_flag("--ensemble", b.ensemble,
@@ -140,6 +149,7 @@ void complete_batch_options(BatchCommandOptions& o, const std::string& command_l
   app::BatchOptions& b = o.batch;
   b.models_all = o.models == "all";
   if (!o.frames.empty()) b.frames = io::parse_frame_selection(o.frames);
+  if (!o.shard.empty()) b.shard = app::parse_shard(o.shard);
   b.grid = o.grid.choice();
   b.compute = o.compute.settings();
   b.stats = !o.no_stats;
@@ -193,12 +203,14 @@ int batch_command(int argc, char** argv) {
   setup_logging(options.verbose, options.quiet);
   complete_batch_options(options, "dcsgrid " + joined_command_line(argc, argv));
 
-  ProgressBar bar("batch", !options.quiet);
+  const bool root = app::mpi::rank() == 0;  // under mpirun, rank 0 reports for every rank
+  ProgressBar bar("batch", !options.quiet && root);
   options.batch.progress = [&](std::size_t done, std::size_t total) {
     bar.update(double(done) / double(total));
   };
   const app::BatchResult result = app::run_batch(options.batch);
   bar.finish();
+  if (!root) return 0;
 
   if (options.json)
     std::printf("%s\n", result.to_json().dump(2).c_str());

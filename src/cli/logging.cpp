@@ -1,6 +1,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "dcsgrid/app/mpi_context.hpp"
 #include "dcsgrid/cli/commands.hpp"
 
 namespace dcsgrid::cli {
@@ -10,7 +11,10 @@ void setup_logging(int verbose, bool quiet) {
   auto logger = spdlog::stderr_color_mt("dcsgrid");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("%^dcsgrid: %l:%$ %v");
-  spdlog::set_level(quiet ? spdlog::level::warn
+  // Under mpirun, rank 0 informs and warns for the job (every rank reads the same inputs); the
+  // other ranks report errors only.
+  spdlog::set_level(app::mpi::rank() > 0 ? spdlog::level::err
+                  : quiet ? spdlog::level::warn
                           : verbose >= 2 ? spdlog::level::trace
                           : verbose == 1 ? spdlog::level::debug
                                          : spdlog::level::info);

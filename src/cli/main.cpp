@@ -3,7 +3,9 @@
 #include <cstring>
 #include <exception>
 #include <new>
+#include <string>
 
+#include "dcsgrid/app/mpi_context.hpp"
 #include "dcsgrid/cli/commands.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
@@ -19,25 +21,48 @@ constexpr Command kCommands[] = {
     {"info", dcsgrid::cli::info_command},
     {"compare", dcsgrid::cli::compare_command},
     {"batch", dcsgrid::cli::batch_command},
+    {"merge", dcsgrid::cli::merge_command},
     {"sample", dcsgrid::cli::sample_command},
     {"similarity", dcsgrid::cli::similarity_command},
 };
 
+int run(int argc, char** argv) {
+  dcsgrid::io::remove_temporaries_on_signals();
+  if (argc > 1)
+    for (const Command& c : kCommands)
+      if (std::strcmp(argv[1], c.name) == 0) {
+        if (dcsgrid::app::mpi::size() > 1 && std::strcmp(c.name, "batch") != 0)
+          throw dcsgrid::Error(std::string("under mpirun with more than one rank, only the main job "
+                                           "and 'dcsgrid batch' share their work out; run '") +
+                               c.name + "' without mpirun");  // every rank would write the same outputs
+        return c.run(argc - 1, argv + 1);
+      }
+  return dcsgrid::cli::main_job(argc, argv);
+}
+
+// Under mpirun with several ranks, a message names its rank.
+std::string rank_label() {
+  namespace mpi = dcsgrid::app::mpi;
+  return mpi::size() > 1 ? " (rank " + std::to_string(mpi::rank()) + ")" : "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  namespace mpi = dcsgrid::app::mpi;
+  mpi::start();  // only when mpirun launched this process
   try {
-    dcsgrid::io::remove_temporaries_on_signals();
-    if (argc > 1)
-      for (const Command& c : kCommands)
-        if (std::strcmp(argv[1], c.name) == 0) return c.run(argc - 1, argv + 1);
-    return dcsgrid::cli::main_job(argc, argv);
+    const int status = run(argc, argv);
+    mpi::finish();
+    return status;
   } catch (const dcsgrid::Error& e) {
-    std::fprintf(stderr, "dcsgrid: error: %s\n", e.what());
+    std::fprintf(stderr, "dcsgrid: error%s: %s\n", rank_label().c_str(), e.what());
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "dcsgrid: error: out of memory\n");
+    std::fprintf(stderr, "dcsgrid: error%s: out of memory\n", rank_label().c_str());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "dcsgrid: internal error: %s\n", e.what());
+    std::fprintf(stderr, "dcsgrid: internal error%s: %s\n", rank_label().c_str(), e.what());
   }
+  mpi::abort_job(1);  // the other ranks may be waiting for this one
+  mpi::finish();
   return 1;
 }

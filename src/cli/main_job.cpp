@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "dcsgrid/app/job.hpp"
+#include "dcsgrid/app/mpi_context.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/cli/commands.hpp"
 #include "dcsgrid/cli/progress.hpp"
@@ -47,7 +48,7 @@ Outputs: .h5 (HDF5, /potential [nz][ny][nx] + pot.xmf for ParaView, netCDF-4 coo
 xarray), .dx/.dx.gz (OpenDX), .ccp4/.mrc/.map, .cube (Gaussian, with the atoms).
 Potential: V(p) = k_C Σ q_i / (ε |p − r_i|), k_C = 332.0637 kcal·Å/(mol·e²); distances below
 --min-distance count as --min-distance, so no point yields inf/NaN.
-Other commands: info, compare, batch, sample, similarity (run `dcsgrid COMMAND --help`).)";
+Other commands: info, compare, batch, merge, sample, similarity (run `dcsgrid COMMAND --help`).)";
 
 void add_options(CLI::App& app, MainOptions& o) {
   app.add_option("input", o.input,
@@ -177,8 +178,10 @@ int main_job(int argc, char** argv) {
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
   setup_logging(options.verbose, options.quiet);
   const app::Job job = make_job(options, joined_command_line(argc, argv));
-  TerminalObserver observer(!options.quiet);
+  const bool root = app::mpi::rank() == 0;  // under mpirun, rank 0 reports for every rank
+  TerminalObserver observer(!options.quiet && root);
   const app::JobReport report = app::run_job(job, observer);
+  if (!root) return 0;
   if (options.json)
     std::printf("%s\n", report.to_json().dump(2).c_str());
   else if (!options.quiet)

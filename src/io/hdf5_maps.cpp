@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
 #include "dcsgrid/core/error.hpp"
 
@@ -122,10 +123,27 @@ std::vector<hsize_t> map_chunk(const std::vector<hsize_t>& leading, const GridSp
   return chunk;
 }
 
-Handle open_file(const Path& path, bool writable) {
+namespace {
+
+// File access through MPI-IO on MPI_COMM_WORLD, for a file every rank opens.
+Handle every_rank_access(const Path& path) {
+#ifdef DCSGRID_HAVE_MPI
+  Handle fapl = checked_handle(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, path, "set up MPI-IO access");
+  check(H5Pset_fapl_mpio(fapl.get(), MPI_COMM_WORLD, MPI_INFO_NULL), path, "set up MPI-IO access");
+  return fapl;
+#else
+  throw Error(path.string() + ": cannot be opened by every MPI rank: this build has no MPI");
+#endif
+}
+
+}  // namespace
+
+Handle open_file(const Path& path, bool writable, bool every_rank) {
   if (!std::filesystem::exists(path)) fail(path, "no such file");
   if (H5Fis_hdf5(path.c_str()) <= 0) fail(path, "not an HDF5 file");
-  return checked_handle(H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT),
+  const Handle access = every_rank ? every_rank_access(path) : Handle();
+  return checked_handle(H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY,
+                                every_rank ? access.get() : H5P_DEFAULT),
                         H5Fclose, path, writable ? "open the file for writing" : "open the file");
 }
 
@@ -185,6 +203,32 @@ Dataset create_map_dataset(hid_t location, const char* name, const std::vector<h
                         H5Dclose, path, what);
 }
 
+Dataset create_virtual_map_dataset(hid_t location, const char* name, std::size_t frames,
+                                   const GridSpec& grid, const std::vector<VirtualSource>& sources,
+                                   const Path& path) {
+  const std::string what = "create the virtual dataset " + label(name);
+  Handle space = simple_space(map_dims(frames, grid), path);
+  Handle plist = checked_handle(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, path, what);
+  check(H5Pset_obj_track_times(plist.get(), false), path, what);
+  const float nan = std::numeric_limits<float>::quiet_NaN();  // a missing part shows, not zeros
+  check(H5Pset_fill_value(plist.get(), H5T_NATIVE_FLOAT, &nan), path, what);
+  for (const VirtualSource& s : sources) {
+    Handle source_space = simple_space(map_dims(s.frames, grid), path);
+    const std::array<hsize_t, 4> start = {s.first_frame, 0, 0, 0};
+    const std::vector<hsize_t> count = map_dims(s.frames, grid);
+    check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
+                              nullptr),
+          path, what);
+    check(H5Pset_virtual(plist.get(), space.get(), s.file.c_str(), s.dataset.c_str(),
+                         source_space.get()),
+          path, what + " (mapping " + s.file + ")");
+  }
+  check(H5Sselect_all(space.get()), path, what);
+  return checked_handle(H5Dcreate2(location, name, H5T_IEEE_F32LE, space.get(), H5P_DEFAULT,
+                                   plist.get(), H5P_DEFAULT),
+                        H5Dclose, path, what);
+}
+
 void write_map_attributes(hid_t dataset, const GridSpec& grid, const MapMetadata& meta,
                           const std::string& axis_order, const Path& path) {
   write_attribute(dataset, "origin", grid.origin, path);
@@ -219,7 +263,8 @@ void create_scale(hid_t file, const char* name, const std::vector<double>& value
 }  // namespace
 
 void attach_coordinates(hid_t file, hid_t dataset, const GridSpec& grid,
-                        std::optional<std::size_t> frames, const Path& path) {
+                        std::optional<std::size_t> frames, const Path& path,
+                        std::size_t first_frame) {
   const char* axes[3] = {"x", "y", "z"};
   const char* long_names[3] = {"x coordinate", "y coordinate", "z coordinate"};
   if (!exists(file, axes[0], path)) {  // the first map of the file: say which conventions it follows
@@ -235,7 +280,7 @@ void attach_coordinates(hid_t file, hid_t dataset, const GridSpec& grid,
   }
   if (frames && !exists(file, names::frame, path)) {
     std::vector<double> index(*frames);
-    for (std::size_t i = 0; i < index.size(); ++i) index[i] = double(i);
+    for (std::size_t i = 0; i < index.size(); ++i) index[i] = double(first_frame + i);
     create_scale(file, names::frame, index, "frame index", "", path);
   }
   const unsigned first = frames ? 1 : 0;

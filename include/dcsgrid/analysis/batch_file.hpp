@@ -5,7 +5,11 @@
 // only raw data is written, never HDF5 metadata, so a kill cannot leave half-updated structure):
 //   /potential             float32 [frames][nz][ny][nx], chunks of one frame's few planes; the
 //                          grid and map metadata as attributes, as in single-map files, and
-//                          batch_options: JSON of the options that made the file
+//                          batch_options: JSON of the options that made the file. A part of a
+//                          sharded batch (--shard) also has shard_index, shard_count,
+//                          shard_first_frame and batch_frames (int64); its /frame coordinate
+//                          holds the frames' numbers in the whole batch. A merged file's
+//                          /potential may be an HDF5 virtual dataset over the parts' (no copy).
 //   /frames/source         fixed-length string: input file as given
 //   /frames/model          int32: model number (0: every model of a file that failed to read)
 //   /frames/input_sha256   fixed-length string: SHA-256 of the input file
@@ -31,6 +35,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -56,6 +61,18 @@ struct FrameRecord {
   double time_ps = std::numeric_limits<double>::quiet_NaN();  // trajectories: simulation time
 };
 
+// Where a part of a sharded batch sits in the whole: shard `index` of `count` holds the
+// contiguous block of frames [first_frame, first_frame + its frames) of total_frames.
+struct ShardInfo {
+  std::size_t index = 0, count = 1, first_frame = 0, total_frames = 0;
+};
+// Frames [first_frame, first_frame + frames) of a merged /potential are the /potential of `file`
+// (a path relative to the merged file's folder, or absolute).
+struct VirtualPart {
+  std::string file;
+  std::size_t first_frame = 0, frames = 0;
+};
+
 // What a batch file is created with.
 struct BatchLayout {
   GridSpec grid;
@@ -64,6 +81,10 @@ struct BatchLayout {
   int histogram_bins = 0;  // 0: no /analysis/stats and histograms
   bool ensemble = false;   // reserve /analysis/mean and /analysis/std
   std::string options_json;  // what made the file (run_batch checks it on resume)
+  std::optional<ShardInfo> shard;  // a part of a sharded batch
+  // Not empty: /potential is a virtual dataset over these parts (which cover every frame), never
+  // written through this file.
+  std::vector<VirtualPart> virtual_parts;
 };
 
 // Points in the writer's sequence of steps for one frame; a test hook can stop the process at
@@ -76,8 +97,11 @@ class BatchFile {
   // Creates the file with every dataset allocated, under a temporary name renamed into place when
   // complete. Throws Error when it exists (callers decide about overwriting).
   static void create(const std::filesystem::path& path, const BatchLayout& layout);
-  // Opens an existing batch file; throws Error naming the file when it is not one.
-  explicit BatchFile(const std::filesystem::path& path, bool writable = false);
+  // Opens an existing batch file; throws Error naming the file when it is not one. every_rank:
+  // opened by every rank of the MPI job at once, each writing its own frames through MPI-IO (a
+  // collective open and close; frames are then complete without HDF5 flushes, which would be
+  // collective).
+  explicit BatchFile(const std::filesystem::path& path, bool writable = false, bool every_rank = false);
   ~BatchFile();
   BatchFile(BatchFile&&) noexcept;
   BatchFile& operator=(BatchFile&&) noexcept;
@@ -89,6 +113,9 @@ class BatchFile {
   int histogram_bins() const;  // 0 when the file has no stats datasets
   bool has_ensemble() const;
   const std::string& options_json() const;
+  const std::optional<ShardInfo>& shard() const;  // set for a part of a sharded batch
+  // Every frame's stats row (NaN/0 for frames not complete); empty when the file has no stats.
+  std::vector<MapStats> stats() const;
 
   // Writes frame `index` (the grid's point_count floats, x fastest), its stats when the file has
   // them, and its table row, then marks it complete as the header describes. hook, when set, is
@@ -105,6 +132,8 @@ class BatchFile {
     const MapStats* stats;
   };
   void write_frames(std::span<const FrameWrite> frames, const StepHook& hook = {});
+  // Writes frame `index`'s stats row only (merge: a frame whose data lies in a part).
+  void write_stats(std::size_t index, const MapStats& stats);
   // Records a failed frame (table row with status failed and the message), flushed.
   void write_failure(std::size_t index, const FrameRecord& record);
   // Reads frame `index` into out (point_count floats).

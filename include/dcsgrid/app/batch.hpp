@@ -27,6 +27,16 @@ using analysis::BatchFile;
 using analysis::FrameRecord;
 using analysis::HistogramOptions;
 
+// Shard `index` of `count` (--shard I/N, for job arrays): of the n frames a whole run would hold,
+// the contiguous block [index·n/count, (index+1)·n/count), in a batch file of its own that keeps
+// the frames' numbers in the whole batch; analysis::merge_batch_parts joins the parts. Contiguous
+// blocks, so that each part reads one stretch of a trajectory.
+struct Shard {
+  std::size_t index = 0, count = 1;
+};
+// "I/N" with 0 <= I < N; throws Error otherwise.
+Shard parse_shard(const std::string& text);
+
 struct BatchOptions {
   // Structure files; an entry "@list.txt" stands for the paths listed in that file (one a line,
   // blank lines and # comments ignored, relative paths taken from the list's folder).
@@ -48,6 +58,7 @@ struct BatchOptions {
   // One method (a batch file holds one map a frame).
   ComputeSettings compute;
 
+  std::optional<Shard> shard;  // compute and write only this part of the frames
   bool resume = false;     // continue an existing output
   bool overwrite = false;  // replace an existing output (without resume)
   bool fail_fast = false;  // stop at the first frame that fails (it is still recorded)

@@ -16,6 +16,7 @@ int main_job(int argc, char** argv);      // dcsgrid INPUT -o OUT [options]
 int info_command(int argc, char** argv);  // dcsgrid info FILE.h5
 int compare_command(int argc, char** argv);     // dcsgrid compare REFERENCE.h5 TEST.h5
 int batch_command(int argc, char** argv);       // dcsgrid batch INPUTS... -o FRAMES.h5
+int merge_command(int argc, char** argv);       // dcsgrid merge PARTS... -o FRAMES.h5
 int sample_command(int argc, char** argv);      // dcsgrid sample MAP.h5 POINTS
 int similarity_command(int argc, char** argv);  // dcsgrid similarity MAPS...
 

@@ -32,8 +32,9 @@ inline constexpr const char* frame = "frame";  // batch files: the frame dimensi
 inline constexpr const char* kMapAxisOrder = "x fastest; dataset [nz][ny][nx]";
 inline constexpr const char* kBatchAxisOrder = "x fastest; dataset [frame][nz][ny][nx]";
 
-// Opens an existing HDF5 file (InputError when missing or not HDF5).
-Handle open_file(const Path& path, bool writable);
+// Opens an existing HDF5 file (InputError when missing or not HDF5). every_rank: every rank of
+// the MPI job opens it at once (a collective call), through MPI-IO; Error in builds without MPI.
+Handle open_file(const Path& path, bool writable, bool every_rank = false);
 bool exists(hid_t location, const char* name, const Path& path);
 Dataset open_dataset(hid_t location, const char* name, const Path& path);
 void create_group(hid_t location, const char* name, const Path& path);
@@ -49,6 +50,17 @@ std::vector<hsize_t> map_chunk(const std::vector<hsize_t>& leading, const GridSp
 Dataset create_map_dataset(hid_t location, const char* name, const std::vector<hsize_t>& leading,
                            const GridSpec& grid, const Path& path, bool allocate_early = true,
                            int compress_level = -1, hid_t access = H5P_DEFAULT);
+// A float32 map dataset [frames][nz][ny][nx] that is an HDF5 virtual dataset: frames
+// [first_frame, first_frame + frames) of it are the dataset `dataset` ([frames][nz][ny][nx]) of
+// `file` (relative paths are found from the folder of the file holding the virtual dataset).
+// Frames no source covers, or whose source file is missing, read as NaN.
+struct VirtualSource {
+  std::string file, dataset;
+  std::size_t first_frame = 0, frames = 0;
+};
+Dataset create_virtual_map_dataset(hid_t location, const char* name, std::size_t frames,
+                                   const GridSpec& grid, const std::vector<VirtualSource>& sources,
+                                   const Path& path);
 // The attributes map datasets carry: origin, spacing (3 doubles, x,y,z, Å), dims (3 int64),
 // axis_order, long_name, every MapMetadata field under its own name (units among them), and each
 // method parameter as the string attribute "parameter:<name>".
@@ -57,11 +69,13 @@ void write_map_attributes(hid_t dataset, const GridSpec& grid, const MapMetadata
 void read_map_attributes(hid_t dataset, GridSpec& grid, MapMetadata& meta, const Path& path);
 // netCDF-4 / CF coordinates: creates (once per file) the 1-D float64 datasets /x, /y, /z (point
 // positions, Å, with units, long_name and axis attributes) and, for a batch (frames given),
-// /frame (0..frames-1), as HDF5 dimension scales, and attaches them to dataset's dimensions, so
+// /frame (first_frame, first_frame + 1, ...: a shard's frames keep their numbers in the whole
+// batch), as HDF5 dimension scales, and attaches them to dataset's dimensions, so
 // netCDF readers (xarray with h5netcdf or netCDF4) see a labelled array with coordinates; the
 // root group gets Conventions = "CF-1.8" with the first map.
 void attach_coordinates(hid_t file, hid_t dataset, const GridSpec& grid,
-                        std::optional<std::size_t> frames, const Path& path);
+                        std::optional<std::size_t> frames, const Path& path,
+                        std::size_t first_frame = 0);
 // InputError unless the dataset is float [frames][nz][ny][nx] (or [nz][ny][nx] without frames).
 void check_map_shape(hid_t dataset, const GridSpec& grid, std::optional<std::size_t> frames,
                      const Path& path);

@@ -1,0 +1,149 @@
+// mpirun -n 2 and -n 3 dcsgrid batch: the ranks' one batch file equals the serial run bit for bit
+// (maps, frame table, stats) with a frame that fails on whichever rank takes it; a job stopped
+// by SIGTERM and resumed by another job gives the same file. mpirun -n 2 and -n 3 of the main job:
+// every method's map equals the serial run's bit for bit; an error ends the job with its message
+// and no file. A plain run is one process; commands other than these refuse several ranks.
+// Skipped in builds without MPI.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "dcsgrid/analysis/batch_file.hpp"
+#include "helpers.hpp"
+#include "test_analysis_batch_util.hpp"
+#include "test_batch_compare.hpp"
+
+namespace fs = std::filesystem;
+using namespace dcsgrid;
+using analysis::BatchFile;
+using analysis::FrameStatus;
+
+namespace {
+
+#ifdef DCSGRID_HAVE_MPI
+constexpr bool kBuiltWithMpi = true;
+#else
+constexpr bool kBuiltWithMpi = false;
+#endif
+
+// OpenMPI refuses root unless told; told here, for these commands only.
+const std::string kMpirun =
+    "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
+    "mpirun --oversubscribe ";
+
+class CliMpi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!kBuiltWithMpi) GTEST_SKIP() << "this build has no MPI (DCSGRID_MPI): MPI tests skipped";
+    if (test::run_command("command -v mpirun").status != 0)
+      GTEST_SKIP() << "mpirun is not on PATH (Debian openmpi-bin): MPI tests skipped";
+    dir = test::temp_dir("cli-mpi");
+  }
+  void TearDown() override {
+    if (!dir.empty()) fs::remove_all(dir);
+  }
+
+  // `frames` small structures of different sizes (so ranks take different shares), `atoms` more
+  // in each, frame `bad` unreadable; returns them as one argument string.
+  std::string write_inputs(int frames, int bad, std::size_t atoms = 0) {
+    std::string args;
+    for (int i = 0; i < frames; ++i) {
+      const fs::path path = dir / ("f" + std::to_string(i) + ".pqr");
+      if (i == bad)
+        test::write_text(path, "ATOM      1  C   MOL A   1       1.000   2.000   x.000  0.5 1.7\n");
+      else
+        test::write_pqr(path, test::random_atoms(atoms + 5 + std::size_t(i % 4) * 40,
+                                                 Box{{0, 0, 0}, {6, 5, 4.0 + i % 3}}, 60 + i));
+      args += path.string() + " ";
+    }
+    return args;
+  }
+
+  test::CommandResult batch(const std::string& launcher, const std::string& args,
+                            const std::string& spacing = "0.8") {
+    return test::run_command(launcher + test::dcsgrid_binary() + " batch --device cpu --threads 1 --spacing " +
+                             spacing + " --padding 3 " + args);
+  }
+
+  fs::path dir;
+};
+
+}  // namespace
+
+TEST_F(CliMpi, BatchOverTwoAndThreeRanksEqualsTheSerialRun) {
+  const std::string inputs = write_inputs(9, 4);
+  auto r = batch("", inputs + "-o " + (dir / "serial.h5").string());
+  ASSERT_EQ(r.status, 3) << r.output;  // written, one frame failed
+  for (const int ranks : {2, 3}) {
+    const fs::path out = dir / ("ranks" + std::to_string(ranks) + ".h5");
+    r = batch(kMpirun + "-n " + std::to_string(ranks) + " ", inputs + "-o " + out.string());
+    EXPECT_NE(r.output.find("computed 8, failed 1"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("f4.pqr:1: z coordinate is not a number"), std::string::npos) << r.output;
+    test::expect_same_batch(dir / "serial.h5", out);
+    EXPECT_NE(BatchFile(out).frames()[4].message.find("f4.pqr:1"), std::string::npos);
+  }
+}
+
+TEST_F(CliMpi, StoppedJobResumedByAnotherJobEqualsTheSerialRun) {
+  const std::string inputs = write_inputs(40, -1, 1500);
+  const fs::path out = dir / "ranks.h5";
+  const std::string spacing = "0.25";  // 0.1 M points × 1,500 atoms: about 0.1 s a frame
+  auto r = batch("", inputs + "-o " + (dir / "serial.h5").string() + " -q", spacing);
+  ASSERT_EQ(r.status, 0) << r.output;
+  // Stopped part-way (how far depends on the machine: any point must do).
+  r = batch("timeout -s TERM 1.5 " + kMpirun + "-n 2 ", inputs + "-o " + out.string() + " -q", spacing);
+  ASSERT_TRUE(fs::exists(out)) << r.output;
+  std::size_t complete = 0;
+  for (const auto& f : BatchFile(out).frames()) complete += f.status == FrameStatus::complete;
+  std::printf("stopped after %zu of 40 frames (status %d)\n", complete, r.status);
+  r = batch(kMpirun + "-n 3 ", inputs + "-o " + out.string() + " --resume --json", spacing);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("\"skipped\": " + std::to_string(complete)), std::string::npos) << r.output;
+  test::expect_same_batch(dir / "serial.h5", out);
+}
+
+TEST_F(CliMpi, MapOverTwoAndThreeRanksEqualsTheSerialRunForEveryMethod) {
+  const fs::path input = dir / "protein.pqr";
+  test::write_pqr(input, test::random_atoms(600, Box{{0, 0, 0}, {12, 10, 9}}, 77));
+  const std::string job = " " + input.string() +
+                          " --device cpu --threads 1 --spacing 0.6 --method direct,cutoff,msm -q -o ";
+  auto r = test::run_command(test::dcsgrid_binary() + job + (dir / "serial.h5").string() + " 2>&1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  // Every map and the stored comparisons, read by h5py (Debian's, independent of our reader).
+  const fs::path py = dir / "same_maps.py";
+  test::write_text(py,
+                   "import sys, h5py\n"
+                   "a = h5py.File(sys.argv[1], 'r'); b = h5py.File(sys.argv[2], 'r')\n"
+                   "for d in ('potential', 'potential_cutoff', 'potential_msm'):\n"
+                   "    assert a[d][:].tobytes() == b[d][:].tobytes(), d + ' differs'\n"
+                   "for k in ('comparison_cutoff_vs_direct', 'comparison_msm_vs_direct'):\n"
+                   "    assert a.attrs[k] == b.attrs[k], k + ' differs'\n");
+  for (const int ranks : {2, 3}) {
+    const fs::path out = dir / ("ranks" + std::to_string(ranks) + ".h5");
+    r = test::run_command(kMpirun + "-n " + std::to_string(ranks) + " " + test::dcsgrid_binary() +
+                          job + out.string() + " 2>&1");
+    ASSERT_EQ(r.status, 0) << r.output;
+    r = test::run_command("/usr/bin/python3 " + py.string() + " " + (dir / "serial.h5").string() +
+                          " " + out.string() + " 2>&1");
+    EXPECT_EQ(r.status, 0) << ranks << " ranks: " << r.output;
+  }
+  // An error ends every rank, with the message, and leaves no file (nor a temporary).
+  r = test::run_command(kMpirun + "-n 2 " + test::dcsgrid_binary() + job +
+                        (dir / "bad.h5").string() + " -o " + (dir / "bad.dx").string() + " 2>&1");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("bad.dx is not .h5"), std::string::npos) << r.output;
+  for (const auto& entry : fs::directory_iterator(dir))
+    EXPECT_EQ(entry.path().filename().string().find("bad"), std::string::npos) << entry.path();
+}
+
+TEST_F(CliMpi, PlainRunIsOneProcessAndOtherCommandsRefuseRanks) {
+  const std::string inputs = write_inputs(2, -1);
+  auto r = batch("", inputs + "-o " + (dir / "plain.h5").string());
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.find("ranks"), std::string::npos) << r.output;  // no MPI outside mpirun
+  r = test::run_command(kMpirun + "-n 2 " + test::dcsgrid_binary() + " info " +
+                        (dir / "plain.h5").string() + " 2>&1");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("only the main job and 'dcsgrid batch' share their work out"),
+            std::string::npos) << r.output;
+}
