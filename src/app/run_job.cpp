@@ -13,6 +13,7 @@
 #include "clock.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/output_checks.hpp"
 
 namespace dcsgrid::app {
 
@@ -145,6 +146,14 @@ void refuse_far_atoms(const io::Structure& structure) {
                                outlier->nearest_distance, outlier->count, outlier->count > 1 ? "s" : ""));
 }
 
+// Every output's least size against the free space of its file system, before any compute.
+void require_output_space(const Job& job, const GridSpec& grid, std::size_t maps) {
+  std::vector<io::PlannedOutput> planned;
+  for (const auto& out : job.outputs)
+    planned.push_back({out.path, io::least_map_bytes(out.format, grid, maps, job.write)});
+  io::require_free_space(planned);
+}
+
 // Direct summation's time for this many pairs on the backend, from measured rates: 4.6e12 pairs/s
 // on an H100, 6e9 a thread of the 2-core AVX2 development machine (docs/performance.md).
 double direct_seconds_estimate(const std::string& device, double pairs) {
@@ -212,9 +221,7 @@ void validate(const Job& job) {
   validate(job.compute);
   if (job.outputs.empty()) throw Error("no output given (-o FILE)");
   for (const auto& out : job.outputs) {
-    const fs::path dir = out.path.parent_path().empty() ? fs::path(".") : out.path.parent_path();
-    if (!fs::is_directory(dir)) throw Error("output folder " + dir.string() + " does not exist");
-    if (fs::is_directory(out.path)) throw Error("output " + out.path.string() + " is a folder");
+    io::require_writable_output(out.path);
     io::require_not_an_input(out.path, {job.input});
     if (job.compute.methods.size() > 1 && !io::map_format_info(out.format).named_datasets)
       throw Error("--method " + method_list_name(job.compute.methods) +
@@ -271,8 +278,14 @@ JobReport run_job(const Job& job, Observer& observer) {
     metas.push_back(std::move(meta));
     datasets.push_back(dataset_name(order, m));
   }
-  if (std::ranges::any_of(job.outputs, [](const OutputSpec& o) { return !io::map_format_info(o.format).streamed; }))
-    require_host_memory(grid);
+  if (std::ranges::any_of(job.outputs, [](const OutputSpec& o) { return !io::map_format_info(o.format).streamed; })) {
+    try {
+      require_host_memory(grid);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + ", or write only HDF5 (streamed in slabs)");
+    }
+  }
+  require_output_space(job, grid, order.size());
 
   const std::unique_ptr<engine::Backend> backend = starting.get();
   for (const auto m : order)
