@@ -87,10 +87,14 @@ TEST_F(CliLimits, GridArithmeticBeyondItsLimitsIsRefused) {
   r = run_command(command_line(input + out + " --spacing 1e-300"));
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("more than 2^30 points"), std::string::npos) << r.output;
-  test::write_text(dir / "far.xyz", "2\nfar\nNa 0 0 0 1\nCl 1.8e19 0 0 -1\n");
+  test::write_text(dir / "far.xyz", "2\nfar\nNa 0 0 0 1\nCl 1e17 0 0 -1\n");
   r = run_command(command_line((dir / "far.xyz").string() + out + " --allow-far-atoms"));
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("more than 2^30 points"), std::string::npos) << r.output;
+  test::write_text(dir / "far.xyz", "2\nfar\nNa 0 0 0 1\nCl 1.8e19 0 0 -1\n");  // the issue's
+  r = run_command(command_line((dir / "far.xyz").string() + out + " --allow-far-atoms"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("far.xyz:4: this atom lies beyond"), std::string::npos) << r.output;
   // 2^30 · 2^30 · 16 = 2^64 points wrapped to 0: the message gives points and bytes and the limit.
   r = run_command(command_line(input + out + " --origin 0,0,0 --dims 1073741824,1073741824,16"));
   EXPECT_EQ(r.status, 1) << r.output;
@@ -221,4 +225,28 @@ TEST_F(CliLimits, BrokenModelIsOneFailedFrameOfItsBatch) {
   file.read_frame(2, frame.data());
   const auto reference = test::reference_direct(test::as_stored(m3), g, make_pair_kernel(Physics{}));
   EXPECT_LT(test::relative_l2(frame, reference), 1e-5);
+}
+
+// A grid or atoms beyond ±1e18 Å made float32 squared distances overflow: NaN maps, exit 0
+// (--origin 1e39, --center 1e30, two atoms at 3e19 Å around a box at the origin).
+TEST_F(CliLimits, CoordinatesWhereFloat32DistancesOverflowAreRefused) {
+  const std::string out = " -o " + (dir / "a.h5").string();
+  auto r = run_command(command_line(input + out + " --origin 1e39,0,0 --dims 2,2,2"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("the grid reaches 1e+39 Å along x"), std::string::npos) << r.output;
+  r = run_command(command_line(input + out + " --center 0,-1e30,0 --size 2,2,2"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("along y"), std::string::npos) << r.output;
+  test::write_text(dir / "far.xyz", "2\nfar\nNa 3e19 0 0 1\nCl 0 0 3e19 -1\n");
+  const std::string box = " --origin 0,0,0 --dims 2,2,2";
+  r = run_command(command_line((dir / "far.xyz").string() + out + box));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("far.xyz:3: this atom lies beyond"), std::string::npos) << r.output;
+  r = run_command(command_line("batch " + (dir / "far.xyz").string() + " -o " + (dir / "b.h5").string() + box));
+  EXPECT_EQ(r.status, 3) << r.output;  // the frame fails, recorded
+  const BatchFile file(dir / "b.h5");
+  EXPECT_EQ(file.frames()[0].status, FrameStatus::failed);
+  EXPECT_NE(file.frames()[0].message.find("atom 1 lies at (3e+19, 0, 0)"), std::string::npos)
+      << file.frames()[0].message;
+  EXPECT_EQ(listing(dir), (std::vector<std::string>{"b.h5", "far.xyz", "three.xyz"}));
 }
