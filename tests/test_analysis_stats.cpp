@@ -125,6 +125,21 @@ TEST(Stats, ConstantAndEmptyMapsAndBadOptions) {
   for (auto k : s.counts) total += k;
   EXPECT_EQ(total, 1000u);
 
+  // Issue 21: a constant map of 1e20 (and of the largest floats, either sign): 0.5 vanishes in
+  // the rounding of such values, so the range must widen with them and hold every value.
+  for (const float value : {1e20f, -1e20f, std::numeric_limits<float>::max(),
+                            -std::numeric_limits<float>::max()}) {
+    const std::vector<float> big(1000, value);
+    const MapStats b = map_stats(big, {});
+    EXPECT_EQ(b.mean, double(value));
+    EXPECT_LT(b.edges.front(), double(value));
+    EXPECT_GT(b.edges.back(), double(value));
+    std::uint64_t in_bins = 0;
+    for (auto k : b.counts) in_bins += k;
+    EXPECT_EQ(in_bins, 1000u) << value;
+    EXPECT_EQ(b.below + b.above, 0u) << value;
+  }
+
   const std::vector<float> nan(4, NAN);
   const MapStats e = map_stats(nan, {});
   EXPECT_EQ(e.count, 0u);

@@ -98,15 +98,17 @@ MapStats map_stats(std::span<const float> values, const HistogramOptions& option
     s.min = s.max = s.mean = s.stddev = NAN;
   }
 
-  // Range: the given one, or [min, max] (widened by 0.5 each way for a constant map).
+  // Range: the given one, or [min, max]; a constant map's is widened each way by 0.5, or by
+  // 2^-20 of the value where 0.5 would vanish in its rounding (a map of 1e20 everywhere).
   const bool automatic = std::isnan(options.lo);
   double lo = options.lo, hi = options.hi;
   if (automatic) {
     lo = all.count ? all.min : 0.0;
     hi = all.count ? all.max : 1.0;
     if (!(lo < hi)) {
-      lo -= 0.5;
-      hi += 0.5;
+      const double widening = std::max(0.5, std::abs(lo) * 0x1p-20);
+      lo -= widening;
+      hi += widening;
     }
   }
   const prims::ValueHistogram h =

@@ -28,6 +28,7 @@
 #include "dcsgrid/io/atomic_file.hpp"
 #include "dcsgrid/engine/engine.hpp"
 #include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/output_checks.hpp"
 
 namespace dcsgrid::app {
 
@@ -138,10 +139,11 @@ Scan scan_inputs(const std::vector<std::string>& files, const BatchOptions& o) {
     }
     if (o.models_all) {
       try {
-        for (const auto& s : io::read_all_models(file, o.read)) {
-          record.model = s.model;
+        for (const auto& m : io::read_each_model(file, o.read)) {  // a broken model fails alone
+          record.model = m.model;
           scan.frames.push_back(record);
-          add_box(s.atoms);
+          if (m.structure) add_box(m.structure->atoms);
+          else note_failure(file, Error(m.error));
         }
       } catch (const std::exception& e) {
         note_failure(file, e);
@@ -179,18 +181,21 @@ class FileFrames {
     if (cached_source_ != record.source) {
       cached_.clear();
       cached_source_.clear();
-      cached_ = io::read_all_models(record.source, options_.read);
+      cached_ = io::read_each_model(record.source, options_.read);
       cached_source_ = record.source;
     }
-    for (const auto& s : cached_)
-      if (s.model == record.model) return s.atoms;
+    for (const auto& m : cached_) {
+      if (m.model != record.model) continue;
+      if (!m.structure) throw Error(m.error);
+      return m.structure->atoms;
+    }
     throw Error(fmt::format("{}: has no model {} any more", record.source, record.model));
   }
 
  private:
   const BatchOptions& options_;
   std::string cached_source_;
-  std::vector<io::Structure> cached_;
+  std::vector<io::ModelRead> cached_;
 };
 
 struct ReadItem {
@@ -390,10 +395,22 @@ class Pipeline {
   std::exception_ptr error_;
 };
 
-void check_output_folder(const fs::path& output) {
-  const fs::path dir = output.parent_path().empty() ? fs::path(".") : output.parent_path();
-  if (!fs::is_directory(dir)) throw Error("output folder " + dir.string() + " does not exist");
-  if (fs::is_directory(output)) throw Error("output " + output.string() + " is a folder");
+// Frames waiting between two stages: the option, or deep enough to group writes within 256 MiB
+// of frames.
+std::size_t queue_depth(const BatchOptions& o, const GridSpec& grid) {
+  if (o.queue_depth > 0) return o.queue_depth;
+  return std::clamp<std::size_t>((std::size_t(256) << 20) / grid_bytes(grid), 2, 16);
+}
+
+// Memory for the pipeline's frame buffers, and disk for every frame and the ensemble maps, checked
+// before the batch file is made. An old file that is replaced is removed first: its bytes count
+// as free.
+void require_batch_room(const BatchOptions& o, const GridSpec& grid, std::size_t frames) {
+  require_host_memory(grid, queue_depth(o, grid) + 2);
+  const std::uint64_t need = std::uint64_t(grid_bytes(grid)) * (frames + (o.ensemble ? 2 : 0));
+  std::error_code ec;
+  const std::uint64_t old = fs::is_regular_file(o.output, ec) ? fs::file_size(o.output, ec) : 0;
+  io::require_free_space({{o.output, need > old ? need - old : 0}});
 }
 
 // Reopens an existing batch for resume: the options must match what made it, and the inputs of
@@ -489,7 +506,7 @@ BatchInputs check_batch(const BatchOptions& o) {
   if (o.compute.methods.size() != 1)
     throw Error("batch: one method a run (a batch file holds one map a frame), not --method " +
                 method_list_name(o.compute.methods));
-  check_output_folder(o.output);
+  io::require_writable_output(o.output);
   BatchInputs in;
   in.files = expand_inputs(o.inputs);
   if (in.files.empty()) throw Error("batch: the input lists name no files");
@@ -553,6 +570,7 @@ std::vector<FrameRecord> create_file(const BatchOptions& o, const BatchInputs& i
   layout.ensemble = o.ensemble;
   layout.options_json = fingerprint.dump();
   if (o.shard) layout.shard = keep_shard(*o.shard, layout.frames);
+  require_batch_room(o, layout.grid, layout.frames.size());
   if (exists) fs::remove(o.output);
   BatchFile::create(o.output, layout);
   return std::move(layout.frames);
@@ -564,8 +582,7 @@ void compute_frames(const BatchOptions& o, const BatchInputs& in, BatchFile& fil
                     BatchDistribution& distribution, BatchResult& result) {
   BatchOptions run = o;
   distribution.choose_hardware(run.compute);
-  if (run.queue_depth == 0)  // deep enough to group writes, within 256 MiB of frames
-    run.queue_depth = std::clamp<std::size_t>((std::size_t(256) << 20) / grid_bytes(file.grid()), 2, 16);
+  run.queue_depth = queue_depth(o, file.grid());
   require_host_memory(file.grid(), run.queue_depth + 2);
   if (run.compute.threads > 0) omp_set_num_threads(run.compute.threads);
   auto backend = engine::make_backend(run.compute.device, run.compute.gpus);

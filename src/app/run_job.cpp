@@ -15,6 +15,7 @@
 #include "mpi_ranks.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/output_checks.hpp"
 
 namespace dcsgrid::app {
 
@@ -151,6 +152,22 @@ void refuse_far_atoms(const io::Structure& structure) {
                                outlier->nearest_distance, outlier->count, outlier->count > 1 ? "s" : ""));
 }
 
+// Every output's least size against the free space of its file system, before any compute.
+void require_output_space(const Job& job, const GridSpec& grid, std::size_t maps) {
+  std::vector<io::PlannedOutput> planned;
+  for (const auto& out : job.outputs)
+    planned.push_back({out.path, io::least_map_bytes(out.format, grid, maps, job.write)});
+  io::require_free_space(planned);
+}
+
+// The engine refuses them too, by index; here the message names the line.
+void refuse_out_of_range_atoms(const io::Structure& structure) {
+  const std::size_t i = first_atom_out_of_range(structure.atoms);
+  if (i == structure.atoms.size()) return;
+  throw InputError(structure.source, i < structure.lines.size() ? structure.lines[i] : 0,
+                   "this atom lies beyond ±1e18 Å, where float32 distances overflow");
+}
+
 // --method auto keeps direct summation when it costs at most this much more than msm: in one run a
 // quarter of a second is a fair price for the exact map.
 constexpr double kAutoSlackSeconds = 0.25;
@@ -218,9 +235,7 @@ void validate(const Job& job) {
   validate(job.compute);
   if (job.outputs.empty()) throw Error("no output given (-o FILE)");
   for (const auto& out : job.outputs) {
-    const fs::path dir = out.path.parent_path().empty() ? fs::path(".") : out.path.parent_path();
-    if (!fs::is_directory(dir)) throw Error("output folder " + dir.string() + " does not exist");
-    if (fs::is_directory(out.path)) throw Error("output " + out.path.string() + " is a folder");
+    io::require_writable_output(out.path);
     io::require_not_an_input(out.path, {job.input});
     if (job.compute.methods.size() > 1 && !io::map_format_info(out.format).named_datasets)
       throw Error("--method " + method_list_name(job.compute.methods) +
@@ -253,6 +268,7 @@ JobReport run_job(const Job& job, Observer& observer) {
   spdlog::info("{}: {} atoms, total charge {:+.4f} e (charges from {})", report.input, atoms.size(),
                report.total_charge, report.charge_source);
 
+  refuse_out_of_range_atoms(in.structure);
   if (!job.grid.box && !job.allow_far_atoms) refuse_far_atoms(in.structure);
   const GridSpec grid = job.grid.resolve(bounding_box(atoms));
   if (grid.point_count() > job.max_points)
@@ -287,8 +303,14 @@ JobReport run_job(const Job& job, Observer& observer) {
     metas.push_back(std::move(meta));
     datasets.push_back(dataset_name(order, m));
   }
-  if (std::ranges::any_of(job.outputs, [](const OutputSpec& o) { return !io::map_format_info(o.format).streamed; }))
-    require_host_memory(grid);
+  if (std::ranges::any_of(job.outputs, [](const OutputSpec& o) { return !io::map_format_info(o.format).streamed; })) {
+    try {
+      require_host_memory(grid);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + ", or write only HDF5 (streamed in slabs)");
+    }
+  }
+  require_output_space(job, grid, order.size());
 
   for (const auto m : order)
     if (!backend->supports(m))

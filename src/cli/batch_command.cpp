@@ -25,9 +25,6 @@ namespace {
 // with their messages, and --resume retries them.
 constexpr int kSomeFramesFailed = 3;
 
-// CLI11's PositiveNumber/NonNegativeNumber name DBL_MAX in full in their messages.
-const CLI::Range kPositiveCount(1, std::numeric_limits<int>::max(), "POSITIVE");
-
 // What the command line sets: BatchOptions itself, plus the text forms and explicit-grid values
 // that become BatchOptions fields once parsed.
 struct BatchCommandOptions {

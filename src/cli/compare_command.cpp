@@ -70,7 +70,7 @@ int compare_command(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--grid-tolerance", options.grid_tolerance,
                  "Grids whose points lie within this fraction of the spacing are the same")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   app.add_option("--difference", difference,
                  "Write TEST − REFERENCE as a map (by extension: " + io::map_format_list() + ")");

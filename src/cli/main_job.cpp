@@ -66,14 +66,14 @@ void add_options(CLI::App& app, MainOptions& o) {
                      "Residues/atoms missing from the force field: error (list them) or zero "
                      "(warn, charge 0)");
   app.add_option("--model", o.read.model, "Model number of a multi-model PDB/mmCIF")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositiveCount)
       ->capture_default_str()
       ->group("Input and charges");
 
   add_grid_options(app, o.grid, "Grid (default: the atoms' box plus --padding)",
                    "Margin around the atoms' bounding box, Å");
   app.add_option("--max-points", o.max_points, "Refuse grids of more points than this")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(std::uint64_t(1), kMaxGridPoints, "POSITIVE"))
       ->capture_default_str()
       ->group("Grid (default: the atoms' box plus --padding)");
   app.add_flag("--allow-far-atoms", o.allow_far_atoms,

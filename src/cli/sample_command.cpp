@@ -37,9 +37,6 @@ interaction energy E = Σ q·φ(r) is given in kcal/mol over the points inside t
 // Outside points listed by number in the summary; the rest are counted.
 constexpr std::size_t kOutsideListed = 20;
 
-// CLI11's PositiveNumber names DBL_MAX in full in its message.
-const CLI::Range kPositiveCount(1, std::numeric_limits<int>::max(), "POSITIVE");
-
 // One row per point, one column per map (headed by its frame number in a batch file, else by
 // the unit), on stdout.
 void print_values(const analysis::SampleResult& r, bool batch) {

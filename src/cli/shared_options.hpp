@@ -2,6 +2,7 @@
 // the same flags with the same checks, defaults and help, into the app layer's typed settings.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ CLI::Validator parses_with(Parse parse, const std::string& description) {
       },
       description);
 }
+
+// A positive count up to INT_MAX (--model and the like): CLI11's PositiveNumber would print DBL_MAX,
+// all 309 digits of it, as the bound in its message.
+inline const CLI::Range kPositiveCount(1, std::numeric_limits<int>::max(), "POSITIVE");
 
 // --forcefield, --forcefield-dir, --unknown (error: list them; zero: warn, charge 0).
 void add_charge_options(CLI::App& app, io::ReadOptions& read, const std::string& unknown_help);

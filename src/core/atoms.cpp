@@ -1,6 +1,7 @@
 #include "dcsgrid/core/atoms.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "dcsgrid/core/error.hpp"
 
@@ -32,6 +33,13 @@ std::array<double, 3> Box::center() const {
 
 std::array<double, 3> Box::extent() const {
   return {hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]};
+}
+
+std::size_t first_atom_out_of_range(const AtomSet& atoms) {
+  for (std::size_t i = 0; i < atoms.size(); ++i)
+    for (const float c : {atoms.x[i], atoms.y[i], atoms.z[i]})
+      if (!(std::abs(double(c)) <= kMaxCoordinate)) return i;
+  return atoms.size();
 }
 
 Box bounding_box(const AtomSet& atoms) {

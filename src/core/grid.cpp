@@ -46,9 +46,11 @@ void validate(const GridSpec& grid) {
     throw Error("grid dimension above 2^30 points");
   // The point count must not wrap a 64-bit count (2^30 along each axis would).
   const double points = double(grid.dims[0]) * double(grid.dims[1]) * double(grid.dims[2]);
-  if (points > 0x1p60)
-    throw Error(fmt::format("a grid of {}x{}x{} points ({:.3g} points) is beyond any memory or disk",
-                            grid.dims[0], grid.dims[1], grid.dims[2], points));
+  if (points > double(kMaxGridPoints))
+    throw Error(fmt::format("a grid of {}x{}x{} points ({:.3g} points, {:.3g} GiB of float32) is "
+                            "beyond any memory or disk: the limit is 2^60 points",
+                            grid.dims[0], grid.dims[1], grid.dims[2], points,
+                            points * sizeof(float) / 0x1p30));
 }
 
 static void require_spacing(double spacing) {
@@ -123,9 +125,10 @@ void require_host_memory(const GridSpec& grid, std::size_t copies) {
   // Leave a tenth of what is free for everything else.
   if (have && need > have / 10 * 9)
     throw Error(fmt::format(
-        "the grid {} needs {:.2f} GiB of memory but only {:.2f} GiB is available; use a coarser "
-        "--spacing, a smaller --padding/--size, or write HDF5 (streamed in slabs)",
-        grid.describe(), need / 1073741824.0, have / 1073741824.0));
+        "the grid {} needs {} bytes ({:.2f} GiB: {} cop{} of its {} points in float32) of memory "
+        "but only {:.2f} GiB is available; use a coarser --spacing or a smaller --padding/--size",
+        grid.describe(), need, need / 1073741824.0, copies, copies == 1 ? "y" : "ies",
+        grid.point_count(), have / 1073741824.0));
 }
 
 }  // namespace dcsgrid

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+
+#include <spdlog/fmt/fmt.h>
 
 #include <spdlog/spdlog.h>
 
@@ -88,6 +91,18 @@ void validate_method(Method method, const CutoffOptions& c, const MsmOptions& ms
 void validate(const PotentialRequest& request) {
   if (!request.atoms || request.atoms->empty()) throw Error("no atoms to compute a potential from");
   validate(request.grid);
+  const GridSpec& grid = request.grid;
+  for (int a = 0; a < 3; ++a)
+    for (const double end : {grid.origin[a], grid.far_corner()[a]})
+      if (!(std::abs(end) <= kMaxCoordinate))
+        throw Error(fmt::format("the grid reaches {:g} Å along {}: grid points must lie within "
+                                "±1e18 Å (float32 distances overflow beyond); place it nearer the "
+                                "atoms (--origin, --center)",
+                                end, "xyz"[a]));
+  if (const std::size_t i = first_atom_out_of_range(*request.atoms); i < request.atoms->size())
+    throw Error(fmt::format("atom {} lies at ({:g}, {:g}, {:g}) Å: atoms must lie within ±1e18 Å "
+                            "(float32 distances overflow beyond)",
+                            i + 1, request.atoms->x[i], request.atoms->y[i], request.atoms->z[i]));
   validate_method(request.method, request.cutoff, request.msm, request.physics);
 }
 

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <optional>
+
+#include <spdlog/fmt/fmt.h>
 
 #include "read_formats.hpp"
 
@@ -14,11 +17,8 @@ std::string lower(std::string s) {
   return s;
 }
 
-std::vector<Structure> read_models(const std::filesystem::path& path, const ReadOptions& options,
+std::vector<Structure> read_models(detail::TextFile& file, Format format, const ReadOptions& options,
                                    int model) {
-  const Format format = options.format ? *options.format : format_from_path(path);
-  if (model < 0) throw InputError(detail::input_name(path), 0, "model numbers start at 1");
-  detail::TextFile file = detail::load_text(path);
   std::vector<Structure> models;
   switch (format) {
     case Format::pqr:
@@ -43,6 +43,53 @@ std::vector<Structure> read_models(const std::filesystem::path& path, const Read
     if (s.charge_source.empty()) s.charge_source = "file";
   }
   return models;
+}
+
+std::vector<Structure> read_models(const std::filesystem::path& path, const ReadOptions& options,
+                                   int model) {
+  const Format format = options.format ? *options.format : format_from_path(path);
+  if (model < 0) throw InputError(detail::input_name(path), 0, "model numbers start at 1");
+  detail::TextFile file = detail::load_text(path);
+  return read_models(file, format, options, model);
+}
+
+bool starts_record(std::string_view line, std::string_view name) {
+  return line.starts_with(name) && (line.size() == name.size() || line[name.size()] == ' ' ||
+                                    line[name.size()] == '\r');
+}
+
+// The byte ranges of the MODEL ... ENDMDL blocks of a PDB-like text.
+std::vector<std::pair<std::size_t, std::size_t>> model_blocks(std::string_view text) {
+  std::vector<std::pair<std::size_t, std::size_t>> blocks;
+  std::size_t pos = 0;
+  constexpr std::size_t none = std::string_view::npos;
+  std::size_t open = none;  // where the block being read began
+  while (pos < text.size()) {
+    const std::size_t end = std::min(text.find('\n', pos), text.size());
+    const std::string_view line = text.substr(pos, end - pos);
+    if (starts_record(line, "MODEL")) {
+      if (open != none) blocks.emplace_back(open, pos);  // no ENDMDL: the next MODEL ends it
+      open = pos;
+    } else if (starts_record(line, "ENDMDL") && open != none) {
+      blocks.emplace_back(open, end);
+      open = none;
+    }
+    pos = end + 1;
+  }
+  if (open != none) blocks.emplace_back(open, text.size());
+  return blocks;
+}
+
+// The text with every byte of the other models' blocks blank but their line ends, so the lines
+// keep their numbers in messages.
+std::string only_block(std::string_view text, const std::vector<std::pair<std::size_t, std::size_t>>& blocks,
+                       std::size_t keep) {
+  std::string out(text);
+  for (std::size_t b = 0; b < blocks.size(); ++b)
+    if (b != keep)
+      for (std::size_t i = blocks[b].first; i < blocks[b].second; ++i)
+        if (out[i] != '\n') out[i] = ' ';
+  return out;
 }
 
 constexpr std::pair<const char*, Format> kNames[] = {
@@ -90,6 +137,35 @@ Structure read_structure(const std::filesystem::path& path, const ReadOptions& o
 std::vector<Structure> read_all_models(const std::filesystem::path& path,
                                        const ReadOptions& options) {
   return read_models(path, options, 0);
+}
+
+std::vector<ModelRead> read_each_model(const std::filesystem::path& path, const ReadOptions& options) {
+  const Format format = options.format ? *options.format : format_from_path(path);
+  detail::TextFile file = detail::load_text(path);
+  std::vector<ModelRead> reads;
+  try {
+    detail::TextFile whole = file;
+    for (Structure& s : read_models(whole, format, options, 0)) reads.push_back({s.model, std::move(s), {}});
+    return reads;
+  } catch (const InputError&) {
+    // Only MODEL ... ENDMDL blocks can be told apart in a file that does not read as a whole.
+    const bool blocks_possible = format == Format::pqr || format == Format::pdb || format == Format::pdbqt;
+    if (!blocks_possible || model_blocks(file.data).size() < 2) throw;
+  }
+  const auto blocks = model_blocks(file.data);
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    detail::TextFile one{file.name, only_block(file.data, blocks, b)};
+    const int model = int(b) + 1;
+    try {
+      Structure s = std::move(read_models(one, format, options, 0).front());
+      s.model = model;
+      s.models_in_file = int(blocks.size());
+      reads.push_back({model, std::move(s), {}});
+    } catch (const InputError& e) {
+      reads.push_back({model, std::nullopt, fmt::format("model {}: {}", model, e.what())});
+    }
+  }
+  return reads;
 }
 
 namespace detail {

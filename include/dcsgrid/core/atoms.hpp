@@ -30,4 +30,10 @@ Box bounding_box(const AtomSet& atoms);
 // The smallest box holding both.
 Box union_box(const Box& a, const Box& b);
 
+// Atoms and grid points lie within ±kMaxCoordinate Å: beyond it the float32 squared distance
+// between two of them could overflow (FLT_MAX = (1.8e19)²) and the kernels return NaN.
+inline constexpr double kMaxCoordinate = 1e18;
+// The index of the first atom with a coordinate beyond ±kMaxCoordinate, or size() when none.
+std::size_t first_atom_out_of_range(const AtomSet& atoms);
+
 }  // namespace dcsgrid

@@ -69,6 +69,19 @@ Structure read_structure(const std::filesystem::path& path, const ReadOptions& o
 std::vector<Structure> read_all_models(const std::filesystem::path& path,
                                        const ReadOptions& options = {});
 
+// One model of read_each_model: its atoms, or why it could not be read.
+struct ModelRead {
+  int model = 1;
+  std::optional<Structure> structure;
+  std::string error;  // "model N: FILE:LINE: problem" when structure is empty
+};
+// Every model, as read_all_models, except that when the file does not read as a whole and its
+// models are MODEL ... ENDMDL blocks (PDB, PQR, PDBQT), each block is read on its own: a broken
+// model is an error of its own (line numbers as in the file) and the others still come. Throws
+// InputError as read_all_models does when the blocks cannot be told apart.
+std::vector<ModelRead> read_each_model(const std::filesystem::path& path,
+                                       const ReadOptions& options = {});
+
 // Atoms far from all the others, as a coordinate typed wrong (99999) makes: those beyond a gap
 // of more than min_gap Å in the atoms' distances from a central point (their sampled per-axis
 // median), when they are few (at most max(16, n/1000) atoms). By the triangle inequality, each

@@ -1,0 +1,38 @@
+// Checks on where outputs will go, made before any compute: a run must not spend its hours and
+// then fail for want of a writable folder or of disk space.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+#include "dcsgrid/core/grid.hpp"
+#include "dcsgrid/io/map_io.hpp"
+
+namespace dcsgrid::io {
+
+// Throws Error naming `output` when its folder does not exist, `output` is a folder, or the
+// folder takes no new file (read-only file system, permissions, an immutable folder): a probe
+// file is created there and removed, which asks the file system itself instead of guessing from
+// mode bits (root passes every mode check).
+void require_writable_output(const std::filesystem::path& output);
+
+// Bytes free to this user on the file system that holds the existing `path` (statvfs).
+std::uint64_t free_bytes(const std::filesystem::path& path);
+
+// An output file and the bytes it will take at least.
+struct PlannedOutput {
+  std::filesystem::path path;
+  std::uint64_t bytes = 0;
+};
+// Throws Error, with the bytes needed and free, when the outputs on one file system need more
+// than it has free. An output replacing an old file needs its whole size: the old one stays
+// until the new one is complete.
+void require_free_space(const std::vector<PlannedOutput>& outputs);
+
+// The least a map file of `maps` maps on `grid` takes: float32 a point and map for HDF5 (when
+// not compressed) and CCP4, two bytes a value for the text formats (a digit and a separator),
+// nothing certain for gzipped or compressed ones.
+std::uint64_t least_map_bytes(MapFormat format, const GridSpec& grid, std::size_t maps,
+                              const WriteOptions& options);
+
+}  // namespace dcsgrid::io
