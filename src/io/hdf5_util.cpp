@@ -1,6 +1,9 @@
 #include "dcsgrid/io/hdf5_util.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstring>
 
 #include "dcsgrid/core/error.hpp"
 
@@ -25,17 +28,42 @@ herr_t Handle::close() {
   return status;
 }
 
+namespace {
+
+// HDF5 1.10 keeps a file whose H5Fclose failed (its last flush hit a full disk) in its table after
+// freeing part of it; the exit hook H5_term_library then closes it again and crashes. Every file
+// we open we close ourselves, so the hook is not needed: it is disabled before HDF5's first call
+// (at static initialization, and again, harmlessly, from library_mutex()).
+bool without_exit_hook() {
+  H5dont_atexit();
+  return true;
+}
+const bool kNoExitHook = without_exit_hook();
+
+}  // namespace
+
 std::mutex& library_mutex() {
+  static const bool no_exit_hook = without_exit_hook();
   static std::mutex mutex;
+  (void)no_exit_hook;
+  silence_errors();
   return mutex;
 }
 
-void silence_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+// The thread-safe HDF5 builds (Debian's) keep the error-printing setting per thread: each thread
+// that calls HDF5 turns it off once.
+void silence_errors() {
+  thread_local const bool silenced = H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr) >= 0;
+  (void)silenced;
+}
 
 namespace {
 
-// The most specific entry of HDF5's error stack (where the failure was detected), then clears it.
-std::string take_error_message() {
+// What HDF5's error stack says about the failure, for the end of our message, then clears the
+// stack: its most specific entry (where the failure was detected) on one line. A failed system call
+// appears there as "file write failed: time = ..., errno = 28, error message = 'No space left on
+// device', buf = ..., ...": that becomes ": No space left on device (HDF5: file write failed)".
+std::string take_error_detail() {
   std::string message;
   auto innermost = [](unsigned n, const H5E_error2_t* err, void* out) -> herr_t {
     if (n == 0 && err->desc) *static_cast<std::string*>(out) = err->desc;
@@ -43,7 +71,16 @@ std::string take_error_message() {
   };
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, &message);
   H5Eclear2(H5E_DEFAULT);
-  return message;
+  if (message.empty()) return "";
+  const std::size_t errno_at = message.find("errno = ");
+  if (errno_at != std::string::npos) {
+    const int code = std::atoi(message.c_str() + errno_at + 8);
+    if (code > 0)
+      return std::string(": ") + std::strerror(code) + " (HDF5: " +
+             message.substr(0, message.find_first_of(":,\n")) + ")";
+  }
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  return " (HDF5: " + message + ")";
 }
 
 [[noreturn]] void fail(const fs::path& file, const std::string& problem) {
@@ -99,14 +136,27 @@ void read_numeric(hid_t object, const std::string& name, hid_t memory_type, void
 
 hid_t check(hid_t result, const fs::path& file, const std::string& what) {
   if (result < 0) {
-    const std::string detail = take_error_message();
-    throw Error(file.string() + ": cannot " + what + (detail.empty() ? "" : " (HDF5: " + detail + ")"));
+    throw Error(file.string() + ": cannot " + what + take_error_detail());
   }
   return result;
 }
 
 Handle checked_handle(hid_t id, Handle::Closer closer, const fs::path& file, const std::string& what) {
   return Handle(check(id, file, what), closer);
+}
+
+herr_t close_temporary_file(Handle& file) {
+  int descriptor = -1;
+  void* handle = nullptr;
+  Handle access(H5Fget_access_plist(file.get()), H5Pclose);
+  if (access.get() >= 0 && H5Pget_driver(access.get()) == H5FD_SEC2 &&
+      H5Fget_vfd_handle(file.get(), H5P_DEFAULT, &handle) >= 0 && handle)
+    descriptor = *static_cast<int*>(handle);
+  const herr_t status = file.close();
+  if (status < 0 && descriptor >= 0 && ftruncate(descriptor, 0) != 0) {
+    // nothing more to do: the temporary is removed anyway, its space comes back at exit
+  }
+  return status;
 }
 
 void write_attribute(hid_t object, const std::string& name, double value, const fs::path& file) {

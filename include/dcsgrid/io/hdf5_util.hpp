@@ -49,6 +49,12 @@ hid_t check(hid_t result, const std::filesystem::path& file, const std::string& 
 Handle checked_handle(hid_t id, Handle::Closer closer, const std::filesystem::path& file,
                       const std::string& what);
 
+// Closes a file being written under a temporary name (to be removed on failure). When the close
+// fails (its last flush hit a full disk), HDF5 1.10 keeps the file and its descriptor open until
+// the process ends: the file is then cut to length 0, so that the disk gets its space back when the
+// temporary is removed. Returns what H5Fclose returned.
+herr_t close_temporary_file(Handle& file);
+
 // Attributes on an object (file, group or dataset). file names the file in error messages.
 // Scalars are written with a scalar dataspace, arrays as 1-D, integers as int64, strings as
 // variable-length UTF-8.
