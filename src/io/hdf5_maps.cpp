@@ -265,14 +265,54 @@ void read_map_attributes(hid_t dataset, GridSpec& grid, MapMetadata& meta, const
       read_attribute(dataset, name, meta.parameters[name.substr(prefix.size())], path);
 }
 
+namespace {
+
+// Chunks larger than this are damage (ours are about 1 MiB): HDF5 allocates one to read it.
+constexpr std::uint64_t kMaxChunkBytes = std::uint64_t(256) << 20;
+
+// InputError unless every chunk of the map is stored, each of a sane size, and the storage fits
+// in the file. (Damage to the chunk index made HDF5 return fill values, zeros, for the chunks it
+// lost: a silently wrong map.)
+void check_map_storage(hid_t dataset, const std::vector<hsize_t>& dims, const Path& path) {
+  const std::string what = "get the storage of /potential";
+  Handle plist = checked_handle(H5Dget_create_plist(dataset), H5Pclose, path, what);
+  if (H5Pget_layout(plist.get()) != H5D_CHUNKED) return;  // contiguous: HDF5 checks it fits the file
+  std::vector<hsize_t> chunk(dims.size());
+  if (H5Pget_chunk(plist.get(), int(chunk.size()), chunk.data()) != int(dims.size()))
+    fail(path, "/potential has a damaged chunk layout");
+  std::uint64_t chunk_bytes = sizeof(float), expected = 1;
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    if (chunk[d] == 0 || chunk[d] > kMaxChunkBytes) fail(path, "/potential has a damaged chunk layout");
+    chunk_bytes *= chunk[d];
+    if (chunk_bytes > kMaxChunkBytes)
+      fail(path, "/potential's chunks claim " + std::to_string(chunk_bytes) + " bytes or more each");
+    expected *= (dims[d] + chunk[d] - 1) / chunk[d];
+  }
+  Handle space = checked_handle(H5Dget_space(dataset), H5Sclose, path, what);
+  hsize_t stored = 0;
+  check(H5Dget_num_chunks(dataset, space.get(), &stored), path, what);
+  if (stored != expected)
+    fail(path, "/potential has " + std::to_string(stored) + " of its " + std::to_string(expected) +
+                   " chunks stored: damaged or incomplete");
+  Handle file = checked_handle(H5Iget_file_id(dataset), H5Fclose, path, what);
+  hsize_t file_size = 0;
+  check(H5Fget_filesize(file.get(), &file_size), path, what);
+  if (H5Dget_storage_size(dataset) > file_size)
+    fail(path, "/potential claims more storage than the file's " + std::to_string(file_size) + " bytes");
+}
+
+}  // namespace
+
 void check_map_shape(hid_t dataset, const GridSpec& grid, std::optional<std::size_t> frames,
                      const Path& path) {
   Handle type = checked_handle(H5Dget_type(dataset), H5Tclose, path, "get /potential's type");
   if (H5Tget_class(type.get()) != H5T_FLOAT) fail(path, "/potential is not floating point");
-  if (shape(dataset, path) != map_dims(frames, grid))
+  const std::vector<hsize_t> dims = shape(dataset, path);
+  if (dims != map_dims(frames, grid))
     fail(path, "/potential's shape does not match its dims attribute ([nz][ny][nx] = [" +
                    std::to_string(grid.nz()) + "][" + std::to_string(grid.ny()) + "][" +
                    std::to_string(grid.nx()) + "])");
+  check_map_storage(dataset, dims, path);
 }
 
 void write_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid,

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "dcsgrid/core/error.hpp"
+#include "hdf5_vlen_string.hpp"
 
 namespace dcsgrid::io::hdf5 {
 
@@ -86,6 +87,9 @@ std::string take_error_detail() {
 [[noreturn]] void fail(const fs::path& file, const std::string& problem) {
   throw InputError(file.string(), 0, problem);
 }
+
+// Fixed-length string attributes longer than this are damage (ours are variable-length).
+constexpr std::size_t kMaxFixedString = std::size_t(1) << 20;
 
 std::string attribute_label(const std::string& name) { return "attribute '" + name + "'"; }
 
@@ -234,29 +238,26 @@ void read_attribute(hid_t object, const std::string& name, std::string& value,
   if (H5Sget_simple_extent_npoints(space.get()) != 1)
     fail(file, attribute_label(name) + " holds more than one string");
 
-  const htri_t variable = check(H5Tis_variable_str(type.get()), file, what);
+  if (check(H5Tis_variable_str(type.get()), file, what)) {
+    value = read_variable_string(attr.get(), file);
+    return;
+  }
+  // Fixed length: read the bytes as stored and drop the padding.
+  const std::size_t size = H5Tget_size(type.get());
+  if (size == 0 || size > kMaxFixedString)
+    fail(file, attribute_label(name) + " claims a string of " + std::to_string(size) + " bytes");
+  const H5T_str_t padding = H5Tget_strpad(type.get());
   Handle memory_type = checked_handle(H5Tcopy(H5T_C_S1), H5Tclose, file, what);
   check(H5Tset_cset(memory_type.get(), H5Tget_cset(type.get())), file, what);
-  if (variable) {
-    check(H5Tset_size(memory_type.get(), H5T_VARIABLE), file, what);
-    char* text = nullptr;
-    check(H5Aread(attr.get(), memory_type.get(), &text), file, what);
-    value = text ? text : "";
-    H5Dvlen_reclaim(memory_type.get(), space.get(), H5P_DEFAULT, &text);
-  } else {
-    // Fixed length: read the bytes as stored and drop the padding.
-    const std::size_t size = H5Tget_size(type.get());
-    const H5T_str_t padding = H5Tget_strpad(type.get());
-    check(H5Tset_size(memory_type.get(), size), file, what);
-    check(H5Tset_strpad(memory_type.get(), padding), file, what);
-    std::string buffer(size, '\0');
-    check(H5Aread(attr.get(), memory_type.get(), buffer.data()), file, what);
-    if (padding == H5T_STR_SPACEPAD)
-      buffer.erase(buffer.find_last_not_of(' ') + 1);
-    else
-      buffer.erase(std::min(buffer.find('\0'), buffer.size()));
-    value = buffer;
-  }
+  check(H5Tset_size(memory_type.get(), size), file, what);
+  check(H5Tset_strpad(memory_type.get(), padding), file, what);
+  std::string buffer(size, '\0');
+  check(H5Aread(attr.get(), memory_type.get(), buffer.data()), file, what);
+  if (padding == H5T_STR_SPACEPAD)
+    buffer.erase(buffer.find_last_not_of(' ') + 1);
+  else
+    buffer.erase(std::min(buffer.find('\0'), buffer.size()));
+  value = buffer;
 }
 
 std::vector<std::string> attribute_names(hid_t object, const fs::path& file) {
@@ -265,6 +266,10 @@ std::vector<std::string> attribute_names(hid_t object, const fs::path& file) {
     static_cast<std::vector<std::string>*>(out)->emplace_back(name);
     return 0;
   };
+  // HDF5 1.10 crashes when an attribute it cannot decode turns up while it builds the table it
+  // iterates over; looking for a name that no attribute has decodes every one of them first and
+  // fails cleanly on a damaged one.
+  check(H5Aexists(object, "\x01 no such attribute"), file, "read the attributes");
   check(H5Aiterate2(object, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names), file,
         "list the attributes");
   return names;
