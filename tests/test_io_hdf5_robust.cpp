@@ -236,3 +236,67 @@ TEST(IoHdf5Robust, DamagedDxMapReadsCorrectlyOrFailsCleanly) {
                                 << " damaged files were mishandled:\n" << joined(failures);
   fs::remove_all(dir);
 }
+
+namespace {
+
+// Bytes HDF5 stores for a map chunked as map_chunk says: whole chunks, edge ones padded.
+double stored_fraction(const GridSpec& grid) {
+  const std::vector<hsize_t> chunk = io::hdf5::map_chunk({}, grid);
+  const std::int64_t dims[3] = {grid.nz(), grid.ny(), grid.nx()};
+  double stored = 1, data = 1;
+  for (int d = 0; d < 3; ++d) {
+    stored *= double((hsize_t(dims[d]) + chunk[d] - 1) / chunk[d] * chunk[d]);
+    data *= double(dims[d]);
+  }
+  return stored / data;
+}
+
+GridSpec grid_of(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
+  GridSpec grid;
+  grid.origin = {0, 0, 0};
+  grid.spacing = {1, 1, 1};
+  grid.dims = {nx, ny, nz};
+  return grid;
+}
+
+}  // namespace
+
+// Chunks that do not divide the planes or rows are padded: with 2-plane chunks a 3-plane map of
+// 0.5 MiB planes stored 4 planes. Any dims: at most a few % padding.
+TEST(IoHdf5Robust, MapChunksWasteAtMostAFewPercent) {
+  for (const auto& dims : std::vector<std::array<std::int64_t, 3>>{
+           {512, 256, 3}, {517, 519, 524}, {100, 99, 203}, {700, 700, 5}, {1000, 300, 7},
+           {300000, 2, 3}, {1, 1, 100001}, {33, 35, 1037}, {262145, 3, 2}, {400, 400, 2}}) {
+    const GridSpec grid = grid_of(dims[0], dims[1], dims[2]);
+    SCOPED_TRACE(std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" + std::to_string(dims[2]));
+    EXPECT_LE(stored_fraction(grid), 1.03);
+    const std::vector<hsize_t> chunk = io::hdf5::map_chunk({}, grid);
+    EXPECT_LE(double(chunk[0] * chunk[1] * chunk[2]) * 4, 2.0 * (1 << 20));  // about 1 MiB
+  }
+  std::mt19937_64 random(5);
+  for (int i = 0; i < 2000; ++i) {
+    const GridSpec grid = grid_of(1 + std::int64_t(random() % 2000), 1 + std::int64_t(random() % 2000),
+                                  1 + std::int64_t(random() % 600));
+    ASSERT_LE(stored_fraction(grid), 1.03) << grid.nx() << "x" << grid.ny() << "x" << grid.nz();
+  }
+}
+
+// The file on disk: data plus a small header, for awkward dims (read back with HDF5's own size).
+TEST(IoHdf5Robust, MapFileSizeIsDataSizeForAwkwardDims) {
+  const fs::path dir = test::temp_dir("h5_size");
+  for (const auto& dims : std::vector<std::array<std::int64_t, 3>>{{512, 256, 3}, {517, 519, 3}, {700, 700, 5}}) {
+    const io::MapFile map = ramp_map(dims[0], dims[1], dims[2]);
+    const fs::path path = dir / "awkward.h5";
+    io::write_hdf5(path, map.grid, map.data.data(), map.meta);
+    const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    hsize_t size = 0;
+    H5Fget_filesize(file, &size);
+    H5Fclose(file);
+    const double data_bytes = double(map.data.size()) * sizeof(float);
+    EXPECT_LE(double(size), 1.05 * data_bytes + 64 * 1024)
+        << dims[0] << "x" << dims[1] << "x" << dims[2] << ": " << size << " bytes for " << data_bytes;
+    fs::remove(path);
+    fs::remove(fs::path(path).replace_extension(".xmf"));
+  }
+  fs::remove_all(dir);
+}

@@ -33,11 +33,13 @@ Handle early_allocation(const Path& path) {
   return plist;
 }
 
-// (With as many planes as fit in 1 MiB, a 76-plane map took chunks of 66 planes: 132 planes
-// stored for 76, the file 1.7 times its data, and every frame of a batch wrote them.)
-hsize_t even_split(std::size_t count, std::size_t most) {
-  const std::size_t pieces = (count + most - 1) / most;
-  return hsize_t((count + pieces - 1) / pieces);
+// The largest piece of at most `most` planes (or rows) that pads `count` by at most 2% when the
+// last piece is filled up. (With as many planes as fit in 1 MiB, a 76-plane map took chunks of 66
+// planes: 132 planes stored for 76; splitting evenly still stored 4 planes for 3 when two fit.)
+hsize_t least_padding_piece(std::size_t count, std::size_t most) {
+  for (std::size_t piece = std::min(count, most); piece > 1; --piece)
+    if ((count + piece - 1) / piece * piece * 50 <= count * 51) return hsize_t(piece);
+  return 1;
 }
 
 std::vector<hsize_t> map_dims(std::optional<std::size_t> frames, const GridSpec& grid) {
@@ -112,11 +114,11 @@ std::vector<hsize_t> map_chunk(const std::vector<hsize_t>& leading, const GridSp
   const std::size_t plane = row * std::size_t(grid.ny());
   std::vector<hsize_t> chunk(leading.size(), 1);
   if (plane <= target) {
-    chunk.push_back(even_split(std::size_t(grid.nz()), target / plane));
+    chunk.push_back(least_padding_piece(std::size_t(grid.nz()), target / plane));
     chunk.push_back(hsize_t(grid.ny()));
   } else {
     chunk.push_back(1);
-    chunk.push_back(even_split(std::size_t(grid.ny()), std::max<std::size_t>(1, target / row)));
+    chunk.push_back(least_padding_piece(std::size_t(grid.ny()), target / row));
   }
   chunk.push_back(hsize_t(grid.nx()));
   return chunk;
