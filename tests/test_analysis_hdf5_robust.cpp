@@ -98,7 +98,7 @@ TEST(AnalysisHdf5Robust, DamagedBatchFileReadsCorrectlyOrFailsCleanly) {
   }
   const fs::path damaged = dir / "damaged.h5";
   std::vector<test::Mutation> list;
-  for (auto& m : test::mutations(bytes, 400, 23)) {
+  for (auto& m : test::mutations(bytes, test::mutation_count(400), 23)) {
     bool in_data = false;
     for (const auto& [first, last] : data_ranges) in_data |= m.begin < last && m.end > first && m.end - m.begin < 64;
     if (!in_data) list.push_back(std::move(m));

@@ -203,7 +203,7 @@ TEST(IoHdf5Robust, DamagedHdf5MapReadsCorrectlyOrFailsCleanly) {
   ASSERT_FALSE(data_ranges.empty());
 
   const fs::path damaged = dir / "damaged.h5";
-  const auto list = test::mutations(test::file_bytes(dir / "intact.h5"), 400, 21);
+  const auto list = test::mutations(test::file_bytes(dir / "intact.h5"), test::mutation_count(400), 21);
   const auto failures = test::run_mutations(list, damaged, [&](const test::Mutation& m) {
     return judge_map_read([&] { return io::read_hdf5(damaged); }, original, damaged,
                           values_touched(m, data_ranges));
@@ -226,7 +226,7 @@ TEST(IoHdf5Robust, DamagedDxMapReadsCorrectlyOrFailsCleanly) {
   ASSERT_NE(values_begin, std::string::npos);
 
   const fs::path damaged = dir / "damaged.dx";
-  const auto list = test::mutations(bytes, 300, 22);
+  const auto list = test::mutations(bytes, test::mutation_count(300), 22);
   const auto failures = test::run_mutations(list, damaged, [&](const test::Mutation& m) {
     // One damaged byte of the value lines reaches at most the two numbers beside it.
     const std::size_t reach = m.end > values_begin ? 2 * (m.end - m.begin) + 2 : 0;

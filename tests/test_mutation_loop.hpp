@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -80,6 +81,12 @@ inline std::vector<Mutation> mutations(const std::vector<char>& original, std::s
     out.push_back(std::move(m));
   }
   return out;
+}
+
+// How many mutations a loop runs: `usual`, or DCSGRID_MUTATIONS when set (long runs by hand).
+inline std::size_t mutation_count(std::size_t usual) {
+  const char* text = std::getenv("DCSGRID_MUTATIONS");
+  return text && std::atol(text) > 0 ? std::size_t(std::atol(text)) : usual;
 }
 
 // Writes each mutation to `path` and runs check(mutation) in a child (limit: seconds each); check

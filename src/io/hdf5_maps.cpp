@@ -385,11 +385,21 @@ void read_column(const Dataset& dataset, std::size_t n, hid_t memory_type, void*
         "read a table column");
 }
 
+void check_fits_in_file(hid_t dataset, std::size_t n, std::size_t bytes_each, const Path& path) {
+  Handle file = checked_handle(H5Iget_file_id(dataset), H5Fclose, path, "get the file's size");
+  hsize_t file_size = 0;
+  check(H5Fget_filesize(file.get(), &file_size), path, "get the file's size");
+  if (bytes_each != 0 && n > file_size / bytes_each)
+    fail(path, "a dataset claims " + std::to_string(n) + " values of " + std::to_string(bytes_each) +
+                   " bytes, more than the file's " + std::to_string(file_size) + " bytes");
+}
+
 std::vector<std::string> read_string_column(const Dataset& dataset, std::size_t n, const Path& path) {
   Handle type = checked_handle(H5Dget_type(dataset.get()), H5Tclose, path, "get a string type");
   if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) != 0)
     fail(path, "a table column is not fixed-length strings");
   const std::size_t size = H5Tget_size(type.get());
+  check_fits_in_file(dataset.get(), n, size, path);
   std::vector<char> buffer(n * size);
   read_column(dataset, n, type.get(), buffer.data(), path);
   std::vector<std::string> texts(n);

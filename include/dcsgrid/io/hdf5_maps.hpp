@@ -84,6 +84,9 @@ void write_row(const Dataset& dataset, std::size_t i, hid_t memory_type, const v
 void write_string_element(const Dataset& dataset, std::size_t i, const std::string& text,
                           const Path& path);
 void write_scalar(const Dataset& dataset, hid_t memory_type, const void* data, const Path& path);
+// InputError when n values of bytes_each bytes could not fit in the file holding dataset: sizes
+// read from a damaged file are checked before they size an allocation.
+void check_fits_in_file(hid_t dataset, std::size_t n, std::size_t bytes_each, const Path& path);
 // Whole datasets of n elements (InputError on another size).
 void read_column(const Dataset& dataset, std::size_t n, hid_t memory_type, void* out,
                  const Path& path);
