@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <thread>
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/hdf5_maps.hpp"
@@ -75,17 +76,28 @@ int write_must_fail(const fs::path& folder, const fs::path& good_folder, const s
 }  // namespace
 
 // RLIMIT_FSIZE (SIGXFSZ ignored) makes every write beyond 1 MB fail with EFBIG: works anywhere.
+// The write runs in a second thread (as batch writes do), and HDF5 must print nothing on stderr
+// there: its error printing is set per thread.
 TEST(IoHdf5Robust, WriteFailureFromFileSizeLimitIsACleanError) {
   const fs::path dir = test::temp_dir("h5_fsize");
+  const fs::path stderr_file = dir / "stderr.txt";
   const std::string failure = run_in_child(
       [&] {
         std::signal(SIGXFSZ, SIG_IGN);
         const rlimit limit = {1 << 20, 1 << 20};
         if (setrlimit(RLIMIT_FSIZE, &limit) != 0) return 10;
-        return write_must_fail(dir, dir, std::strerror(EFBIG));
+        if (!std::freopen(stderr_file.c_str(), "w", stderr)) return 11;
+        const io::MapFile small = ramp_map(3, 3, 3);  // HDF5 used by this thread first
+        io::write_hdf5(dir / "first.h5", small.grid, small.data.data(), small.meta);
+        int result = 12;
+        std::thread([&] { result = write_must_fail(dir, dir, std::strerror(EFBIG)); }).join();
+        return result;
       },
       60);
   EXPECT_EQ(failure, "");
+  std::ifstream in(stderr_file);
+  const std::string printed{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  EXPECT_EQ(printed.find("HDF5-DIAG"), std::string::npos) << printed;
   fs::remove_all(dir);
 }
 

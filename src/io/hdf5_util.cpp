@@ -33,20 +33,14 @@ namespace {
 
 // HDF5 1.10 keeps a file whose H5Fclose failed (its last flush hit a full disk) in its table after
 // freeing part of it; the exit hook H5_term_library then closes it again and crashes. Every file
-// we open we close ourselves, so the hook is not needed: it is disabled before HDF5's first call
-// (at static initialization, and again, harmlessly, from library_mutex()).
-bool without_exit_hook() {
-  H5dont_atexit();
-  return true;
-}
-const bool kNoExitHook = without_exit_hook();
+// we open we close ourselves, so the hook is not needed: it is disabled at static initialization,
+// before HDF5's first call.
+[[maybe_unused]] const herr_t kNoExitHook = H5dont_atexit();
 
 }  // namespace
 
 std::mutex& library_mutex() {
-  static const bool no_exit_hook = without_exit_hook();
   static std::mutex mutex;
-  (void)no_exit_hook;
   silence_errors();
   return mutex;
 }
@@ -157,9 +151,8 @@ herr_t close_temporary_file(Handle& file) {
       H5Fget_vfd_handle(file.get(), H5P_DEFAULT, &handle) >= 0 && handle)
     descriptor = *static_cast<int*>(handle);
   const herr_t status = file.close();
-  if (status < 0 && descriptor >= 0 && ftruncate(descriptor, 0) != 0) {
-    // nothing more to do: the temporary is removed anyway, its space comes back at exit
-  }
+  // Should the cut fail too, the space comes back when the process ends.
+  if (status < 0 && descriptor >= 0) (void)!ftruncate(descriptor, 0);
   return status;
 }
 

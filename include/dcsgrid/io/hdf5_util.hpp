@@ -35,11 +35,12 @@ class Handle {
 };
 
 // HDF5 as packaged (serial, not thread-safe) must not be entered by two threads at once: every
-// dcsgrid function that calls HDF5 holds this lock.
+// dcsgrid function that calls HDF5 holds this lock. Getting it also silences errors for the
+// calling thread.
 std::mutex& library_mutex();
 
-// Stops HDF5 from printing its error stack on stderr: failures are reported as dcsgrid::Error
-// instead. Call before using HDF5 (cheap, idempotent).
+// Stops HDF5 from printing its error stack on stderr in the calling thread (the setting is per
+// thread): failures are reported as dcsgrid::Error instead. Cheap after the first call.
 void silence_errors();
 
 // Throws Error "<file>: cannot <what> (HDF5: <innermost message>)" when result is negative
