@@ -271,36 +271,57 @@ namespace {
 
 // Chunks larger than this are damage (ours are about 1 MiB): HDF5 allocates one to read it.
 constexpr std::uint64_t kMaxChunkBytes = std::uint64_t(256) << 20;
+constexpr std::uint64_t kMaxStorageBytes = ~std::uint64_t(0) >> 1;
 
-// InputError unless every chunk of the map is stored, each of a sane size, and the storage fits
-// in the file. (Damage to the chunk index made HDF5 return fill values, zeros, for the chunks it
-// lost: a silently wrong map.)
-void check_map_storage(hid_t dataset, const std::vector<hsize_t>& dims, const Path& path) {
-  const std::string what = "get the storage of /potential";
-  Handle plist = checked_handle(H5Dget_create_plist(dataset), H5Pclose, path, what);
-  if (H5Pget_layout(plist.get()) != H5D_CHUNKED) return;  // contiguous: HDF5 checks it fits the file
+hsize_t file_size_of(hid_t object, const Path& path) {
+  Handle file = checked_handle(H5Iget_file_id(object), H5Fclose, path, "get the file's size");
+  hsize_t size = 0;
+  check(H5Fget_filesize(file.get(), &size), path, "get the file's size");
+  return size;
+}
+
+// InputError unless every chunk is stored, each of a sane size, and the storage fits in the file.
+// (Damage to the chunk index made HDF5 return fill values, zeros, for the chunks it lost: a
+// silently wrong map.)
+void check_chunks(hid_t dataset, hid_t plist, const std::vector<hsize_t>& dims, const Path& path) {
   std::vector<hsize_t> chunk(dims.size());
-  if (H5Pget_chunk(plist.get(), int(chunk.size()), chunk.data()) != int(dims.size()))
-    fail(path, "/potential has a damaged chunk layout");
+  if (H5Pget_chunk(plist, int(chunk.size()), chunk.data()) != int(dims.size()))
+    fail(path, "a dataset has a damaged chunk layout");
   std::uint64_t chunk_bytes = sizeof(float), expected = 1;
   for (std::size_t d = 0; d < dims.size(); ++d) {
-    if (chunk[d] == 0 || chunk[d] > kMaxChunkBytes) fail(path, "/potential has a damaged chunk layout");
+    if (chunk[d] == 0 || chunk[d] > kMaxChunkBytes) fail(path, "a dataset has a damaged chunk layout");
     chunk_bytes *= chunk[d];
     if (chunk_bytes > kMaxChunkBytes)
-      fail(path, "/potential's chunks claim " + std::to_string(chunk_bytes) + " bytes or more each");
+      fail(path, "a dataset's chunks claim " + std::to_string(chunk_bytes) + " bytes or more each");
     expected *= (dims[d] + chunk[d] - 1) / chunk[d];
   }
-  Handle space = checked_handle(H5Dget_space(dataset), H5Sclose, path, what);
+  Handle space = checked_handle(H5Dget_space(dataset), H5Sclose, path, "get a dataset's chunks");
   hsize_t stored = 0;
-  check(H5Dget_num_chunks(dataset, space.get(), &stored), path, what);
+  check(H5Dget_num_chunks(dataset, space.get(), &stored), path, "get a dataset's chunks");
   if (stored != expected)
-    fail(path, "/potential has " + std::to_string(stored) + " of its " + std::to_string(expected) +
+    fail(path, "a dataset has " + std::to_string(stored) + " of its " + std::to_string(expected) +
                    " chunks stored: damaged or incomplete");
-  Handle file = checked_handle(H5Iget_file_id(dataset), H5Fclose, path, what);
-  hsize_t file_size = 0;
-  check(H5Fget_filesize(file.get(), &file_size), path, what);
-  if (H5Dget_storage_size(dataset) > file_size)
-    fail(path, "/potential claims more storage than the file's " + std::to_string(file_size) + " bytes");
+  if (H5Dget_storage_size(dataset) > file_size_of(dataset, path))
+    fail(path, "a dataset claims more storage than the file holds");
+}
+
+// InputError unless a dataset's storage can hold what its shape says, inside the file: all chunks
+// present, or contiguous/compact storage of exactly its values. (A damaged storage size or layout
+// class made HDF5 copy past its buffers.)
+void check_storage(hid_t dataset, const Path& path) {
+  Handle plist = checked_handle(H5Dget_create_plist(dataset), H5Pclose, path, "get a dataset's storage");
+  const std::vector<hsize_t> dims = shape(dataset, path);
+  const H5D_layout_t layout = H5Pget_layout(plist.get());
+  if (layout == H5D_CHUNKED) return check_chunks(dataset, plist.get(), dims, path);
+  if (layout != H5D_CONTIGUOUS && layout != H5D_COMPACT) fail(path, "a dataset has a damaged layout");
+  Handle type = checked_handle(H5Dget_type(dataset), H5Tclose, path, "get a dataset's type");
+  std::uint64_t bytes = H5Tget_size(type.get());
+  for (hsize_t d : dims) bytes = d != 0 && bytes > kMaxStorageBytes / d ? kMaxStorageBytes : bytes * d;
+  const hsize_t file_size = file_size_of(dataset, path);
+  const haddr_t offset = layout == H5D_CONTIGUOUS ? H5Dget_offset(dataset) : 0;
+  if (H5Dget_storage_size(dataset) != bytes || bytes > file_size || offset == HADDR_UNDEF ||
+      offset > file_size - bytes)
+    fail(path, "a dataset's storage does not match its shape");
 }
 
 }  // namespace
@@ -314,7 +335,7 @@ void check_map_shape(hid_t dataset, const GridSpec& grid, std::optional<std::siz
     fail(path, "/potential's shape does not match its dims attribute ([nz][ny][nx] = [" +
                    std::to_string(grid.nz()) + "][" + std::to_string(grid.ny()) + "][" +
                    std::to_string(grid.nx()) + "])");
-  check_map_storage(dataset, dims, path);
+  check_storage(dataset, path);
 }
 
 void write_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid,
@@ -381,6 +402,7 @@ void read_column(const Dataset& dataset, std::size_t n, hid_t memory_type, void*
   if (element_count(dataset.get(), path) != n)
     fail(path, "a table column holds " + std::to_string(element_count(dataset.get(), path)) +
                    " values, expected " + std::to_string(n));
+  check_storage(dataset.get(), path);
   check(H5Dread(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out), path,
         "read a table column");
 }
