@@ -283,11 +283,12 @@ hsize_t file_size_of(hid_t object, const Path& path) {
 // InputError unless every chunk is stored, each of a sane size, and the storage fits in the file.
 // (Damage to the chunk index made HDF5 return fill values, zeros, for the chunks it lost: a
 // silently wrong map.)
-void check_chunks(hid_t dataset, hid_t plist, const std::vector<hsize_t>& dims, const Path& path) {
+void check_chunks(hid_t dataset, hid_t plist, const std::vector<hsize_t>& dims,
+                  std::size_t value_bytes, const Path& path) {
   std::vector<hsize_t> chunk(dims.size());
   if (H5Pget_chunk(plist, int(chunk.size()), chunk.data()) != int(dims.size()))
     fail(path, "a dataset has a damaged chunk layout");
-  std::uint64_t chunk_bytes = sizeof(float), expected = 1;
+  std::uint64_t chunk_bytes = value_bytes, expected = 1;
   for (std::size_t d = 0; d < dims.size(); ++d) {
     if (chunk[d] == 0 || chunk[d] > kMaxChunkBytes) fail(path, "a dataset has a damaged chunk layout");
     chunk_bytes *= chunk[d];
@@ -301,8 +302,12 @@ void check_chunks(hid_t dataset, hid_t plist, const std::vector<hsize_t>& dims, 
   if (stored != expected)
     fail(path, "a dataset has " + std::to_string(stored) + " of its " + std::to_string(expected) +
                    " chunks stored: damaged or incomplete");
-  if (H5Dget_storage_size(dataset) > file_size_of(dataset, path))
-    fail(path, "a dataset claims more storage than the file holds");
+  // Unfiltered chunks are stored whole; HDF5 reads only as many bytes as the index says.
+  const hsize_t storage = H5Dget_storage_size(dataset);
+  if (storage > file_size_of(dataset, path) ||
+      (H5Pget_nfilters(plist) == 0 && storage != stored * chunk_bytes))
+    fail(path, "a dataset's chunks claim " + std::to_string(storage) + " bytes of storage, not " +
+                   std::to_string(stored * chunk_bytes));
 }
 
 // InputError unless a dataset's storage can hold what its shape says, inside the file: all chunks
@@ -311,11 +316,13 @@ void check_chunks(hid_t dataset, hid_t plist, const std::vector<hsize_t>& dims, 
 void check_storage(hid_t dataset, const Path& path) {
   Handle plist = checked_handle(H5Dget_create_plist(dataset), H5Pclose, path, "get a dataset's storage");
   const std::vector<hsize_t> dims = shape(dataset, path);
-  const H5D_layout_t layout = H5Pget_layout(plist.get());
-  if (layout == H5D_CHUNKED) return check_chunks(dataset, plist.get(), dims, path);
-  if (layout != H5D_CONTIGUOUS && layout != H5D_COMPACT) fail(path, "a dataset has a damaged layout");
   Handle type = checked_handle(H5Dget_type(dataset), H5Tclose, path, "get a dataset's type");
-  std::uint64_t bytes = H5Tget_size(type.get());
+  const std::size_t value_bytes = H5Tget_size(type.get());
+  if (value_bytes == 0) fail(path, "a dataset has a damaged type");
+  const H5D_layout_t layout = H5Pget_layout(plist.get());
+  if (layout == H5D_CHUNKED) return check_chunks(dataset, plist.get(), dims, value_bytes, path);
+  if (layout != H5D_CONTIGUOUS && layout != H5D_COMPACT) fail(path, "a dataset has a damaged layout");
+  std::uint64_t bytes = value_bytes;
   for (hsize_t d : dims) bytes = d != 0 && bytes > kMaxStorageBytes / d ? kMaxStorageBytes : bytes * d;
   const hsize_t file_size = file_size_of(dataset, path);
   const haddr_t offset = layout == H5D_CONTIGUOUS ? H5Dget_offset(dataset) : 0;
