@@ -3,6 +3,9 @@
 // never a crash, a hang or a huge allocation.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
+#include <csignal>
 #include <cstring>
 
 #include "dcsgrid/analysis/batch_file.hpp"
@@ -110,5 +113,39 @@ TEST(AnalysisHdf5Robust, DamagedBatchFileReadsCorrectlyOrFailsCleanly) {
   for (std::size_t i = 0; i < failures.size() && i < 20; ++i) text += "  " + failures[i] + "\n";
   EXPECT_TRUE(failures.empty()) << failures.size() << " of " << list.size()
                                 << " damaged files were mishandled:\n" << text;
+  fs::remove_all(dir);
+}
+
+// A batch file that cannot be completed (file size limit, as on a full disk) is an Error naming
+// the file, and nothing is left at its path. (Its last flush used to happen in an unchecked
+// destructor after the file's checked close: the error was lost and the broken file published.)
+TEST(AnalysisHdf5Robust, BatchFileCreationFailureIsReported) {
+  const fs::path dir = test::temp_dir("batch_fsize");
+  const fs::path target = dir / "frames.h5";
+  const std::string failure = test::run_in_child(
+      [&] {
+        std::signal(SIGXFSZ, SIG_IGN);
+        const rlimit limit = {4096, 4096};  // the metadata does not fit
+        if (setrlimit(RLIMIT_FSIZE, &limit) != 0) return 10;
+        analysis::BatchLayout layout;
+        layout.grid.origin = {0, 0, 0};
+        layout.grid.spacing = {0.5, 0.5, 0.5};
+        layout.grid.dims = {100, 100, 50};  // 2 MB a frame
+        layout.frames.resize(4);
+        try {
+          analysis::BatchFile::create(target, layout);
+        } catch (const Error& e) {
+          const std::string message = e.what();
+          if (message.find(target.string()) == std::string::npos) {
+            std::fprintf(stderr, "unexpected message: %s\n", message.c_str());
+            return 3;
+          }
+          return fs::is_empty(dir) ? 0 : 4;
+        }
+        std::fprintf(stderr, "creating %s did not fail\n", target.c_str());
+        return 2;
+      },
+      60);
+  EXPECT_EQ(failure, "");
   fs::remove_all(dir);
 }
