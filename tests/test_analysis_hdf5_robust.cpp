@@ -56,8 +56,8 @@ int judge_batch_read(const fs::path& path, const GridSpec& grid, std::size_t fra
 }  // namespace
 
 // 400 mutations (fixed seed) of a 2-frame batch file with stats, each read in a child process.
-// Small damage inside a frame's raw data is left out: the format has no checksums there, so it
-// reads as other values, a correct read of what the file holds.
+// Small damage inside a frame's raw data or a chunk address is left out (see chunk_ranges): the
+// format has no checksums there.
 TEST(AnalysisHdf5Robust, DamagedBatchFileReadsCorrectlyOrFailsCleanly) {
   const fs::path dir = test::temp_dir("batch_mutate");
   const fs::path intact = dir / "intact.h5";
@@ -88,23 +88,20 @@ TEST(AnalysisHdf5Robust, DamagedBatchFileReadsCorrectlyOrFailsCleanly) {
   ASSERT_EQ(judge_batch_read(intact, layout.grid, 2), 0);
 
   const std::vector<char> bytes = test::file_bytes(intact);
-  // The frames' raw data: find it by its first values' bytes (an unchecked region: a flip there
-  // is a different value, not a damaged file).
-  std::vector<std::pair<std::size_t, std::size_t>> data_ranges;
-  for (std::size_t f = 0; f < 2; ++f) {
-    const std::vector<float> values = frame_values(layout.grid, f);
-    const char* first = reinterpret_cast<const char*>(values.data());
-    const auto at = std::search(bytes.begin(), bytes.end(), first, first + 64);
-    ASSERT_NE(at, bytes.end());
-    const std::size_t begin = std::size_t(at - bytes.begin());
-    data_ranges.emplace_back(begin, begin + values.size() * sizeof(float));
-  }
+  const auto data_ranges = test::chunk_ranges(intact);
+  const auto addresses = test::address_positions(bytes, data_ranges);
+  ASSERT_EQ(data_ranges.size(), 2u);  // a chunk a frame
+  ASSERT_FALSE(addresses.empty());
+  auto overlaps = [](const test::Mutation& m, std::size_t first, std::size_t last) {
+    return m.begin < last && m.end > first;
+  };
   const fs::path damaged = dir / "damaged.h5";
   std::vector<test::Mutation> list;
   for (auto& m : test::mutations(bytes, test::mutation_count(400), 23)) {
-    bool in_data = false;
-    for (const auto& [first, last] : data_ranges) in_data |= m.begin < last && m.end > first && m.end - m.begin < 64;
-    if (!in_data) list.push_back(std::move(m));
+    bool unchecked = false;
+    for (const auto& [first, last] : data_ranges) unchecked |= overlaps(m, first, last) && m.end - m.begin < 64;
+    for (std::size_t at : addresses) unchecked |= overlaps(m, at, at + 8) && m.end - m.begin < 64;
+    if (!unchecked) list.push_back(std::move(m));
   }
   const auto failures = test::run_mutations(list, damaged, [&](const test::Mutation&) {
     return judge_batch_read(damaged, layout.grid, 2);

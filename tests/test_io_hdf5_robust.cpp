@@ -130,26 +130,6 @@ TEST(IoHdf5Robust, DiskFullOnTmpfsIsACleanError) {
 
 namespace {
 
-// The byte ranges [offset, offset + size) of the chunks of /potential in an intact file.
-std::vector<std::pair<std::size_t, std::size_t>> chunk_ranges(const fs::path& path) {
-  std::vector<std::pair<std::size_t, std::size_t>> ranges;
-  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  const hid_t dataset = H5Dopen2(file, "potential", H5P_DEFAULT);
-  const hid_t space = H5Dget_space(dataset);
-  hsize_t chunks = 0;
-  H5Dget_num_chunks(dataset, space, &chunks);
-  for (hsize_t i = 0; i < chunks; ++i) {
-    haddr_t address = 0;
-    hsize_t size = 0;
-    H5Dget_chunk_info(dataset, space, i, nullptr, nullptr, &address, &size);
-    ranges.emplace_back(std::size_t(address), std::size_t(address + size));
-  }
-  H5Sclose(space);
-  H5Dclose(dataset);
-  H5Fclose(file);
-  return ranges;
-}
-
 bool same_grid(const GridSpec& a, const GridSpec& b) {
   return a.dims == b.dims && a.origin == b.origin && a.spacing == b.spacing;
 }
@@ -184,21 +164,6 @@ int judge_map_read(const std::function<io::MapFile()>& read, const io::MapFile& 
   return 0;
 }
 
-// Where the file stores the chunks' addresses (in HDF5's chunk index): the 8-byte little-endian
-// encodings of the chunk offsets. The format has no checksum there, so a chunk address moved by a
-// flip reads other bytes as the map: such damage is only required not to crash.
-std::vector<std::size_t> address_positions(const std::vector<char>& bytes,
-                                           const std::vector<std::pair<std::size_t, std::size_t>>& data_ranges) {
-  std::vector<std::size_t> positions;
-  for (const auto& range : data_ranges) {
-    char encoded[8];
-    for (int i = 0; i < 8; ++i) encoded[i] = char((std::uint64_t(range.first) >> (8 * i)) & 0xff);
-    for (auto at = bytes.begin(); (at = std::search(at, bytes.end(), encoded, encoded + 8)) != bytes.end(); ++at)
-      positions.push_back(std::size_t(at - bytes.begin()));
-  }
-  return positions;
-}
-
 // How many float values of a raw-data layout the byte range [begin, end) can touch (all of them
 // when it touches a chunk address).
 std::size_t values_touched(const test::Mutation& m,
@@ -231,11 +196,11 @@ TEST(IoHdf5Robust, DamagedHdf5MapReadsCorrectlyOrFailsCleanly) {
   meta.parameters["cutoff"] = "12 Å";
   io::write_hdf5(dir / "intact.h5", original.grid, original.data.data(), meta);
   ASSERT_EQ(io::read_hdf5(dir / "intact.h5").data, original.data);
-  const auto data_ranges = chunk_ranges(dir / "intact.h5");
+  const auto data_ranges = test::chunk_ranges(dir / "intact.h5");
   ASSERT_FALSE(data_ranges.empty());
 
   const std::vector<char> bytes = test::file_bytes(dir / "intact.h5");
-  const auto addresses = address_positions(bytes, data_ranges);
+  const auto addresses = test::address_positions(bytes, data_ranges);
   ASSERT_FALSE(addresses.empty());
 
   const fs::path damaged = dir / "damaged.h5";

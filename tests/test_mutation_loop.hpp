@@ -1,6 +1,7 @@
 // Byte-level damage of a file in a loop, each read in a forked child with a time limit, so that a
 // crash or a hang is reported as a test failure (naming the mutation) instead of ending the suite.
 #pragma once
+#include <hdf5.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <algorithm>
 #include <iterator>
 #include <random>
 #include <string>
@@ -105,6 +107,43 @@ inline std::vector<std::string> run_mutations(const std::vector<Mutation>& list,
     if (!failure.empty()) failures.push_back(m.label + ": " + failure);
   }
   return failures;
+}
+
+// HDF5 files: the byte ranges [offset, offset + size) of the chunks of `dataset` in an intact
+// file, and where the file stores those chunks' addresses (their 8-byte little-endian encodings,
+// in HDF5's chunk index). The format has no checksum on either: a damaged value reads as another
+// value, a chunk address moved by a flip reads other bytes as the map; both are only required
+// not to crash.
+inline std::vector<std::pair<std::size_t, std::size_t>> chunk_ranges(const std::filesystem::path& path,
+                                                                 const char* dataset_name = "potential") {
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t dataset = H5Dopen2(file, dataset_name, H5P_DEFAULT);
+  const hid_t space = H5Dget_space(dataset);
+  hsize_t chunks = 0;
+  H5Dget_num_chunks(dataset, space, &chunks);
+  for (hsize_t i = 0; i < chunks; ++i) {
+    haddr_t address = 0;
+    hsize_t size = 0;
+    H5Dget_chunk_info(dataset, space, i, nullptr, nullptr, &address, &size);
+    ranges.emplace_back(std::size_t(address), std::size_t(address + size));
+  }
+  H5Sclose(space);
+  H5Dclose(dataset);
+  H5Fclose(file);
+  return ranges;
+}
+
+inline std::vector<std::size_t> address_positions(const std::vector<char>& bytes,
+                                           const std::vector<std::pair<std::size_t, std::size_t>>& data_ranges) {
+  std::vector<std::size_t> positions;
+  for (const auto& range : data_ranges) {
+    char encoded[8];
+    for (int i = 0; i < 8; ++i) encoded[i] = char((std::uint64_t(range.first) >> (8 * i)) & 0xff);
+    for (auto at = bytes.begin(); (at = std::search(at, bytes.end(), encoded, encoded + 8)) != bytes.end(); ++at)
+      positions.push_back(std::size_t(at - bytes.begin()));
+  }
+  return positions;
 }
 
 }  // namespace dcsgrid::test

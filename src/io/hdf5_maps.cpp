@@ -302,9 +302,27 @@ void check_chunks(hid_t dataset, hid_t plist, const std::vector<hsize_t>& dims,
   if (stored != expected)
     fail(path, "a dataset has " + std::to_string(stored) + " of its " + std::to_string(expected) +
                    " chunks stored: damaged or incomplete");
+  // Each chunk found where it belongs: a damaged key in the index hid one (read as zeros) while
+  // the count stayed right.
+  const hsize_t file_size = file_size_of(dataset, path);
+  std::vector<hsize_t> offset(dims.size(), 0);
+  for (std::uint64_t i = 0; i < expected; ++i) {
+    haddr_t address = HADDR_UNDEF;
+    hsize_t size = 0;
+    check(H5Dget_chunk_info_by_coord(dataset, offset.data(), nullptr, &address, &size), path,
+          "find a chunk");
+    if (address == HADDR_UNDEF || address > file_size || size > file_size - address)
+      fail(path, "a dataset's chunk " + std::to_string(i) + " of " + std::to_string(expected) +
+                     " is missing or outside the file");
+    for (std::size_t d = dims.size(); d-- > 0;) {  // the next chunk, last dimension fastest
+      offset[d] += chunk[d];
+      if (offset[d] < dims[d]) break;
+      offset[d] = 0;
+    }
+  }
   // Unfiltered chunks are stored whole; HDF5 reads only as many bytes as the index says.
   const hsize_t storage = H5Dget_storage_size(dataset);
-  if (storage > file_size_of(dataset, path) ||
+  if (storage > file_size ||
       (H5Pget_nfilters(plist) == 0 && storage != stored * chunk_bytes))
     fail(path, "a dataset's chunks claim " + std::to_string(storage) + " bytes of storage, not " +
                    std::to_string(stored * chunk_bytes));
