@@ -99,8 +99,8 @@ TEST(AnalysisHdf5Robust, DamagedBatchFileReadsCorrectlyOrFailsCleanly) {
   std::vector<test::Mutation> list;
   for (auto& m : test::mutations(bytes, test::mutation_count(400), 23)) {
     bool unchecked = false;
-    for (const auto& [first, last] : data_ranges) unchecked |= overlaps(m, first, last) && m.end - m.begin < 64;
-    for (std::size_t at : addresses) unchecked |= overlaps(m, at, at + 8) && m.end - m.begin < 64;
+    for (const auto& [first, last] : data_ranges) unchecked |= overlaps(m, first, last) && m.end - m.begin <= 64;
+    for (std::size_t at : addresses) unchecked |= overlaps(m, at, at + 8) && m.end - m.begin <= 64;
     if (!unchecked) list.push_back(std::move(m));
   }
   const auto failures = test::run_mutations(list, damaged, [&](const test::Mutation&) {

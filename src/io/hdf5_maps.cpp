@@ -353,8 +353,11 @@ void check_storage(hid_t dataset, const Path& path) {
 
 void check_map_shape(hid_t dataset, const GridSpec& grid, std::optional<std::size_t> frames,
                      const Path& path) {
+  // Only the standard little-endian types: HDF5 converts any float layout a damaged type message
+  // describes (byte order, exponent bits) into silently different values.
   Handle type = checked_handle(H5Dget_type(dataset), H5Tclose, path, "get /potential's type");
-  if (H5Tget_class(type.get()) != H5T_FLOAT) fail(path, "/potential is not floating point");
+  if (H5Tequal(type.get(), H5T_IEEE_F32LE) <= 0 && H5Tequal(type.get(), H5T_IEEE_F64LE) <= 0)
+    fail(path, "/potential is not IEEE little-endian float32 or float64");
   const std::vector<hsize_t> dims = shape(dataset, path);
   if (dims != map_dims(frames, grid))
     fail(path, "/potential's shape does not match its dims attribute ([nz][ny][nx] = [" +
