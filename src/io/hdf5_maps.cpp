@@ -33,12 +33,19 @@ Handle early_allocation(const Path& path) {
   return plist;
 }
 
-// The largest piece of at most `most` planes (or rows) that pads `count` by at most 2% when the
-// last piece is filled up. (With as many planes as fit in 1 MiB, a 76-plane map took chunks of 66
-// planes: 132 planes stored for 76; splitting evenly still stored 4 planes for 3 when two fit.)
+// Pieces of at most `most` planes (or rows) that pad `count` by at most 2% when the last piece is
+// filled up: the even split into the fewest pieces when it pads little, else the largest piece
+// that does. (With as many planes as fit in 1 MiB, a 76-plane map took chunks of 66 planes: 132
+// planes stored for 76; the even split alone still stored 4 planes for 3 when two fit.)
 hsize_t least_padding_piece(std::size_t count, std::size_t most) {
+  auto pads_little = [count](std::size_t piece) {
+    return (count + piece - 1) / piece * piece * 50 <= count * 51;
+  };
+  if (most == 0) return 1;
+  const std::size_t pieces = (count + most - 1) / most, even = (count + pieces - 1) / pieces;
+  if (pads_little(even)) return hsize_t(even);
   for (std::size_t piece = std::min(count, most); piece > 1; --piece)
-    if ((count + piece - 1) / piece * piece * 50 <= count * 51) return hsize_t(piece);
+    if (pads_little(piece)) return hsize_t(piece);
   return 1;
 }
 

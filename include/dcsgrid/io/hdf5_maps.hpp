@@ -41,7 +41,7 @@ int rank(hid_t dataset, const Path& path);
 std::vector<hsize_t> shape(hid_t dataset, const Path& path);
 
 // Chunks of whole x rows of one map, at most about 1 MiB: several planes (or, for planes over
-// 1 MiB, rows of one plane), as many as leave at most 2% padding in the last chunk; 1 along
+// 1 MiB, rows of one plane), split so that the last chunk pads the map by at most 2%; 1 along
 // leading dimensions.
 std::vector<hsize_t> map_chunk(const std::vector<hsize_t>& leading, const GridSpec& grid);
 // A float32 map dataset [leading...][nz][ny][nx] (leading: {} or {frames}), chunked by
