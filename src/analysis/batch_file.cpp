@@ -206,7 +206,11 @@ void BatchFile::create(const fs::path& path, const BatchLayout& layout) {
       const std::int64_t zero = 0;
       h5::create_column(f, kEnsembleFrames, {}, H5T_STD_I64LE, H5T_NATIVE_INT64, &zero, path);
     }
-    check(file.close(), path, "finish creating the file");
+    // Every object before the file: its real close (the last flush, which a full disk fails) is
+    // the last handle's, and only the file's close is checked.
+    potential.close();
+    status.close();
+    check(io::hdf5::close_temporary_file(file), path, "finish creating the file");
   }
   atomic.commit();
 }

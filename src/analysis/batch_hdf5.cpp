@@ -59,6 +59,8 @@ std::vector<MapStats> read_stats_rows(hid_t file, const Path& path) {
   if (ss.size() != 2 || ss[1] != kStatsColumns || hs.size() != 2 || hs[0] != ss[0] || hs[1] < 3)
     fail(path, "/analysis/stats and /analysis/histogram have unexpected shapes");
   const std::size_t frames = ss[0], bins = hs[1] - 2;
+  check_fits_in_file(h.get(), frames, (bins + 2) * sizeof(std::uint64_t), path);
+  check_fits_in_file(s.get(), frames, kStatsColumns * sizeof(double), path);
   std::vector<double> stats(frames * kStatsColumns), edges(frames * (bins + 1));
   std::vector<std::uint64_t> counts(frames * (bins + 2));
   read_column(s, stats.size(), H5T_NATIVE_DOUBLE, stats.data(), path);

@@ -224,7 +224,10 @@ void write_similarity_h5(const fs::path& path, const SimilarityResult& r) {
     for (const auto& l : r.labels) longest = std::max(longest, l.size() + 1);
     h5::create_string_column(f, "labels", r.labels, longest, path);
     io::hdf5::write_attribute(f, "points_used", r.points_used, path);
-    io::hdf5::check(file.close(), path, "finish writing the file");
+    // Datasets first: the file's real close (its last flush, which a full disk fails) is the
+    // last handle's, and only the file's close is checked.
+    for (io::hdf5::Handle* d : {&hodgkin, &carbo, &o}) d->close();
+    io::hdf5::check(io::hdf5::close_temporary_file(file), path, "finish writing the file");
   }
   atomic.commit();
 }

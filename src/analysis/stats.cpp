@@ -178,7 +178,7 @@ FileStats file_stats(const FileStatsOptions& options) {
     h5::create_stats_datasets(f, frames_in_file, bins, result.units, path);
     for (std::size_t i = 0; i < result.maps.size(); ++i)
       h5::write_stats_row(f, result.frames[i], result.maps[i], bins, path);
-    io::hdf5::check(file.close(), path, "finish writing the statistics");
+    io::hdf5::check(io::hdf5::close_temporary_file(file), path, "finish writing the statistics");
   }
   atomic.commit();
   return result;

@@ -112,6 +112,11 @@ struct Hdf5MapWriter::Impl {
 
   Impl(const fs::path& path, const GridSpec& g, const MapMetadata& m, const WriteOptions& o)
       : h5(path), xmf(fs::path(path).replace_extension(".xmf")), grid(g), meta(m), options(o) {}
+  // Datasets before the file, whose close may fail (a full disk) on the way out of an error.
+  ~Impl() {
+    streams.clear();
+    hdf5::close_temporary_file(file);
+  }
   const fs::path& target() const { return h5.target(); }
 
   void require_open(const char* call) const {
@@ -236,10 +241,10 @@ void Hdf5MapWriter::finish_unpublished() {
     if (missing != s.plane_written.end())
       throw Error(path.string() + ": plane " + std::to_string(missing - s.plane_written.begin()) +
                   " of /" + s.name + " was never written");
-    hdf5::check(s.dataset.close(), path, "close the dataset /" + s.name);
+    hdf5::check(s.dataset.close(), path, "write /" + s.name + " (its last chunks)");
     names.push_back(s.name);
   }
-  hdf5::check(w.file.close(), path, "finish writing the file");
+  hdf5::check(hdf5::close_temporary_file(w.file), path, "finish writing the file");
 
   OutputFile xmf(w.xmf.temp_path(), w.xmf.target());
   xmf.write(xdmf_text(w.grid, path.filename().string(), w.meta, names));

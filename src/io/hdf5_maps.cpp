@@ -34,11 +34,20 @@ Handle early_allocation(const Path& path) {
   return plist;
 }
 
-// (With as many planes as fit in 1 MiB, a 76-plane map took chunks of 66 planes: 132 planes
-// stored for 76, the file 1.7 times its data, and every frame of a batch wrote them.)
-hsize_t even_split(std::size_t count, std::size_t most) {
-  const std::size_t pieces = (count + most - 1) / most;
-  return hsize_t((count + pieces - 1) / pieces);
+// Pieces of at most `most` planes (or rows) that pad `count` by at most 2% when the last piece is
+// filled up: the even split into the fewest pieces when it pads little, else the largest piece
+// that does. (With as many planes as fit in 1 MiB, a 76-plane map took chunks of 66 planes: 132
+// planes stored for 76; the even split alone still stored 4 planes for 3 when two fit.)
+hsize_t least_padding_piece(std::size_t count, std::size_t most) {
+  auto pads_little = [count](std::size_t piece) {
+    return (count + piece - 1) / piece * piece * 50 <= count * 51;
+  };
+  if (most == 0) return 1;
+  const std::size_t pieces = (count + most - 1) / most, even = (count + pieces - 1) / pieces;
+  if (pads_little(even)) return hsize_t(even);
+  for (std::size_t piece = std::min(count, most); piece > 1; --piece)
+    if (pads_little(piece)) return hsize_t(piece);
+  return 1;
 }
 
 std::vector<hsize_t> map_dims(std::optional<std::size_t> frames, const GridSpec& grid) {
@@ -113,11 +122,11 @@ std::vector<hsize_t> map_chunk(const std::vector<hsize_t>& leading, const GridSp
   const std::size_t plane = row * std::size_t(grid.ny());
   std::vector<hsize_t> chunk(leading.size(), 1);
   if (plane <= target) {
-    chunk.push_back(even_split(std::size_t(grid.nz()), target / plane));
+    chunk.push_back(least_padding_piece(std::size_t(grid.nz()), target / plane));
     chunk.push_back(hsize_t(grid.ny()));
   } else {
     chunk.push_back(1);
-    chunk.push_back(even_split(std::size_t(grid.ny()), std::max<std::size_t>(1, target / row)));
+    chunk.push_back(least_padding_piece(std::size_t(grid.ny()), target / row));
   }
   chunk.push_back(hsize_t(grid.nx()));
   return chunk;
@@ -310,14 +319,103 @@ void read_map_attributes(hid_t dataset, GridSpec& grid, MapMetadata& meta, const
       read_attribute(dataset, name, meta.parameters[name.substr(prefix.size())], path);
 }
 
+namespace {
+
+// Chunks larger than this are damage (ours are about 1 MiB): HDF5 allocates one to read it.
+constexpr std::uint64_t kMaxChunkBytes = std::uint64_t(256) << 20;
+constexpr std::uint64_t kMaxStorageBytes = ~std::uint64_t(0) >> 1;
+
+hsize_t file_size_of(hid_t object, const Path& path) {
+  Handle file = checked_handle(H5Iget_file_id(object), H5Fclose, path, "get the file's size");
+  hsize_t size = 0;
+  check(H5Fget_filesize(file.get(), &size), path, "get the file's size");
+  return size;
+}
+
+// InputError unless every chunk is stored, each of a sane size, and the storage fits in the file.
+// (Damage to the chunk index made HDF5 return fill values, zeros, for the chunks it lost: a
+// silently wrong map.)
+void check_chunks(hid_t dataset, hid_t plist, const std::vector<hsize_t>& dims,
+                  std::size_t value_bytes, const Path& path) {
+  std::vector<hsize_t> chunk(dims.size());
+  if (H5Pget_chunk(plist, int(chunk.size()), chunk.data()) != int(dims.size()))
+    fail(path, "a dataset has a damaged chunk layout");
+  std::uint64_t chunk_bytes = value_bytes, expected = 1;
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    if (chunk[d] == 0 || chunk[d] > kMaxChunkBytes) fail(path, "a dataset has a damaged chunk layout");
+    chunk_bytes *= chunk[d];
+    if (chunk_bytes > kMaxChunkBytes)
+      fail(path, "a dataset's chunks claim " + std::to_string(chunk_bytes) + " bytes or more each");
+    expected *= (dims[d] + chunk[d] - 1) / chunk[d];
+  }
+  Handle space = checked_handle(H5Dget_space(dataset), H5Sclose, path, "get a dataset's chunks");
+  hsize_t stored = 0;
+  check(H5Dget_num_chunks(dataset, space.get(), &stored), path, "get a dataset's chunks");
+  if (stored != expected)
+    fail(path, "a dataset has " + std::to_string(stored) + " of its " + std::to_string(expected) +
+                   " chunks stored: damaged or incomplete");
+  // Each chunk found where it belongs: a damaged key in the index hid one (read as zeros) while
+  // the count stayed right.
+  const hsize_t file_size = file_size_of(dataset, path);
+  std::vector<hsize_t> offset(dims.size(), 0);
+  for (std::uint64_t i = 0; i < expected; ++i) {
+    haddr_t address = HADDR_UNDEF;
+    hsize_t size = 0;
+    check(H5Dget_chunk_info_by_coord(dataset, offset.data(), nullptr, &address, &size), path,
+          "find a chunk");
+    if (address == HADDR_UNDEF || address > file_size || size > file_size - address)
+      fail(path, "a dataset's chunk " + std::to_string(i) + " of " + std::to_string(expected) +
+                     " is missing or outside the file");
+    for (std::size_t d = dims.size(); d-- > 0;) {  // the next chunk, last dimension fastest
+      offset[d] += chunk[d];
+      if (offset[d] < dims[d]) break;
+      offset[d] = 0;
+    }
+  }
+  // Unfiltered chunks are stored whole; HDF5 reads only as many bytes as the index says.
+  const hsize_t storage = H5Dget_storage_size(dataset);
+  if (storage > file_size ||
+      (H5Pget_nfilters(plist) == 0 && storage != stored * chunk_bytes))
+    fail(path, "a dataset's chunks claim " + std::to_string(storage) + " bytes of storage, not " +
+                   std::to_string(stored * chunk_bytes));
+}
+
+// InputError unless a dataset's storage can hold what its shape says, inside the file: all chunks
+// present, or contiguous/compact storage of exactly its values. (A damaged storage size or layout
+// class made HDF5 copy past its buffers.)
+void check_storage(hid_t dataset, const Path& path) {
+  Handle plist = checked_handle(H5Dget_create_plist(dataset), H5Pclose, path, "get a dataset's storage");
+  const std::vector<hsize_t> dims = shape(dataset, path);
+  Handle type = checked_handle(H5Dget_type(dataset), H5Tclose, path, "get a dataset's type");
+  const std::size_t value_bytes = H5Tget_size(type.get());
+  if (value_bytes == 0) fail(path, "a dataset has a damaged type");
+  const H5D_layout_t layout = H5Pget_layout(plist.get());
+  if (layout == H5D_CHUNKED) return check_chunks(dataset, plist.get(), dims, value_bytes, path);
+  if (layout != H5D_CONTIGUOUS && layout != H5D_COMPACT) fail(path, "a dataset has a damaged layout");
+  std::uint64_t bytes = value_bytes;
+  for (hsize_t d : dims) bytes = d != 0 && bytes > kMaxStorageBytes / d ? kMaxStorageBytes : bytes * d;
+  const hsize_t file_size = file_size_of(dataset, path);
+  const haddr_t offset = layout == H5D_CONTIGUOUS ? H5Dget_offset(dataset) : 0;
+  if (H5Dget_storage_size(dataset) != bytes || bytes > file_size || offset == HADDR_UNDEF ||
+      offset > file_size - bytes)
+    fail(path, "a dataset's storage does not match its shape");
+}
+
+}  // namespace
+
 void check_map_shape(hid_t dataset, const GridSpec& grid, std::optional<std::size_t> frames,
                      const Path& path) {
+  // Only the standard little-endian types: HDF5 converts any float layout a damaged type message
+  // describes (byte order, exponent bits) into silently different values.
   Handle type = checked_handle(H5Dget_type(dataset), H5Tclose, path, "get /potential's type");
-  if (H5Tget_class(type.get()) != H5T_FLOAT) fail(path, "/potential is not floating point");
-  if (shape(dataset, path) != map_dims(frames, grid))
+  if (H5Tequal(type.get(), H5T_IEEE_F32LE) <= 0 && H5Tequal(type.get(), H5T_IEEE_F64LE) <= 0)
+    fail(path, "/potential is not IEEE little-endian float32 or float64");
+  const std::vector<hsize_t> dims = shape(dataset, path);
+  if (dims != map_dims(frames, grid))
     fail(path, "/potential's shape does not match its dims attribute ([nz][ny][nx] = [" +
                    std::to_string(grid.nz()) + "][" + std::to_string(grid.ny()) + "][" +
                    std::to_string(grid.nx()) + "])");
+  check_storage(dataset, path);
 }
 
 void write_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid,
@@ -384,8 +482,18 @@ void read_column(const Dataset& dataset, std::size_t n, hid_t memory_type, void*
   if (element_count(dataset.get(), path) != n)
     fail(path, "a table column holds " + std::to_string(element_count(dataset.get(), path)) +
                    " values, expected " + std::to_string(n));
+  check_storage(dataset.get(), path);
   check(H5Dread(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out), path,
         "read a table column");
+}
+
+void check_fits_in_file(hid_t dataset, std::size_t n, std::size_t bytes_each, const Path& path) {
+  Handle file = checked_handle(H5Iget_file_id(dataset), H5Fclose, path, "get the file's size");
+  hsize_t file_size = 0;
+  check(H5Fget_filesize(file.get(), &file_size), path, "get the file's size");
+  if (bytes_each != 0 && n > file_size / bytes_each)
+    fail(path, "a dataset claims " + std::to_string(n) + " values of " + std::to_string(bytes_each) +
+                   " bytes, more than the file's " + std::to_string(file_size) + " bytes");
 }
 
 std::vector<std::string> read_string_column(const Dataset& dataset, std::size_t n, const Path& path) {
@@ -393,6 +501,7 @@ std::vector<std::string> read_string_column(const Dataset& dataset, std::size_t 
   if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) != 0)
     fail(path, "a table column is not fixed-length strings");
   const std::size_t size = H5Tget_size(type.get());
+  check_fits_in_file(dataset.get(), n, size, path);
   std::vector<char> buffer(n * size);
   read_column(dataset, n, type.get(), buffer.data(), path);
   std::vector<std::string> texts(n);

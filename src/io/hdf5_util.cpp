@@ -1,8 +1,12 @@
 #include "dcsgrid/io/hdf5_util.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstring>
 
 #include "dcsgrid/core/error.hpp"
+#include "hdf5_vlen_string.hpp"
 
 namespace dcsgrid::io::hdf5 {
 
@@ -25,17 +29,36 @@ herr_t Handle::close() {
   return status;
 }
 
+namespace {
+
+// HDF5 1.10 keeps a file whose H5Fclose failed (its last flush hit a full disk) in its table after
+// freeing part of it; the exit hook H5_term_library then closes it again and crashes. Every file
+// we open we close ourselves, so the hook is not needed: it is disabled at static initialization,
+// before HDF5's first call.
+[[maybe_unused]] const herr_t kNoExitHook = H5dont_atexit();
+
+}  // namespace
+
 std::mutex& library_mutex() {
   static std::mutex mutex;
+  silence_errors();
   return mutex;
 }
 
-void silence_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+// The thread-safe HDF5 builds (Debian's) keep the error-printing setting per thread: each thread
+// that calls HDF5 turns it off once.
+void silence_errors() {
+  thread_local const bool silenced = H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr) >= 0;
+  (void)silenced;
+}
 
 namespace {
 
-// The most specific entry of HDF5's error stack (where the failure was detected), then clears it.
-std::string take_error_message() {
+// What HDF5's error stack says about the failure, for the end of our message, then clears the
+// stack: its most specific entry (where the failure was detected) on one line. A failed system call
+// appears there as "file write failed: time = ..., errno = 28, error message = 'No space left on
+// device', buf = ..., ...": that becomes ": No space left on device (HDF5: file write failed)".
+std::string take_error_detail() {
   std::string message;
   auto innermost = [](unsigned n, const H5E_error2_t* err, void* out) -> herr_t {
     if (n == 0 && err->desc) *static_cast<std::string*>(out) = err->desc;
@@ -43,12 +66,24 @@ std::string take_error_message() {
   };
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, &message);
   H5Eclear2(H5E_DEFAULT);
-  return message;
+  if (message.empty()) return "";
+  const std::size_t errno_at = message.find("errno = ");
+  if (errno_at != std::string::npos) {
+    const int code = std::atoi(message.c_str() + errno_at + 8);
+    if (code > 0)
+      return std::string(": ") + std::strerror(code) + " (HDF5: " +
+             message.substr(0, message.find_first_of(":,\n")) + ")";
+  }
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  return " (HDF5: " + message + ")";
 }
 
 [[noreturn]] void fail(const fs::path& file, const std::string& problem) {
   throw InputError(file.string(), 0, problem);
 }
+
+// Fixed-length string attributes longer than this are damage (ours are variable-length).
+constexpr std::size_t kMaxFixedString = std::size_t(1) << 20;
 
 std::string attribute_label(const std::string& name) { return "attribute '" + name + "'"; }
 
@@ -99,14 +134,26 @@ void read_numeric(hid_t object, const std::string& name, hid_t memory_type, void
 
 hid_t check(hid_t result, const fs::path& file, const std::string& what) {
   if (result < 0) {
-    const std::string detail = take_error_message();
-    throw Error(file.string() + ": cannot " + what + (detail.empty() ? "" : " (HDF5: " + detail + ")"));
+    throw Error(file.string() + ": cannot " + what + take_error_detail());
   }
   return result;
 }
 
 Handle checked_handle(hid_t id, Handle::Closer closer, const fs::path& file, const std::string& what) {
   return Handle(check(id, file, what), closer);
+}
+
+herr_t close_temporary_file(Handle& file) {
+  int descriptor = -1;
+  void* handle = nullptr;
+  Handle access(H5Fget_access_plist(file.get()), H5Pclose);
+  if (access.get() >= 0 && H5Pget_driver(access.get()) == H5FD_SEC2 &&
+      H5Fget_vfd_handle(file.get(), H5P_DEFAULT, &handle) >= 0 && handle)
+    descriptor = *static_cast<int*>(handle);
+  const herr_t status = file.close();
+  // Should the cut fail too, the space comes back when the process ends.
+  if (status < 0 && descriptor >= 0) (void)!ftruncate(descriptor, 0);
+  return status;
 }
 
 void write_attribute(hid_t object, const std::string& name, double value, const fs::path& file) {
@@ -184,29 +231,26 @@ void read_attribute(hid_t object, const std::string& name, std::string& value,
   if (H5Sget_simple_extent_npoints(space.get()) != 1)
     fail(file, attribute_label(name) + " holds more than one string");
 
-  const htri_t variable = check(H5Tis_variable_str(type.get()), file, what);
+  if (check(H5Tis_variable_str(type.get()), file, what)) {
+    value = read_variable_string(attr.get(), file);
+    return;
+  }
+  // Fixed length: read the bytes as stored and drop the padding.
+  const std::size_t size = H5Tget_size(type.get());
+  if (size == 0 || size > kMaxFixedString)
+    fail(file, attribute_label(name) + " claims a string of " + std::to_string(size) + " bytes");
+  const H5T_str_t padding = H5Tget_strpad(type.get());
   Handle memory_type = checked_handle(H5Tcopy(H5T_C_S1), H5Tclose, file, what);
   check(H5Tset_cset(memory_type.get(), H5Tget_cset(type.get())), file, what);
-  if (variable) {
-    check(H5Tset_size(memory_type.get(), H5T_VARIABLE), file, what);
-    char* text = nullptr;
-    check(H5Aread(attr.get(), memory_type.get(), &text), file, what);
-    value = text ? text : "";
-    H5Dvlen_reclaim(memory_type.get(), space.get(), H5P_DEFAULT, &text);
-  } else {
-    // Fixed length: read the bytes as stored and drop the padding.
-    const std::size_t size = H5Tget_size(type.get());
-    const H5T_str_t padding = H5Tget_strpad(type.get());
-    check(H5Tset_size(memory_type.get(), size), file, what);
-    check(H5Tset_strpad(memory_type.get(), padding), file, what);
-    std::string buffer(size, '\0');
-    check(H5Aread(attr.get(), memory_type.get(), buffer.data()), file, what);
-    if (padding == H5T_STR_SPACEPAD)
-      buffer.erase(buffer.find_last_not_of(' ') + 1);
-    else
-      buffer.erase(std::min(buffer.find('\0'), buffer.size()));
-    value = buffer;
-  }
+  check(H5Tset_size(memory_type.get(), size), file, what);
+  check(H5Tset_strpad(memory_type.get(), padding), file, what);
+  std::string buffer(size, '\0');
+  check(H5Aread(attr.get(), memory_type.get(), buffer.data()), file, what);
+  if (padding == H5T_STR_SPACEPAD)
+    buffer.erase(buffer.find_last_not_of(' ') + 1);
+  else
+    buffer.erase(std::min(buffer.find('\0'), buffer.size()));
+  value = buffer;
 }
 
 std::vector<std::string> attribute_names(hid_t object, const fs::path& file) {
@@ -215,6 +259,10 @@ std::vector<std::string> attribute_names(hid_t object, const fs::path& file) {
     static_cast<std::vector<std::string>*>(out)->emplace_back(name);
     return 0;
   };
+  // HDF5 1.10 crashes when an attribute it cannot decode turns up while it builds the table it
+  // iterates over; looking for a name that no attribute has decodes every one of them first and
+  // fails cleanly on a damaged one.
+  check(H5Aexists(object, "\x01 no such attribute"), file, "read the attributes");
   check(H5Aiterate2(object, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names), file,
         "list the attributes");
   return names;

@@ -41,8 +41,9 @@ void create_group(hid_t location, const char* name, const Path& path);
 int rank(hid_t dataset, const Path& path);
 std::vector<hsize_t> shape(hid_t dataset, const Path& path);
 
-// Chunks of whole x rows of one map, about 1 MiB, the planes (or, for planes over 1 MiB, the
-// rows) split evenly so that the last chunk is not mostly padding; 1 along leading dimensions.
+// Chunks of whole x rows of one map, at most about 1 MiB: several planes (or, for planes over
+// 1 MiB, rows of one plane), split so that the last chunk pads the map by at most 2%; 1 along
+// leading dimensions.
 std::vector<hsize_t> map_chunk(const std::vector<hsize_t>& leading, const GridSpec& grid);
 // A float32 map dataset [leading...][nz][ny][nx] (leading: {} or {frames}), chunked by
 // map_chunk. allocate_early: storage allocated now and never filled (batch files: afterwards only
@@ -97,6 +98,9 @@ void write_row(const Dataset& dataset, std::size_t i, hid_t memory_type, const v
 void write_string_element(const Dataset& dataset, std::size_t i, const std::string& text,
                           const Path& path);
 void write_scalar(const Dataset& dataset, hid_t memory_type, const void* data, const Path& path);
+// InputError when n values of bytes_each bytes could not fit in the file holding dataset: sizes
+// read from a damaged file are checked before they size an allocation.
+void check_fits_in_file(hid_t dataset, std::size_t n, std::size_t bytes_each, const Path& path);
 // Whole datasets of n elements (InputError on another size).
 void read_column(const Dataset& dataset, std::size_t n, hid_t memory_type, void* out,
                  const Path& path);

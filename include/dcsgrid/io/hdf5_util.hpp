@@ -35,11 +35,12 @@ class Handle {
 };
 
 // HDF5 as packaged (serial, not thread-safe) must not be entered by two threads at once: every
-// dcsgrid function that calls HDF5 holds this lock.
+// dcsgrid function that calls HDF5 holds this lock. Getting it also silences errors for the
+// calling thread.
 std::mutex& library_mutex();
 
-// Stops HDF5 from printing its error stack on stderr: failures are reported as dcsgrid::Error
-// instead. Call before using HDF5 (cheap, idempotent).
+// Stops HDF5 from printing its error stack on stderr in the calling thread (the setting is per
+// thread): failures are reported as dcsgrid::Error instead. Cheap after the first call.
 void silence_errors();
 
 // Throws Error "<file>: cannot <what> (HDF5: <innermost message>)" when result is negative
@@ -48,6 +49,12 @@ hid_t check(hid_t result, const std::filesystem::path& file, const std::string& 
 // The same, wrapping a new identifier in a Handle.
 Handle checked_handle(hid_t id, Handle::Closer closer, const std::filesystem::path& file,
                       const std::string& what);
+
+// Closes a file being written under a temporary name (to be removed on failure). When the close
+// fails (its last flush hit a full disk), HDF5 1.10 keeps the file and its descriptor open until
+// the process ends: the file is then cut to length 0, so that the disk gets its space back when the
+// temporary is removed. Returns what H5Fclose returned.
+herr_t close_temporary_file(Handle& file);
 
 // Attributes on an object (file, group or dataset). file names the file in error messages.
 // Scalars are written with a scalar dataspace, arrays as 1-D, integers as int64, strings as
