@@ -1,5 +1,6 @@
 #include "helpers.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +18,13 @@ namespace dcsgrid::test {
 
 std::filesystem::path source_dir() { return DCSGRID_SOURCE_DIR; }
 std::filesystem::path data_file(const std::string& name) { return source_dir() / "data" / name; }
+
+std::vector<std::string> listing(const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 std::filesystem::path temp_dir(const std::string& tag) {
   std::random_device rd;

@@ -17,6 +17,8 @@ std::filesystem::path source_dir();
 std::filesystem::path data_file(const std::string& name);  // data/<name>
 // A fresh empty folder under the system temp dir, removed by the caller if it wants.
 std::filesystem::path temp_dir(const std::string& tag);
+// The names of the files in dir, hidden temporaries included, sorted.
+std::vector<std::string> listing(const std::filesystem::path& dir);
 
 // n atoms uniformly inside box, charges uniform in [-1, 1], reproducible from seed.
 AtomSet random_atoms(std::size_t n, const Box& box, std::uint64_t seed);

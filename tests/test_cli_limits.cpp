@@ -29,13 +29,6 @@ std::string command_line(const std::string& args) {
   return test::dcsgrid_binary() + " " + args + " --device cpu -q";
 }
 
-std::vector<std::string> listing(const fs::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 // A tmpfs mounted over dir for the test's lifetime; needs root (skipped otherwise).
 class Tmpfs {
  public:
@@ -76,7 +69,7 @@ TEST_F(CliLimits, ThreadCountsBeyondTheBoundAreUsageErrorsLeavingNothing) {
       EXPECT_EQ(r.status, 2) << command << " --threads " << threads << ": " << r.output;
       EXPECT_NE(r.output.find("--threads"), std::string::npos) << r.output;
     }
-  EXPECT_EQ(listing(dir), std::vector<std::string>{"three.xyz"});
+  EXPECT_EQ(test::listing(dir), std::vector<std::string>{"three.xyz"});
 }
 
 // Item 5: huge padding, tiny spacing, an atom at 1.8e19 Å and dims whose product wraps gave 1x1x1
@@ -103,7 +96,7 @@ TEST_F(CliLimits, GridArithmeticBeyondItsLimitsIsRefused) {
   EXPECT_NE(r.output.find("1.84e+19 points"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("6.87e+10 GiB"), std::string::npos) << r.output;  // 2^66 bytes
   EXPECT_NE(r.output.find("2^60"), std::string::npos) << r.output;
-  EXPECT_EQ(listing(dir), (std::vector<std::string>{"far.xyz", "three.xyz"}));
+  EXPECT_EQ(test::listing(dir), (std::vector<std::string>{"far.xyz", "three.xyz"}));
 }
 
 // Item 5: 99999 typed for 9.999 would have streamed a 50002x50003x50002 grid to disk.
@@ -120,7 +113,7 @@ TEST_F(CliLimits, MistypedCoordinateIsNamedByLineAndMaxPointsHoldsWhenAllowed) {
   r = run_command(command_line(args + " --allow-far-atoms --max-points 1000000"));
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("--max-points 1000000"), std::string::npos) << r.output;
-  EXPECT_EQ(listing(dir), (std::vector<std::string>{"three.xyz", "typo.pqr"}));
+  EXPECT_EQ(test::listing(dir), (std::vector<std::string>{"three.xyz", "typo.pqr"}));
 }
 
 // Item 11: --model 0 printed DBL_MAX, 309 digits, as the bound.
@@ -157,8 +150,8 @@ TEST_F(CliLimits, ReadOnlyFolderIsRefusedBeforeAnyCompute) {
   EXPECT_EQ(b.status, 1) << b.output;
   EXPECT_NE(b.output.find("cannot write " + ro.string()), std::string::npos) << b.output;
   if (!mount.mounted()) fs::permissions(ro, fs::perms::owner_all);
-  EXPECT_TRUE(listing(ro).empty());
-  EXPECT_EQ(listing(dir), (std::vector<std::string>{"ro", "three.xyz"}));
+  EXPECT_TRUE(test::listing(ro).empty());
+  EXPECT_EQ(test::listing(dir), (std::vector<std::string>{"ro", "three.xyz"}));
 }
 
 // Limits before compute: a streamed HDF5 output larger than any disk (2^50 points, 2^52 bytes) is
@@ -183,7 +176,7 @@ TEST_F(CliLimits, OutputsBeyondTheFreeSpaceAreRefusedWithTheFigures) {
   r = run_command(command_line("batch " + input + " -o " + (small / "b.h5").string() + grid));
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("at least 2125764 bytes"), std::string::npos) << r.output;  // 81^3·4
-  EXPECT_TRUE(listing(small).empty());
+  EXPECT_TRUE(test::listing(small).empty());
 }
 
 // Item 11: a constant map of 1e20 broke info's histogram ("need finite lo < hi").
@@ -250,7 +243,7 @@ TEST_F(CliLimits, CoordinatesWhereFloat32DistancesOverflowAreRefused) {
   EXPECT_EQ(file.frames()[0].status, FrameStatus::failed);
   EXPECT_NE(file.frames()[0].message.find("atom 1 lies at (3e+19, 0, 0)"), std::string::npos)
       << file.frames()[0].message;
-  EXPECT_EQ(listing(dir), (std::vector<std::string>{"b.h5", "far.xyz", "three.xyz"}));
+  EXPECT_EQ(test::listing(dir), (std::vector<std::string>{"b.h5", "far.xyz", "three.xyz"}));
 }
 
 // Item 10: interrupted, a run leaves every old output as it was (all old, never some new) and no
@@ -270,5 +263,5 @@ TEST_F(CliLimits, InterruptLeavesEveryOldOutputAsItWas) {
   EXPECT_EQ(bytes("pot.h5"), h5);
   EXPECT_EQ(bytes("pot.dx"), dx);
   EXPECT_EQ(bytes("pot.xmf"), xmf);
-  EXPECT_EQ(listing(dir), (std::vector<std::string>{"pot.dx", "pot.h5", "pot.xmf", "three.xyz"}));
+  EXPECT_EQ(test::listing(dir), (std::vector<std::string>{"pot.dx", "pot.h5", "pot.xmf", "three.xyz"}));
 }

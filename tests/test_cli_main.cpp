@@ -22,14 +22,6 @@ std::string dcsgrid_cmd() { return test::dcsgrid_binary() + " --device cpu"; }
 
 void write_text(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
 
-// Files in dir, hidden temporaries included.
-std::vector<std::string> listing(const fs::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override { dir = test::temp_dir("cli"); }
@@ -113,7 +105,7 @@ TEST_F(Cli, BadInputNamesFileAndLineAndLeavesNothing) {
                              (dir / "out.h5").string());
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.output.find("bad.pqr:2"), std::string::npos) << r.output;
-  EXPECT_EQ(listing(dir), std::vector<std::string>{"bad.pqr"});
+  EXPECT_EQ(test::listing(dir), std::vector<std::string>{"bad.pqr"});
 }
 
 TEST_F(Cli, RefusesUnknownFormatsAndImpossibleGrids) {
@@ -127,7 +119,7 @@ TEST_F(Cli, RefusesUnknownFormatsAndImpossibleGrids) {
                   (dir / "out.dx").string() + " --origin 0,0,0 --dims 100000,100000,100000");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.output.find("GiB"), std::string::npos) << r.output;
-  EXPECT_EQ(listing(dir), std::vector<std::string>{"atoms.xyz"});
+  EXPECT_EQ(test::listing(dir), std::vector<std::string>{"atoms.xyz"});
 
   r = run_command(dcsgrid_cmd() + " " + (dir / "missing.pqr").string() + " -o " +
                   (dir / "out.h5").string());
@@ -216,7 +208,7 @@ TEST_F(Cli, InterruptRemovesTemporariesAndExits130) {
                                input + " -o " + (dir / "pot.h5").string() + " -o " +
                                (dir / "pot.dx").string() + " --spacing 0.2 -q");
     EXPECT_EQ(r.status, status) << signal << ": " << r.output;
-    EXPECT_TRUE(listing(dir).empty()) << signal << ": left " << testing::PrintToString(listing(dir));
+    EXPECT_TRUE(test::listing(dir).empty()) << signal << ": left " << testing::PrintToString(test::listing(dir));
   }
 }
 

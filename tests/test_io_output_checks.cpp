@@ -26,18 +26,12 @@ std::string error_of(const std::function<void()>& call) {
   return "(no error)";
 }
 
-std::vector<std::string> listing(const fs::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  return names;
-}
-
 }  // namespace
 
 TEST(OutputChecks, WritableFolderPassesAndLeavesNothing) {
   const fs::path dir = test::temp_dir("outcheck");
   EXPECT_NO_THROW(io::require_writable_output(dir / "pot.h5"));
-  EXPECT_TRUE(listing(dir).empty());
+  EXPECT_TRUE(test::listing(dir).empty());
   EXPECT_NE(error_of([&] { io::require_writable_output(dir / "absent" / "pot.h5"); }).find("does not exist"),
             std::string::npos);
   EXPECT_NE(error_of([&] { io::require_writable_output(dir); }).find("is a folder"), std::string::npos);
@@ -67,7 +61,7 @@ TEST(OutputChecks, ReadOnlyFolderIsRefusedWithItsReason) {
   EXPECT_TRUE(message.find("Read-only") != std::string::npos ||
               message.find("Permission denied") != std::string::npos)
       << message;
-  EXPECT_TRUE(listing(ro).empty());
+  EXPECT_TRUE(test::listing(ro).empty());
   fs::remove_all(dir);
 }
 
