@@ -34,6 +34,11 @@ done
 ((${#targets[@]})) || targets=("${ALL_TARGETS[@]}")
 
 build() {
+  local p
+  for p in clang libclang-rt-14-dev libomp-dev; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+      { echo "fuzz.sh: needs the Debian packages clang libclang-rt-14-dev libomp-dev ($p missing)" >&2; exit 2; }
+  done
   if [[ ! -f $BUILD/build.ninja ]]; then
     cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DDCSGRID_FUZZ=ON >/dev/null
