@@ -21,6 +21,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::filesystem::path path = dcsgrid::fuzz::input_file(data, size, FUZZ_FILE_NAME);
   dcsgrid::fuzz::expect_clean(path, [&] {
     auto reader = dcsgrid::io::open_trajectory(path);
+    // The program sizes the frame buffer from the topology, after io::check_atom_count has
+    // matched the header's count with it; play a topology of that count only where the file
+    // could hold a frame of it (a header alone may claim any count, and is refused there).
+    if (reader->atom_count() > 16 * size) return;
     std::vector<float> xyz(3 * reader->atom_count());
     read_frames(*reader, xyz);
     (void)reader->frame_count();
