@@ -235,6 +235,27 @@ TEST(MapFormats, MalformedCcp4FilesNameTheProblem) {
   fs::remove_all(dir);
 }
 
+// Found by fuzz_ccp4 (fuzz/): a first label "dcsgrid ...: electrostatic potential, " with only
+// spaces after it threw std::out_of_range (the units were cut at an offset found before the
+// trailing spaces were trimmed). The map reads, without units.
+TEST(MapFormats, Ccp4LabelWithoutUnitsReads) {
+  const fs::path dir = test::temp_dir("maps_ccp4label");
+  const GridSpec g = lattice_grid();
+  const std::vector<float> data = sample_field(g);
+  write_map(dir / "label.ccp4", g, data.data(), meta());
+  std::string label = "dcsgrid 0.1.0: electrostatic potential, ";
+  label.resize(80, ' ');
+  {
+    std::fstream f(dir / "label.ccp4", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(224);  // the first of the ten 80-byte labels (word 57)
+    f.write(label.data(), 80);
+  }
+  const MapFile map = read_map(dir / "label.ccp4");
+  EXPECT_EQ(map.meta.units, "");
+  EXPECT_EQ(map.data, data);
+  fs::remove_all(dir);
+}
+
 TEST(MapFormats, SelectorsAreForHdf5Only) {
   const fs::path dir = test::temp_dir("maps_select");
   const GridSpec g = lattice_grid();

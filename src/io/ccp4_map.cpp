@@ -203,8 +203,8 @@ MapFile read_ccp4(const fs::path& path) {
   // Units from our own first label ("dcsgrid <version>: electrostatic potential, <units>").
   out.meta = MapMetadata{};
   std::string label = map.header_i32(kWordLabelCount) > 0 ? map.header_str(kWordLabels, kLabelLength) : "";
+  label.erase(label.find_last_not_of(' ') + 1);  // before the search: the units follow it
   const std::size_t at = label.find(kPotentialLabel);
-  label.erase(label.find_last_not_of(' ') + 1);
   out.meta.units = label.starts_with("dcsgrid ") && at != std::string::npos
                        ? label.substr(at + std::string_view(kPotentialLabel).size())
                        : std::string();
