@@ -189,10 +189,10 @@ run_target() {
   # as one core per target is what these machines spare.
   local malloc_limit=2048 keep_going=()
   [[ $t == netcdf ]] && malloc_limit=65536
-  # The HDF5 and NetCDF targets meet hangs, allocations and (HDF5) memory errors inside the
-  # libraries (fuzz/regressions/open): fork mode records each in artifacts/ and goes on.
-  [[ $t == netcdf ]] && keep_going=(-fork=1 -ignore_timeouts=1 -ignore_ooms=1)
-  [[ $t == hdf5_* ]] && keep_going=(-fork=1 -ignore_timeouts=1 -ignore_ooms=1 -ignore_crashes=1)
+  # The HDF5 and NetCDF targets meet hangs, allocations and memory errors inside the libraries
+  # (fuzz/regressions/open): fork mode records each in artifacts/ and goes on.
+  [[ $t == hdf5_* || $t == netcdf ]] &&
+    keep_going=(-fork=1 -ignore_timeouts=1 -ignore_ooms=1 -ignore_crashes=1)
   ASAN_OPTIONS=allocator_may_return_null=1 LSAN_OPTIONS=suppressions=$ROOT/fuzz/lsan.supp \
   OMP_NUM_THREADS=1 "$BUILD/fuzz/fuzz_$t" "$limit" -timeout=10 -rss_limit_mb=2048 \
     -malloc_limit_mb=$malloc_limit -max_len="$(max_len "$t")" -print_final_stats=1 "${keep_going[@]}" \
