@@ -175,6 +175,12 @@ MapFile read_ccp4(const fs::path& path) {
   gemmi::Ccp4<float> map;
   try {
     map.read_ccp4_file(path.string());
+    // gemmi's reordering adds NXSTART.. and NX.. as int: refuse a sum beyond int's range first.
+    const std::array<int, 3> first = map.header_3i32(kWordStart), count = map.header_3i32(1);
+    for (int a = 0; a < 3; ++a)
+      if (std::int64_t(first[a]) + count[a] > std::numeric_limits<std::int32_t>::max())
+        throw std::runtime_error("NXSTART + NX (or NY, NZ) beyond the 32-bit range: " +
+                                 std::to_string(first[a]) + " + " + std::to_string(count[a]));
     map.setup(0.0f, gemmi::MapSetup::ReorderOnly);  // axes to x, y, z; nothing else changes
   } catch (const std::runtime_error& e) {
     fail(e.what());
