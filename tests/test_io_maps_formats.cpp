@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "dcsgrid/core/error.hpp"
@@ -232,6 +233,37 @@ TEST(MapFormats, MalformedCcp4FilesNameTheProblem) {
   expect_error("skew.ccp4", "the cell is not orthogonal");
   corrupt(dir / "good.ccp4", dir / "head.ccp4", 0, nullptr, 100);
   expect_error("head.ccp4", "shorter than a CCP4/MRC header");
+  // Found by fuzz_ccp4 (fuzz/): NXSTART near 2^31 with the axes in another order made gemmi's
+  // reordering overflow an int (undefined behaviour; UBSan stops there).
+  const std::int32_t high_start = std::numeric_limits<std::int32_t>::max() - 1, mapc = 2, mapr = 1;
+  corrupt(dir / "good.ccp4", dir / "start.ccp4", 4 * 4, &high_start);  // NXSTART, word 5
+  {
+    std::fstream f(dir / "start.ccp4", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(4 * 16);  // MAPC, MAPR: words 17 and 18
+    f.write(reinterpret_cast<const char*>(&mapc), 4).write(reinterpret_cast<const char*>(&mapr), 4);
+  }
+  expect_error("start.ccp4", "NXSTART + NX (or NY, NZ) beyond the 32-bit range");
+  fs::remove_all(dir);
+}
+
+// Found by fuzz_ccp4 (fuzz/): a first label "dcsgrid ...: electrostatic potential, " with only
+// spaces after it threw std::out_of_range (the units were cut at an offset found before the
+// trailing spaces were trimmed). The map reads, without units.
+TEST(MapFormats, Ccp4LabelWithoutUnitsReads) {
+  const fs::path dir = test::temp_dir("maps_ccp4label");
+  const GridSpec g = lattice_grid();
+  const std::vector<float> data = sample_field(g);
+  write_map(dir / "label.ccp4", g, data.data(), meta());
+  std::string label = "dcsgrid 0.1.0: electrostatic potential, ";
+  label.resize(80, ' ');
+  {
+    std::fstream f(dir / "label.ccp4", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(224);  // the first of the ten 80-byte labels (word 57)
+    f.write(label.data(), 80);
+  }
+  const MapFile map = read_map(dir / "label.ccp4");
+  EXPECT_EQ(map.meta.units, "");
+  EXPECT_EQ(map.data, data);
   fs::remove_all(dir);
 }
 

@@ -290,6 +290,24 @@ TEST(IoTrajectoryTrr, DoublePrecisionWithVelocitiesMatches) {
   fs::remove_all(dir);
 }
 
+// Found by fuzz_trr (fuzz/): a double-precision frame's time and lambda were read into a 12-byte
+// header buffer, 4 bytes past its end. The sanitizer build (tools/sanitize.sh) fails here without
+// the fix; every build checks the frames against MDAnalysis' reading of the same file.
+TEST(IoTrajectoryTrr, FuzzRegressionDoublePrecisionHeader) {
+  DCSGRID_REQUIRE_MDANALYSIS();
+  const fs::path dir = temp_dir("traj_trr_fuzz");
+  const fs::path path = dir / "double.trr";
+  fs::copy_file(source_dir() / "fuzz/regressions/trr/double_precision_time.trr", path);
+  run_mda("reference " + path.string() + " 4");
+  if (HasFatalFailure()) return;
+  auto reader = io::open_trajectory(path);
+  const Frames frames = read_all(*reader);
+  const Reference ref = load_reference(path);
+  ASSERT_GT(ref.frames, 0);
+  expect_frames_match(frames, ref, 1e-5);
+  fs::remove_all(dir);
+}
+
 // Records without coordinates (x+v, v, x, f in turn, a v-only one last) are passed over: the
 // frames are the records with positions, in reading, skipping and seeking alike.
 TEST(IoTrajectoryTrr, RecordsWithoutCoordinatesArePassedOver) {

@@ -212,6 +212,40 @@ TEST(IoTopology, MalformedFilesNameFileAndLine) {
   fs::remove_all(dir);
 }
 
+// Found by fuzz_psf (fuzz/): a !NATOM count of 10^14 reserved memory for that many atoms before
+// reading one (out of memory; std::length_error beyond). Counts are the file's word: refused
+// cleanly, naming the file, when the lines are not there; a PRMTOP count that is no 8-digit
+// integer (1E+30 made a float-to-integer conversion overflow) likewise.
+TEST(IoTopology, HeaderCountsBeyondTheFileAreRefused) {
+  const fs::path dir = temp_dir("topology_counts");
+  const auto atoms = sample_atoms(3);
+  const auto expect_refused = [](const fs::path& path, const std::string& words) {
+    try {
+      io::read_topology(path);
+      ADD_FAILURE() << path << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file, path.string());
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  std::string psf = psf_text(atoms, PsfLayout::charmm);
+  const std::size_t natom = psf.find(" !NATOM");
+  ASSERT_NE(natom, std::string::npos);
+  const std::size_t line_start = psf.rfind('\n', natom) + 1;
+  psf.replace(line_start, natom - line_start, "99999999999999");
+  std::ofstream(dir / "huge.psf") << psf;
+  expect_refused(dir / "huge.psf", "an atom line needs");  // the blank line after atom 23
+  std::string prmtop = prmtop_text(atoms);
+  const std::size_t natom_field = prmtop.find("%FORMAT(10I8)\n") + 14;  // POINTERS' first field
+  ASSERT_EQ(prmtop.substr(natom_field, 8), "      23");
+  std::string huge = prmtop;
+  std::ofstream(dir / "huge.prmtop") << huge.replace(natom_field, 8, "   1E+30");
+  expect_refused(dir / "huge.prmtop", "POINTERS give 1e+30 atoms");
+  std::ofstream(dir / "many.prmtop") << prmtop.replace(natom_field, 8, "99999999");
+  expect_refused(dir / "many.prmtop", "CHARGE holds 23 values, 99999999 expected");
+  fs::remove_all(dir);
+}
+
 TEST(IoTopology, SetCoordinatesCopiesAFrame) {
   io::Topology top;
   top.atoms.push_back(0, 0, 0, 0.5);

@@ -175,6 +175,12 @@ MapFile read_ccp4(const fs::path& path) {
   gemmi::Ccp4<float> map;
   try {
     map.read_ccp4_file(path.string());
+    // gemmi's reordering adds NXSTART.. and NX.. as int: refuse a sum beyond int's range first.
+    const std::array<int, 3> first = map.header_3i32(kWordStart), count = map.header_3i32(1);
+    for (int a = 0; a < 3; ++a)
+      if (std::int64_t(first[a]) + count[a] > std::numeric_limits<std::int32_t>::max())
+        throw std::runtime_error("NXSTART + NX (or NY, NZ) beyond the 32-bit range: " +
+                                 std::to_string(first[a]) + " + " + std::to_string(count[a]));
     map.setup(0.0f, gemmi::MapSetup::ReorderOnly);  // axes to x, y, z; nothing else changes
   } catch (const std::runtime_error& e) {
     fail(e.what());
@@ -203,8 +209,8 @@ MapFile read_ccp4(const fs::path& path) {
   // Units from our own first label ("dcsgrid <version>: electrostatic potential, <units>").
   out.meta = MapMetadata{};
   std::string label = map.header_i32(kWordLabelCount) > 0 ? map.header_str(kWordLabels, kLabelLength) : "";
+  label.erase(label.find_last_not_of(' ') + 1);  // before the search: the units follow it
   const std::size_t at = label.find(kPotentialLabel);
-  label.erase(label.find_last_not_of(' ') + 1);
   out.meta.units = label.starts_with("dcsgrid ") && at != std::string::npos
                        ? label.substr(at + std::string_view(kPotentialLabel).size())
                        : std::string();

@@ -35,7 +35,9 @@ double distance(const AtomSet& atoms, std::size_t i, double x, double y, double 
 std::optional<Outlier> find_outlier(const AtomSet& atoms, double min_gap) {
   const std::size_t n = atoms.size();
   if (n < 3) return std::nullopt;
-  const auto [cx, cy, cz] = sampled_median(atoms);
+  // Plain variables, not a structured binding: clang before 16 cannot use one in an OpenMP region.
+  const std::array<double, 3> center = sampled_median(atoms);
+  const double cx = center[0], cy = center[1], cz = center[2];
   std::vector<double> radius(n);
 #pragma omp parallel for simd if (n > (std::size_t(1) << 16))
   for (std::size_t i = 0; i < n; ++i) radius[i] = distance(atoms, i, cx, cy, cz);

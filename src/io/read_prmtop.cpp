@@ -1,7 +1,10 @@
 // AMBER PRMTOP (parm7): sections "%FLAG NAME", "%FORMAT(nXw[.d])", then values in fixed-width
 // fields, n to a line. POINTERS gives the atom (first value) and residue (twelfth) counts.
+#include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "dcsgrid/core/error.hpp"
@@ -83,7 +86,7 @@ const Section& Prmtop::section(const std::string& flag) const {
 std::vector<std::string_view> Prmtop::fields(const std::string& flag, std::size_t count) const {
   const Section& s = section(flag);
   std::vector<std::string_view> out;
-  out.reserve(count);
+  out.reserve(std::min(count, s.lines.size() * s.per_line));  // count is the file's word
   for (std::size_t l = 0; l < s.lines.size() && out.size() < count; ++l) {
     const std::string_view line = s.lines[l];
     for (std::size_t at = 0; at < line.size() && out.size() < count && at < s.per_line * s.width;
@@ -115,9 +118,15 @@ std::vector<double> Prmtop::numbers(const std::string& flag, std::size_t count) 
 Topology read_prmtop(const std::filesystem::path& path) {
   const Prmtop top(path);
   const auto pointers = top.numbers("POINTERS", 12);
-  if (pointers[0] < 1 || pointers[11] < 1)
-    throw InputError(top.name(), 0, "POINTERS give " + std::to_string(pointers[0]) + " atoms and " +
-                                        std::to_string(pointers[11]) + " residues");
+  // NATOM and NRES are 8-digit integers (%FORMAT(10I8)); beyond that a count is not one.
+  const auto count = [](double v) { return v >= 1 && v <= 99999999 && v == std::floor(v); };
+  if (!count(pointers[0]) || !count(pointers[11])) {
+    char problem[128];
+    std::snprintf(problem, sizeof problem,
+                  "POINTERS give %.9g atoms and %.9g residues (counts 1 to 99999999)", pointers[0],
+                  pointers[11]);
+    throw InputError(top.name(), 0, problem);
+  }
   const std::size_t atoms = std::size_t(pointers[0]), residues = std::size_t(pointers[11]);
   const auto charges = top.numbers("CHARGE", atoms);
   const auto names = top.fields("ATOM_NAME", atoms);

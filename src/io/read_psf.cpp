@@ -34,6 +34,9 @@ bool split_psf_atom(std::string_view line, bool extended, PsfAtomFields& out) {
   return true;
 }
 
+// The shortest atom line: eight one-character fields, their separators and the line end.
+constexpr std::size_t kMinAtomLineBytes = 16;
+
 // Residue number: its leading integer ("12A" with an insertion code gives 12).
 bool parse_resid(std::string_view text, std::int32_t& value) {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -62,7 +65,8 @@ Topology read_psf(const std::filesystem::path& path) {
   if (count < 0) throw InputError(file.name, 0, "no !NATOM section");
   Topology top;
   top.source = file.name;
-  top.atoms.reserve(std::size_t(count));
+  // The count is the file's word: reserve no more than the rest of the text can hold.
+  top.atoms.reserve(std::min(std::size_t(count), file.data.size() / kMinAtomLineBytes));
   for (std::int64_t i = 0; i < count; ++i) {
     if (!lines.next())
       throw InputError(file.name, lines.number(), "the !NATOM section ends after " +

@@ -56,7 +56,7 @@ class TrrReader final : public SizedFrameReader {
 TrrHeader TrrReader::read_header(std::int64_t frame) {
   const std::uint64_t start = file_.tell();
   const auto bad = [&](const std::string& why) { throw_frame_error(file_.name(), frame, start, why); };
-  unsigned char b[12];
+  unsigned char b[16];  // 12 header bytes, later the time and lambda (two doubles at most)
   read_exact(file_, b, 12);
   if (load_i32(b, true) != trr_magic)
     bad("bad magic number " + std::to_string(load_i32(b, true)) + " (TRR frames start with 1993)");
