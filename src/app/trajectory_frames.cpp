@@ -56,7 +56,8 @@ TrajectoryScan scan_trajectory(const TrajectoryInputs& in, const AtomSet& topolo
   TrajectoryScan scan;
   io::FrameInfo info;
   // Only the frames whose box is wanted are decoded; the others are passed with skip(), which
-  // gives their number and time from the headers (DCD, XTC, TRR, NetCDF) without decoding.
+  // gives their number and time from the headers (DCD, XTC, TRR, NetCDF) without decoding. The
+  // XTC/TRR index (cached) holds offsets only, so their times take one read of each frame header.
   const auto advance = [&] {
     const bool decode = box_from == BoxFrom::all_frames || (box_from == BoxFrom::first_frame && !scan.box);
     if (!decode) return reader->skip(info);
