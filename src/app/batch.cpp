@@ -545,7 +545,8 @@ analysis::ShardInfo keep_shard(const Shard& shard, std::vector<FrameRecord>& fra
 
 // A new batch file: the frames of the inputs and the grid (given, or around their union box).
 std::vector<FrameRecord> create_file(const BatchOptions& o, const BatchInputs& in,
-                                     const nlohmann::json& fingerprint, bool exists) {
+                                     const nlohmann::json& fingerprint, bool exists,
+                                     std::size_t& frames_decoded) {
   Scan scan;
   if (in.trajectory) {
     const BoxFrom box_from = o.grid.box         ? BoxFrom::none
@@ -554,6 +555,7 @@ std::vector<FrameRecord> create_file(const BatchOptions& o, const BatchInputs& i
     TrajectoryScan t = scan_trajectory(*in.trajectory, *in.topology, o.frames, box_from);
     scan.frames = std::move(t.frames);
     scan.box = t.box;
+    frames_decoded = t.frames_decoded;
   } else {
     scan = scan_inputs(in.files, o);
   }
@@ -638,7 +640,8 @@ namespace {
 
 // The frame table, from the batch file that the root process creates, or checks for a resume.
 std::vector<FrameRecord> set_up_file(const BatchOptions& o, const BatchInputs& in,
-                                     const nlohmann::json& fingerprint, BatchDistribution& d) {
+                                     const nlohmann::json& fingerprint, BatchDistribution& d,
+                                     std::size_t& frames_decoded) {
   const bool exists = fs::exists(o.output);
   if (exists && !o.resume && !o.overwrite)
     throw Error(o.output.string() + " exists: use --resume to continue it or --overwrite");
@@ -647,7 +650,7 @@ std::vector<FrameRecord> set_up_file(const BatchOptions& o, const BatchInputs& i
   std::vector<FrameRecord> records;
   if (d.is_root())
     records = resume ? check_resume(BatchFile(o.output), fingerprint, in.files)
-                     : create_file(o, in, fingerprint, exists);
+                     : create_file(o, in, fingerprint, exists, frames_decoded);
   d.barrier();  // the root's file is in place
   if (!d.is_root())
     records = resume ? check_resume(BatchFile(o.output), fingerprint, in.files) : BatchFile(o.output).frames();
@@ -667,7 +670,7 @@ BatchResult run_batch(const BatchOptions& o, BatchDistribution& d) {
   BatchResult result;
   result.output = o.output;
   const auto t_scan = clock_type::now();
-  std::vector<FrameRecord> records = set_up_file(o, in, fingerprint, d);
+  std::vector<FrameRecord> records = set_up_file(o, in, fingerprint, d, result.scan_frames_decoded);
   result.scan_seconds = seconds_since(t_scan);
 
   std::optional<BatchFile> file(std::in_place, o.output, true, d.every_process_writes());
@@ -717,6 +720,7 @@ nlohmann::json BatchResult::to_json() const {
       {"failed", failed},
       {"pending", pending},
       {"failures", failed_frames},
+      {"scan_frames_decoded", scan_frames_decoded},
       {"seconds", {{"scan", scan_seconds}, {"pipeline", pipeline_seconds},
                    {"ensemble", ensemble_seconds}}},
       {"frames_per_second", frames_per_second},

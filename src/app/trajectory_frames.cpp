@@ -55,7 +55,20 @@ TrajectoryScan scan_trajectory(const TrajectoryInputs& in, const AtomSet& topolo
   AtomSet atoms = topology;
   TrajectoryScan scan;
   io::FrameInfo info;
-  while (reader->next(xyz.data(), info)) {
+  // Only the frames whose box is wanted are decoded; the others are passed with skip(), which
+  // gives their number and time from the headers (DCD, XTC, TRR, NetCDF) without decoding. The
+  // XTC/TRR index (cached) holds offsets only, so their times take one read of each frame header.
+  const auto advance = [&] {
+    const bool decode = box_from == BoxFrom::all_frames || (box_from == BoxFrom::first_frame && !scan.box);
+    if (!decode) return reader->skip(info);
+    if (!reader->next(xyz.data(), info)) return false;
+    ++scan.frames_decoded;
+    io::set_coordinates(atoms, xyz.data());
+    const Box b = bounding_box(atoms);
+    scan.box = scan.box ? union_box(*scan.box, b) : b;
+    return true;
+  };
+  while (advance()) {
     analysis::FrameRecord record;
     record.source = in.trajectories.at(info.file);
     if (!sha.contains(info.file)) sha[info.file] = io::sha256_file(record.source);
@@ -63,10 +76,6 @@ TrajectoryScan scan_trajectory(const TrajectoryInputs& in, const AtomSet& topolo
     record.frame_index = info.index;
     record.time_ps = info.time_ps;
     scan.frames.push_back(record);
-    if (box_from == BoxFrom::none || (box_from == BoxFrom::first_frame && scan.box)) continue;
-    io::set_coordinates(atoms, xyz.data());
-    const Box b = bounding_box(atoms);
-    scan.box = scan.box ? union_box(*scan.box, b) : b;
   }
   for (const auto& t : reader->truncations()) spdlog::warn("{} (the frames before it are used)", t.message());
   if (scan.frames.empty()) throw Error("batch: the trajectories hold no (selected) frame");

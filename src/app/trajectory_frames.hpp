@@ -41,10 +41,12 @@ std::unique_ptr<io::TrajectoryReader> open_frames(const TrajectoryInputs& in, st
 // (their union box), or the first selected frame only (--grid-from-first).
 enum class BoxFrom { none, all_frames, first_frame };
 // One record per selected frame (its file, number in the file, time, the file's SHA-256) and the
-// box of the frames `box_from` names. Truncated last frames are logged and left out.
+// box of the frames `box_from` names. Truncated last frames are logged and left out. Only the
+// frames of the box are decoded: the others are passed by headers (TrajectoryReader::skip).
 struct TrajectoryScan {
   std::vector<analysis::FrameRecord> frames;
   std::optional<Box> box;
+  std::size_t frames_decoded = 0;  // 1 with BoxFrom::first_frame, 0 with BoxFrom::none
 };
 TrajectoryScan scan_trajectory(const TrajectoryInputs& in, const AtomSet& topology,
                                const std::optional<io::FrameSelection>& frames, BoxFrom box_from);

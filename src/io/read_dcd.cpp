@@ -30,7 +30,7 @@ class DcdReader final : public TrajectoryReader {
   explicit DcdReader(const std::filesystem::path& path) : file_(path) { read_header(); }
   std::size_t atom_count() const override { return layout_.atoms; }
   bool next(float* xyz, FrameInfo& info) override;
-  bool skip() override;
+  bool skip(FrameInfo& info) override;
   bool can_seek() const override { return true; }
   void seek(std::int64_t frame) override { frame_ = std::max<std::int64_t>(frame, 0); }
   std::optional<std::int64_t> frame_count() const override { return whole_frames_; }
@@ -41,6 +41,7 @@ class DcdReader final : public TrajectoryReader {
   std::uint64_t read_marker();
   std::vector<unsigned char> read_record(const char* what);
   bool frame_fits();
+  void number(FrameInfo& info);
   std::uint64_t marker_at(const unsigned char* p) const {
     return layout_.marker == 8 ? load_u64(p, layout_.big) : load_u32(p, layout_.big);
   }
@@ -179,10 +180,15 @@ bool DcdReader::next(float* xyz, FrameInfo& info) {
     p += 4 * n + 2 * m;
   }
   interleave(axes, n, xyz);
+  number(info);
+  return true;
+}
+
+// The frame's number and its time from the header: frame i was saved at step ISTART + i·NSAVC.
+void DcdReader::number(FrameInfo& info) {
   info.index = info.serial = frame_;
   info.time_ps = double(layout_.istart + frame_ * layout_.nsavc) * layout_.delta * akma_time_ps;
   ++frame_;
-  return true;
 }
 
 // x, y and z records into x0 y0 z0 x1 ...: one pass with contiguous stores.
@@ -196,9 +202,10 @@ void DcdReader::interleave(const unsigned char* const axes[3], std::size_t n, fl
   }
 }
 
-bool DcdReader::skip() {
+bool DcdReader::skip(FrameInfo& info) {
   if (!frame_fits()) return false;
-  ++frame_;
+  info = FrameInfo{};
+  number(info);
   return true;
 }
 

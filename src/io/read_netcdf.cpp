@@ -122,13 +122,14 @@ class NetcdfReader final : public TrajectoryReader {
   ~NetcdfReader() override { nc_close(ncid_); }
   std::size_t atom_count() const override { return atoms_; }
   bool next(float* xyz, FrameInfo& info) override;
-  bool skip() override { return frame_ < frames_ ? (++frame_, true) : at_end(); }
+  bool skip(FrameInfo& info) override;
   bool can_seek() const override { return true; }
   void seek(std::int64_t frame) override { frame_ = std::max<std::int64_t>(frame, 0); }
   std::optional<std::int64_t> frame_count() const override { return frames_; }
   std::vector<std::string> files() const override { return {name_}; }
 
  private:
+  void number(FrameInfo& info) const;
   void check(int status, const std::string& what) const {
     if (status != NC_NOERR)
       throw InputError(name_, 0, what + ": " + nc_strerror(status));
@@ -208,6 +209,23 @@ NetcdfReader::NetcdfReader(const std::filesystem::path& path) : name_(path.strin
   }
 }
 
+// The frame's number and its time (one value of the time variable; NaN without one).
+void NetcdfReader::number(FrameInfo& info) const {
+  const std::size_t f = std::size_t(frame_);
+  info = FrameInfo{};
+  info.index = info.serial = frame_;
+  info.time_ps = std::numeric_limits<double>::quiet_NaN();
+  if (time_ >= 0)
+    check(nc_get_var1_double(ncid_, time_, &f, &info.time_ps), "frame " + std::to_string(frame_) + ": time");
+}
+
+bool NetcdfReader::skip(FrameInfo& info) {
+  if (frame_ >= frames_) return at_end();
+  number(info);
+  ++frame_;
+  return true;
+}
+
 bool NetcdfReader::next(float* xyz, FrameInfo& info) {
   if (frame_ >= frames_) return at_end();
   const std::size_t f = std::size_t(frame_);
@@ -216,10 +234,7 @@ bool NetcdfReader::next(float* xyz, FrameInfo& info) {
   check(nc_get_vara_float(ncid_, coordinates_, start, count, xyz), where + ": coordinates");
   if (scale_ != 1)
     for (std::size_t i = 0; i < 3 * atoms_; ++i) xyz[i] *= scale_;
-  info = FrameInfo{};
-  info.index = info.serial = frame_;
-  info.time_ps = std::numeric_limits<double>::quiet_NaN();
-  if (time_ >= 0) check(nc_get_var1_double(ncid_, time_, &f, &info.time_ps), where + ": time");
+  number(info);
   if (lengths_ >= 0) {
     UnitCell cell;
     const std::size_t cell_start[2] = {f, 0}, cell_count[2] = {1, 3};

@@ -41,7 +41,7 @@ class TrrReader final : public SizedFrameReader {
   std::size_t atom_count() const override { return atoms_; }
 
  protected:
-  std::uint64_t measure_frame(std::int64_t frame) override;
+  std::uint64_t measure_frame(std::int64_t frame, FrameInfo* info) override;
   bool decode_frame(std::int64_t frame, float* xyz, FrameInfo& info) override;
 
  private:
@@ -105,10 +105,11 @@ std::optional<TrrHeader> TrrReader::next_record_with_coordinates(std::int64_t fr
   return std::nullopt;
 }
 
-std::uint64_t TrrReader::measure_frame(std::int64_t frame) {
+std::uint64_t TrrReader::measure_frame(std::int64_t frame, FrameInfo* info) {
   const std::uint64_t start = file_.tell();
   const auto h = next_record_with_coordinates(frame);
   if (!h) return 0;
+  if (info) info->step = h->step, info->time_ps = h->time;  // the box would need a read
   return file_.tell() - h->header_bytes + h->record_bytes() - start;
 }
 

@@ -112,7 +112,7 @@ class XtcReader final : public SizedFrameReader {
   std::size_t atom_count() const override { return atoms_; }
 
  protected:
-  std::uint64_t measure_frame(std::int64_t frame) override;
+  std::uint64_t measure_frame(std::int64_t frame, FrameInfo* info) override;
   bool decode_frame(std::int64_t frame, float* xyz, FrameInfo& info) override;
 
  private:
@@ -175,9 +175,9 @@ CompressedHeader XtcReader::read_compressed_header(std::int64_t frame, std::uint
   return h;
 }
 
-std::uint64_t XtcReader::measure_frame(std::int64_t frame) {
+std::uint64_t XtcReader::measure_frame(std::int64_t frame, FrameInfo* info) {
   const std::uint64_t start = file_.tell();
-  read_head(frame, nullptr);
+  read_head(frame, info);
   if (atoms_ <= 9) return sizeof head_ + 12 * atoms_;
   const CompressedHeader h = read_compressed_header(frame, start);
   return sizeof head_ + 36 + ((std::uint64_t(h.bytes) + 3) & ~std::uint64_t(3));

@@ -88,12 +88,13 @@ bool SizedFrameReader::next(float* xyz, FrameInfo& info) {
   return true;
 }
 
-bool SizedFrameReader::skip() {
+bool SizedFrameReader::skip(FrameInfo& info) {
   if (done_ || file_.left() == 0) return false;
   const std::uint64_t start = file_.tell();
   std::uint64_t length = 0;
+  info = FrameInfo{};
   try {
-    length = measure_frame(frame_);
+    length = measure_frame(frame_, &info);
     if (start + length > file_.size()) throw ShortRead{start + length};
   } catch (const ShortRead& s) {
     record_truncation(start, s);
@@ -101,7 +102,7 @@ bool SizedFrameReader::skip() {
   }
   if (length == 0) return !(done_ = true);
   file_.seek(start + length);
-  ++frame_;
+  info.index = info.serial = frame_++;
   return true;
 }
 
@@ -130,7 +131,7 @@ const std::vector<std::uint64_t>& SizedFrameReader::frame_offsets(std::size_t fi
     const std::uint64_t start = file_.tell();
     std::uint64_t length = 0;
     try {
-      length = measure_frame(frame_);
+      length = measure_frame(frame_, nullptr);
     } catch (const ShortRead&) {
       break;  // a truncated last frame: reported when reading reaches it
     }
@@ -161,7 +162,7 @@ void SizedFrameReader::set_frame_offsets(std::vector<std::uint64_t> offsets, std
     file_.seek(offsets.back());
     std::uint64_t length = 0;
     try {
-      length = measure_frame(std::int64_t(offsets.size()) - 1);
+      length = measure_frame(std::int64_t(offsets.size()) - 1, nullptr);
     } catch (const ShortRead&) {
       stale("its last frame runs past the end of the file");
     }
@@ -172,7 +173,7 @@ void SizedFrameReader::set_frame_offsets(std::vector<std::uint64_t> offsets, std
     file_.seek(end);
     bool whole_frame_follows = false;
     try {
-      const std::uint64_t length = measure_frame(std::int64_t(offsets.size()));
+      const std::uint64_t length = measure_frame(std::int64_t(offsets.size()), nullptr);
       whole_frame_follows = length > 0 && end + length <= file_.size();
     } catch (const ShortRead&) {
     }
@@ -204,9 +205,8 @@ std::string Truncation::message() const {
          " frames before it were read";
 }
 
-bool TrajectoryReader::skip() {
+bool TrajectoryReader::skip(FrameInfo& info) {
   std::vector<float> scratch(3 * atom_count());
-  FrameInfo info;
   return next(scratch.data(), info);
 }
 

@@ -79,7 +79,7 @@ class SizedFrameReader : public TrajectoryReader, public IndexedTrajectory {
  public:
   explicit SizedFrameReader(const std::filesystem::path& path) : file_(path) {}
   bool next(float* xyz, FrameInfo& info) override;
-  bool skip() override;
+  bool skip(FrameInfo& info) override;
   bool can_seek() const override { return true; }
   void seek(std::int64_t frame) override;
   std::optional<std::int64_t> frame_count() const override;
@@ -91,8 +91,9 @@ class SizedFrameReader : public TrajectoryReader, public IndexedTrajectory {
  protected:
   // Reads the frame header at the current offset (frame `frame`) and returns the frame's whole
   // length in bytes, or 0 when the rest of the file holds no more frames (TRR: records without
-  // coordinates only); the file is left anywhere within the frame.
-  virtual std::uint64_t measure_frame(std::int64_t frame) = 0;
+  // coordinates only); the file is left anywhere within the frame. Fills info's step and time
+  // (and the box where the header holds it) when info is given.
+  virtual std::uint64_t measure_frame(std::int64_t frame, FrameInfo* info) = 0;
   // Decodes the frame at the current offset; false when there is none (as measure_frame's 0).
   virtual bool decode_frame(std::int64_t frame, float* xyz, FrameInfo& info) = 0;
 

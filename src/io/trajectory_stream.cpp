@@ -13,10 +13,7 @@ class ChainedTrajectory final : public TrajectoryReader, public IndexedTrajector
   explicit ChainedTrajectory(const std::vector<std::filesystem::path>& paths);
   std::size_t atom_count() const override { return atoms_; }
   bool next(float* xyz, FrameInfo& info) override { return step(&xyz, info); }
-  bool skip() override {
-    FrameInfo info;
-    return step(nullptr, info);
-  }
+  bool skip(FrameInfo& info) override { return step(nullptr, info); }
   bool can_seek() const override { return seekable_; }
   void seek(std::int64_t frame) override;
   std::optional<std::int64_t> frame_count() const override;
@@ -89,7 +86,7 @@ void ChainedTrajectory::set_frame_offsets(std::vector<std::uint64_t> offsets, st
 bool ChainedTrajectory::step(float* const* xyz, FrameInfo& info) {
   while (true) {
     if (current_) {
-      const bool ok = xyz ? current_->next(*xyz, info) : current_->skip();
+      const bool ok = xyz ? current_->next(*xyz, info) : current_->skip(info);
       if (ok) {
         ++passed_;
         info.file = k_;
@@ -148,7 +145,7 @@ class SelectedTrajectory final : public TrajectoryReader {
   bool next(float* xyz, FrameInfo& info) override {
     return reach_target() && finish(inner_->next(xyz, info));
   }
-  bool skip() override { return reach_target() && finish(inner_->skip()); }
+  bool skip(FrameInfo& info) override { return reach_target() && finish(inner_->skip(info)); }
   bool can_seek() const override { return inner_->can_seek(); }
   // Frame k of the selection (start + k·step of the stream).
   void seek(std::int64_t frame) override {

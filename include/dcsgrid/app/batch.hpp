@@ -89,6 +89,9 @@ struct BatchResult {
   std::size_t pending = 0;     // left pending (fail_fast stopped the run)
   std::vector<FrameRecord> failures;  // the frames that failed in this run
   double scan_seconds = 0;     // first pass over the inputs (boxes, checksums)
+  // Trajectory frames whose coordinates that pass decoded: every frame for the union box, one
+  // with grid_from_first, none with a given box (the others are passed by their headers).
+  std::size_t scan_frames_decoded = 0;
   double pipeline_seconds = 0; // the three-stage pipeline, wall clock
   double ensemble_seconds = 0;
   double frames_per_second = 0;  // computed / pipeline_seconds

@@ -44,9 +44,16 @@ class TrajectoryReader {
   // a clean end, or a truncated last frame, which is then listed in truncations(). A corrupt
   // frame throws InputError (file, frame, byte offset).
   virtual bool next(float* xyz, FrameInfo& info) = 0;
-  // Passes over the next frame without decoding its coordinates where the format allows.
-  // Returns false at the end, like next().
-  virtual bool skip();
+  // Passes over the next frame without decoding its coordinates where the format allows, and
+  // fills info's numbering and the step and time the format keeps outside the coordinates (DCD:
+  // from the header's ISTART, NSAVC and DELTA; XTC, TRR: the frame header; NetCDF: the time
+  // variable); info.box stays absent where reading it would mean decoding. Returns false at
+  // the end, like next().
+  virtual bool skip(FrameInfo& info);
+  bool skip() {
+    FrameInfo info;
+    return skip(info);
+  }
   // Random access: seek(f) makes the next next() return frame f (of the whole stream; past the
   // end, next() returns false). Formats without fixed-size frames index the file first.
   virtual bool can_seek() const { return false; }
