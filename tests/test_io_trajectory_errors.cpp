@@ -176,5 +176,28 @@ TEST(IoTrajectoryMemory, LongDcdStreamsInConstantMemory) {
   fs::remove_all(dir);
 }
 
+// Classic NetCDF headers whose counts claim more than the file holds (fuzz_netcdf's findings):
+// libnetcdf allocated 7.6 GB, crashed, or looped for over 10 s on them; the header is now walked
+// and its counts checked against the file before libnetcdf opens it.
+TEST(IoTrajectoryNetcdf, DamagedHeaderCountsAreRefusedBeforeLibnetcdfOpensTheFile) {
+  const fs::path dir = source_dir() / "fuzz" / "regressions" / "netcdf";
+  const auto tmp = temp_dir("netcdf-header");
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const fs::path copy = tmp / (entry.path().stem().string() + ".nc");
+    fs::copy_file(entry.path(), copy);
+    try {
+      io::open_trajectory(copy);
+      ADD_FAILURE() << entry.path() << " was accepted";
+    } catch (const InputError& e) {
+      if (std::string(e.what()).find("without") != std::string::npos) GTEST_SKIP() << e.what();
+      EXPECT_NE(std::string(e.what()).find("damaged NetCDF header at byte"), std::string::npos) << e.what();
+    }
+    ++files;
+  }
+  EXPECT_EQ(files, 3);
+  fs::remove_all(tmp);
+}
+
 }  // namespace
 }  // namespace dcsgrid::test

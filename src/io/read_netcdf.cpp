@@ -52,8 +52,27 @@ class ClassicHeader {
     read_exact(file_, b, 8);
     return load_u64(b, true);
   }
-  void skip_name() { skip_padded(u32()); }
-  void skip_padded(std::uint64_t bytes) { file_.seek(file_.tell() + ((bytes + 3) & ~std::uint64_t(3))); }
+  // A count read from the header, each counted item taking at least least_bytes_each of what is
+  // left: libnetcdf sizes its allocations from these counts before it checks them (a damaged count
+  // made it allocate gigabytes, or crash and loop while freeing after a failed allocation).
+  std::uint32_t count(std::uint64_t least_bytes_each, const char* what) {
+    const std::uint64_t at = file_.tell();
+    const std::uint32_t n = u32();
+    if (std::uint64_t(n) * least_bytes_each > file_.left())
+      damaged(at, std::to_string(n) + " " + what + " cannot fit in the " + std::to_string(file_.left()) +
+                      " bytes left");
+    return n;
+  }
+  [[noreturn]] void damaged(std::uint64_t at, const std::string& what) const {
+    throw InputError(file_.name(), 0, "damaged NetCDF header at byte " + std::to_string(at) + ": " + what);
+  }
+  void skip_name() { skip_padded(count(1, "name bytes")); }
+  void skip_padded(std::uint64_t bytes) {
+    const std::uint64_t padded = (bytes + 3) & ~std::uint64_t(3);
+    if (bytes > file_.left() || padded > file_.left())
+      damaged(file_.tell(), std::to_string(bytes) + " bytes of values run past the end of the file");
+    file_.seek(file_.tell() + padded);
+  }
   void skip_attributes();
   static std::uint64_t type_size(std::uint32_t type) {
     static const std::uint64_t sizes[] = {0, 1, 1, 2, 4, 4, 8};
@@ -63,11 +82,13 @@ class ClassicHeader {
 };
 
 void ClassicHeader::skip_attributes() {
-  const std::uint32_t tag = u32(), count = u32();
+  const std::uint32_t tag = u32(), attributes = count(12, "attributes");
   if (tag == 0) return;
-  for (std::uint32_t a = 0; a < count; ++a) {
+  for (std::uint32_t a = 0; a < attributes; ++a) {
     skip_name();
+    const std::uint64_t at = file_.tell();
     const std::uint32_t type = u32(), values = u32();
+    if (type_size(type) == 0) damaged(at, "attribute type " + std::to_string(type) + " is not a classic type");
     skip_padded(std::uint64_t(values) * type_size(type));
   }
 }
@@ -80,17 +101,20 @@ std::optional<RecordLayout> ClassicHeader::layout() {
   u32();  // record count: libnetcdf's
   std::vector<std::uint64_t> dims;  // 0 for the record dimension
   u32();                            // dimension tag (absent: a zero count follows)
-  for (std::uint32_t d = 0, count = u32(); d < count; ++d) skip_name(), dims.push_back(u32());
+  for (std::uint32_t d = 0, n = count(8, "dimensions"); d < n; ++d) skip_name(), dims.push_back(u32());
   skip_attributes();
-  const std::uint32_t var_tag = u32(), vars = u32();
+  const std::uint32_t var_tag = u32(), vars = count(24, "variables");
   RecordLayout layout;
   std::uint64_t first = ~std::uint64_t(0);
   std::vector<std::pair<std::uint64_t, std::uint64_t>> records;  // begin, bytes per record
   for (std::uint32_t v = 0; var_tag != 0 && v < vars; ++v) {
     skip_name();
-    const std::uint32_t ndims = u32();
+    const std::uint32_t ndims = count(4, "dimensions of a variable");
     std::vector<std::uint32_t> ids(ndims);
-    for (auto& id : ids) id = u32();
+    for (auto& id : ids)
+      if (id = u32(); id >= dims.size())
+        damaged(file_.tell() - 4, "a variable names dimension " + std::to_string(id) + " of " +
+                                      std::to_string(dims.size()));
     skip_attributes();
     const std::uint32_t type = u32();
     const std::uint64_t vsize = u32();
@@ -189,6 +213,12 @@ std::size_t NetcdfReader::dimension(const char* name) const {
 }
 
 NetcdfReader::NetcdfReader(const std::filesystem::path& path) : name_(path.string()) {
+  try {  // a classic header is walked first: libnetcdf trusts its counts (ClassicHeader::count)
+    BinaryFile file(name_);
+    ClassicHeader(file).layout();
+  } catch (const ShortRead&) {
+    throw InputError(name_, 0, "the NetCDF header ends before its variables do (a truncated file?)");
+  }
   check(nc_open(name_.c_str(), NC_NOWRITE, &ncid_), "cannot open as NetCDF");
   try {
     atoms_ = dimension("atom");
