@@ -94,7 +94,10 @@ TEST_F(CliMpi, StoppedJobResumedByAnotherJobEqualsTheSerialRun) {
   r = batch("timeout -s TERM 1.5 " + kMpirun + "-n 2 ", inputs + "-o " + out.string() + " -q", spacing);
   ASSERT_TRUE(fs::exists(out)) << r.output;
   std::size_t complete = 0;
-  for (const auto& f : BatchFile(out).frames()) complete += f.status == FrameStatus::complete;
+  {
+    const BatchFile stopped(out);  // frames() refers into the file object, whose lock the resume needs back
+    for (const auto& f : stopped.frames()) complete += f.status == FrameStatus::complete;
+  }
   std::printf("stopped after %zu of 40 frames (status %d)\n", complete, r.status);
   r = batch(kMpirun + "-n 3 ", inputs + "-o " + out.string() + " --resume --json", spacing);
   ASSERT_EQ(r.status, 0) << r.output;

@@ -2,7 +2,7 @@
 # Builds the ASan + UBSan configuration (CMake preset `asan`: build-asan, RelWithDebInfo, CPU
 # backends only, no Python module) and runs the whole ctest suite under it.
 #
-#   tools/sanitize.sh [ctest arguments, e.g. -R IoRead]
+#   tools/sanitize.sh [ctest arguments for the first pass, e.g. -R IoRead]
 #
 # UBSan stops at the first report (-fno-sanitize-recover=undefined), so a test with undefined
 # behaviour fails. LeakSanitizer is on (detect_leaks=1): the readers, the batch pipeline and the
@@ -15,6 +15,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake --preset asan >/dev/null
 ninja -C build-asan -j2
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:check_initialization_order=1:strict_init_order=1
+asan=abort_on_error=1:check_initialization_order=1:strict_init_order=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-ctest --test-dir build-asan --output-on-failure --parallel 2 --timeout 1800 "$@"
+export LSAN_OPTIONS=suppressions=$PWD/fuzz/lsan.supp
+# Under mpirun, OpenMPI's run-time keeps allocations to the end through frames LeakSanitizer
+# cannot name: the MPI tests run with ASan and UBSan but without the leak check.
+status=0
+ASAN_OPTIONS=detect_leaks=1:$asan ctest --test-dir build-asan --output-on-failure --parallel 2 \
+  --timeout 1800 -E '^CliMpi\.' "$@" || status=1
+ASAN_OPTIONS=detect_leaks=0:$asan ctest --test-dir build-asan --output-on-failure --parallel 2 \
+  --timeout 1800 -R '^CliMpi\.' || status=1
+exit $status

@@ -654,6 +654,7 @@ std::vector<FrameRecord> set_up_file(const BatchOptions& o, const BatchInputs& i
   d.barrier();  // the root's file is in place
   if (!d.is_root())
     records = resume ? check_resume(BatchFile(o.output), fingerprint, in.files) : BatchFile(o.output).frames();
+  d.barrier();  // every reading handle is closed: HDF5's lock refuses the writable open beside one
   return records;
 }
 
