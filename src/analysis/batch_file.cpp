@@ -167,6 +167,8 @@ void BatchFile::create(const fs::path& path, const BatchLayout& layout) {
   io::hdf5::silence_errors();
   io::AtomicFile atomic(path);
   {
+    // The 1.8 format, not io::hdf5::create_file's: a 1.10 file left open by kill -9 is marked
+    // "open for write" and refused until h5clear, and a batch must resume after one.
     Handle file = checked_handle(
         H5Fcreate(atomic.temp_path().c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
         path, "create the file (as " + atomic.temp_path().filename().string() + ")");

@@ -202,9 +202,7 @@ void write_similarity_h5(const fs::path& path, const SimilarityResult& r) {
   io::hdf5::silence_errors();
   io::AtomicFile atomic(path);
   {
-    io::hdf5::Handle file = io::hdf5::checked_handle(
-        H5Fcreate(atomic.temp_path().c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
-        path, "create the file");
+    io::hdf5::Handle file = io::hdf5::create_file(atomic.temp_path(), path, "create the file");
     const hid_t f = file.get();
     const std::vector<hsize_t> square = {r.n, r.n};
     h5::create_column(f, "gram", square, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, r.gram.data(), path);

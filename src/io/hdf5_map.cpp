@@ -176,9 +176,8 @@ Hdf5MapWriter::Hdf5MapWriter(const fs::path& path, const GridSpec& grid, const M
   std::lock_guard lock(hdf5::library_mutex());
   hdf5::silence_errors();
   auto impl = std::make_unique<Impl>(path, grid, meta, options);
-  impl->file = checked_handle(
-      H5Fcreate(impl->h5.temp_path().c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
-      path, "create the file (as " + impl->h5.temp_path().filename().string() + ")");
+  impl->file = hdf5::create_file(impl->h5.temp_path(), path,
+                                 "create the file (as " + impl->h5.temp_path().filename().string() + ")");
   impl->create_stream(kDataset, meta);
   impl_ = std::move(impl);
 }

@@ -143,6 +143,13 @@ Handle checked_handle(hid_t id, Handle::Closer closer, const fs::path& file, con
   return Handle(check(id, file, what), closer);
 }
 
+Handle create_file(const std::filesystem::path& temp, const std::filesystem::path& shown,
+                   const std::string& what) {
+  Handle fapl = checked_handle(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, shown, what);
+  check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_LATEST), shown, what);
+  return checked_handle(H5Fcreate(temp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()), H5Fclose, shown, what);
+}
+
 herr_t close_temporary_file(Handle& file) {
   int descriptor = -1;
   void* handle = nullptr;

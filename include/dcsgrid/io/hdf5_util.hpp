@@ -50,6 +50,13 @@ hid_t check(hid_t result, const std::filesystem::path& file, const std::string& 
 Handle checked_handle(hid_t id, Handle::Closer closer, const std::filesystem::path& file,
                       const std::string& what);
 
+// Creates a new file at `temp` (which must not exist) in the HDF5 1.10 format: object headers,
+// heaps and the superblock carry checksums, so a damaged byte there is refused before libhdf5
+// parses it (the 1.8 format let it read freed memory on such files). `shown` names the file in
+// errors.
+Handle create_file(const std::filesystem::path& temp, const std::filesystem::path& shown,
+                   const std::string& what);
+
 // Closes a file being written under a temporary name (to be removed on failure). When the close
 // fails (its last flush hit a full disk), HDF5 1.10 keeps the file and its descriptor open until
 // the process ends: the file is then cut to length 0, so that the disk gets its space back when the
