@@ -367,9 +367,17 @@ TEST(BatchGpu, FramesAndResume) {
     if (frame == 1 && step == WriteStep::data_flushed) throw std::runtime_error("interrupted");
   };
   EXPECT_THROW(run_batch(cut), std::runtime_error);
+  // Frames written in one group share their flushes: frame 0 is complete only if it was written
+  // in a group before frame 1's (how the frames group depends on the machine's timing).
+  std::size_t complete = 0;
+  {
+    BatchFile file(cut.output);
+    EXPECT_EQ(file.frames()[1].status, FrameStatus::pending);
+    for (const auto& f : file.frames()) complete += f.status == FrameStatus::complete;
+  }
   cut.step_hook = {};
   cut.resume = true;
-  EXPECT_EQ(run_batch(cut).computed, 3u);
+  EXPECT_EQ(run_batch(cut).computed, 4u - complete);
   expect_same_bytes(contents(o.output), contents(cut.output));
 }
 #endif
