@@ -160,7 +160,9 @@ class NetcdfReader final : public TrajectoryReader {
   }
   int variable(const char* name, bool required) const;
   std::size_t dimension(const char* name) const;
-  void check_complete_records();
+  // A record cut off by the end of the file (classic files: layout from their header): the frames
+  // end before it, and reading there reports it.
+  void check_complete_records(const std::optional<RecordLayout>& layout);
   bool at_end();
 
   std::string name_;
@@ -171,14 +173,7 @@ class NetcdfReader final : public TrajectoryReader {
   std::optional<Truncation> cut_;  // a cut-off last record, reported when reading reaches it
 };
 
-void NetcdfReader::check_complete_records() {
-  std::optional<RecordLayout> layout;
-  try {
-    BinaryFile file(name_);
-    layout = ClassicHeader(file).layout();
-  } catch (const ShortRead&) {
-    return;  // libnetcdf opened it: a header we cannot walk is left to libnetcdf
-  }
+void NetcdfReader::check_complete_records(const std::optional<RecordLayout>& layout) {
   if (!layout || layout->complete >= frames_) return;
   const std::uint64_t start = layout->first + std::uint64_t(layout->complete) * layout->record;
   cut_ = Truncation{name_, layout->complete, start,
@@ -213,9 +208,10 @@ std::size_t NetcdfReader::dimension(const char* name) const {
 }
 
 NetcdfReader::NetcdfReader(const std::filesystem::path& path) : name_(path.string()) {
+  std::optional<RecordLayout> layout;
   try {  // a classic header is walked first: libnetcdf trusts its counts (ClassicHeader::count)
     BinaryFile file(name_);
-    ClassicHeader(file).layout();
+    layout = ClassicHeader(file).layout();
   } catch (const ShortRead&) {
     throw InputError(name_, 0, "the NetCDF header ends before its variables do (a truncated file?)");
   }
@@ -232,7 +228,7 @@ NetcdfReader::NetcdfReader(const std::filesystem::path& path) : name_(path.strin
     if ((lengths_ < 0) != (angles_ < 0)) lengths_ = angles_ = -1;
     float scale = 1;
     if (nc_get_att_float(ncid_, coordinates_, "scale_factor", &scale) == NC_NOERR) scale_ = scale;
-    check_complete_records();
+    check_complete_records(layout);
   } catch (...) {
     nc_close(ncid_);
     throw;
