@@ -1,32 +1,39 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/, clang, ASan + UBSan) in build-fuzz and runs them.
 #
-#   tools/fuzz.sh [--smoke] [--time SECONDS | --runs N] [--jobs J] [--json FILE] [TARGET...]
+#   tools/fuzz.sh [--smoke] [--time SECONDS] [--runs N] [--jobs J] [--json FILE] [--prebuilt] [TARGET...]
+#   tools/fuzz.sh --seeds-only            build the targets and the seed folders, run nothing
 #   tools/fuzz.sh --report [TARGET...]    the table and JSON of the last run, from its logs
 #
 # TARGET: pqr pdb mmcif pdbqt xyz mol2 psf prmtop dcd xtc trr netcdf dx ccp4 cube hdf5_map
-# hdf5_batch (default: all). Each runs for SECONDS (default 60) or N executions, J targets at a
+# hdf5_batch (default: all). Each runs for SECONDS (default 60), or until N executions when only
+# --runs is given (the first of the two limits when both are), J targets at a
 # time (default 1), on its corpus build-fuzz/corpus/TARGET (kept between runs, so later runs start
 # from what earlier ones found) plus the seeds (build-fuzz/seeds/TARGET: data/ files, files
 # written by our own writers and by MDAnalysis). --smoke: every target for 10 s. Findings land in
 # build-fuzz/artifacts/TARGET/ (crash-*, timeout-*, oom-*, leak-*). Prints a table (target,
 # executions, seconds, crashes, timeouts) and writes it as JSON (default
 # build-fuzz/fuzz-results.json). Exit status 1 when any target found something.
+# --prebuilt: use build-fuzz/fuzz/fuzz_* and build-fuzz/seeds as they are (copied to a machine
+# without clang, e.g. one with more cores; its loader must find the libraries they link).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD=$ROOT/build-fuzz
 ALL_TARGETS=(pqr pdb mmcif pdbqt xyz mol2 psf prmtop dcd xtc trr netcdf dx ccp4 cube hdf5_map hdf5_batch)
 
-seconds=60 runs="" jobs=1 report_only=0 json=$BUILD/fuzz-results.json targets=()
+seconds=60 time_given=0 runs="" jobs=1 report_only=0 prebuilt=0 seeds_only=0
+json=$BUILD/fuzz-results.json targets=()
 while (($#)); do
   case $1 in
     --smoke) seconds=10 ;;
-    --time) seconds=$2; shift ;;
+    --time) seconds=$2; time_given=1; shift ;;
     --runs) runs=$2; shift ;;
     --jobs) jobs=$2; shift ;;
     --json) json=$2; shift ;;
     --report) report_only=1 ;;
+    --prebuilt) prebuilt=1 ;;
+    --seeds-only) seeds_only=1 ;;
     -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1") ;;
@@ -178,8 +185,12 @@ max_len() {
 }
 
 run_target() {
-  local t=$1 log=$BUILD/logs/$1.log limit
-  if [[ -n $runs ]]; then limit=-runs=$runs; else limit=-max_total_time=$seconds; fi
+  local t=$1 log=$BUILD/logs/$1.log
+  local limit=(-max_total_time="$seconds")
+  if [[ -n $runs ]]; then
+    limit=(-runs="$runs")
+    ((time_given)) && limit+=(-max_total_time="$seconds")
+  fi
   local start=$SECONDS
   touch "$BUILD/logs/$t.start"
   # Leaks are findings too (LeakSanitizer, except inside HDF5 and libnetcdf: fuzz/lsan.supp).
@@ -194,7 +205,7 @@ run_target() {
   [[ $t == hdf5_* || $t == netcdf ]] &&
     keep_going=(-fork=1 -ignore_timeouts=1 -ignore_ooms=1 -ignore_crashes=1)
   ASAN_OPTIONS=allocator_may_return_null=1 LSAN_OPTIONS=suppressions=$ROOT/fuzz/lsan.supp \
-  OMP_NUM_THREADS=1 "$BUILD/fuzz/fuzz_$t" "$limit" -timeout=10 -rss_limit_mb=2048 \
+  OMP_NUM_THREADS=1 "$BUILD/fuzz/fuzz_$t" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 \
     -malloc_limit_mb=$malloc_limit -max_len="$(max_len "$t")" -print_final_stats=1 "${keep_going[@]}" \
     -artifact_prefix="$BUILD/artifacts/$t/" "$BUILD/corpus/$t" "$BUILD/seeds/$t" >"$log" 2>&1 || true
   echo $((SECONDS - start)) >"$BUILD/logs/$t.seconds"
@@ -231,8 +242,12 @@ report() {
 }
 
 ((report_only)) && { report; exit; }
-build
-make_seeds
+if ((!prebuilt)); then
+  build
+  make_seeds
+fi
+((seeds_only)) && exit 0
+for t in "${targets[@]}"; do mkdir -p "$BUILD/corpus/$t" "$BUILD/artifacts/$t"; done
 mkdir -p "$BUILD/logs"
 running=0
 for t in "${targets[@]}"; do

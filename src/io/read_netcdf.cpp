@@ -6,6 +6,7 @@
 #ifdef DCSGRID_HAVE_NETCDF
 #include <netcdf.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #endif
@@ -102,6 +103,8 @@ std::optional<RecordLayout> ClassicHeader::layout() {
   std::vector<std::uint64_t> dims;  // 0 for the record dimension
   u32();                            // dimension tag (absent: a zero count follows)
   for (std::uint32_t d = 0, n = count(8, "dimensions"); d < n; ++d) skip_name(), dims.push_back(u32());
+  if (std::count(dims.begin(), dims.end(), 0) > 1)
+    damaged(file_.tell(), "more than one dimension is unlimited (length 0)");
   skip_attributes();
   const std::uint32_t var_tag = u32(), vars = count(24, "variables");
   RecordLayout layout;
@@ -111,12 +114,17 @@ std::optional<RecordLayout> ClassicHeader::layout() {
     skip_name();
     const std::uint32_t ndims = count(4, "dimensions of a variable");
     std::vector<std::uint32_t> ids(ndims);
-    for (auto& id : ids)
-      if (id = u32(); id >= dims.size())
-        damaged(file_.tell() - 4, "a variable names dimension " + std::to_string(id) + " of " +
+    for (std::uint32_t k = 0; k < ndims; ++k) {
+      if (ids[k] = u32(); ids[k] >= dims.size())
+        damaged(file_.tell() - 4, "a variable names dimension " + std::to_string(ids[k]) + " of " +
                                       std::to_string(dims.size()));
+      // libnetcdf divides by the product of a variable's later dimensions (SIGFPE when one is 0).
+      if (k > 0 && dims[ids[k]] == 0)
+        damaged(file_.tell() - 4, "the unlimited dimension is not a variable's first");
+    }
     skip_attributes();
     const std::uint32_t type = u32();
+    if (type_size(type) == 0) damaged(file_.tell() - 4, "variable type " + std::to_string(type) + " is not a classic type");
     const std::uint64_t vsize = u32();
     const std::uint64_t begin = wide_offsets ? u64() : u32();
     if (ndims == 0 || ids[0] >= dims.size() || dims[ids[0]] != 0) continue;  // not a record variable
