@@ -230,6 +230,32 @@ TEST(ReadParallel, ErrorsOutsideTheModelAskedForAreTheSerialReadersToo) {
   fs::remove_all(dir);
 }
 
+// A MODEL record after the last atom (fuzz_pdbqt's finding): the parallel reader moved every atom
+// into model 1, then read a second range out of the emptied arrays (undefined behaviour). Now it
+// gives the serial reader's answer, whatever the piece count.
+TEST(ReadParallel, ModelRecordAfterTheLastAtomIsTheSerialReadersAnswer) {
+  std::vector<WrittenAtom> atoms = random_atoms_text(3000, 7);
+  const fs::path dir = temp_dir("parallel-trailing-model");
+  const fs::path path = dir / "trailing.pqr";
+  write_text(path, make_text(Kind::pqr, atoms, {"\n", true, 1}) + "MODEL        2\n");
+  std::string serial;
+  try {
+    serial = std::to_string(io::read_all_models(path, with_threads(1)).size()) + " models";
+  } catch (const InputError& e) {
+    serial = e.what();
+  }
+  for (const int threads : kPieceCounts) {
+    std::string parallel;
+    try {
+      parallel = std::to_string(io::read_all_models(path, with_threads(threads)).size()) + " models";
+    } catch (const InputError& e) {
+      parallel = e.what();
+    }
+    EXPECT_EQ(parallel, serial) << "threads " << threads;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(ReadParallel, NumbersEqualStrtodInEveryForm) {
   // Our fixed-point fast path and from_chars against strtod, over digits counts around the fast
   // path's 15-digit limit, signs, exponents and leading/trailing points.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/, clang, ASan + UBSan) in build-fuzz and runs them.
 #
-#   tools/fuzz.sh [--smoke] [--time SECONDS] [--runs N] [--jobs J] [--json FILE] [--prebuilt] [TARGET...]
+#   tools/fuzz.sh [--smoke] [--time SECONDS] [--runs N] [--jobs J] [--workers W] [--json FILE]
+#                 [--prebuilt] [TARGET...]
 #   tools/fuzz.sh --seeds-only            build the targets and the seed folders, run nothing
 #   tools/fuzz.sh --report [TARGET...]    the table and JSON of the last run, from its logs
 #
@@ -14,7 +15,8 @@
 # build-fuzz/artifacts/TARGET/ (crash-*, timeout-*, oom-*, leak-*). Prints a table (target,
 # executions, seconds, crashes, timeouts) and writes it as JSON (default
 # build-fuzz/fuzz-results.json). Exit status 1 when any target found something.
-# --prebuilt: use build-fuzz/fuzz/fuzz_* and build-fuzz/seeds as they are (copied to a machine
+# --workers W: each target in libFuzzer's fork mode with W processes (for machines with more cores
+# than targets). --prebuilt: use build-fuzz/fuzz/fuzz_* and build-fuzz/seeds as they are (copied to a machine
 # without clang, e.g. one with more cores; its loader must find the libraries they link).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +24,7 @@ ROOT=$PWD
 BUILD=$ROOT/build-fuzz
 ALL_TARGETS=(pqr pdb mmcif pdbqt xyz mol2 psf prmtop dcd xtc trr netcdf dx ccp4 cube hdf5_map hdf5_batch)
 
-seconds=60 time_given=0 runs="" jobs=1 report_only=0 prebuilt=0 seeds_only=0
+seconds=60 time_given=0 runs="" jobs=1 workers=0 report_only=0 prebuilt=0 seeds_only=0
 json=$BUILD/fuzz-results.json targets=()
 while (($#)); do
   case $1 in
@@ -30,6 +32,7 @@ while (($#)); do
     --time) seconds=$2; time_given=1; shift ;;
     --runs) runs=$2; shift ;;
     --jobs) jobs=$2; shift ;;
+    --workers) workers=$2; shift ;;
     --json) json=$2; shift ;;
     --report) report_only=1 ;;
     --prebuilt) prebuilt=1 ;;
@@ -186,10 +189,10 @@ max_len() {
 
 run_target() {
   local t=$1 log=$BUILD/logs/$1.log
-  local limit=(-max_total_time="$seconds")
+  local limit=(-max_total_time="$seconds") outer=(timeout -s KILL $((seconds + 120)))
   if [[ -n $runs ]]; then
     limit=(-runs="$runs")
-    ((time_given)) && limit+=(-max_total_time="$seconds")
+    if ((time_given)); then limit+=(-max_total_time="$seconds"); else outer=(); fi
   fi
   local start=$SECONDS
   touch "$BUILD/logs/$t.start"
@@ -204,8 +207,12 @@ run_target() {
   # (fuzz/regressions/open): fork mode records each in artifacts/ and goes on.
   [[ $t == hdf5_* || $t == netcdf ]] &&
     keep_going=(-fork=1 -ignore_timeouts=1 -ignore_ooms=1 -ignore_crashes=1)
+  if ((workers > 0)); then
+    if ((${#keep_going[@]})); then keep_going[0]=-fork=$workers; else keep_going=(-fork="$workers"); fi
+  fi
   ASAN_OPTIONS=allocator_may_return_null=1 LSAN_OPTIONS=suppressions=$ROOT/fuzz/lsan.supp \
-  OMP_NUM_THREADS=1 "$BUILD/fuzz/fuzz_$t" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 \
+  # The outer limit ends a run whose fork-mode parent waits on a job hung inside a library.
+  OMP_NUM_THREADS=1 "${outer[@]}" "$BUILD/fuzz/fuzz_$t" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 \
     -malloc_limit_mb=$malloc_limit -max_len="$(max_len "$t")" -print_final_stats=1 "${keep_going[@]}" \
     -artifact_prefix="$BUILD/artifacts/$t/" "$BUILD/corpus/$t" "$BUILD/seeds/$t" >"$log" 2>&1 || true
   echo $((SECONDS - start)) >"$BUILD/logs/$t.seconds"

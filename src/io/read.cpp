@@ -193,14 +193,17 @@ std::vector<Structure> models_from_marks(const TextFile& file, int model, AtomSe
   std::vector<Structure> models;
   int current = 0, count = 0;
   std::size_t begin = 0;
+  // `all` may be moved into the first model, so its size is taken here (a MODEL record after the
+  // last atom made a second range start where the moved-from arrays had already ended).
+  const std::size_t total = all.size();
   auto take = [&](std::size_t end) {  // atoms [begin, end) belong to model `current`
-    if (begin == end) return;
+    if (begin >= end) return;
     if (current == 0) current = count = 1;
     if (model != 0 && current != model) return;
     const std::size_t slot = model == 0 ? std::size_t(current - 1) : 0;
     if (models.size() <= slot) models.resize(slot + 1);
     AtomSet& atoms = models[slot].atoms;
-    if (begin == 0 && end == all.size()) {
+    if (begin == 0 && end == total) {
       atoms = std::move(all);
       models[slot].lines = std::move(lines);
       return;
@@ -216,7 +219,7 @@ std::vector<Structure> models_from_marks(const TextFile& file, int model, AtomSe
     begin = mark;
     current = ++count;
   }
-  take(all.size());
+  take(total);
   finish_models(file, model, count, models);
   return models;
 }
