@@ -1,4 +1,7 @@
-// The GPU cutoff kernel (cuda_cutoff.hpp): persistent blocks, one 8×8×8 brick at a time.
+// The GPU cutoff kernel (cuda_cutoff.hpp): persistent blocks, one 8×8×8 brick at a time. The
+// neighbour rows' atoms are staged in shared memory only when within rc of the brick's points, and
+// each thread skips an atom whose distance to its column of 8 points is rc or more, so the 8-point
+// loop (issue-bound; the pair count it pays for is in docs/performance.md) runs for fewer atoms.
 #include <algorithm>
 #include <string>
 
@@ -43,10 +46,17 @@ __device__ __forceinline__ int anchor_bin(const CutoffKernelArgs& a, int axis, i
 }
 
 // The cutoff form's value at squared distance r2 (< rc²), r clamped below at the minimum distance.
+// (The ftz reciprocal square root: one instruction; r2c ≥ min_r2 > 0.)
 template <PairForm P, CutoffForm C, int K>
 __device__ __forceinline__ float pair_value(float r2, const CutoffKernelArgs& a) {
   const float r2c = fmaxf(r2, a.min_r2);
-  return cutoff_pair_term<P, C, K>(r2, r2c, rsqrtf(r2c), a.exp2_kappa, a.cut);
+  return cutoff_pair_term<P, C, K>(r2, r2c, mufu<Mufu::rsqrt>(r2c), a.exp2_kappa, a.cut);
+}
+
+// d2 plus the squared distance from p to the interval [lo, hi].
+__device__ __forceinline__ float add_gap2(float d2, float p, float lo, float hi) {
+  const float gap = fmaxf(fmaxf(lo - p, p - hi), 0.0f);
+  return fmaf(gap, gap, d2);
 }
 
 template <PairForm P, CutoffForm C, int K>
@@ -58,6 +68,7 @@ __global__ void __launch_bounds__(kColumns)
   __shared__ int s_row_prefix[kMaxNeighbourRows + 1];        // atoms before each row
   __shared__ typename RowScan::TempStorage s_scan;
   __shared__ unsigned s_brick;
+  __shared__ int s_warp_kept[kColumns / 32];
 
   const int tx = threadIdx.x % kBrickPoints, ty = threadIdx.x / kBrickPoints;
   const float rc2 = a.cut.rc2;
@@ -110,25 +121,53 @@ __global__ void __launch_bounds__(kColumns)
     const float px = a.first[0] + float(bx * kBrickPoints + tx) * a.spacing[0];
     const float py = a.first[1] + float(by * kBrickPoints + ty) * a.spacing[1];
     const float pz0 = a.first[2] + float(bz * kBrickPoints) * a.spacing[2];
+    const float half_column = 0.5f * float(kBrickPoints - 1) * a.spacing[2];
+    const float pz_mid = pz0 + half_column;
+    // The box of the brick's points.
+    const float box_lo[3] = {a.first[0] + float(bx * kBrickPoints) * a.spacing[0],
+                             a.first[1] + float(by * kBrickPoints) * a.spacing[1], pz0};
+    float box_hi[3];
+#pragma unroll
+    for (int d = 0; d < 3; ++d) box_hi[d] = fmaf(float(kBrickPoints - 1), a.spacing[d], box_lo[d]);
     float acc[kBrickPoints];
 #pragma unroll
     for (int k = 0; k < kBrickPoints; ++k) acc[k] = 0.0f;
 
+    const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
     int row = 0;  // the row of this thread's next load: slots only move forward
     for (int base = 0; base < total; base += kChunkAtoms) {
-      const int n = min(kChunkAtoms, total - base);
-      for (int s = threadIdx.x; s < n; s += kColumns) {
-        const int slot = base + s;
-        while (slot >= s_row_prefix[row + 1]) ++row;
-        s_atoms[s] = __ldg(a.slots + s_row_begin[row] + std::uint32_t(slot - s_row_prefix[row]));
+      const int candidates = min(kChunkAtoms, total - base);
+      // Stage the atoms within rc of the brick's box, keeping their order (so sums are
+      // deterministic): a ballot per warp, the warps' counts in shared memory.
+      int n = 0;
+      for (int first = 0; first < candidates; first += kColumns) {
+        const int s = first + int(threadIdx.x);
+        float4 atom{};
+        bool keep = false;
+        if (s < candidates) {
+          const int slot = base + s;
+          while (slot >= s_row_prefix[row + 1]) ++row;
+          atom = __ldg(a.slots + s_row_begin[row] + std::uint32_t(slot - s_row_prefix[row]));
+          float d2 = add_gap2(0.0f, atom.x, box_lo[0], box_hi[0]);
+          d2 = add_gap2(d2, atom.y, box_lo[1], box_hi[1]);
+          keep = add_gap2(d2, atom.z, box_lo[2], box_hi[2]) < rc2;
+        }
+        const unsigned kept = __ballot_sync(0xffffffffu, keep);
+        if (lane == 0) s_warp_kept[warp] = __popc(kept);
+        __syncthreads();
+        int at = n + __popc(kept & ((1u << lane) - 1u));
+        for (int w = 0; w < warp; ++w) at += s_warp_kept[w];
+        if (keep) s_atoms[at] = atom;
+        for (int w = 0; w < kColumns / 32; ++w) n += s_warp_kept[w];
+        __syncthreads();
       }
-      __syncthreads();
 #pragma unroll 2
       for (int j = 0; j < n; ++j) {
         const float4 atom = s_atoms[j];
         const float dx = px - atom.x, dy = py - atom.y;
         const float dxy2 = fmaf(dx, dx, dy * dy);
-        if (dxy2 < rc2) {  // the column's cylinder: one test for its 8 points
+        const float dz_out = fmaxf(fabsf(pz_mid - atom.z) - half_column, 0.0f);
+        if (fmaf(dz_out, dz_out, dxy2) < rc2) {  // within rc of the column's segment of 8 points
           const float dz0 = pz0 - atom.z;
 #pragma unroll
           for (int k = 0; k < kBrickPoints; ++k) {
