@@ -27,20 +27,21 @@ namespace {
 constexpr std::size_t kReadBackBytes = std::size_t(32) << 20;
 
 // The outputs of one run. HDF5 outputs stream every map into its own dataset; the other formats
-// hold one map, gathered whole in host memory and written at the end.
+// hold one map, gathered whole in host memory and written at the end. When MPI ranks share the run,
+// every rank writes its planes of the HDF5 outputs (collectively, empty where it has none in a
+// round) and sends them to rank 0 for the other formats, which rank 0 alone writes.
 class MapOutputs {
  public:
-  // writes: false on the MPI ranks other than 0, which write nothing (rank 0 gets every slab).
   MapOutputs(const Job& job, const GridSpec& grid, const std::vector<io::MapMetadata>& metas,
-             const std::vector<std::string>& datasets, const AtomSet& atoms, bool writes)
-      : job_(job), grid_(grid), meta_(metas.front()), atoms_(atoms), writes_(writes) {
+             const std::vector<std::string>& datasets, const AtomSet& atoms)
+      : job_(job), grid_(grid), meta_(metas.front()), atoms_(atoms), root_(mpi::rank() == 0) {
     for (const auto& out : job.outputs) {
-      if (!writes) break;
       if (!io::map_format_info(out.format).streamed) {
-        whole_.resize(grid.point_count());
+        gathers_ = true;
+        if (root_) whole_.resize(grid.point_count());
         continue;
       }
-      auto writer = std::make_unique<io::Hdf5MapWriter>(out.path, grid, metas.front(), job.write);
+      auto writer = std::make_unique<io::Hdf5MapWriter>(out.path, grid, metas.front(), job.write, sharing_ranks());
       for (std::size_t m = 1; m < metas.size(); ++m) writer->add_stream(datasets[m], metas[m]);
       hdf5_.push_back(std::move(writer));
     }
@@ -48,10 +49,12 @@ class MapOutputs {
 
   void write(std::size_t map, engine::Slab slab, const float* data) {
     for (auto& w : hdf5_) w->write_planes(map, slab.z_begin, slab.planes(), data);
-    if (!whole_.empty()) {
-      const std::size_t plane = grid_.plane_size();
-      std::copy(data, data + plane * slab.planes(), whole_.begin() + plane * slab.z_begin);
-    }
+    if (gathers_) gather_slabs_to_root(grid_, slab, data, whole_);
+  }
+
+  // Collective when sharing ranks: afterwards rank 0 can read back what every rank wrote.
+  void share_written_planes() {
+    if (!hdf5_.empty()) hdf5_.front()->share_written_planes();
   }
 
   // Planes of a map already written (several maps are written only into HDF5 outputs).
@@ -67,8 +70,8 @@ class MapOutputs {
   // Every output is completed under a temporary name first and only then are they all renamed
   // into place: a failure or a signal before the renames leaves every old file as it was.
   void finish() {
-    if (!writes_) return;
     for (auto& w : hdf5_) w->finish_unpublished();
+    if (!root_) return;  // rank 0 publishes the files every rank wrote
     io::WriteOptions options = job_.write;
     options.atoms = &atoms_;  // formats that store the atoms beside the map (cube)
     std::vector<std::unique_ptr<io::AtomicFile>> staged;
@@ -88,14 +91,16 @@ class MapOutputs {
   GridSpec grid_;
   io::MapMetadata meta_;
   const AtomSet& atoms_;
-  bool writes_;
+  bool root_;
+  bool gathers_ = false;  // some output is not streamed (rank 0 holds the whole map)
   std::vector<std::unique_ptr<io::Hdf5MapWriter>> hdf5_;
   std::vector<float> whole_;
 };
 
-// The second sweep of a streamed comparison: the error histogram, over both maps read back.
-void histogram_sweep(analysis::MapComparison& comparison, MapOutputs& outputs, const GridSpec& grid,
-                     std::size_t reference_map, std::size_t test_map) {
+// Both maps read back in z order, slab by slab: visit(slab, reference, test).
+template <class Visit>
+void read_back_sweep(MapOutputs& outputs, const GridSpec& grid, std::size_t reference_map,
+                     std::size_t test_map, const Visit& visit) {
   const std::int64_t planes = std::clamp<std::int64_t>(
       std::int64_t(kReadBackBytes / (grid.plane_size() * sizeof(float))), 1, grid.nz());
   std::vector<float> reference(grid.plane_size() * planes), test(reference.size());
@@ -103,7 +108,7 @@ void histogram_sweep(analysis::MapComparison& comparison, MapOutputs& outputs, c
     const engine::Slab slab{z, std::min(grid.nz(), z + planes)};
     outputs.read_back(reference_map, slab, reference.data());
     outputs.read_back(test_map, slab, test.data());
-    comparison.add_to_histogram(slab.z_begin, slab.planes(), reference.data(), test.data());
+    visit(slab, reference.data(), test.data());
   }
 }
 
@@ -189,13 +194,16 @@ void note_when_direct_is_cheaper(const PassReport& pass, const JobReport& report
 
 // One method's pass: its slabs go to the outputs as map number `map`; with `compare`, each slab is
 // compared with map 0's (the reference, read back) as it arrives, then the histogram sweep runs.
+// When MPI ranks share the pass, the ranks' planes reach rank 0 only through the file: rank 0
+// compares once the pass is written (both sweeps read back, in z order as in one process).
 PassReport run_pass(engine::Backend& backend, const engine::PotentialRequest& request, std::size_t map,
                     bool compare, MapOutputs& outputs, Observer& observer) {
   const GridSpec& grid = request.grid;
+  const bool after_the_pass = sharing_ranks();
   PassReport pass;
   pass.method = request.method;
   std::optional<analysis::MapComparison> comparison;
-  if (compare) comparison.emplace(grid, request.atoms);
+  if (compare && mpi::rank() == 0) comparison.emplace(grid, request.atoms);
   std::vector<float> reference;
   observer.pass_started(engine::method_name(request.method));
   const auto t0 = clock_type::now();
@@ -203,7 +211,7 @@ PassReport run_pass(engine::Backend& backend, const engine::PotentialRequest& re
       request,
       [&](engine::Slab slab, const float* data) {
         outputs.write(map, slab, data);
-        if (!comparison) return;
+        if (!comparison || after_the_pass) return;
         const auto tc = clock_type::now();
         reference.resize(grid.plane_size() * slab.planes());
         outputs.read_back(0, slab, reference.data());
@@ -213,14 +221,54 @@ PassReport run_pass(engine::Backend& backend, const engine::PotentialRequest& re
       [&](double fraction) { observer.progress(fraction); });
   pass.wall_seconds = seconds_since(t0);
   observer.pass_finished();
+  if (compare && after_the_pass) outputs.share_written_planes();
   if (comparison) {
     const auto tc = clock_type::now();
-    histogram_sweep(*comparison, outputs, grid, 0, map);
+    if (after_the_pass)
+      read_back_sweep(outputs, grid, 0, map, [&](engine::Slab slab, const float* r, const float* t) {
+        comparison->add(slab.z_begin, slab.planes(), r, t);
+      });
+    read_back_sweep(outputs, grid, 0, map, [&](engine::Slab slab, const float* r, const float* t) {
+      comparison->add_to_histogram(slab.z_begin, slab.planes(), r, t);
+    });
     pass.against_reference = comparison->report();
     pass.histogram_seconds = seconds_since(tc);
     pass.compare_seconds += pass.histogram_seconds;
   }
   return pass;
+}
+
+// Reads the input, checks it and lays the grid around it, filling the report's input facts. Under
+// mpirun only rank 0 reads (`in` stays empty on the others) and the other ranks get the facts and
+// the grid from it.
+GridSpec read_and_lay_grid(const Job& job, Inputs& in, JobReport& report) {
+  report.input = job.input.string();
+  report.units = unit_name(job.compute.physics.unit);
+  GridSpec grid;
+  if (mpi::rank() == 0) {
+    in = read_inputs(job);
+    const AtomSet& atoms = in.structure.atoms;
+    report.atoms = atoms.size();
+    report.total_charge = atoms.total_charge();
+    report.charge_source = in.structure.charge_source;
+    report.read_seconds = in.read_seconds;
+    spdlog::info("{}: {} atoms, total charge {:+.4f} e (charges from {})", report.input, atoms.size(),
+                 report.total_charge, report.charge_source);
+    refuse_out_of_range_atoms(in.structure);
+    if (!job.grid.box && !job.allow_far_atoms) refuse_far_atoms(in.structure);
+    grid = job.grid.resolve(bounding_box(atoms));
+    if (grid.point_count() > job.max_points)
+      throw Error(fmt::format("the grid would have {} points ({}, {:.3g} GiB of float32): more than "
+                              "--max-points {} (raise it if you mean it, or give a box with --center "
+                              "and --size)",
+                              grid.point_count(), grid.describe(), double(grid_bytes(grid)) / double(1 << 30),
+                              job.max_points));
+  }
+  share_facts(report.atoms, report.total_charge, grid);
+  share_text(report.charge_source);
+  share_text(in.sha256);
+  report.grid = grid;
+  return grid;
 }
 
 }  // namespace
@@ -257,37 +305,23 @@ JobReport run_job(const Job& job, Observer& observer) {
     backend->warm_up();
     return backend;
   });
-  const Inputs in = read_inputs(job);
-  const AtomSet& atoms = in.structure.atoms;
+  Inputs in;  // under mpirun, on rank 0 only
   JobReport report;
-  report.input = job.input.string();
-  report.atoms = atoms.size();
-  report.total_charge = atoms.total_charge();
-  report.charge_source = in.structure.charge_source;
-  report.read_seconds = in.read_seconds;
-  spdlog::info("{}: {} atoms, total charge {:+.4f} e (charges from {})", report.input, atoms.size(),
-               report.total_charge, report.charge_source);
-
-  refuse_out_of_range_atoms(in.structure);
-  if (!job.grid.box && !job.allow_far_atoms) refuse_far_atoms(in.structure);
-  const GridSpec grid = job.grid.resolve(bounding_box(atoms));
-  if (grid.point_count() > job.max_points)
-    throw Error(fmt::format("the grid would have {} points ({}, {:.3g} GiB of float32): more than "
-                            "--max-points {} (raise it if you mean it, or give a box with --center "
-                            "and --size)",
-                            grid.point_count(), grid.describe(), double(grid_bytes(grid)) / double(1 << 30),
-                            job.max_points));
-  report.grid = grid;
-  report.units = unit_name(job.compute.physics.unit);
+  const GridSpec grid = read_and_lay_grid(job, in, report);
   const std::unique_ptr<engine::Backend> backend = starting.get();
   const Hardware hw = hardware_of(*backend);
   MethodChoice choice;
-  const ComputeSettings compute = with_chosen_method(job.compute, hw, atoms.size(), grid, kAutoSlackSeconds, &choice);
+  ComputeSettings compute = with_chosen_method(job.compute, hw, report.atoms, grid, kAutoSlackSeconds, &choice);
+  share_methods(compute.methods);  // rank 0's choice, should the ranks' hardware differ
   if (job.compute.auto_method) {
     spdlog::info("{}", choice.reason);
     report.method_choice = choice;
   }
   const std::vector<engine::Method> order = run_order(compute.methods);
+  AtomSet received;  // under mpirun, ranks other than 0: the atoms rank 0 sends
+  const bool every_atom = order.size() > 1 || order.front() != engine::Method::cutoff;
+  const AtomSet& atoms = share_atoms(in.structure.atoms, make_request(compute, order.front(), in.structure.atoms, grid),
+                                     every_atom, received);
   std::vector<engine::PotentialRequest> requests;
   std::vector<io::MapMetadata> metas;
   std::vector<std::string> datasets;
@@ -295,7 +329,7 @@ JobReport run_job(const Job& job, Observer& observer) {
     requests.push_back(make_request(compute, m, atoms, grid));
     engine::validate(requests.back());
     io::MapMetadata meta = map_metadata(compute, m);
-    meta.atom_count = atoms.size();
+    meta.atom_count = report.atoms;
     meta.total_charge = report.total_charge;
     meta.input_file = report.input;
     meta.input_sha256 = in.sha256;
@@ -319,17 +353,19 @@ JobReport run_job(const Job& job, Observer& observer) {
   spdlog::info("{} summation on {}: {}", method_list_name(order), backend->name(),
                describe(compute.physics));
 
-  const bool writes = mpi::rank() == 0;
-  MapOutputs outputs(job, grid, metas, datasets, atoms, writes);
+  MapOutputs outputs(job, grid, metas, datasets, in.structure.atoms);
   for (std::size_t m = 0; m < order.size(); ++m) {
-    const bool compare = writes && m > 0 && reference_method(order).has_value();
+    const bool compare = m > 0 && reference_method(order).has_value();
     PassReport pass = run_pass(*backend, requests[m], m, compare, outputs, observer);
     pass.dataset = datasets[m];
+    std::string comparison;  // rank 0's, written by every rank into the file they share
     if (pass.against_reference) {
       pass.against_reference->units = metas[m].units;
-      outputs.add_root_attribute("comparison_" + engine::method_name(order[m]) + "_vs_direct",
-                                 pass.against_reference->to_json().dump());
+      comparison = pass.against_reference->to_json().dump();
     }
+    if (compare) share_text(comparison);
+    if (!comparison.empty())
+      outputs.add_root_attribute("comparison_" + engine::method_name(order[m]) + "_vs_direct", comparison);
     report.device = pass.stats.device.empty() ? backend->name() : pass.stats.device;
     note_when_direct_is_cheaper(pass, report, hw);
     report.write_seconds += pass.write_seconds();

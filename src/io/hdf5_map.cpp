@@ -1,5 +1,8 @@
 // HDF5 maps: the streaming writer, its XDMF sidecar, and the reader.
 #include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <system_error>
 #include <type_traits>
 
 #include "dcsgrid/core/error.hpp"
@@ -90,19 +93,52 @@ Handle access_properties(const fs::path& file) {
   return plist;
 }
 
+// Data transfer of every rank at once (MPI-IO collective), which parallel HDF5 needs for filtered
+// datasets and which merges the ranks' small pieces into large writes.
+Handle collective_transfer(const fs::path& file) {
+  Handle plist = checked_handle(H5Pcreate(H5P_DATASET_XFER), H5Pclose, file, "set up a collective write");
+#ifdef DCSGRID_HAVE_MPI
+  hdf5::check(H5Pset_dxpl_mpio(plist.get(), H5FD_MPIO_COLLECTIVE), file, "set up a collective write");
+#endif
+  return plist;
+}
+
+#ifdef DCSGRID_HAVE_MPI
+int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+// Rank 0's text, on every rank.
+std::string text_of_rank_0(std::string text) {
+  unsigned long long size = text.size();
+  MPI_Bcast(&size, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+  text.resize(size);
+  MPI_Bcast(text.data(), int(size), MPI_CHAR, 0, MPI_COMM_WORLD);
+  return text;
+}
+#else
+int world_rank() { return 0; }
+std::string text_of_rank_0(std::string text) { return text; }
+#endif
+
 }  // namespace
 
 // One dataset the writer streams planes into.
 struct Stream {
   std::string name;
   Handle dataset;
-  std::vector<bool> plane_written;
+  std::vector<std::uint8_t> plane_written;  // 0 or 1 a plane (summed over ranks as bytes)
 };
 
 struct Hdf5MapWriter::Impl {
   // Declared first so they are destroyed last: the temporaries go once every handle is closed.
-  AtomicFile h5;
-  AtomicFile xmf;
+  // With every_rank, only rank 0 has them.
+  std::optional<AtomicFile> h5, xmf;
+  fs::path target_path, temp_path;
+  bool every_rank = false;
+  bool root = true;  // the process that names, publishes or removes the temporaries
   GridSpec grid;
   MapMetadata meta;
   Handle file;
@@ -110,14 +146,29 @@ struct Hdf5MapWriter::Impl {
   WriteOptions options;
   bool finished = false;
 
-  Impl(const fs::path& path, const GridSpec& g, const MapMetadata& m, const WriteOptions& o)
-      : h5(path), xmf(fs::path(path).replace_extension(".xmf")), grid(g), meta(m), options(o) {}
-  // Datasets before the file, whose close may fail (a full disk) on the way out of an error.
+  Impl(const fs::path& path, const GridSpec& g, const MapMetadata& m, const WriteOptions& o, bool all)
+      : target_path(path), every_rank(all), root(!all || world_rank() == 0), grid(g), meta(m), options(o) {
+    if (root) {
+      h5.emplace(path);
+      xmf.emplace(fs::path(path).replace_extension(".xmf"));
+      temp_path = h5->temp_path();
+    }
+    if (every_rank) temp_path = text_of_rank_0(temp_path.string());
+  }
+  // Datasets before the file, whose close may fail (a full disk) on the way out of an error. A
+  // file of every rank is left open there: its close is collective, and this rank is alone.
   ~Impl() {
+    if (every_rank && !finished) {
+      for (Stream& s : streams) s.dataset.release();
+      file.release();
+      std::error_code ignored;
+      fs::remove(temp_path, ignored);  // rank 0's, which MPI_Abort may end before it removes it
+      return;
+    }
     streams.clear();
     hdf5::close_temporary_file(file);
   }
-  const fs::path& target() const { return h5.target(); }
+  const fs::path& target() const { return target_path; }
 
   void require_open(const char* call) const {
     if (finished) throw Error(target().string() + ": " + call + " after finish()");
@@ -130,54 +181,80 @@ struct Hdf5MapWriter::Impl {
   std::size_t create_stream(const std::string& name, const MapMetadata& map_meta) {
     const fs::path& path = target();
     Handle access = access_properties(path);
-    Handle dataset = hdf5::create_map_dataset(file.get(), name.c_str(), {}, grid, path, false,
+    // Every rank's file: storage allocated at creation and never filled, as parallel HDF5 wants
+    // for unfiltered chunks (filtered ones are allocated by the collective writes).
+    const bool allocate_early = every_rank && !options.compress;
+    Handle dataset = hdf5::create_map_dataset(file.get(), name.c_str(), {}, grid, path, allocate_early,
                                               compression_level(options), access.get());
     hdf5::write_map_attributes(dataset.get(), grid, map_meta, hdf5::kMapAxisOrder, path);
     hdf5::attach_coordinates(file.get(), dataset.get(), grid, std::nullopt, path);
-    streams.push_back({name, std::move(dataset), std::vector<bool>(std::size_t(grid.nz()), false)});
+    streams.push_back({name, std::move(dataset), std::vector<std::uint8_t>(std::size_t(grid.nz()), 0)});
     return streams.size() - 1;
   }
-  // Reads or writes planes [z_begin, z_begin+planes) of a stream.
+  // Reads or writes planes [z_begin, z_begin+planes) of a stream; with every_rank, a write is
+  // collective and may hold no plane.
   void transfer(Stream& s, std::int64_t z_begin, std::int64_t planes, float* read_into,
                 const float* write_from) {
     const fs::path& path = target();
-    if (z_begin < 0 || planes <= 0 || z_begin + planes > grid.nz())
+    const bool none = every_rank && write_from && planes == 0;
+    if (!none && (z_begin < 0 || planes <= 0 || z_begin + planes > grid.nz()))
       throw Error(path.string() + ": planes " + std::to_string(z_begin) + ".." +
                   std::to_string(z_begin + planes - 1) + " are outside the grid's " +
                   std::to_string(grid.nz()) + " planes");
     const hsize_t start[3] = {hsize_t(z_begin), 0, 0};
-    const hsize_t count[3] = {hsize_t(planes), hsize_t(grid.ny()), hsize_t(grid.nx())};
+    const hsize_t count[3] = {hsize_t(std::max<std::int64_t>(planes, 1)), hsize_t(grid.ny()), hsize_t(grid.nx())};
     const std::string what = std::string(write_from ? "write" : "read back") + " planes " +
                              std::to_string(z_begin) + ".." + std::to_string(z_begin + planes - 1) +
                              " of /" + s.name;
     Handle file_space = checked_handle(H5Dget_space(s.dataset.get()), H5Sclose, path, what);
-    hdf5::check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
-                path, what);
     Handle memory_space = checked_handle(H5Screate_simple(3, count, nullptr), H5Sclose, path, what);
-    if (write_from) {
-      hdf5::check(H5Dwrite(s.dataset.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(),
-                           H5P_DEFAULT, write_from),
+    if (none) {
+      hdf5::check(H5Sselect_none(file_space.get()), path, what);
+      hdf5::check(H5Sselect_none(memory_space.get()), path, what);
+    } else {
+      hdf5::check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
                   path, what);
-      std::fill_n(s.plane_written.begin() + z_begin, planes, true);
+    }
+    if (write_from) {
+      const Handle transfer_plist = every_rank ? collective_transfer(path) : Handle();
+      hdf5::check(H5Dwrite(s.dataset.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(),
+                           every_rank ? transfer_plist.get() : H5P_DEFAULT, write_from),
+                  path, what);
+      if (!none) std::fill_n(s.plane_written.begin() + z_begin, planes, 1);
       return;
     }
     if (!std::all_of(s.plane_written.begin() + z_begin, s.plane_written.begin() + z_begin + planes,
-                     [](bool w) { return w; }))
+                     [](std::uint8_t w) { return w != 0; }))
       throw Error(path.string() + ": cannot " + what + ": not all of them are written yet");
     hdf5::check(H5Dread(s.dataset.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(),
                         H5P_DEFAULT, read_into),
                 path, what);
   }
+  // Collective: every rank's written planes counted, the data on disk (MPI-IO's sync, barrier,
+  // sync: what one rank wrote is then what another reads).
+  void share_written_planes() {
+#ifdef DCSGRID_HAVE_MPI
+    if (!every_rank) return;
+    const fs::path& path = target();
+    for (Stream& s : streams)
+      MPI_Allreduce(MPI_IN_PLACE, s.plane_written.data(), int(s.plane_written.size()), MPI_UINT8_T,
+                    MPI_MAX, MPI_COMM_WORLD);
+    hdf5::check(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), path, "flush the file");
+    MPI_Barrier(MPI_COMM_WORLD);
+    hdf5::check(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), path, "flush the file");
+#endif
+  }
 };
 
 Hdf5MapWriter::Hdf5MapWriter(const fs::path& path, const GridSpec& grid, const MapMetadata& meta,
-                             const WriteOptions& options) {
+                             const WriteOptions& options, bool every_rank) {
   validate(grid);
   std::lock_guard lock(hdf5::library_mutex());
   hdf5::silence_errors();
-  auto impl = std::make_unique<Impl>(path, grid, meta, options);
-  impl->file = hdf5::create_file(impl->h5.temp_path(), path,
-                                 "create the file (as " + impl->h5.temp_path().filename().string() + ")");
+  auto impl = std::make_unique<Impl>(path, grid, meta, options, every_rank);
+  impl->file = hdf5::create_file(impl->temp_path, path,
+                                 "create the file (as " + impl->temp_path.filename().string() + ")",
+                                 every_rank);
   impl->create_stream(kDataset, meta);
   impl_ = std::move(impl);
 }
@@ -221,12 +298,19 @@ void Hdf5MapWriter::finish() {
   publish();
 }
 
+void Hdf5MapWriter::share_written_planes() {
+  std::lock_guard lock(hdf5::library_mutex());
+  impl_->require_open("share_written_planes()");
+  impl_->share_written_planes();
+}
+
 void Hdf5MapWriter::publish() {
   std::lock_guard lock(hdf5::library_mutex());
   Impl& w = *impl_;
   if (!w.finished) throw Error(w.target().string() + ": publish() before finish_unpublished()");
-  w.h5.commit();
-  w.xmf.commit();
+  if (!w.root) return;
+  w.h5->commit();
+  w.xmf->commit();
 }
 
 void Hdf5MapWriter::finish_unpublished() {
@@ -234,9 +318,10 @@ void Hdf5MapWriter::finish_unpublished() {
   Impl& w = *impl_;
   const fs::path& path = w.target();
   if (w.finished) throw Error(path.string() + ": finish() called twice");
+  w.share_written_planes();
   std::vector<std::string> names;
   for (Stream& s : w.streams) {
-    const auto missing = std::find(s.plane_written.begin(), s.plane_written.end(), false);
+    const auto missing = std::find(s.plane_written.begin(), s.plane_written.end(), 0);
     if (missing != s.plane_written.end())
       throw Error(path.string() + ": plane " + std::to_string(missing - s.plane_written.begin()) +
                   " of /" + s.name + " was never written");
@@ -244,11 +329,11 @@ void Hdf5MapWriter::finish_unpublished() {
     names.push_back(s.name);
   }
   hdf5::check(hdf5::close_temporary_file(w.file), path, "finish writing the file");
-
-  OutputFile xmf(w.xmf.temp_path(), w.xmf.target());
+  w.finished = true;
+  if (!w.root) return;
+  OutputFile xmf(w.xmf->temp_path(), w.xmf->target());
   xmf.write(xdmf_text(w.grid, path.filename().string(), w.meta, names));
   xmf.close();
-  w.finished = true;
 }
 
 void write_hdf5(const fs::path& path, const GridSpec& grid, const float* data,

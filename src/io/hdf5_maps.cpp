@@ -132,21 +132,6 @@ std::vector<hsize_t> map_chunk(const std::vector<hsize_t>& leading, const GridSp
   return chunk;
 }
 
-namespace {
-
-// File access through MPI-IO on MPI_COMM_WORLD, for a file every rank opens.
-Handle every_rank_access(const Path& path) {
-#ifdef DCSGRID_HAVE_MPI
-  Handle fapl = checked_handle(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, path, "set up MPI-IO access");
-  check(H5Pset_fapl_mpio(fapl.get(), MPI_COMM_WORLD, MPI_INFO_NULL), path, "set up MPI-IO access");
-  return fapl;
-#else
-  throw Error(path.string() + ": cannot be opened by every MPI rank: this build has no MPI");
-#endif
-}
-
-}  // namespace
-
 Handle open_file(const Path& path, bool writable, bool every_rank) {
   if (!std::filesystem::exists(path)) fail(path, "no such file");
   if (H5Fis_hdf5(path.c_str()) <= 0) fail(path, "not an HDF5 file");

@@ -143,9 +143,20 @@ Handle checked_handle(hid_t id, Handle::Closer closer, const fs::path& file, con
   return Handle(check(id, file, what), closer);
 }
 
+Handle every_rank_access(const fs::path& path) {
+#ifdef DCSGRID_HAVE_MPI
+  Handle fapl = checked_handle(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, path, "set up MPI-IO access");
+  check(H5Pset_fapl_mpio(fapl.get(), MPI_COMM_WORLD, MPI_INFO_NULL), path, "set up MPI-IO access");
+  return fapl;
+#else
+  throw Error(path.string() + ": cannot be opened by every MPI rank: this build has no MPI");
+#endif
+}
+
 Handle create_file(const std::filesystem::path& temp, const std::filesystem::path& shown,
-                   const std::string& what) {
-  Handle fapl = checked_handle(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, shown, what);
+                   const std::string& what, bool every_rank) {
+  Handle fapl = every_rank ? every_rank_access(shown)
+                           : checked_handle(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, shown, what);
   check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_LATEST), shown, what);
   return checked_handle(H5Fcreate(temp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()), H5Fclose, shown, what);
 }

@@ -28,6 +28,9 @@ class Handle {
   hid_t get() const { return id_; }
   // Closes now; negative when HDF5 reports a failure (closing a file flushes it, which can fail).
   herr_t close();
+  // Gives the identifier up unclosed: for a file every MPI rank opened, whose close is a
+  // collective call that a rank leaving on an error must not enter alone.
+  void release() { id_ = -1; }
 
  private:
   hid_t id_ = -1;
@@ -54,8 +57,12 @@ Handle checked_handle(hid_t id, Handle::Closer closer, const std::filesystem::pa
 // heaps and the superblock carry checksums, so a damaged byte there is refused before libhdf5
 // parses it (the 1.8 format let it read freed memory on such files). `shown` names the file in
 // errors.
+// every_rank: every rank of the MPI job creates it at once (a collective call), through MPI-IO.
 Handle create_file(const std::filesystem::path& temp, const std::filesystem::path& shown,
-                   const std::string& what);
+                   const std::string& what, bool every_rank = false);
+// File access through MPI-IO on MPI_COMM_WORLD, for a file every rank opens (Error in builds
+// without MPI).
+Handle every_rank_access(const std::filesystem::path& path);
 
 // Closes a file being written under a temporary name (to be removed on failure). When the close
 // fails (its last flush hit a full disk), HDF5 1.10 keeps the file and its descriptor open until

@@ -63,10 +63,18 @@ struct WriteOptions {
 // fails if a plane was never written. Destroyed without finish(), nothing is left on disk.
 // Errors are dcsgrid::Error naming the file and the failed step. Calls into HDF5 are serialised
 // (hdf5::library_mutex), so writers may be used from different threads.
+//
+// every_rank (builds with MPI, under mpirun): every rank of the job makes the same calls with the
+// same arguments, and the one file is written through parallel HDF5 (MPI-IO). write_planes is
+// then collective: each rank passes its own planes, or none (planes = 0), and the data transfer
+// is one collective write. Rank 0 alone names the temporary, writes the sidecar and publishes;
+// share_written_planes() lets a rank read back planes that other ranks wrote. A rank destroying
+// the writer before finish() (an error) leaves the file's collective close undone, the job then
+// being ended by MPI_Abort.
 class Hdf5MapWriter {
  public:
   Hdf5MapWriter(const std::filesystem::path& path, const GridSpec& grid, const MapMetadata& meta,
-                const WriteOptions& options = {});
+                const WriteOptions& options = {}, bool every_rank = false);
   ~Hdf5MapWriter();
   Hdf5MapWriter(const Hdf5MapWriter&) = delete;
   Hdf5MapWriter& operator=(const Hdf5MapWriter&) = delete;
@@ -80,6 +88,9 @@ class Hdf5MapWriter {
   }
   // The same for map number `map`.
   void write_planes(std::size_t map, std::int64_t z_begin, std::int64_t planes, const float* data);
+  // Collective under every_rank (else nothing to do): the planes every rank wrote are counted as
+  // written and reach the file, where any rank's read_planes finds them.
+  void share_written_planes();
   // Reads back planes already written (a slab-by-slab comparison of two maps of one run).
   void read_planes(std::size_t map, std::int64_t z_begin, std::int64_t planes, float* out);
   // A string attribute on the file's root group (e.g. a JSON report).
