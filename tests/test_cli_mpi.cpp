@@ -139,6 +139,69 @@ TEST_F(CliMpi, MapOverTwoAndThreeRanksEqualsTheSerialRunForEveryMethod) {
     EXPECT_EQ(entry.path().filename().string().find("bad"), std::string::npos) << entry.path();
 }
 
+// Runs of 2 and 3 ranks against the serial run: the listed HDF5 datasets equal bit for bit (read
+// by h5py) and the text map (other_ext) equal line for line.
+void expect_ranks_equal_serial(const fs::path& dir, const std::string& job, const std::string& tag,
+                               const std::vector<std::string>& datasets, const std::string& other_ext) {
+  const auto outputs = [&](const std::string& name) {
+    std::string args = " -o " + (dir / (name + ".h5")).string();
+    if (!other_ext.empty()) args += " -o " + (dir / (name + other_ext)).string();
+    return args + " 2>&1";
+  };
+  auto r = test::run_command(test::dcsgrid_binary() + job + outputs(tag + "-serial"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const fs::path py = dir / "same_datasets.py";
+  test::write_text(py,
+                   "import sys, h5py\n"
+                   "a = h5py.File(sys.argv[1], 'r'); b = h5py.File(sys.argv[2], 'r')\n"
+                   "for d in sys.argv[3:]:\n"
+                   "    assert a[d][:].tobytes() == b[d][:].tobytes(), d + ' differs'\n"
+                   "    assert set(a[d].attrs) == set(b[d].attrs), d + ' attributes differ'\n");
+  // Text maps: the same but for the command line they record (which names the output).
+  const fs::path text_py = dir / "same_text.py";
+  test::write_text(text_py,
+                   "import sys\n"
+                   "a, b = ([l for l in open(f) if 'command_line' not in l] for f in sys.argv[1:3])\n"
+                   "assert a == b\n");
+  std::string names;
+  for (const auto& d : datasets) names += " " + d;
+  for (const int ranks : {2, 3}) {
+    const std::string name = tag + "-ranks" + std::to_string(ranks);
+    r = test::run_command(kMpirun + "-n " + std::to_string(ranks) + " " + test::dcsgrid_binary() + job +
+                          outputs(name));
+    ASSERT_EQ(r.status, 0) << r.output;
+    r = test::run_command("/usr/bin/python3 " + py.string() + " " + (dir / (tag + "-serial.h5")).string() +
+                          " " + (dir / (name + ".h5")).string() + names + " 2>&1");
+    EXPECT_EQ(r.status, 0) << tag << ", " << ranks << " ranks: " << r.output;
+    if (!other_ext.empty())
+      EXPECT_EQ(test::run_command("/usr/bin/python3 " + text_py.string() + " " +
+                                  (dir / (tag + "-serial" + other_ext)).string() + " " +
+                                  (dir / (name + other_ext)).string() + " 2>&1").status, 0)
+          << tag << ", " << ranks << " ranks: " << other_ext << " differs";
+  }
+}
+
+// Cutoff alone: each rank gets only its planes' atoms plus the halo, here a small part of a long
+// box (6 Å cutoff, 70 Å along z), and a box that leaves atoms outside the grid; compressed HDF5
+// (filtered datasets in parallel HDF5) and OpenDX (gathered to rank 0) beside it.
+TEST_F(CliMpi, CutoffOverRanksWithTheirHaloAloneEqualsTheSerialRun) {
+  const fs::path input = dir / "long.pqr";
+  test::write_pqr(input, test::random_atoms(3000, Box{{0, 0, 0}, {14, 12, 70}}, 91));
+  expect_ranks_equal_serial(dir,
+                            " " + input.string() + " --device cpu --threads 1 --spacing 0.7 --method cutoff "
+                            "--cutoff 6 --center 7 6 33 --size 12 10 60 --compress -q",
+                            "cutoff", {"potential"}, ".dx");
+}
+
+// msm alone (every rank gets every atom and builds the long-range grids) and direct alone.
+TEST_F(CliMpi, MsmAndDirectAloneOverRanksEqualTheSerialRun) {
+  const fs::path input = dir / "tall.pqr";
+  test::write_pqr(input, test::random_atoms(800, Box{{0, 0, 0}, {10, 9, 30}}, 17));
+  const std::string common = " " + input.string() + " --device cpu --threads 1 --spacing 0.8 -q --method ";
+  expect_ranks_equal_serial(dir, common + "msm", "msm", {"potential"}, ".cube");
+  expect_ranks_equal_serial(dir, common + "direct", "direct", {"potential"}, "");
+}
+
 TEST_F(CliMpi, PlainRunIsOneProcessAndOtherCommandsRefuseRanks) {
   const std::string inputs = write_inputs(2, -1);
   auto r = batch("", inputs + "-o " + (dir / "plain.h5").string());
