@@ -202,6 +202,22 @@ TEST_F(CliMpi, MsmAndDirectAloneOverRanksEqualTheSerialRun) {
   expect_ranks_equal_serial(dir, common + "direct", "direct", {"potential"}, "");
 }
 
+// A job stopped while every rank writes into the file they share leaves no file under its name.
+// (Every rank removes the temporary on SIGTERM; mpirun follows with SIGKILL a second later, and
+// signalled itself it sometimes kills the ranks at once, before they can: so the temporary is not
+// checked here.)
+TEST_F(CliMpi, MapJobStoppedPartWayLeavesNoFile) {
+  const fs::path input = dir / "many.pqr";
+  test::write_pqr(input, test::random_atoms(4000, Box{{0, 0, 0}, {20, 20, 20}}, 5));
+  // About 10^10 pair terms: seconds on any machine, stopped after 1.5 s.
+  const auto r = test::run_command("timeout -s TERM 1.5 " + kMpirun + "-n 2 " + test::dcsgrid_binary() + " " +
+                                   input.string() + " --device cpu --threads 1 --spacing 0.25 --method direct -q -o " +
+                                   (dir / "stopped.h5").string() + " 2>&1");
+  EXPECT_NE(r.status, 0) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "stopped.h5"));
+  EXPECT_FALSE(fs::exists(dir / "stopped.xmf"));
+}
+
 TEST_F(CliMpi, PlainRunIsOneProcessAndOtherCommandsRefuseRanks) {
   const std::string inputs = write_inputs(2, -1);
   auto r = batch("", inputs + "-o " + (dir / "plain.h5").string());

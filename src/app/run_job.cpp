@@ -71,7 +71,10 @@ class MapOutputs {
   // into place: a failure or a signal before the renames leaves every old file as it was.
   void finish() {
     for (auto& w : hdf5_) w->finish_unpublished();
-    if (!root_) return;  // rank 0 publishes the files every rank wrote
+    if (!root_) {  // rank 0 writes the other formats and renames the files every rank wrote
+      for (auto& w : hdf5_) w->publish();
+      return;
+    }
     io::WriteOptions options = job_.write;
     options.atoms = &atoms_;  // formats that store the atoms beside the map (cube)
     std::vector<std::unique_ptr<io::AtomicFile>> staged;

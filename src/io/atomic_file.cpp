@@ -60,6 +60,9 @@ AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)
   slot_ = register_temporary(temp_);
 }
 
+AtomicFile::AtomicFile(std::filesystem::path target, std::filesystem::path temp)
+    : target_(std::move(target)), temp_(std::move(temp)), slot_(register_temporary(temp_)) {}
+
 AtomicFile::~AtomicFile() {
   release_slot(slot_);
   if (!committed_) {

@@ -134,9 +134,9 @@ struct Stream {
 
 struct Hdf5MapWriter::Impl {
   // Declared first so they are destroyed last: the temporaries go once every handle is closed.
-  // With every_rank, only rank 0 has them.
+  // With every_rank, rank 0 names the temporary and every rank holds it; only rank 0 writes the
+  // sidecar.
   std::optional<AtomicFile> h5, xmf;
-  fs::path target_path, temp_path;
   bool every_rank = false;
   bool root = true;  // the process that names, publishes or removes the temporaries
   GridSpec grid;
@@ -147,28 +147,30 @@ struct Hdf5MapWriter::Impl {
   bool finished = false;
 
   Impl(const fs::path& path, const GridSpec& g, const MapMetadata& m, const WriteOptions& o, bool all)
-      : target_path(path), every_rank(all), root(!all || world_rank() == 0), grid(g), meta(m), options(o) {
+      : every_rank(all), root(!all || world_rank() == 0), grid(g), meta(m), options(o) {
     if (root) {
       h5.emplace(path);
       xmf.emplace(fs::path(path).replace_extension(".xmf"));
-      temp_path = h5->temp_path();
     }
-    if (every_rank) temp_path = text_of_rank_0(temp_path.string());
+    if (every_rank) {
+      const std::string temp = text_of_rank_0(root ? h5->temp_path().string() : std::string());
+      if (!root) h5.emplace(path, temp);
+    }
   }
   // Datasets before the file, whose close may fail (a full disk) on the way out of an error. A
-  // file of every rank is left open there: its close is collective, and this rank is alone.
+  // file of every rank is left open there: its close is collective, and this rank is alone (the
+  // temporary goes all the same, and MPI_Abort then ends the job).
   ~Impl() {
     if (every_rank && !finished) {
       for (Stream& s : streams) s.dataset.release();
       file.release();
-      std::error_code ignored;
-      fs::remove(temp_path, ignored);  // rank 0's, which MPI_Abort may end before it removes it
       return;
     }
     streams.clear();
     hdf5::close_temporary_file(file);
   }
-  const fs::path& target() const { return target_path; }
+  const fs::path& target() const { return h5->target(); }
+  const fs::path& temp_path() const { return h5->temp_path(); }
 
   void require_open(const char* call) const {
     if (finished) throw Error(target().string() + ": " + call + " after finish()");
@@ -252,8 +254,8 @@ Hdf5MapWriter::Hdf5MapWriter(const fs::path& path, const GridSpec& grid, const M
   std::lock_guard lock(hdf5::library_mutex());
   hdf5::silence_errors();
   auto impl = std::make_unique<Impl>(path, grid, meta, options, every_rank);
-  impl->file = hdf5::create_file(impl->temp_path, path,
-                                 "create the file (as " + impl->temp_path.filename().string() + ")",
+  impl->file = hdf5::create_file(impl->temp_path(), path,
+                                 "create the file (as " + impl->temp_path().filename().string() + ")",
                                  every_rank);
   impl->create_stream(kDataset, meta);
   impl_ = std::move(impl);
@@ -308,9 +310,14 @@ void Hdf5MapWriter::publish() {
   std::lock_guard lock(hdf5::library_mutex());
   Impl& w = *impl_;
   if (!w.finished) throw Error(w.target().string() + ": publish() before finish_unpublished()");
-  if (!w.root) return;
-  w.h5->commit();
-  w.xmf->commit();
+  if (w.root) {
+    w.h5->commit();
+    w.xmf->commit();
+  }
+#ifdef DCSGRID_HAVE_MPI
+  // The other ranks' temporaries are rank 0's: renamed before any of them can remove it.
+  if (w.every_rank) MPI_Barrier(MPI_COMM_WORLD);
+#endif
 }
 
 void Hdf5MapWriter::finish_unpublished() {

@@ -10,6 +10,9 @@ namespace dcsgrid::io {
 class AtomicFile {
  public:
   explicit AtomicFile(std::filesystem::path target);
+  // With the temporary named elsewhere: every MPI rank writing one file holds rank 0's name, so
+  // that whichever rank a signal reaches removes it.
+  AtomicFile(std::filesystem::path target, std::filesystem::path temp);
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
   ~AtomicFile();

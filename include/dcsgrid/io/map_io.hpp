@@ -67,10 +67,11 @@ struct WriteOptions {
 // every_rank (builds with MPI, under mpirun): every rank of the job makes the same calls with the
 // same arguments, and the one file is written through parallel HDF5 (MPI-IO). write_planes is
 // then collective: each rank passes its own planes, or none (planes = 0), and the data transfer
-// is one collective write. Rank 0 alone names the temporary, writes the sidecar and publishes;
-// share_written_planes() lets a rank read back planes that other ranks wrote. A rank destroying
-// the writer before finish() (an error) leaves the file's collective close undone, the job then
-// being ended by MPI_Abort.
+// is one collective write. Rank 0 names the temporary (which every rank removes on a signal),
+// writes the sidecar and, in publish() (collective too), renames both; share_written_planes() lets
+// a rank read back planes that other ranks wrote. A rank destroying the writer before finish() (an
+// error) removes the temporary and leaves the file's collective close undone, the job then being
+// ended by MPI_Abort.
 class Hdf5MapWriter {
  public:
   Hdf5MapWriter(const std::filesystem::path& path, const GridSpec& grid, const MapMetadata& meta,
