@@ -18,6 +18,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include <spdlog/spdlog.h>
+
 #include "dcsgrid/engine/binning.hpp"
 #include "dcsgrid/engine/cuda_backend.hpp"
 #endif
@@ -255,7 +257,12 @@ const AtomSet& share_atoms(const AtomSet& root_atoms, const engine::PotentialReq
     return received;
   }
   const std::vector<std::size_t> anchors = column_anchors(root_atoms, request.grid, request.cutoff.radius);
-  for (int rank = 1; rank < mpi::size(); ++rank) send_atoms(cutoff_atoms_of(root_atoms, request, rank, anchors), rank);
+  for (int rank = 1; rank < mpi::size(); ++rank) {
+    const AtomSet atoms = cutoff_atoms_of(root_atoms, request, rank, anchors);
+    spdlog::debug("rank {} computes from {} of the {} atoms (its planes' and the halo's)", rank, atoms.size(),
+                  root_atoms.size());
+    send_atoms(atoms, rank);
+  }
   return root_atoms;
 }
 
