@@ -94,7 +94,7 @@ Handle access_properties(const fs::path& file) {
 }
 
 // Data transfer of every rank at once (MPI-IO collective), which parallel HDF5 needs for filtered
-// datasets and which merges the ranks' small pieces into large writes.
+// datasets.
 Handle collective_transfer(const fs::path& file) {
   Handle plist = checked_handle(H5Pcreate(H5P_DATASET_XFER), H5Pclose, file, "set up a collective write");
 #ifdef DCSGRID_HAVE_MPI
@@ -193,8 +193,8 @@ struct Hdf5MapWriter::Impl {
     streams.push_back({name, std::move(dataset), std::vector<std::uint8_t>(std::size_t(grid.nz()), 0)});
     return streams.size() - 1;
   }
-  // Reads or writes planes [z_begin, z_begin+planes) of a stream; with every_rank, a write is
-  // collective and may hold no plane.
+  // Reads or writes planes [z_begin, z_begin+planes) of a stream; with every_rank, a write may
+  // hold no plane (a collective one needs every rank).
   void transfer(Stream& s, std::int64_t z_begin, std::int64_t planes, float* read_into,
                 const float* write_from) {
     const fs::path& path = target();
@@ -218,9 +218,14 @@ struct Hdf5MapWriter::Impl {
                   path, what);
     }
     if (write_from) {
-      const Handle transfer_plist = every_rank ? collective_transfer(path) : Handle();
+      // Compressed chunks get their storage from the writes, which parallel HDF5 then wants
+      // collective; uncompressed storage was allocated at creation, and each rank writing its own
+      // bytes independently measured faster than the collective write (docs/scaling.md).
+      const bool collective = every_rank && options.compress;
+      if (none && !collective) return;
+      const Handle transfer_plist = collective ? collective_transfer(path) : Handle();
       hdf5::check(H5Dwrite(s.dataset.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(),
-                           every_rank ? transfer_plist.get() : H5P_DEFAULT, write_from),
+                           collective ? transfer_plist.get() : H5P_DEFAULT, write_from),
                   path, what);
       if (!none) std::fill_n(s.plane_written.begin() + z_begin, planes, 1);
       return;
