@@ -139,7 +139,7 @@ TEST_F(CliMpi, MapOverTwoAndThreeRanksEqualsTheSerialRunForEveryMethod) {
     EXPECT_EQ(entry.path().filename().string().find("bad"), std::string::npos) << entry.path();
 }
 
-// Runs of 2 and 3 ranks against the serial run: the listed HDF5 datasets equal bit for bit (read
+// Runs of 1, 2 and 3 ranks against the serial run: the listed HDF5 datasets equal bit for bit (read
 // by h5py) and the text map (other_ext) equal line for line.
 void expect_ranks_equal_serial(const fs::path& dir, const std::string& job, const std::string& tag,
                                const std::vector<std::string>& datasets, const std::string& other_ext) {
@@ -165,7 +165,7 @@ void expect_ranks_equal_serial(const fs::path& dir, const std::string& job, cons
                    "assert a == b\n");
   std::string names;
   for (const auto& d : datasets) names += " " + d;
-  for (const int ranks : {2, 3}) {
+  for (const int ranks : {1, 2, 3}) {
     const std::string name = tag + "-ranks" + std::to_string(ranks);
     r = test::run_command(kMpirun + "-n " + std::to_string(ranks) + " " + test::dcsgrid_binary() + job +
                           outputs(name));
@@ -200,6 +200,14 @@ TEST_F(CliMpi, MsmAndDirectAloneOverRanksEqualTheSerialRun) {
   const std::string common = " " + input.string() + " --device cpu --threads 1 --spacing 0.8 -q --method ";
   expect_ranks_equal_serial(dir, common + "msm", "msm", {"potential"}, ".cube");
   expect_ranks_equal_serial(dir, common + "direct", "direct", {"potential"}, "");
+}
+
+// Three ranks on a grid of two planes: rank 0 has none (an empty block) and still takes part.
+TEST_F(CliMpi, RanksWithoutPlanesTakePart) {
+  const fs::path input = dir / "small.pqr";
+  test::write_pqr(input, test::random_atoms(300, Box{{0, 0, 0}, {8, 6, 20}}, 3));
+  expect_ranks_equal_serial(dir, " " + input.string() + " --device cpu --threads 1 --origin 0 0 9 --dims 9 7 2 "
+                            "--spacing 1 --method cutoff --cutoff 5 -q", "thin", {"potential"}, ".dx");
 }
 
 // A job stopped while every rank writes into the file they share leaves no file under its name.
