@@ -139,19 +139,23 @@ std::vector<std::size_t> column_anchors(const AtomSet& atoms, const GridSpec& gr
 }
 
 // The z range (Å) of the atoms a cutoff computation of these slabs can use: each slab's planes
-// widened by the radius and by the z extent of the GPU engine's bins for it (binning.hpp), with a
-// margin for rounding. Empty (lo > hi) without slabs.
+// widened by the radius and, on a GPU, by the z extent of the GPU engine's bins for it
+// (binning.hpp: the bricks overhang the slab and the bins the bricks), with a margin for rounding.
+// Empty (lo > hi) without slabs.
 std::array<double, 2> reach_in_z(const engine::PotentialRequest& request,
-                                 const std::vector<engine::Slab>& slabs) {
+                                 const std::vector<engine::Slab>& slabs, bool gpu_bins) {
   const GridSpec& grid = request.grid;
   const double rc = request.cutoff.radius;
   std::array<double, 2> range{INFINITY, -INFINITY};
   for (const engine::Slab& slab : slabs) {
+    range[0] = std::min(range[0], grid.position(0, 0, slab.z_begin)[2] - rc);
+    range[1] = std::max(range[1], grid.position(0, 0, slab.z_end - 1)[2] + rc);
+    if (!gpu_bins) continue;
     const engine::BinGeometry bins = engine::make_bin_geometry(grid, slab, rc);
     const engine::BinAxis& z = bins.axis[2];
     const double bins_lo = double(bins.frame_origin[2]) + z.lower;
-    range[0] = std::min({range[0], grid.position(0, 0, slab.z_begin)[2] - rc, bins_lo});
-    range[1] = std::max({range[1], grid.position(0, 0, slab.z_end - 1)[2] + rc, bins_lo + z.bins * z.edge});
+    range[0] = std::min(range[0], bins_lo);
+    range[1] = std::max(range[1], bins_lo + z.bins * z.edge);
   }
   const double margin = 1e-3 + 1e-6 * std::max(std::abs(range[0]), std::abs(range[1]));
   return {range[0] - margin, range[1] + margin};
@@ -159,8 +163,8 @@ std::array<double, 2> reach_in_z(const engine::PotentialRequest& request,
 
 // Rank 0: the atoms `rank` needs for a cutoff run of `request`, in their order in `atoms`.
 AtomSet cutoff_atoms_of(const AtomSet& atoms, const engine::PotentialRequest& request, int rank,
-                        const std::vector<std::size_t>& anchors) {
-  const auto [lo, hi] = reach_in_z(request, rank_slabs(request, rank, mpi::size()));
+                        bool gpu_bins, const std::vector<std::size_t>& anchors) {
+  const auto [lo, hi] = reach_in_z(request, rank_slabs(request, rank, mpi::size()), gpu_bins);
   AtomSet out;
   auto anchor = anchors.begin();
   for (std::size_t a = 0; a < atoms.size(); ++a) {
@@ -245,20 +249,23 @@ void share_methods(std::vector<engine::Method>& methods) {
 }
 
 const AtomSet& share_atoms(const AtomSet& root_atoms, const engine::PotentialRequest& request,
-                           bool every_atom, AtomSet& received) {
+                           bool every_atom, bool gpu, AtomSet& received) {
   if (!sharing_ranks()) return root_atoms;
   const bool root = mpi::rank() == 0;
   if (every_atom) {
     broadcast_atoms(root_atoms, received);
     return root ? root_atoms : received;
   }
+  int on_gpu = gpu;
+  std::vector<int> ranks_on_gpu(std::size_t(root ? mpi::size() : 0));
+  MPI_Gather(&on_gpu, 1, MPI_INT, ranks_on_gpu.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (!root) {
     receive_atoms(received);
     return received;
   }
   const std::vector<std::size_t> anchors = column_anchors(root_atoms, request.grid, request.cutoff.radius);
   for (int rank = 1; rank < mpi::size(); ++rank) {
-    const AtomSet atoms = cutoff_atoms_of(root_atoms, request, rank, anchors);
+    const AtomSet atoms = cutoff_atoms_of(root_atoms, request, rank, ranks_on_gpu[std::size_t(rank)] != 0, anchors);
     spdlog::debug("rank {} computes from {} of the {} atoms (its planes' and the halo's)", rank, atoms.size(),
                   root_atoms.size());
     send_atoms(atoms, rank);
@@ -296,7 +303,7 @@ std::unique_ptr<engine::Backend> share_slabs_over_ranks(std::unique_ptr<engine::
 void share_text(std::string&) {}
 void share_facts(std::size_t&, double&, GridSpec&) {}
 void share_methods(std::vector<engine::Method>&) {}
-const AtomSet& share_atoms(const AtomSet& root_atoms, const engine::PotentialRequest&, bool, AtomSet&) {
+const AtomSet& share_atoms(const AtomSet& root_atoms, const engine::PotentialRequest&, bool, bool, AtomSet&) {
   return root_atoms;
 }
 void gather_slabs_to_root(const GridSpec& grid, engine::Slab slab, const float* data, std::vector<float>& whole) {

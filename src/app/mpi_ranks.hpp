@@ -42,11 +42,11 @@ void share_methods(std::vector<engine::Method>& methods);
 // Collective when sharing: the atoms this rank computes `request` from. Rank 0 (and a run without
 // sharing) keeps `root_atoms`, which it read. The other ranks receive into `received` and get it
 // back: every atom when `every_atom` (direct, msm, several methods), else (cutoff) the atoms within
-// reach of their planes (the cutoff radius, widened to the GPU engine's bins around each slab)
-// plus the few that fix the CPU engine's column layout, so that each point sums the same atoms in
-// the same order as in one process.
+// reach of their planes (the cutoff radius; on a rank whose backend is a GPU, `gpu`, widened to
+// the GPU engine's bins around each slab) plus the few that fix the CPU engine's column layout, so
+// that each point sums the same atoms in the same order as in one process.
 const AtomSet& share_atoms(const AtomSet& root_atoms, const engine::PotentialRequest& request,
-                           bool every_atom, AtomSet& received);
+                           bool every_atom, bool gpu, AtomSet& received);
 
 // Collective when sharing: every rank's slab of this round (maybe empty) copied into rank 0's
 // `whole` map (x fastest, allocated there); the other ranks' `whole` is not touched.

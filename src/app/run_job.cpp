@@ -324,7 +324,7 @@ JobReport run_job(const Job& job, Observer& observer) {
   AtomSet received;  // under mpirun, ranks other than 0: the atoms rank 0 sends
   const bool every_atom = order.size() > 1 || order.front() != engine::Method::cutoff;
   const AtomSet& atoms = share_atoms(in.structure.atoms, make_request(compute, order.front(), in.structure.atoms, grid),
-                                     every_atom, received);
+                                     every_atom, hw.gpu, received);
   std::vector<engine::PotentialRequest> requests;
   std::vector<io::MapMetadata> metas;
   std::vector<std::string> datasets;
