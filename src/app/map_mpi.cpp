@@ -38,7 +38,10 @@ std::vector<engine::Slab> rank_slabs(const engine::PotentialRequest& request, in
   const GridSpec& grid = request.grid;
   const std::int64_t begin = grid.nz() * rank / ranks, end = grid.nz() * (rank + 1) / ranks;
   const std::int64_t plane_bytes = std::int64_t(grid.plane_size() * sizeof(float));
-  const std::int64_t per_slab = std::max<std::int64_t>(1, (std::int64_t(64) << 20) / plane_bytes);
+  // A backend's compute() builds msm's long-range grids again for every slab (one process builds
+  // them once a run): msm's slabs go up to the engine's default slab size.
+  const std::int64_t slab_bytes = request.method == engine::Method::msm ? std::int64_t(1) << 30 : std::int64_t(64) << 20;
+  const std::int64_t per_slab = std::max<std::int64_t>(1, slab_bytes / plane_bytes);
   std::vector<engine::Slab> slabs;
   for (std::int64_t z = begin; z < end; z += per_slab) slabs.push_back({z, std::min(end, z + per_slab)});
   return slabs;
