@@ -129,7 +129,7 @@ std::string text_of_rank_0(std::string text) { return text; }
 struct Stream {
   std::string name;
   Handle dataset;
-  std::vector<std::uint8_t> plane_written;  // 0 or 1 a plane (summed over ranks as bytes)
+  std::vector<std::uint8_t> plane_written;  // 0 or 1 a plane (bytes, for MPI's reductions)
 };
 
 struct Hdf5MapWriter::Impl {

@@ -67,11 +67,11 @@ struct WriteOptions {
 // every_rank (builds with MPI, under mpirun): every rank of the job makes the same calls with the
 // same arguments, and the one file is written through parallel HDF5 (MPI-IO). write_planes is
 // then called in rounds by every rank, each with its own planes or none (planes = 0): a collective
-// write where compressed, else each rank's independent write into storage allocated at creation. Rank 0 names the temporary (which every rank removes on a signal),
-// writes the sidecar and, in publish() (collective too), renames both; share_written_planes() lets
-// a rank read back planes that other ranks wrote. A rank destroying the writer before finish() (an
-// error) removes the temporary and leaves the file's collective close undone, the job then being
-// ended by MPI_Abort.
+// write where compressed, else each rank's independent write into storage allocated at creation.
+// Rank 0 names the temporary (which every rank removes on a signal), writes the sidecar and, in
+// publish() (collective too), renames both; share_written_planes() lets a rank read back planes
+// that other ranks wrote. A rank destroying the writer before finish() (an error) removes the
+// temporary and leaves the file's collective close undone, the job then being ended by MPI_Abort.
 class Hdf5MapWriter {
  public:
   Hdf5MapWriter(const std::filesystem::path& path, const GridSpec& grid, const MapMetadata& meta,
