@@ -46,11 +46,28 @@ __device__ __forceinline__ int anchor_bin(const CutoffKernelArgs& a, int axis, i
 }
 
 // The cutoff form's value at squared distance r2 (< rc²), r clamped below at the minimum distance.
+// What the pair term reads, held in registers for the whole kernel: read from the parameter bank
+// in the loop, the compiler reloaded them (LDC) for every pair. The shuffle hides where the values
+// come from, so they cannot be reloaded.
+struct PairParams {
+  CutoffCoefficients<float> cut;
+  float exp2_kappa, min_r2;
+};
+
+__device__ __forceinline__ float in_register(float v) { return __shfl_sync(0xffffffffu, v, 0); }
+
+__device__ __forceinline__ PairParams pair_params(const CutoffKernelArgs& a) {
+  const CutoffCoefficients<float>& c = a.cut;
+  return {{in_register(c.rc2), in_register(c.inv_rc2), in_register(c.inv_rc), in_register(c.rs),
+           in_register(c.inv_width)},
+          in_register(a.exp2_kappa), in_register(a.min_r2)};
+}
+
 // (The ftz reciprocal square root: one instruction; r2c ≥ min_r2 > 0.)
 template <PairForm P, CutoffForm C, int K>
-__device__ __forceinline__ float pair_value(float r2, const CutoffKernelArgs& a) {
-  const float r2c = fmaxf(r2, a.min_r2);
-  return cutoff_pair_term<P, C, K>(r2, r2c, mufu<Mufu::rsqrt>(r2c), a.exp2_kappa, a.cut);
+__device__ __forceinline__ float pair_value(float r2, const PairParams& pp) {
+  const float r2c = fmaxf(r2, pp.min_r2);
+  return cutoff_pair_term<P, C, K>(r2, r2c, mufu<Mufu::rsqrt>(r2c), pp.exp2_kappa, pp.cut);
 }
 
 // d2 plus the squared distance from p to the interval [lo, hi].
@@ -60,7 +77,7 @@ __device__ __forceinline__ float add_gap2(float d2, float p, float lo, float hi)
 }
 
 template <PairForm P, CutoffForm C, int K>
-__global__ void __launch_bounds__(kColumns)
+__global__ void __launch_bounds__(kColumns, 1)
     cutoff_kernel(const __grid_constant__ CutoffKernelArgs a) {
   using RowScan = prims::BlockScan<kColumns, kRowsPerThread, int>;
   __shared__ float4 s_atoms[kChunkAtoms];
@@ -71,7 +88,8 @@ __global__ void __launch_bounds__(kColumns)
   __shared__ int s_warp_kept[kColumns / 32];
 
   const int tx = threadIdx.x % kBrickPoints, ty = threadIdx.x / kBrickPoints;
-  const float rc2 = a.cut.rc2;
+  const PairParams pp = pair_params(a);
+  const float rc2 = pp.cut.rc2;
   for (;;) {
     if (threadIdx.x == 0) s_brick = atomicAdd(a.brick_counter, 1u);
     __syncthreads();
@@ -173,7 +191,7 @@ __global__ void __launch_bounds__(kColumns)
           for (int k = 0; k < kBrickPoints; ++k) {
             const float dz = fmaf(float(k), a.spacing[2], dz0);
             const float r2 = fmaf(dz, dz, dxy2);
-            if (r2 < rc2) acc[k] = fmaf(atom.w, pair_value<P, C, K>(r2, a), acc[k]);
+            if (r2 < rc2) acc[k] = fmaf(atom.w, pair_value<P, C, K>(r2, pp), acc[k]);
           }
         }
       }
