@@ -132,6 +132,12 @@ CommandResult run_command(const std::string& command) {
   return result;
 }
 
+std::string python_with(const std::string& modules) {
+  for (const char* python : {"/usr/bin/python3", "python3"})
+    if (run_command(std::string(python) + " -c 'import " + modules + "'").status == 0) return python;
+  return {};
+}
+
 std::string dcsgrid_binary() { return DCSGRID_BINARY; }
 
 bool have_gpu() {

@@ -62,6 +62,9 @@ struct CommandResult {
 CommandResult run_command(const std::string& command);
 // The dcsgrid binary built alongside the tests.
 std::string dcsgrid_binary();
+// The first of /usr/bin/python3 (Debian's packages) and python3 on PATH that imports every module
+// of `modules` (comma-separated, e.g. "h5py, numpy"), or "" when neither does.
+std::string python_with(const std::string& modules);
 
 // True when a CUDA device is usable (false in CPU-only builds).
 bool have_gpu();

@@ -15,15 +15,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The first interpreter that imports the plotting modules, or "".
-std::string plotting_python() {
-  for (const char* python : {"python3", "/usr/bin/python3"}) {
-    const auto r = test::run_command(std::string(python) + " -c 'import h5py, numpy, matplotlib'");
-    if (r.status == 0) return python;
-  }
-  return {};
-}
-
 bool is_png(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   char magic[8] = {};
@@ -34,7 +25,7 @@ bool is_png(const fs::path& path) {
 }  // namespace
 
 TEST(Plots, SliceHistogramAndSimilarity) {
-  const std::string python = plotting_python();
+  const std::string python = test::python_with("h5py, numpy, matplotlib");
   if (python.empty()) GTEST_SKIP() << "no python3 with h5py, numpy and matplotlib: plot test skipped";
   const std::string script = (test::source_dir() / "tools" / "plot_map.py").string();
   const auto dir = test::temp_dir("plots");

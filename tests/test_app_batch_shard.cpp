@@ -52,10 +52,7 @@ void expect_h5py_reads_the_same(const fs::path& whole, const fs::path& merged, b
       "assert a.tobytes() == b.tobytes(), 'values differ'\n"
       "assert (w['frames/source'][:] == m['frames/source'][:]).all(), 'sources differ'\n"
       "print('h5py ok', b.shape)\n";
-  std::string python;
-  for (const char* candidate : {"/usr/bin/python3", "python3"})
-    if (python.empty() && test::run_command(std::string(candidate) + " -c 'import h5py, numpy'").status == 0)
-      python = candidate;
+  const std::string python = test::python_with("h5py, numpy");
   if (python.empty()) GTEST_SKIP() << "no python3 with h5py and numpy: the independent read is skipped";
   const fs::path py = whole.parent_path() / "check_merged.py";
   test::write_text(py, script);
