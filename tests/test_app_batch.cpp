@@ -2,6 +2,7 @@
 // fail-fast, resume checks, stats and ensemble maps in the file, and recovery after kill -9 at
 // every step of the writer (real SIGKILL in a child process, then resume: byte-identical).
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <csignal>
@@ -203,6 +204,18 @@ TEST(Batch, EnsembleMapsAgainstNaiveLoop) {
     ASSERT_NEAR(stddev.data[p], s, 1e-5 * (1 + s)) << p;
   }
   EXPECT_NEAR(e.max_std, max_std, 1e-5 * max_std);
+}
+
+// --threads reaches the compute stage, which runs on a thread of its own (OpenMP's count is per
+// thread: it computed on every core whatever --threads said, and every MPI rank did too).
+TEST(Batch, ThreadCountReachesTheComputeStage) {
+  if (omp_get_num_procs() < 2) GTEST_SKIP() << "one core: every thread count is 1";
+  const fs::path dir = test::temp_dir("batch-threads");
+  BatchOptions o = cpu_options(write_frames(dir, 2), dir / "out.h5");
+  o.compute.threads = 1;
+  const BatchResult r = run_batch(o);
+  EXPECT_EQ(r.device, "CPU, 1 threads");
+  fs::remove_all(dir);
 }
 
 TEST(Batch, ListFilesExplicitGridAndModels) {

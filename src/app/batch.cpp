@@ -231,7 +231,11 @@ class Pipeline {
       free_buffers_.push(std::vector<float>(file_.grid().point_count()));
     const auto t0 = clock_type::now();
     std::thread reader([&] { guard([&] { read_stage(frames); }); });
-    std::thread computer([&] { guard([&] { compute_stage(); }); });
+    std::thread computer([&] {
+      // OpenMP's thread count is per thread: a new thread starts from the default (every core).
+      if (options_.compute.threads > 0) omp_set_num_threads(options_.compute.threads);
+      guard([&] { compute_stage(); });
+    });
     std::thread writer([&] { guard([&] { write_stage(total, result); }); });
     reader.join();
     computer.join();
