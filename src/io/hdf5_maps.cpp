@@ -83,29 +83,22 @@ MapSelection select_map(hid_t dataset, std::optional<std::size_t> frame, const G
   return s;
 }
 
-// Row i of a 1-D or 2-D dataset: file selection and memory space.
-MapSelection select_row(hid_t dataset, std::size_t i, const Path& path) {
-  const std::string what = "select row " + std::to_string(i);
+// Rows [first, first + rows) of a 1-D or 2-D dataset (whole rows of its second dimension): file
+// selection and a flat memory space.
+MapSelection select_rows(hid_t dataset, std::size_t first, std::size_t rows, const Path& path) {
+  const std::string what = "select rows " + std::to_string(first) + " to " + std::to_string(first + rows);
   MapSelection s;
   s.file_space = checked_handle(H5Dget_space(dataset), H5Sclose, path, what);
   const std::vector<hsize_t> dims = shape(dataset, path);
-  if (dims.empty() || dims.size() > 2 || i >= dims[0])
+  if (dims.empty() || dims.size() > 2 || rows == 0 || first > dims[0] || rows > dims[0] - first)
     throw Error(path.string() + ": cannot " + what + " of a dataset of this shape");
-  std::array<hsize_t, 2> start = {i, 0}, count = {1, dims.size() == 2 ? dims[1] : 1};
+  std::array<hsize_t, 2> start = {first, 0}, count = {rows, dims.size() == 2 ? dims[1] : 1};
   check(H5Sselect_hyperslab(s.file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
                             count.data(), nullptr),
         path, what);
-  const hsize_t n = count[1];
+  const hsize_t n = count[0] * count[1];
   s.memory_space = checked_handle(H5Screate_simple(1, &n, nullptr), H5Sclose, path, what);
   return s;
-}
-
-Handle fixed_string_type(std::size_t size, const Path& path) {
-  const std::string what = "make a string type";
-  Handle type = checked_handle(H5Tcopy(H5T_C_S1), H5Tclose, path, what);
-  check(H5Tset_size(type.get(), size), path, what);
-  check(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), path, what);
-  return type;
 }
 
 std::size_t element_count(hid_t dataset, const Path& path) {
@@ -443,7 +436,7 @@ Dataset create_column(hid_t location, const char* name, const std::vector<hsize_
   Handle ds = checked_handle(H5Dcreate2(location, name, file_type, space.get(), H5P_DEFAULT,
                                         plist.get(), H5P_DEFAULT),
                              H5Dclose, path, what);
-  check(H5Dwrite(ds.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), path, what);
+  if (data) check(H5Dwrite(ds.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), path, what);
   return ds;
 }
 
@@ -458,10 +451,23 @@ Dataset create_string_column(hid_t location, const char* name, const std::vector
 
 void write_row(const Dataset& dataset, std::size_t i, hid_t memory_type, const void* data,
                const Path& path) {
-  MapSelection s = select_row(dataset.get(), i, path);
+  write_rows(dataset, i, 1, memory_type, data, path);
+}
+
+void write_rows(const Dataset& dataset, std::size_t first, std::size_t rows, hid_t memory_type,
+                const void* data, const Path& path) {
+  MapSelection s = select_rows(dataset.get(), first, rows, path);
   check(H5Dwrite(dataset.get(), memory_type, s.memory_space.get(), s.file_space.get(), H5P_DEFAULT,
                  data),
-        path, "write row " + std::to_string(i));
+        path, "write rows " + std::to_string(first) + " to " + std::to_string(first + rows));
+}
+
+void read_rows(const Dataset& dataset, std::size_t first, std::size_t rows, hid_t memory_type,
+               void* out, const Path& path) {
+  MapSelection s = select_rows(dataset.get(), first, rows, path);
+  check(H5Dread(dataset.get(), memory_type, s.memory_space.get(), s.file_space.get(), H5P_DEFAULT,
+                out),
+        path, "read rows " + std::to_string(first) + " to " + std::to_string(first + rows));
 }
 
 void write_string_element(const Dataset& dataset, std::size_t i, const std::string& text,
@@ -478,12 +484,16 @@ void write_scalar(const Dataset& dataset, hid_t memory_type, const void* data, c
         "write a scalar");
 }
 
-void read_column(const Dataset& dataset, std::size_t n, hid_t memory_type, void* out,
-                 const Path& path) {
+void check_column(const Dataset& dataset, std::size_t n, const Path& path) {
   if (element_count(dataset.get(), path) != n)
     fail(path, "a table column holds " + std::to_string(element_count(dataset.get(), path)) +
                    " values, expected " + std::to_string(n));
   check_storage(dataset.get(), path);
+}
+
+void read_column(const Dataset& dataset, std::size_t n, hid_t memory_type, void* out,
+                 const Path& path) {
+  check_column(dataset, n, path);
   check(H5Dread(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out), path,
         "read a table column");
 }
@@ -511,6 +521,14 @@ std::vector<std::string> read_string_column(const Dataset& dataset, std::size_t 
     texts[i].assign(begin, std::find(begin, begin + size, '\0'));
   }
   return texts;
+}
+
+Handle fixed_string_type(std::size_t size, const Path& path) {
+  const std::string what = "make a string type";
+  Handle type = checked_handle(H5Tcopy(H5T_C_S1), H5Tclose, path, what);
+  check(H5Tset_size(type.get(), size), path, what);
+  check(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), path, what);
+  return type;
 }
 
 Handle status_type(const Path& path) {
