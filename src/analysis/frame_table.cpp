@@ -1,6 +1,7 @@
 #include "dcsgrid/analysis/frame_table.hpp"
 
 #include <algorithm>
+#include <bit>
 
 #include "dcsgrid/core/error.hpp"
 
@@ -20,8 +21,7 @@ void FrameTable::reserve(std::size_t rows) {
   model_.reserve(rows);
   frame_index_.reserve(rows);
   time_ps_.reserve(rows);
-  atom_count_.reserve(rows);
-  total_charge_.reserve(rows);
+  outcome_.reserve(rows);
   status_.reserve(rows);
 }
 
@@ -31,8 +31,8 @@ void FrameTable::shrink_to_fit() {
   model_.shrink_to_fit();
   frame_index_.shrink_to_fit();
   time_ps_.shrink_to_fit();
-  atom_count_.shrink_to_fit();
-  total_charge_.shrink_to_fit();
+  outcomes_.shrink_to_fit();
+  outcome_.shrink_to_fit();
   status_.shrink_to_fit();
 }
 
@@ -50,8 +50,7 @@ void FrameTable::add(std::uint32_t source, int model, std::int64_t frame_index, 
   model_.push_back(model);
   frame_index_.push_back(frame_index);
   time_ps_.push_back(time_ps);
-  atom_count_.push_back(0);
-  total_charge_.push_back(0);
+  outcome_.push_back(0);
   status_.push_back(FrameStatus::pending);
 }
 
@@ -66,7 +65,7 @@ FrameTable FrameTable::slice(std::size_t first, std::size_t end) const {
   for (std::size_t i = first; i < end; ++i) {
     const FrameSource& s = source(i);
     part.add(part.source_index(s.path, s.sha256), model_[i], frame_index_[i], time_ps_[i]);
-    part.set_outcome(i - first, status_[i], std::size_t(atom_count_[i]), total_charge_[i], message(i));
+    part.set_outcome(i - first, status_[i], atom_count(i), total_charge(i), message(i));
   }
   return part;
 }
@@ -76,7 +75,7 @@ void FrameTable::append(const FrameTable& other) {
   for (std::size_t i = 0; i < other.size(); ++i) {
     const FrameSource& s = other.source(i);
     add(source_index(s.path, s.sha256), other.model_[i], other.frame_index_[i], other.time_ps_[i]);
-    set_outcome(size() - 1, other.status_[i], other.atom_count(i), other.total_charge_[i],
+    set_outcome(size() - 1, other.status_[i], other.atom_count(i), other.total_charge(i),
                 other.message(i));
   }
 }
@@ -88,8 +87,8 @@ FrameRecord FrameTable::operator[](std::size_t i) const {
   r.model = model_[i];
   r.frame_index = frame_index_[i];
   r.time_ps = time_ps_[i];
-  r.atom_count = std::size_t(atom_count_[i]);
-  r.total_charge = total_charge_[i];
+  r.atom_count = atom_count(i);
+  r.total_charge = total_charge(i);
   r.status = status_[i];
   r.message = message(i);
   return r;
@@ -108,12 +107,26 @@ std::size_t FrameTable::count(FrameStatus status) const {
 void FrameTable::set_outcome(std::size_t i, FrameStatus status, std::size_t atom_count,
                              double total_charge, const std::string& message) {
   status_[i] = status;
-  atom_count_[i] = std::int64_t(atom_count);
-  total_charge_[i] = total_charge;
+  outcome_[i] = outcome_index(atom_count, total_charge);
   if (status == FrameStatus::failed)
     messages_[i] = message.substr(0, kMessageBytes);
   else
     messages_.erase(i);
+}
+
+std::uint32_t FrameTable::outcome_index(std::size_t atom_count, double total_charge) {
+  const std::pair key(atom_count, std::bit_cast<std::uint64_t>(total_charge));
+  const Outcome& last = outcomes_.back();
+  if (last.atom_count == atom_count &&
+      std::bit_cast<std::uint64_t>(last.total_charge) == key.second)
+    return std::uint32_t(outcomes_.size() - 1);
+  if (key == std::pair(std::size_t(0), std::uint64_t(0))) return 0;
+  if (const auto it = outcome_of_.find(key); it != outcome_of_.end()) return it->second;
+  if (outcomes_.size() >= std::numeric_limits<std::uint32_t>::max())
+    throw Error("a batch table holds at most 4294967295 distinct atom counts and charges");
+  outcomes_.push_back({atom_count, total_charge});
+  outcome_of_.emplace(key, std::uint32_t(outcomes_.size() - 1));
+  return std::uint32_t(outcomes_.size() - 1);
 }
 
 }  // namespace dcsgrid::analysis

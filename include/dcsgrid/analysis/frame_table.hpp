@@ -1,6 +1,7 @@
 // The frame table of a batch in memory: one compact row per frame, so that a batch of 10^6
 // trajectory frames holds tens of megabytes for it, not a copy of every path and checksum a frame.
-// Paths and SHA-256 checksums are held once, in a list of sources that rows point into; failure
+// Paths and SHA-256 checksums are held once, in a list of sources that rows point into; so are
+// the distinct (atom count, total charge) outcomes (a trajectory's frames share one); failure
 // messages are held aside, for failed frames only. One table serves the batch pipeline and the
 // batch file (BatchFile::frames()); its on-disk form is the /frames group (batch_file.hpp).
 #pragma once
@@ -9,6 +10,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,8 +70,8 @@ class FrameTable {
   int model(std::size_t i) const { return model_[i]; }
   std::int64_t frame_index(std::size_t i) const { return frame_index_[i]; }
   double time_ps(std::size_t i) const { return time_ps_[i]; }
-  std::size_t atom_count(std::size_t i) const { return std::size_t(atom_count_[i]); }
-  double total_charge(std::size_t i) const { return total_charge_[i]; }
+  std::size_t atom_count(std::size_t i) const { return outcomes_[outcome_[i]].atom_count; }
+  double total_charge(std::size_t i) const { return outcomes_[outcome_[i]].total_charge; }
   FrameStatus status(std::size_t i) const { return status_[i]; }
   const std::string& message(std::size_t i) const;  // "" unless the frame failed
   std::size_t count(FrameStatus status) const;
@@ -107,14 +109,21 @@ class FrameTable {
   static constexpr std::size_t kMessageBytes = 255;
 
  private:
+  struct Outcome {
+    std::size_t atom_count = 0;
+    double total_charge = 0;
+  };
+  std::uint32_t outcome_index(std::size_t atom_count, double total_charge);
+
   std::vector<FrameSource> sources_;
-  // Columns, one entry a row (41 bytes a row in all).
+  std::vector<Outcome> outcomes_{Outcome{}};  // [0]: none yet
+  std::map<std::pair<std::size_t, std::uint64_t>, std::uint32_t> outcome_of_;  // charge's bits
+  // Columns, one entry a row (29 bytes a row in all).
   std::vector<std::uint32_t> source_;
   std::vector<std::int32_t> model_;
   std::vector<std::int64_t> frame_index_;
   std::vector<double> time_ps_;
-  std::vector<std::int64_t> atom_count_;
-  std::vector<double> total_charge_;
+  std::vector<std::uint32_t> outcome_;
   std::vector<FrameStatus> status_;
   std::map<std::size_t, std::string> messages_;  // failed rows only
 };
