@@ -28,6 +28,9 @@
 //                          cover (0: not computed yet)
 // A frame's status turns complete only after its data (potential, stats, table row) has been
 // flushed; the status is flushed again after. Contents of frames not complete are undefined.
+// In memory the table is a FrameTable (frame_table.hpp), read and written a block of rows at a
+// time; an open file caps HDF5's metadata cache, so neither grows by more than tens of bytes a
+// frame.
 #pragma once
 #include <cstddef>
 #include <cstdint>
