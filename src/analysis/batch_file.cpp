@@ -90,11 +90,41 @@ struct StringBlock {
     const char* at = bytes.data() + row * width;
     return {at, std::size_t(std::find(at, at + width, '\0') - at)};
   }
-  void write(const h5::Dataset& d, std::size_t first, std::size_t rows, const fs::path& path) const {
-    h5::write_rows(d, first, rows, type.get(), bytes.data(), path);
-  }
-  void read(const h5::Dataset& d, std::size_t first, std::size_t rows, const fs::path& path) {
-    h5::read_rows(d, first, rows, type.get(), bytes.data(), path);
+};
+
+// A block of rows of every /frames column in the file's layout, moved to or from the file at once.
+struct RowBlock {
+  StringBlock source, sha, message;
+  std::vector<std::int32_t> model;
+  std::vector<std::int64_t> atoms, frame_index;
+  std::vector<double> charge, time;
+  std::vector<std::int8_t> status;
+  Handle status_type;
+
+  RowBlock(Handle source_type, Handle sha_type, Handle message_type, std::size_t rows, const fs::path& path)
+      : source(std::move(source_type), rows), sha(std::move(sha_type), rows),
+        message(std::move(message_type), rows), model(rows), atoms(rows), frame_index(rows, -1),
+        charge(rows), time(rows, std::numeric_limits<double>::quiet_NaN()), status(rows),
+        status_type(h5::status_type(path)) {}
+
+  // Rows [first, first + rows) of every column present (a file of an earlier version has no
+  // frame_index and time: those keep -1 and NaN when reading).
+  void transfer(const FrameDatasets& d, std::size_t first, std::size_t rows, bool to_file,
+                const fs::path& path) {
+    auto move = [&](const h5::Dataset& column, hid_t type, void* data) {
+      if (column.get() < 0) return;
+      if (to_file) h5::write_rows(column, first, rows, type, data, path);
+      else h5::read_rows(column, first, rows, type, data, path);
+    };
+    move(d.source, source.type.get(), source.bytes.data());
+    move(d.sha, sha.type.get(), sha.bytes.data());
+    move(d.message, message.type.get(), message.bytes.data());
+    move(d.model, H5T_NATIVE_INT32, model.data());
+    move(d.atoms, H5T_NATIVE_INT64, atoms.data());
+    move(d.charge, H5T_NATIVE_DOUBLE, charge.data());
+    move(d.frame_index, H5T_NATIVE_INT64, frame_index.data());
+    move(d.time, H5T_NATIVE_DOUBLE, time.data());
+    move(d.status, status_type.get(), status.data());
   }
 };
 
@@ -103,7 +133,6 @@ void create_frame_table(hid_t f, const FrameTable& table, const fs::path& path) 
   const std::size_t n = table.size();
   std::size_t source_width = 1;
   for (const FrameSource& s : table.sources()) source_width = std::max(source_width, s.path.size() + 1);
-  Handle status = status_type(path);
   auto strings = [&](const char* name, std::size_t width) {
     Handle type = h5::fixed_string_type(width, path);
     return h5::create_column(f, name, {n}, type.get(), type.get(), nullptr, path);
@@ -112,42 +141,29 @@ void create_frame_table(hid_t f, const FrameTable& table, const fs::path& path) 
     return h5::create_column(f, name, {n}, file_type, file_type, nullptr, path);
   };
   h5::create_group(f, "frames", path);
+  const std::size_t block = std::min(n, kBlockRows);
+  RowBlock b(h5::fixed_string_type(source_width, path), h5::fixed_string_type(kShaBytes + 1, path),
+             h5::fixed_string_type(kMessageBytes, path), block, path);
   const FrameDatasets d{strings(kSource, source_width), strings(kSha, kShaBytes + 1),
                         strings(kMessage, kMessageBytes),  numbers(kModel, H5T_STD_I32LE),
                         numbers(kAtoms, H5T_STD_I64LE),    numbers(kCharge, H5T_IEEE_F64LE),
                         numbers(kFrameIndex, H5T_STD_I64LE), numbers(kTime, H5T_IEEE_F64LE),
-                        numbers(kStatus, status.get())};
-  const std::size_t block = std::min(n, kBlockRows);
-  StringBlock source(h5::fixed_string_type(source_width, path), block),
-      sha(h5::fixed_string_type(kShaBytes + 1, path), block),
-      message(h5::fixed_string_type(kMessageBytes, path), block);
-  std::vector<std::int32_t> model(block);
-  std::vector<std::int64_t> atoms(block), frame_index(block);
-  std::vector<double> charge(block), time(block);
-  std::vector<std::int8_t> state(block);
+                        numbers(kStatus, b.status_type.get())};
   for (std::size_t first = 0; first < n; first += block) {
     const std::size_t rows = std::min(block, n - first);
     for (std::size_t r = 0; r < rows; ++r) {
       const std::size_t i = first + r;
-      source.put(r, table.source(i).path);
-      sha.put(r, table.source(i).sha256);
-      message.put(r, table.message(i));
-      model[r] = table.model(i);
-      atoms[r] = std::int64_t(table.atom_count(i));
-      charge[r] = table.total_charge(i);
-      frame_index[r] = table.frame_index(i);
-      time[r] = table.time_ps(i);
-      state[r] = std::int8_t(table.status(i));
+      b.source.put(r, table.source(i).path);
+      b.sha.put(r, table.source(i).sha256);
+      b.message.put(r, table.message(i));
+      b.model[r] = table.model(i);
+      b.atoms[r] = std::int64_t(table.atom_count(i));
+      b.charge[r] = table.total_charge(i);
+      b.frame_index[r] = table.frame_index(i);
+      b.time[r] = table.time_ps(i);
+      b.status[r] = std::int8_t(table.status(i));
     }
-    source.write(d.source, first, rows, path);
-    sha.write(d.sha, first, rows, path);
-    message.write(d.message, first, rows, path);
-    h5::write_rows(d.model, first, rows, H5T_NATIVE_INT32, model.data(), path);
-    h5::write_rows(d.atoms, first, rows, H5T_NATIVE_INT64, atoms.data(), path);
-    h5::write_rows(d.charge, first, rows, H5T_NATIVE_DOUBLE, charge.data(), path);
-    h5::write_rows(d.frame_index, first, rows, H5T_NATIVE_INT64, frame_index.data(), path);
-    h5::write_rows(d.time, first, rows, H5T_NATIVE_DOUBLE, time.data(), path);
-    h5::write_rows(d.status, first, rows, status.get(), state.data(), path);
+    b.transfer(d, first, rows, true, path);
   }
 }
 
@@ -156,32 +172,20 @@ FrameTable read_frame_table(const FrameDatasets& d, std::size_t n, const fs::pat
   for (const h5::Dataset* column : {&d.source, &d.sha, &d.message, &d.model, &d.atoms, &d.charge,
                                     &d.frame_index, &d.time, &d.status})
     if (column->get() >= 0) h5::check_column(*column, n, path);
-  Handle status = status_type(path);
   const std::size_t block = std::min(n, kBlockRows);
-  StringBlock source(string_type(d.source, path), block), sha(string_type(d.sha, path), block),
-      message(string_type(d.message, path), block);
-  std::vector<std::int32_t> model(block);
-  std::vector<std::int64_t> atoms(block), frame_index(block, -1);
-  std::vector<double> charge(block), time(block, std::numeric_limits<double>::quiet_NaN());
-  std::vector<std::int8_t> state(block);
+  RowBlock b(string_type(d.source, path), string_type(d.sha, path), string_type(d.message, path),
+             block, path);
   FrameTable table;
   table.reserve(n);
   for (std::size_t first = 0; first < n; first += block) {
     const std::size_t rows = std::min(block, n - first);
-    source.read(d.source, first, rows, path);
-    sha.read(d.sha, first, rows, path);
-    message.read(d.message, first, rows, path);
-    h5::read_rows(d.model, first, rows, H5T_NATIVE_INT32, model.data(), path);
-    h5::read_rows(d.atoms, first, rows, H5T_NATIVE_INT64, atoms.data(), path);
-    h5::read_rows(d.charge, first, rows, H5T_NATIVE_DOUBLE, charge.data(), path);
-    if (d.frame_index.get() >= 0)
-      h5::read_rows(d.frame_index, first, rows, H5T_NATIVE_INT64, frame_index.data(), path);
-    if (d.time.get() >= 0) h5::read_rows(d.time, first, rows, H5T_NATIVE_DOUBLE, time.data(), path);
-    h5::read_rows(d.status, first, rows, status.get(), state.data(), path);
+    b.transfer(d, first, rows, false, path);
     for (std::size_t r = 0; r < rows; ++r) {
-      table.add(table.source_index(source.get(r), sha.get(r)), model[r], frame_index[r], time[r]);
-      table.set_outcome(first + r, FrameStatus(state[r]), std::size_t(std::max<std::int64_t>(atoms[r], 0)),
-                        charge[r], std::string(message.get(r)));
+      table.add(table.source_index(b.source.get(r), b.sha.get(r)), b.model[r], b.frame_index[r],
+                b.time[r]);
+      table.set_outcome(first + r, FrameStatus(b.status[r]),
+                        std::size_t(std::max<std::int64_t>(b.atoms[r], 0)), b.charge[r],
+                        std::string(b.message.get(r)));
     }
   }
   table.shrink_to_fit();
