@@ -507,22 +507,6 @@ void check_fits_in_file(hid_t dataset, std::size_t n, std::size_t bytes_each, co
                    " bytes, more than the file's " + std::to_string(file_size) + " bytes");
 }
 
-std::vector<std::string> read_string_column(const Dataset& dataset, std::size_t n, const Path& path) {
-  Handle type = checked_handle(H5Dget_type(dataset.get()), H5Tclose, path, "get a string type");
-  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) != 0)
-    fail(path, "a table column is not fixed-length strings");
-  const std::size_t size = H5Tget_size(type.get());
-  check_fits_in_file(dataset.get(), n, size, path);
-  std::vector<char> buffer(n * size);
-  read_column(dataset, n, type.get(), buffer.data(), path);
-  std::vector<std::string> texts(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const char* begin = buffer.data() + i * size;
-    texts[i].assign(begin, std::find(begin, begin + size, '\0'));
-  }
-  return texts;
-}
-
 Handle fixed_string_type(std::size_t size, const Path& path) {
   const std::string what = "make a string type";
   Handle type = checked_handle(H5Tcopy(H5T_C_S1), H5Tclose, path, what);

@@ -115,7 +115,6 @@ void check_column(const Dataset& dataset, std::size_t n, const Path& path);
 // Whole datasets of n elements (InputError on another size).
 void read_column(const Dataset& dataset, std::size_t n, hid_t memory_type, void* out,
                  const Path& path);
-std::vector<std::string> read_string_column(const Dataset& dataset, std::size_t n, const Path& path);
 
 // /frames/status of batch files: enum int8 {pending = 0, complete = 1, failed = 2}.
 enum class FrameState : std::int8_t { pending = 0, complete = 1, failed = 2 };
