@@ -246,9 +246,9 @@ struct BatchFile::Impl {
   void flush() const {
     if (!every_rank) check(H5Fflush(file.get(), H5F_SCOPE_LOCAL), path, "flush the file");
   }
-  // Each write opens its dataset and closes it after (kept open, the rows written by MPI ranks
-  // reached the file later than their frames' status: CliMpi.StoppedJob... read fewer complete
-  // frames than the resume found, 1 run in 4 under load).
+  // Each write opens its dataset and closes it after. (Kept open, a stopped MPI job's file read
+  // fewer complete frames right after it stopped than its resume found a moment later:
+  // CliMpi.StoppedJobResumedByAnotherJobEqualsTheSerialRun failed 1 run in 4 under load.)
   // Writes the table row of frame i except what creation fixed (source, model, frame index, time)
   // and its status: the checksum of its source as the table has it now, and the record's outcome.
   void write_row(std::size_t i, const FrameRecord& r) const {
