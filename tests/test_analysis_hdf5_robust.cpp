@@ -128,7 +128,7 @@ TEST(AnalysisHdf5Robust, BatchFileCreationFailureIsReported) {
         layout.grid.origin = {0, 0, 0};
         layout.grid.spacing = {0.5, 0.5, 0.5};
         layout.grid.dims = {100, 100, 50};  // 2 MB a frame
-        layout.frames.resize(4);
+        for (int i = 0; i < 4; ++i) layout.frames.push_back({});
         try {
           analysis::BatchFile::create(target, layout);
         } catch (const Error& e) {

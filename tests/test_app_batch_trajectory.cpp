@@ -354,9 +354,10 @@ TEST(BatchTrajectory, LongTrajectoryInBoundedMemory) {
 // grows; the resident set's growth (the highest of the samples taken after every write and at
 // the end, above the one before the run) divided by the frames. A short run first, so that the
 // heap, HDF5 and the threads are set up before the baseline.
-// Disabled until the table is compacted (issue 19): it measures about 1,400 B a frame today
-// (two copies of every record, each with its own path and SHA-256 strings).
-TEST(BatchTrajectory, DISABLED_FrameTableMemoryPerFrame) {
+TEST(BatchTrajectory, FrameTableMemoryPerFrame) {
+#ifdef __SANITIZE_ADDRESS__
+  GTEST_SKIP() << "ASan keeps freed memory in quarantine: resident memory is no measure here";
+#endif
   const fs::path dir = test::temp_dir("batch-traj-table") / std::string(150, 'd');
   fs::create_directories(dir);
   const std::int32_t frames = 50000;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string_view>
 
 #include <spdlog/fmt/fmt.h>
 
@@ -30,7 +31,7 @@ static_assert(std::int8_t(FrameStatus::pending) == std::int8_t(h5::FrameState::p
 
 namespace {
 
-constexpr std::size_t kMessageBytes = 256;  // 255 bytes and a terminating zero
+constexpr std::size_t kMessageBytes = FrameTable::kMessageBytes + 1;  // and a terminating zero
 constexpr std::size_t kShaBytes = 64;
 
 constexpr const char* kSource = "frames/source";
@@ -46,33 +47,149 @@ constexpr const char* kMean = "analysis/mean";
 constexpr const char* kStd = "analysis/std";
 constexpr const char* kEnsembleFrames = "analysis/ensemble_frames";
 
-// The stored columns of the frame table, one vector per dataset.
-struct Columns {
-  std::vector<std::string> source, sha, message;
+// Rows of the frame table go to and from the file this many at a time: a few hundred kB of
+// buffers, whatever the frames' count (the table in memory is compact; the file's rows are not).
+constexpr std::size_t kBlockRows = 1024;
+
+// The /frames datasets of an open file. frame_index and time are absent from files of earlier
+// versions (closed handles then).
+struct FrameDatasets {
+  h5::Dataset source, sha, message, model, atoms, charge, frame_index, time, status;
+};
+
+FrameDatasets open_frame_datasets(hid_t f, const fs::path& path) {
+  auto open = [&](const char* name) { return h5::open_dataset(f, name, path); };
+  FrameDatasets d{open(kSource), open(kSha), open(kMessage), open(kModel), open(kAtoms),
+                  open(kCharge), {}, {}, open(kStatus)};
+  if (h5::exists(f, kFrameIndex, path)) d.frame_index = open(kFrameIndex);
+  if (h5::exists(f, kTime, path)) d.time = open(kTime);
+  return d;
+}
+
+// The type of a fixed-length string column; InputError for another kind of column.
+Handle string_type(const h5::Dataset& column, const fs::path& path) {
+  Handle type = checked_handle(H5Dget_type(column.get()), H5Tclose, path, "get a string type");
+  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) != 0)
+    throw InputError(path.string(), 0, "a /frames column is not fixed-length strings");
+  return type;
+}
+
+// A block of rows of a fixed-length string column of type `type`, in the file's layout.
+struct StringBlock {
+  Handle type;
+  std::size_t width;
+  std::vector<char> bytes;
+  StringBlock(Handle string_type, std::size_t rows)
+      : type(std::move(string_type)), width(H5Tget_size(type.get())), bytes(width * rows) {}
+  void put(std::size_t row, const std::string& text) {
+    char* at = bytes.data() + row * width;
+    std::fill_n(at, width, '\0');
+    std::copy_n(text.data(), std::min(text.size(), width), at);
+  }
+  std::string_view get(std::size_t row) const {
+    const char* at = bytes.data() + row * width;
+    return {at, std::size_t(std::find(at, at + width, '\0') - at)};
+  }
+};
+
+// A block of rows of every /frames column in the file's layout, moved to or from the file at once.
+struct RowBlock {
+  StringBlock source, sha, message;
   std::vector<std::int32_t> model;
   std::vector<std::int64_t> atoms, frame_index;
   std::vector<double> charge, time;
   std::vector<std::int8_t> status;
+  Handle status_type;
 
-  explicit Columns(const std::vector<FrameRecord>& frames) {
-    for (const auto& f : frames) {
-      source.push_back(f.source);
-      sha.push_back(f.input_sha256);
-      message.push_back(f.message.substr(0, kMessageBytes - 1));
-      model.push_back(f.model);
-      atoms.push_back(std::int64_t(f.atom_count));
-      charge.push_back(f.total_charge);
-      status.push_back(std::int8_t(f.status));
-      frame_index.push_back(f.frame_index);
-      time.push_back(f.time_ps);
-    }
+  RowBlock(Handle source_type, Handle sha_type, Handle message_type, std::size_t rows, const fs::path& path)
+      : source(std::move(source_type), rows), sha(std::move(sha_type), rows),
+        message(std::move(message_type), rows), model(rows), atoms(rows), frame_index(rows, -1),
+        charge(rows), time(rows, std::numeric_limits<double>::quiet_NaN()), status(rows),
+        status_type(h5::status_type(path)) {}
+
+  // Rows [first, first + rows) of every column present (a file of an earlier version has no
+  // frame_index and time: those keep -1 and NaN when reading).
+  void transfer(const FrameDatasets& d, std::size_t first, std::size_t rows, bool to_file,
+                const fs::path& path) {
+    auto move = [&](const h5::Dataset& column, hid_t type, void* data) {
+      if (column.get() < 0) return;
+      if (to_file) h5::write_rows(column, first, rows, type, data, path);
+      else h5::read_rows(column, first, rows, type, data, path);
+    };
+    move(d.source, source.type.get(), source.bytes.data());
+    move(d.sha, sha.type.get(), sha.bytes.data());
+    move(d.message, message.type.get(), message.bytes.data());
+    move(d.model, H5T_NATIVE_INT32, model.data());
+    move(d.atoms, H5T_NATIVE_INT64, atoms.data());
+    move(d.charge, H5T_NATIVE_DOUBLE, charge.data());
+    move(d.frame_index, H5T_NATIVE_INT64, frame_index.data());
+    move(d.time, H5T_NATIVE_DOUBLE, time.data());
+    move(d.status, status_type.get(), status.data());
   }
 };
 
-std::size_t longest(const std::vector<std::string>& texts) {
-  std::size_t n = 1;
-  for (const auto& t : texts) n = std::max(n, t.size() + 1);
-  return n;
+// Creates the /frames datasets and writes the table into them, a block of rows at a time.
+void create_frame_table(hid_t f, const FrameTable& table, const fs::path& path) {
+  const std::size_t n = table.size();
+  std::size_t source_width = 1;
+  for (const FrameSource& s : table.sources()) source_width = std::max(source_width, s.path.size() + 1);
+  auto strings = [&](const char* name, std::size_t width) {
+    Handle type = h5::fixed_string_type(width, path);
+    return h5::create_column(f, name, {n}, type.get(), type.get(), nullptr, path);
+  };
+  auto numbers = [&](const char* name, hid_t file_type) {
+    return h5::create_column(f, name, {n}, file_type, file_type, nullptr, path);
+  };
+  h5::create_group(f, "frames", path);
+  const std::size_t block = std::min(n, kBlockRows);
+  RowBlock b(h5::fixed_string_type(source_width, path), h5::fixed_string_type(kShaBytes + 1, path),
+             h5::fixed_string_type(kMessageBytes, path), block, path);
+  const FrameDatasets d{strings(kSource, source_width), strings(kSha, kShaBytes + 1),
+                        strings(kMessage, kMessageBytes),  numbers(kModel, H5T_STD_I32LE),
+                        numbers(kAtoms, H5T_STD_I64LE),    numbers(kCharge, H5T_IEEE_F64LE),
+                        numbers(kFrameIndex, H5T_STD_I64LE), numbers(kTime, H5T_IEEE_F64LE),
+                        numbers(kStatus, b.status_type.get())};
+  for (std::size_t first = 0; first < n; first += block) {
+    const std::size_t rows = std::min(block, n - first);
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::size_t i = first + r;
+      b.source.put(r, table.source(i).path);
+      b.sha.put(r, table.source(i).sha256);
+      b.message.put(r, table.message(i));
+      b.model[r] = table.model(i);
+      b.atoms[r] = std::int64_t(table.atom_count(i));
+      b.charge[r] = table.total_charge(i);
+      b.frame_index[r] = table.frame_index(i);
+      b.time[r] = table.time_ps(i);
+      b.status[r] = std::int8_t(table.status(i));
+    }
+    b.transfer(d, first, rows, true, path);
+  }
+}
+
+// The table of n frames, read a block of rows at a time.
+FrameTable read_frame_table(const FrameDatasets& d, std::size_t n, const fs::path& path) {
+  for (const h5::Dataset* column : {&d.source, &d.sha, &d.message, &d.model, &d.atoms, &d.charge,
+                                    &d.frame_index, &d.time, &d.status})
+    if (column->get() >= 0) h5::check_column(*column, n, path);
+  const std::size_t block = std::min(n, kBlockRows);
+  RowBlock b(string_type(d.source, path), string_type(d.sha, path), string_type(d.message, path),
+             block, path);
+  FrameTable table;
+  table.reserve(n);
+  for (std::size_t first = 0; first < n; first += block) {
+    const std::size_t rows = std::min(block, n - first);
+    b.transfer(d, first, rows, false, path);
+    for (std::size_t r = 0; r < rows; ++r) {
+      table.add(table.source_index(b.source.get(r), b.sha.get(r)), b.model[r], b.frame_index[r],
+                b.time[r]);
+      table.set_outcome(first + r, FrameStatus(b.status[r]),
+                        std::size_t(std::max<std::int64_t>(b.atoms[r], 0)), b.charge[r],
+                        std::string(b.message.get(r)));
+    }
+  }
+  table.shrink_to_fit();
+  return table;
 }
 
 // /potential: a real dataset, or a virtual one over the parts of a merged file.
@@ -110,22 +227,13 @@ std::optional<ShardInfo> read_shard(hid_t potential, const fs::path& path) {
 
 }  // namespace
 
-std::string status_name(FrameStatus status) {
-  switch (status) {
-    case FrameStatus::pending: return "pending";
-    case FrameStatus::complete: return "complete";
-    case FrameStatus::failed: return "failed";
-  }
-  return "?";
-}
-
 struct BatchFile::Impl {
   fs::path path;
   Handle file;
   Handle potential;
   GridSpec grid;
   io::MapMetadata meta;
-  std::vector<FrameRecord> frames;
+  FrameTable frames;
   int bins = 0;
   bool ensemble = false;
   std::string options_json;
@@ -138,13 +246,15 @@ struct BatchFile::Impl {
   void flush() const {
     if (!every_rank) check(H5Fflush(file.get(), H5F_SCOPE_LOCAL), path, "flush the file");
   }
-  // Writes the table row of frame i except its source (fixed at creation) and status.
+  // Each write opens its dataset and closes it after. (Kept open, a stopped MPI job's file read
+  // fewer complete frames right after it stopped than its resume found a moment later:
+  // CliMpi.StoppedJobResumedByAnotherJobEqualsTheSerialRun failed 1 run in 4 under load.)
+  // Writes the table row of frame i except what creation fixed (source, model, frame index, time)
+  // and its status: the checksum of its source as the table has it now, and the record's outcome.
   void write_row(std::size_t i, const FrameRecord& r) const {
-    const std::int32_t model = r.model;
     const std::int64_t atoms = std::int64_t(r.atom_count);
-    h5::write_string_element(dataset(kSha), i, r.input_sha256, path);
-    h5::write_string_element(dataset(kMessage), i, r.message.substr(0, kMessageBytes - 1), path);
-    h5::write_row(dataset(kModel), i, H5T_NATIVE_INT32, &model, path);
+    h5::write_string_element(dataset(kSha), i, frames.source(i).sha256, path);
+    h5::write_string_element(dataset(kMessage), i, r.message.substr(0, FrameTable::kMessageBytes), path);
     h5::write_row(dataset(kAtoms), i, H5T_NATIVE_INT64, &atoms, path);
     h5::write_row(dataset(kCharge), i, H5T_NATIVE_DOUBLE, &r.total_charge, path);
   }
@@ -173,6 +283,7 @@ void BatchFile::create(const fs::path& path, const BatchLayout& layout) {
         H5Fcreate(atomic.temp_path().c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
         path, "create the file (as " + atomic.temp_path().filename().string() + ")");
     const hid_t f = file.get();
+    h5::bound_metadata_cache(f, path);  // allocating one chunk a frame builds the whole index
     const GridSpec& g = layout.grid;
     const std::size_t n = layout.frames.size();
 
@@ -183,18 +294,7 @@ void BatchFile::create(const fs::path& path, const BatchLayout& layout) {
     io::hdf5::write_attribute(potential.get(), "batch_options", layout.options_json, path);
     if (layout.shard) write_shard(potential.get(), *layout.shard, path);
 
-    h5::create_group(f, "frames", path);
-    const Columns c(layout.frames);
-    h5::create_string_column(f, kSource, c.source, longest(c.source), path);
-    h5::create_string_column(f, kSha, c.sha, kShaBytes + 1, path);
-    h5::create_string_column(f, kMessage, c.message, kMessageBytes, path);
-    h5::create_column(f, kModel, {n}, H5T_STD_I32LE, H5T_NATIVE_INT32, c.model.data(), path);
-    h5::create_column(f, kAtoms, {n}, H5T_STD_I64LE, H5T_NATIVE_INT64, c.atoms.data(), path);
-    h5::create_column(f, kCharge, {n}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, c.charge.data(), path);
-    h5::create_column(f, kFrameIndex, {n}, H5T_STD_I64LE, H5T_NATIVE_INT64, c.frame_index.data(), path);
-    h5::create_column(f, kTime, {n}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, c.time.data(), path);
-    Handle status = status_type(path);
-    h5::create_column(f, kStatus, {n}, status.get(), status.get(), c.status.data(), path);
+    create_frame_table(f, layout.frames, path);
 
     if (layout.histogram_bins > 0 || layout.ensemble) h5::create_group(f, "analysis", path);
     if (layout.histogram_bins > 0)
@@ -211,7 +311,6 @@ void BatchFile::create(const fs::path& path, const BatchLayout& layout) {
     // Every object before the file: its real close (the last flush, which a full disk fails) is
     // the last handle's, and only the file's close is checked.
     potential.close();
-    status.close();
     check(io::hdf5::close_temporary_file(file), path, "finish creating the file");
   }
   atomic.commit();
@@ -224,6 +323,7 @@ BatchFile::BatchFile(const fs::path& path, bool writable, bool every_rank)
   Impl& b = *impl_;
   b.path = path;
   b.file = h5::open_file(path, writable, every_rank);
+  h5::bound_metadata_cache(b.file.get(), path);
   b.every_rank = every_rank;
   const hid_t f = b.file.get();
   if (!h5::exists(f, "frames", path) || !h5::exists(f, "potential", path))
@@ -238,36 +338,7 @@ BatchFile::BatchFile(const fs::path& path, bool writable, bool every_rank)
   const std::size_t n = h5::shape(b.potential.get(), path)[0];
   h5::check_map_shape(b.potential.get(), b.grid, n, path);
 
-  const auto source = h5::read_string_column(b.dataset(kSource), n, path);
-  const auto sha = h5::read_string_column(b.dataset(kSha), n, path);
-  const auto message = h5::read_string_column(b.dataset(kMessage), n, path);
-  std::vector<std::int32_t> model(n);
-  std::vector<std::int64_t> atoms(n);
-  std::vector<double> charge(n);
-  std::vector<std::int8_t> status(n);
-  h5::read_column(b.dataset(kModel), n, H5T_NATIVE_INT32, model.data(), path);
-  h5::read_column(b.dataset(kAtoms), n, H5T_NATIVE_INT64, atoms.data(), path);
-  h5::read_column(b.dataset(kCharge), n, H5T_NATIVE_DOUBLE, charge.data(), path);
-  h5::read_column(b.dataset(kStatus), n, status_type(path).get(), status.data(), path);
-  // Trajectory columns (absent from files of earlier versions: no frame index, no time).
-  std::vector<std::int64_t> frame_index(n, -1);
-  std::vector<double> time(n, std::numeric_limits<double>::quiet_NaN());
-  if (h5::exists(f, kFrameIndex, path))
-    h5::read_column(b.dataset(kFrameIndex), n, H5T_NATIVE_INT64, frame_index.data(), path);
-  if (h5::exists(f, kTime, path)) h5::read_column(b.dataset(kTime), n, H5T_NATIVE_DOUBLE, time.data(), path);
-  b.frames.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    FrameRecord& r = b.frames[i];
-    r.source = source[i];
-    r.input_sha256 = sha[i];
-    r.message = message[i];
-    r.model = model[i];
-    r.atom_count = std::size_t(std::max<std::int64_t>(atoms[i], 0));
-    r.total_charge = charge[i];
-    r.status = FrameStatus(status[i]);
-    r.frame_index = frame_index[i];
-    r.time_ps = time[i];
-  }
+  b.frames = read_frame_table(open_frame_datasets(f, path), n, path);
   if (h5::exists(f, "analysis", path)) {
     if (h5::exists(f, h5::names::histogram, path))
       b.bins = int(h5::shape(b.dataset(h5::names::histogram).get(), path).at(1)) - 2;
@@ -286,7 +357,11 @@ BatchFile& BatchFile::operator=(BatchFile&&) noexcept = default;
 const fs::path& BatchFile::path() const { return impl_->path; }
 const GridSpec& BatchFile::grid() const { return impl_->grid; }
 const io::MapMetadata& BatchFile::meta() const { return impl_->meta; }
-const std::vector<FrameRecord>& BatchFile::frames() const { return impl_->frames; }
+const FrameTable& BatchFile::frames() const { return impl_->frames; }
+
+void BatchFile::set_source_sha256(std::uint32_t source, std::string sha256) {
+  impl_->frames.set_sha256(source, std::move(sha256));
+}
 int BatchFile::histogram_bins() const { return impl_->bins; }
 bool BatchFile::has_ensemble() const { return impl_->ensemble; }
 const std::string& BatchFile::options_json() const { return impl_->options_json; }
@@ -350,11 +425,8 @@ void BatchFile::write_frames(std::span<const FrameWrite> group, const StepHook& 
     std::lock_guard lock(io::hdf5::library_mutex());
     b.flush();
   }
-  for (const FrameWrite& f : group) {
-    FrameRecord& kept = b.frames[f.index];
-    kept = f.record;
-    kept.status = FrameStatus::complete;
-  }
+  for (const FrameWrite& f : group)
+    b.frames.set_outcome(f.index, FrameStatus::complete, f.record.atom_count, f.record.total_charge);
   step(WriteStep::status_flushed);
 }
 
@@ -365,8 +437,8 @@ void BatchFile::write_failure(std::size_t index, const FrameRecord& record) {
   b.write_row(index, record);
   b.write_status(index, FrameStatus::failed);
   b.flush();
-  b.frames[index] = record;
-  b.frames[index].status = FrameStatus::failed;
+  b.frames.set_outcome(index, FrameStatus::failed, record.atom_count, record.total_charge,
+                       record.message);
 }
 
 void BatchFile::read_frame(std::size_t index, float* out) const {
@@ -438,6 +510,7 @@ MapReader::MapReader(const fs::path& path) : impl_(std::make_unique<Impl>()) {
   std::lock_guard lock(io::hdf5::library_mutex());
   io::hdf5::silence_errors();
   r.file = h5::open_file(path, false);
+  h5::bound_metadata_cache(r.file.get(), path);
   const hid_t f = r.file.get();
   if (!h5::exists(f, "potential", path))
     throw InputError(path.string(), 0, "no dataset /potential: not a map written by dcsgrid");

@@ -1,5 +1,6 @@
 #include "batch_hdf5.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "dcsgrid/core/error.hpp"
@@ -84,6 +85,16 @@ std::vector<MapStats> read_stats_rows(hid_t file, const Path& path) {
     m.edges.assign(b, b + std::ptrdiff_t(bins + 1));
   }
   return rows;
+}
+
+void bound_metadata_cache(hid_t file, const Path& path) {
+  H5AC_cache_config_t config;
+  config.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  check(H5Fget_mdc_config(file, &config), path, "read the metadata cache settings");
+  config.set_initial_size = true;
+  config.initial_size = config.max_size = kMetadataCacheBytes;
+  config.min_size = std::min<std::size_t>(config.min_size, kMetadataCacheBytes);
+  check(H5Fset_mdc_config(file, &config), path, "set the metadata cache's size");
 }
 
 }  // namespace dcsgrid::analysis::h5

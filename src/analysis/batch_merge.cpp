@@ -116,14 +116,16 @@ BatchLayout merged_layout(const std::vector<Part>& parts, const MergeOptions& o)
   const fs::path folder = fs::absolute(o.output).parent_path();
   for (const Part& p : parts) {
     const auto& frames = p.file.frames();
-    layout.frames.insert(layout.frames.end(), frames.begin(), frames.end());
+    layout.frames.append(frames);
     if (!o.copy)
       layout.virtual_parts.push_back(
           {fs::proximate(fs::absolute(p.path), folder).string(), p.shard.first_frame, frames.size()});
   }
   if (o.copy)  // complete once copied, by the batch file's own write order
-    for (FrameRecord& r : layout.frames)
-      if (r.status == FrameStatus::complete) r.status = FrameStatus::pending;
+    for (std::size_t i = 0; i < layout.frames.size(); ++i)
+      if (layout.frames.status(i) == FrameStatus::complete)
+        layout.frames.set_outcome(i, FrameStatus::pending, layout.frames.atom_count(i),
+                                  layout.frames.total_charge(i));
   return layout;
 }
 
@@ -134,7 +136,7 @@ void fill_merged(BatchFile& out, const std::vector<Part>& parts, bool copy) {
     const std::vector<MapStats> stats = p.file.stats();
     const auto& frames = p.file.frames();
     for (std::size_t i = 0; i < frames.size(); ++i) {
-      if (frames[i].status != FrameStatus::complete) continue;
+      if (frames.status(i) != FrameStatus::complete) continue;
       const std::size_t index = p.shard.first_frame + i;
       const MapStats* row = stats.empty() ? nullptr : &stats[i];
       if (!copy) {
@@ -170,13 +172,13 @@ MergeResult merge_batch_parts(const MergeOptions& o) {
 
   MergeResult result;
   result.parts = parts.size();
-  for (const Part& p : parts)
-    for (const FrameRecord& r : p.file.frames()) {
-      ++result.frames;
-      result.complete += r.status == FrameStatus::complete;
-      result.failed += r.status == FrameStatus::failed;
-      result.pending += r.status == FrameStatus::pending;
-    }
+  for (const Part& p : parts) {
+    const FrameTable& frames = p.file.frames();
+    result.frames += frames.size();
+    result.complete += frames.count(FrameStatus::complete);
+    result.failed += frames.count(FrameStatus::failed);
+    result.pending += frames.count(FrameStatus::pending);
+  }
   return result;
 }
 

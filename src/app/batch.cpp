@@ -110,7 +110,7 @@ std::string first_difference(const nlohmann::json& recorded, const nlohmann::jso
 
 // The frames of the inputs and, when the grid must come from them, their union box.
 struct Scan {
-  std::vector<FrameRecord> frames;
+  analysis::FrameTable frames;
   std::optional<Box> box;
   std::string first_error;
 };
@@ -169,27 +169,27 @@ Scan scan_inputs(const std::vector<std::string>& files, const BatchOptions& o) {
 class FileFrames {
  public:
   explicit FileFrames(const BatchOptions& o) : options_(o) {}
-  AtomSet read(const FrameRecord& record) {
+  AtomSet read(const std::string& source, int model) {
     if (!options_.models_all) {
       io::ReadOptions read = options_.read;
-      read.model = record.model;
-      return io::read_structure(record.source, read).atoms;
+      read.model = model;
+      return io::read_structure(source, read).atoms;
     }
-    if (record.model == 0)
-      throw Error(record.source + ": could not be read when the batch was set up, so its models "
-                                  "are unknown; start a new batch");
-    if (cached_source_ != record.source) {
+    if (model == 0)
+      throw Error(source + ": could not be read when the batch was set up, so its models are "
+                           "unknown; start a new batch");
+    if (cached_source_ != source) {
       cached_.clear();
       cached_source_.clear();
-      cached_ = io::read_each_model(record.source, options_.read);
-      cached_source_ = record.source;
+      cached_ = io::read_each_model(source, options_.read);
+      cached_source_ = source;
     }
     for (const auto& m : cached_) {
-      if (m.model != record.model) continue;
+      if (m.model != model) continue;
       if (!m.structure) throw Error(m.error);
       return m.structure->atoms;
     }
-    throw Error(fmt::format("{}: has no model {} any more", record.source, record.model));
+    throw Error(fmt::format("{}: has no model {} any more", source, model));
   }
 
  private:
@@ -205,6 +205,8 @@ struct ReadItem {
 };
 // Frames written with one pair of flushes at most.
 constexpr std::size_t kMaxWriteGroup = 32;
+// Failed frames a result lists (its count covers them all): a report, bounded however many fail.
+constexpr std::size_t kMaxListedFailures = 100;
 
 struct ComputedItem {
   std::size_t index = 0;
@@ -218,11 +220,11 @@ struct ComputedItem {
 // (a failed write, say) stores it and aborts every queue; run() rethrows it after the joins.
 class Pipeline {
  public:
-  // Reads the atoms of record i (ascending i).
-  using FrameRead = std::function<AtomSet(std::size_t, const FrameRecord&)>;
-  Pipeline(const BatchOptions& o, FrameRead read_frame, BatchFile& file, std::vector<FrameRecord>& records,
-           engine::Backend& backend)
-      : options_(o), read_frame_(std::move(read_frame)), file_(file), records_(records), backend_(backend),
+  // Reads the atoms of frame i of the file's table (ascending i). It runs beside the writer, so
+  // it reads only the rows' fields that no write changes (source, model, frame index).
+  using FrameRead = std::function<AtomSet(std::size_t)>;
+  Pipeline(const BatchOptions& o, FrameRead read_frame, BatchFile& file, engine::Backend& backend)
+      : options_(o), read_frame_(std::move(read_frame)), file_(file), backend_(backend),
         read_q_(o.queue_depth), computed_q_(o.queue_depth), free_buffers_(o.queue_depth + 2) {}
 
   // Computes the frames `frames` hands out, `total` of them in this process at most.
@@ -278,7 +280,7 @@ class Pipeline {
       ReadItem item;
       item.index = index;
       try {
-        item.atoms = read_frame_(index, records_[index]);
+        item.atoms = read_frame_(index);
       } catch (const std::exception& e) {
         item.error = e.what();
       }
@@ -339,7 +341,7 @@ class Pipeline {
       std::vector<MapStats> stats(group.size());
       for (std::size_t g = 0; g < group.size(); ++g) {
         ComputedItem& item = group[g];
-        FrameRecord record = records_[item.index];
+        FrameRecord record;  // the outcome: the row's other fields are the table's
         record.atom_count = item.atom_count;
         record.total_charge = item.total_charge;
         if (!item.error.empty()) {
@@ -347,16 +349,10 @@ class Pipeline {
           if (fail_fast_stop_) break;  // the frames after it stay pending
           continue;
         }
-        record.status = FrameStatus::complete;
-        record.message.clear();
         if (options_.stats) stats[g] = map_stats(item.data, options_.histogram);
         writes.push_back({item.index, item.data.data(), record, options_.stats ? &stats[g] : nullptr});
       }
       if (!writes.empty()) file_.write_frames(writes, options_.step_hook);
-      for (const auto& w : writes) {
-        records_[w.index] = w.record;
-        records_[w.index].status = FrameStatus::complete;
-      }
       result.computed += writes.size();
       for (ComputedItem& item : group)
         if (item.error.empty()) free_buffers_.push(std::move(item.data));
@@ -370,15 +366,15 @@ class Pipeline {
     }
   }
 
-  void record_failure(std::size_t index, FrameRecord record, const std::string& message,
+  void record_failure(std::size_t index, FrameRecord outcome, const std::string& message,
                       BatchResult& result) {
-    record.status = FrameStatus::failed;
-    record.message = message;
-    file_.write_failure(index, record);
-    spdlog::warn("frame {} ({} model {}) failed: {}", index, record.source, record.model, record.message);
-    result.failures.push_back(record);
+    outcome.message = message;
+    file_.write_failure(index, outcome);
+    FrameRecord record = file_.frames()[index];
+    record.message = message;  // whole (the file keeps 255 bytes)
+    spdlog::warn("frame {} ({} model {}) failed: {}", index, record.source, record.model, message);
+    if (result.failures.size() < kMaxListedFailures) result.failures.push_back(record);
     ++result.failed;
-    records_[index] = record;
     if (options_.fail_fast) fail_fast_stop_ = true;
   }
 
@@ -386,7 +382,6 @@ class Pipeline {
   const BatchOptions& options_;
   FrameRead read_frame_;
   BatchFile& file_;
-  std::vector<FrameRecord>& records_;
   engine::Backend& backend_;
   BoundedQueue<ReadItem> read_q_;
   BoundedQueue<ComputedItem> computed_q_;
@@ -417,10 +412,13 @@ void require_batch_room(const BatchOptions& o, const GridSpec& grid, std::size_t
   io::require_free_space({{o.output, need > old ? need - old : 0}});
 }
 
-// Reopens an existing batch for resume: the options must match what made it, and the inputs of
-// complete frames must be unchanged. Returns the records with the current inputs' checksums.
-std::vector<FrameRecord> check_resume(const BatchFile& file, const nlohmann::json& fingerprint,
-                                      const std::vector<std::string>& files) {
+// The checksum of each input file as it is now ("" when it cannot be read).
+using Checksums = std::map<std::string, std::string>;
+
+// Checks an existing batch for resume: the options must match what made it, and the inputs of
+// complete frames must be unchanged. Returns the inputs' checksums now, for the frames to come.
+Checksums check_resume(const BatchFile& file, const nlohmann::json& fingerprint,
+                       const std::vector<std::string>& files) {
   nlohmann::json recorded;
   try {
     recorded = nlohmann::json::parse(file.options_json());
@@ -434,8 +432,7 @@ std::vector<FrameRecord> check_resume(const BatchFile& file, const nlohmann::jso
                             file.path().string(), key,
                             recorded.contains(key) ? recorded[key].dump() : "absent",
                             fingerprint.contains(key) ? fingerprint[key].dump() : "absent"));
-  std::vector<FrameRecord> records = file.frames();
-  std::map<std::string, std::string> sha;
+  Checksums sha;
   for (const auto& f : files) {
     try {
       sha[f] = io::sha256_file(f);
@@ -443,16 +440,15 @@ std::vector<FrameRecord> check_resume(const BatchFile& file, const nlohmann::jso
       sha[f] = "";
     }
   }
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    auto& r = records[i];
-    const std::string now = sha[r.source];
-    if (r.status == FrameStatus::complete && now != r.input_sha256)
+  const analysis::FrameTable& frames = file.frames();
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    const analysis::FrameSource& source = frames.source(i);
+    if (frames.status(i) == FrameStatus::complete && sha[source.path] != source.sha256)
       throw Error(fmt::format("cannot resume {}: input {} changed since frame {} was computed "
                               "(SHA-256 differs); use --overwrite to start again",
-                              file.path().string(), r.source, i));
-    r.input_sha256 = now;
+                              file.path().string(), source.path, i));
   }
-  return records;
+  return sha;
 }
 
 }  // namespace
@@ -536,19 +532,18 @@ BatchInputs check_batch(const BatchOptions& o) {
 }
 
 // Keeps the shard's block of the frames; the grid was laid from all of them, as in a whole run.
-analysis::ShardInfo keep_shard(const Shard& shard, std::vector<FrameRecord>& frames) {
+analysis::ShardInfo keep_shard(const Shard& shard, analysis::FrameTable& frames) {
   const std::size_t n = frames.size();
   const std::size_t first = shard.index * n / shard.count, end = (shard.index + 1) * n / shard.count;
   if (first == end)
     throw Error(fmt::format("batch: shard {}/{} holds no frame (the batch has {}): use at most {} "
                             "shards", shard.index, shard.count, n, n));
-  frames = std::vector<FrameRecord>(frames.begin() + std::ptrdiff_t(first),
-                                    frames.begin() + std::ptrdiff_t(end));
+  frames = frames.slice(first, end);
   return {shard.index, shard.count, first, n};
 }
 
 // A new batch file: the frames of the inputs and the grid (given, or around their union box).
-std::vector<FrameRecord> create_file(const BatchOptions& o, const BatchInputs& in,
+void create_file(const BatchOptions& o, const BatchInputs& in,
                                      const nlohmann::json& fingerprint, bool exists,
                                      std::size_t& frames_decoded) {
   Scan scan;
@@ -579,13 +574,11 @@ std::vector<FrameRecord> create_file(const BatchOptions& o, const BatchInputs& i
   require_batch_room(o, layout.grid, layout.frames.size());
   if (exists) fs::remove(o.output);
   BatchFile::create(o.output, layout);
-  return std::move(layout.frames);
 }
 
 // Computes the frames in todo (those `frames` hands this process) through the three-stage pipeline.
 void compute_frames(const BatchOptions& o, const BatchInputs& in, BatchFile& file,
-                    std::vector<FrameRecord>& records, const std::vector<std::size_t>& todo,
-                    BatchDistribution& distribution, BatchResult& result) {
+                    const FrameRuns& todo, BatchDistribution& distribution, BatchResult& result) {
   BatchOptions run = o;
   distribution.choose_hardware(run.compute);
   run.queue_depth = queue_depth(o, file.grid());
@@ -601,13 +594,16 @@ void compute_frames(const BatchOptions& o, const BatchInputs& in, BatchFile& fil
   std::optional<TrajectoryFrames> trajectory_frames;
   if (in.trajectory) trajectory_frames.emplace(*in.trajectory, *in.topology, o.frames);
   const std::size_t first_frame = file.shard() ? file.shard()->first_frame : 0;  // in the stream
+  const analysis::FrameTable& table = file.frames();
   Pipeline pipeline(
       run,
-      [&](std::size_t index, const FrameRecord& record) {
-        return trajectory_frames ? trajectory_frames->read(first_frame + index, record)
-                                 : file_frames.read(record);
+      [&](std::size_t index) {
+        const std::string& source = table.source(index).path;
+        return trajectory_frames
+                   ? trajectory_frames->read(first_frame + index, source, table.frame_index(index))
+                   : file_frames.read(source, table.model(index));
       },
-      file, records, *backend);
+      file, *backend);
   const std::unique_ptr<FrameDispenser> frames = distribution.dispense(todo);
   pipeline.run(*frames, todo.size(), result);
   if (pipeline.stopped_by_fail_fast()) {
@@ -621,12 +617,12 @@ void compute_frames(const BatchOptions& o, const BatchInputs& in, BatchFile& fil
 }
 
 // The mean and standard deviation maps over the complete frames.
-void write_ensemble(BatchFile& file, const std::vector<FrameRecord>& records, BatchResult& result) {
+void write_ensemble(BatchFile& file, BatchResult& result) {
   const auto t0 = clock_type::now();
   EnsembleAccumulator acc(file.grid().point_count());
   std::vector<float> frame(file.grid().point_count());
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    if (records[i].status != FrameStatus::complete) continue;
+  for (std::size_t i = 0; i < file.frames().size(); ++i) {
+    if (file.frames().status(i) != FrameStatus::complete) continue;
     file.read_frame(i, frame.data());
     acc.add(frame.data());
   }
@@ -642,24 +638,24 @@ void write_ensemble(BatchFile& file, const std::vector<FrameRecord>& records, Ba
 
 namespace {
 
-// The frame table, from the batch file that the root process creates, or checks for a resume.
-std::vector<FrameRecord> set_up_file(const BatchOptions& o, const BatchInputs& in,
-                                     const nlohmann::json& fingerprint, BatchDistribution& d,
-                                     std::size_t& frames_decoded) {
+// The batch file, created by the root process or checked by every process for a resume (whose
+// checksums of the inputs now are returned; empty for a new file).
+Checksums set_up_file(const BatchOptions& o, const BatchInputs& in, const nlohmann::json& fingerprint,
+                      BatchDistribution& d, std::size_t& frames_decoded) {
   const bool exists = fs::exists(o.output);
   if (exists && !o.resume && !o.overwrite)
     throw Error(o.output.string() + " exists: use --resume to continue it or --overwrite");
   d.barrier();  // every process has looked before the root replaces the file
   const bool resume = exists && o.resume;
-  std::vector<FrameRecord> records;
-  if (d.is_root())
-    records = resume ? check_resume(BatchFile(o.output), fingerprint, in.files)
-                     : create_file(o, in, fingerprint, exists, frames_decoded);
+  Checksums sha;
+  if (d.is_root()) {
+    if (resume) sha = check_resume(BatchFile(o.output), fingerprint, in.files);
+    else create_file(o, in, fingerprint, exists, frames_decoded);
+  }
   d.barrier();  // the root's file is in place
-  if (!d.is_root())
-    records = resume ? check_resume(BatchFile(o.output), fingerprint, in.files) : BatchFile(o.output).frames();
+  if (!d.is_root() && resume) sha = check_resume(BatchFile(o.output), fingerprint, in.files);
   d.barrier();  // every reading handle is closed: HDF5's lock refuses the writable open beside one
-  return records;
+  return sha;
 }
 
 }  // namespace
@@ -675,38 +671,44 @@ BatchResult run_batch(const BatchOptions& o, BatchDistribution& d) {
   BatchResult result;
   result.output = o.output;
   const auto t_scan = clock_type::now();
-  std::vector<FrameRecord> records = set_up_file(o, in, fingerprint, d, result.scan_frames_decoded);
+  const Checksums sha = set_up_file(o, in, fingerprint, d, result.scan_frames_decoded);
   result.scan_seconds = seconds_since(t_scan);
 
+  // The file's table is the run's: one copy of it, updated by the file as frames are written.
   std::optional<BatchFile> file(std::in_place, o.output, true, d.every_process_writes());
+  const analysis::FrameTable& frames = file->frames();
+  for (std::uint32_t k = 0; k < frames.sources().size() && !sha.empty(); ++k) {
+    const auto now = sha.find(frames.sources()[k].path);
+    file->set_source_sha256(k, now == sha.end() ? "" : now->second);
+  }
   result.grid = file->grid();
-  result.frames = records.size();
-  std::vector<std::size_t> todo;
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    if (records[i].status == FrameStatus::complete)
+  result.frames = frames.size();
+  FrameRuns todo;
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    if (frames.status(i) == FrameStatus::complete)
       ++result.skipped;
     else
-      todo.push_back(i);
+      todo.add(i);
   }
   if (d.is_root())
-    spdlog::info("batch: {} frames on grid {}; {} to compute", records.size(),
+    spdlog::info("batch: {} frames on grid {}; {} to compute", frames.size(),
                  file->grid().describe(), todo.size());
-  if (!todo.empty()) compute_frames(o, in, *file, records, todo, d, result);
+  if (!todo.empty()) compute_frames(o, in, *file, todo, d, result);
   if (d.every_process_writes()) {  // the root reports from the file every process wrote
     file.reset();
     d.sum_on_root(result);
     if (!d.is_root()) return result;
     file.emplace(o.output, true);
-    records = file->frames();
+    const analysis::FrameTable& written = file->frames();
     result.failures.clear();
-    for (const auto& r : records)
-      if (r.status == FrameStatus::failed) result.failures.push_back(r);
-    result.failed = result.failures.size();
+    for (std::size_t i = 0; i < written.size(); ++i)
+      if (written.status(i) == FrameStatus::failed && result.failures.size() < kMaxListedFailures)
+        result.failures.push_back(written[i]);
+    result.failed = written.count(FrameStatus::failed);
   }
   if (result.pipeline_seconds > 0) result.frames_per_second = result.computed / result.pipeline_seconds;
-  for (const auto& r : records)
-    if (r.status == FrameStatus::pending) ++result.pending;
-  if (o.ensemble) write_ensemble(*file, records, result);
+  result.pending = file->frames().count(FrameStatus::pending);
+  if (o.ensemble) write_ensemble(*file, result);
   return result;
 }
 

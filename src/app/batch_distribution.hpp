@@ -11,6 +11,23 @@
 
 namespace dcsgrid::app {
 
+// The frames to compute, as runs of consecutive frame numbers: a batch or a resume leaves few
+// runs, so a list of 10^6 frames takes bytes, not one number a frame.
+class FrameRuns {
+ public:
+  void add(std::size_t frame);  // frames in rising order
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  std::size_t operator[](std::size_t k) const;  // the k-th frame, k < size()
+
+ private:
+  struct Run {
+    std::size_t first, end, before;  // frames [first, end); `before` frames in the runs before it
+  };
+  std::vector<Run> runs_;
+  std::size_t size_ = 0;
+};
+
 // Hands out the frames to compute, each to one taker, in rising order for each taker.
 class FrameDispenser {
  public:
@@ -31,8 +48,8 @@ class BatchDistribution {
   virtual bool every_process_writes() const = 0;
   // This process's share of the hardware (threads, GPU) where the options leave it open.
   virtual void choose_hardware(ComputeSettings& compute) const = 0;
-  // The frames `todo` (frame numbers, the same list in every process) shared out.
-  virtual std::unique_ptr<FrameDispenser> dispense(const std::vector<std::size_t>& todo) = 0;
+  // The frames `todo` (the same list in every process) shared out.
+  virtual std::unique_ptr<FrameDispenser> dispense(const FrameRuns& todo) = 0;
   // Adds the counts and busy times of every process into the root's result.
   virtual void sum_on_root(BatchResult& result) = 0;
 };

@@ -29,7 +29,7 @@ std::unique_lock<std::mutex> serialize_mpi() { return std::unique_lock(io::hdf5:
 class SharedCounter final : public FrameDispenser {
  public:
   // Collective: every rank constructs it with the same todo.
-  explicit SharedCounter(const std::vector<std::size_t>& todo) : todo_(todo) {
+  explicit SharedCounter(const FrameRuns& todo) : todo_(todo) {
     const MPI_Aint bytes = mpi::rank() == 0 ? sizeof(std::int64_t) : 0;
     MPI_Win_allocate(bytes, sizeof(std::int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &counter_, &window_);
     if (mpi::rank() == 0) {
@@ -58,7 +58,7 @@ class SharedCounter final : public FrameDispenser {
     return before;
   }
 
-  std::vector<std::size_t> todo_;
+  FrameRuns todo_;
   std::int64_t* counter_ = nullptr;
   MPI_Win window_ = MPI_WIN_NULL;
 };
@@ -71,7 +71,7 @@ class MpiRanks final : public BatchDistribution {
 
   void choose_hardware(ComputeSettings& compute) const override { choose_rank_hardware(compute); }
 
-  std::unique_ptr<FrameDispenser> dispense(const std::vector<std::size_t>& todo) override {
+  std::unique_ptr<FrameDispenser> dispense(const FrameRuns& todo) override {
     return std::make_unique<SharedCounter>(todo);
   }
 

@@ -50,7 +50,6 @@ std::unique_ptr<io::TrajectoryReader> open_frames(const TrajectoryInputs& in, st
 TrajectoryScan scan_trajectory(const TrajectoryInputs& in, const AtomSet& topology,
                                const std::optional<io::FrameSelection>& frames, BoxFrom box_from) {
   auto reader = open_frames(in, topology.size(), frames);
-  std::map<std::size_t, std::string> sha;  // per file of the stream
   std::vector<float> xyz(3 * topology.size());
   AtomSet atoms = topology;
   TrajectoryScan scan;
@@ -68,17 +67,18 @@ TrajectoryScan scan_trajectory(const TrajectoryInputs& in, const AtomSet& topolo
     scan.box = scan.box ? union_box(*scan.box, b) : b;
     return true;
   };
+  if (const auto count = reader->frame_count()) scan.frames.reserve(std::size_t(*count));
+  std::map<std::size_t, std::uint32_t> sources;  // the table's source of each file of the stream
   while (advance()) {
-    analysis::FrameRecord record;
-    record.source = in.trajectories.at(info.file);
-    if (!sha.contains(info.file)) sha[info.file] = io::sha256_file(record.source);
-    record.input_sha256 = sha[info.file];
-    record.frame_index = info.index;
-    record.time_ps = info.time_ps;
-    scan.frames.push_back(record);
+    if (!sources.contains(info.file)) {
+      const std::string& path = in.trajectories.at(info.file);
+      sources[info.file] = scan.frames.source_index(path, io::sha256_file(path));
+    }
+    scan.frames.add(sources[info.file], 1, info.index, info.time_ps);
   }
   for (const auto& t : reader->truncations()) spdlog::warn("{} (the frames before it are used)", t.message());
   if (scan.frames.empty()) throw Error("batch: the trajectories hold no (selected) frame");
+  scan.frames.shrink_to_fit();
   return scan;
 }
 
@@ -89,7 +89,7 @@ TrajectoryFrames::TrajectoryFrames(const TrajectoryInputs& in, AtomSet topology,
       topology_(std::move(topology)),
       xyz_(3 * topology_.size()) {}
 
-AtomSet TrajectoryFrames::read(std::size_t index, const analysis::FrameRecord& record) {
+AtomSet TrajectoryFrames::read(std::size_t index, const std::string& source, std::int64_t frame_index) {
   if (index < next_) throw Error("internal: trajectory frames read out of order");
   if (index > next_ + 1 && reader_->can_seek() && reader_->frame_count()) {
     reader_->seek(std::int64_t(index));
@@ -100,9 +100,9 @@ AtomSet TrajectoryFrames::read(std::size_t index, const analysis::FrameRecord& r
   io::FrameInfo info;
   const bool have = next_ == index && reader_->next(xyz_.data(), info);
   ++next_;
-  if (!have || info.index != record.frame_index || files_.at(info.file) != record.source)
-    throw InputError(record.source, 0,
-                     "frame " + std::to_string(record.frame_index) +
+  if (!have || info.index != frame_index || files_.at(info.file) != source)
+    throw InputError(source, 0,
+                     "frame " + std::to_string(frame_index) +
                          " is no longer where the batch found it (the trajectory changed?)");
   AtomSet atoms = topology_;
   io::set_coordinates(atoms, xyz_.data());

@@ -44,7 +44,7 @@ enum class BoxFrom { none, all_frames, first_frame };
 // box of the frames `box_from` names. Truncated last frames are logged and left out. Only the
 // frames of the box are decoded: the others are passed by headers (TrajectoryReader::skip).
 struct TrajectoryScan {
-  std::vector<analysis::FrameRecord> frames;
+  analysis::FrameTable frames;
   std::optional<Box> box;
   std::size_t frames_decoded = 0;  // 1 with BoxFrom::first_frame, 0 with BoxFrom::none
 };
@@ -56,10 +56,10 @@ class TrajectoryFrames {
  public:
   TrajectoryFrames(const TrajectoryInputs& in, AtomSet topology,
                    const std::optional<io::FrameSelection>& frames);
-  // The atoms of record `index` (records as scan_trajectory made them); indexes rise between
-  // calls, a gap is crossed by a seek where the stream can (a resume), else by skipping.
-  // Throws InputError when the stream no longer has that frame where it was.
-  AtomSet read(std::size_t index, const analysis::FrameRecord& record);
+  // The atoms of the stream's frame `index`, which scan_trajectory found as frame `frame_index`
+  // of `source`; indexes rise between calls, a gap is crossed by a seek where the stream can (a
+  // resume), else by skipping. Throws InputError when the stream no longer has that frame there.
+  AtomSet read(std::size_t index, const std::string& source, std::int64_t frame_index);
 
  private:
   std::unique_ptr<io::TrajectoryReader> reader_;

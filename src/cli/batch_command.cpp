@@ -183,6 +183,9 @@ void print_summary(const app::BatchResult& r, bool models_all) {
                                                    : "";
       std::fprintf(stderr, "  %s%s: %s\n", f.source.c_str(), model.c_str(), f.message.c_str());
     }
+    if (r.failed > r.failures.size())
+      std::fprintf(stderr, "  ... %zu more (dcsgrid info --json lists every frame)\n",
+                   r.failed - r.failures.size());
   }
 }
 

@@ -76,7 +76,7 @@ struct FileContents {
   GridSpec grid;
   io::MapMetadata meta;
   bool batch = false;
-  std::vector<analysis::FrameRecord> frames;  // batch files
+  analysis::FrameTable frames;  // batch files
   std::size_t ensemble_frames = 0;
   std::optional<analysis::FileStats> stats;
   bool stored = false;  // stats read from /analysis

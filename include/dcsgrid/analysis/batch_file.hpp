@@ -28,6 +28,9 @@
 //                          cover (0: not computed yet)
 // A frame's status turns complete only after its data (potential, stats, table row) has been
 // flushed; the status is flushed again after. Contents of frames not complete are undefined.
+// In memory the table is a FrameTable (frame_table.hpp), read and written a block of rows at a
+// time; an open file caps HDF5's metadata cache, so neither grows by more than tens of bytes a
+// frame.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -40,26 +43,12 @@
 #include <string>
 #include <vector>
 
+#include "dcsgrid/analysis/frame_table.hpp"
 #include "dcsgrid/analysis/stats.hpp"
 #include "dcsgrid/core/grid.hpp"
 #include "dcsgrid/io/map_metadata.hpp"
 
 namespace dcsgrid::analysis {
-
-enum class FrameStatus : std::int8_t { pending = 0, complete = 1, failed = 2 };
-std::string status_name(FrameStatus status);
-
-struct FrameRecord {
-  std::string source;      // input file as given
-  int model = 1;           // model number in the file
-  std::string input_sha256;
-  std::size_t atom_count = 0;
-  double total_charge = 0;
-  FrameStatus status = FrameStatus::pending;
-  std::string message;     // why it failed (truncated to 255 bytes in the file)
-  std::int64_t frame_index = -1;  // trajectories: the frame's number in `source`, from 0
-  double time_ps = std::numeric_limits<double>::quiet_NaN();  // trajectories: simulation time
-};
 
 // Where a part of a sharded batch sits in the whole: shard `index` of `count` holds the
 // contiguous block of frames [first_frame, first_frame + its frames) of total_frames.
@@ -77,7 +66,7 @@ struct VirtualPart {
 struct BatchLayout {
   GridSpec grid;
   io::MapMetadata meta;
-  std::vector<FrameRecord> frames;
+  FrameTable frames;
   int histogram_bins = 0;  // 0: no /analysis/stats and histograms
   bool ensemble = false;   // reserve /analysis/mean and /analysis/std
   std::string options_json;  // what made the file (run_batch checks it on resume)
@@ -109,7 +98,8 @@ class BatchFile {
   const std::filesystem::path& path() const;
   const GridSpec& grid() const;
   const io::MapMetadata& meta() const;
-  const std::vector<FrameRecord>& frames() const;  // as read at open, updated by this object
+  // The frame table, as read at open (in blocks of rows) and updated by this object's writes.
+  const FrameTable& frames() const;
   int histogram_bins() const;  // 0 when the file has no stats datasets
   bool has_ensemble() const;
   const std::string& options_json() const;
@@ -117,9 +107,14 @@ class BatchFile {
   // Every frame's stats row (NaN/0 for frames not complete); empty when the file has no stats.
   std::vector<MapStats> stats() const;
 
+  // The checksum written into the rows of the frames of source `source` (frames().sources()) from
+  // now on: a resume records the inputs as they are now.
+  void set_source_sha256(std::uint32_t source, std::string sha256);
+
   // Writes frame `index` (the grid's point_count floats, x fastest), its stats when the file has
-  // them, and its table row, then marks it complete as the header describes. hook, when set, is
-  // called after each step.
+  // them, and its table row, then marks it complete as the header describes. The row's source,
+  // model, frame index and time are the table's; `record` gives its atom count and total charge.
+  // hook, when set, is called after each step.
   using StepHook = std::function<void(std::size_t index, WriteStep step)>;
   void write_frame(std::size_t index, const float* data, const FrameRecord& record,
                    const MapStats* stats, const StepHook& hook = {});
@@ -134,7 +129,8 @@ class BatchFile {
   void write_frames(std::span<const FrameWrite> frames, const StepHook& hook = {});
   // Writes frame `index`'s stats row only (merge: a frame whose data lies in a part).
   void write_stats(std::size_t index, const MapStats& stats);
-  // Records a failed frame (table row with status failed and the message), flushed.
+  // Records a failed frame (table row with status failed, the record's atom count, total charge
+  // and message), flushed.
   void write_failure(std::size_t index, const FrameRecord& record);
   // Reads frame `index` into out (point_count floats).
   void read_frame(std::size_t index, float* out) const;

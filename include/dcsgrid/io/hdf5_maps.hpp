@@ -86,25 +86,35 @@ void write_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& 
 void read_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid, float* out,
               const Path& path);
 
-// Small datasets (dims {} = scalar), contiguous, storage allocated now and filled with data.
+// Small datasets (dims {} = scalar), contiguous, storage allocated now and filled with data (or,
+// when data is null, zeros).
 Dataset create_column(hid_t location, const char* name, const std::vector<hsize_t>& dims,
                       hid_t file_type, hid_t memory_type, const void* data, const Path& path);
+// The fixed-length string type of the batch tables: size bytes, zero padded.
+Handle fixed_string_type(std::size_t size, const Path& path);
 // A 1-D fixed-length string dataset (size bytes each, zero padded; longer texts are cut).
 Dataset create_string_column(hid_t location, const char* name, const std::vector<std::string>& texts,
                              std::size_t size, const Path& path);
 // Row i of a 1-D or 2-D dataset (one element, or one row of the second dimension).
 void write_row(const Dataset& dataset, std::size_t i, hid_t memory_type, const void* data,
                const Path& path);
+// Rows [first, first + rows) of a 1-D or 2-D dataset, from or into a contiguous buffer.
+void write_rows(const Dataset& dataset, std::size_t first, std::size_t rows, hid_t memory_type,
+                const void* data, const Path& path);
+void read_rows(const Dataset& dataset, std::size_t first, std::size_t rows, hid_t memory_type,
+               void* out, const Path& path);
 void write_string_element(const Dataset& dataset, std::size_t i, const std::string& text,
                           const Path& path);
 void write_scalar(const Dataset& dataset, hid_t memory_type, const void* data, const Path& path);
 // InputError when n values of bytes_each bytes could not fit in the file holding dataset: sizes
 // read from a damaged file are checked before they size an allocation.
 void check_fits_in_file(hid_t dataset, std::size_t n, std::size_t bytes_each, const Path& path);
+// InputError unless the dataset holds n elements in storage that matches its shape (checked
+// before reading a damaged file's column in blocks).
+void check_column(const Dataset& dataset, std::size_t n, const Path& path);
 // Whole datasets of n elements (InputError on another size).
 void read_column(const Dataset& dataset, std::size_t n, hid_t memory_type, void* out,
                  const Path& path);
-std::vector<std::string> read_string_column(const Dataset& dataset, std::size_t n, const Path& path);
 
 // /frames/status of batch files: enum int8 {pending = 0, complete = 1, failed = 2}.
 enum class FrameState : std::int8_t { pending = 0, complete = 1, failed = 2 };

@@ -1,0 +1,131 @@
+// The frame table of a batch in memory: one compact row per frame, so that a batch of 10^6
+// trajectory frames holds tens of megabytes for it, not a copy of every path and checksum a frame.
+// Paths and SHA-256 checksums are held once, in a list of sources that rows point into; so are
+// the distinct (atom count, total charge) outcomes (a trajectory's frames share one); failure
+// messages are held aside, for failed frames only. One table serves the batch pipeline and the
+// batch file (BatchFile::frames()); its on-disk form is the /frames group (batch_file.hpp).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <utility>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dcsgrid::analysis {
+
+enum class FrameStatus : std::int8_t { pending = 0, complete = 1, failed = 2 };
+std::string status_name(FrameStatus status);
+
+// One frame's row, whole: what readers get from the table, and what writers give it.
+struct FrameRecord {
+  std::string source;      // input file as given
+  int model = 1;           // model number in the file
+  std::string input_sha256;
+  std::size_t atom_count = 0;
+  double total_charge = 0;
+  FrameStatus status = FrameStatus::pending;
+  std::string message;     // why it failed (truncated to 255 bytes in the file)
+  std::int64_t frame_index = -1;  // trajectories: the frame's number in `source`, from 0
+  double time_ps = std::numeric_limits<double>::quiet_NaN();  // trajectories: simulation time
+};
+
+// An input file as the rows refer to it.
+struct FrameSource {
+  std::string path;    // as given
+  std::string sha256;  // of its contents when the batch was set up (or resumed)
+};
+
+class FrameTable {
+ public:
+  std::size_t size() const { return status_.size(); }
+  bool empty() const { return status_.empty(); }
+  void reserve(std::size_t rows);
+  void shrink_to_fit();
+
+  // The index of source (path, sha256) for rows to refer to: the last one added when it is the
+  // same (a file's frames come together), else a new one.
+  std::uint32_t source_index(std::string_view path, std::string_view sha256);
+  // A pending row of source `source` (an index from source_index).
+  void add(std::uint32_t source, int model, std::int64_t frame_index = -1,
+           double time_ps = std::numeric_limits<double>::quiet_NaN());
+  // A row holding `record` (its source found by source_index).
+  void push_back(const FrameRecord& record);
+  // Rows [first, end) as a table of their own (a shard's block of the frames).
+  FrameTable slice(std::size_t first, std::size_t end) const;
+  // Appends every row of `other` (merge).
+  void append(const FrameTable& other);
+
+  // Row i whole (copies its source's strings: for reports, not for loops over every frame).
+  FrameRecord operator[](std::size_t i) const;
+  FrameRecord front() const { return (*this)[0]; }
+  FrameRecord back() const { return (*this)[size() - 1]; }
+
+  const std::vector<FrameSource>& sources() const { return sources_; }
+  std::uint32_t source_of(std::size_t i) const { return source_[i]; }
+  const FrameSource& source(std::size_t i) const { return sources_[source_[i]]; }
+  int model(std::size_t i) const { return model_[i]; }
+  std::int64_t frame_index(std::size_t i) const { return frame_index_[i]; }
+  double time_ps(std::size_t i) const { return time_ps_[i]; }
+  std::size_t atom_count(std::size_t i) const { return outcomes_[outcome_[i]].atom_count; }
+  double total_charge(std::size_t i) const { return outcomes_[outcome_[i]].total_charge; }
+  FrameStatus status(std::size_t i) const { return status_[i]; }
+  const std::string& message(std::size_t i) const;  // "" unless the frame failed
+  std::size_t count(FrameStatus status) const;
+
+  // What computing row i gave: its status, atom count and total charge, and the message of a
+  // failed frame (cut to 255 bytes, as in the file; dropped for other statuses).
+  void set_outcome(std::size_t i, FrameStatus status, std::size_t atom_count, double total_charge,
+                   const std::string& message = {});
+  void set_sha256(std::uint32_t source, std::string sha256) { sources_[source].sha256 = std::move(sha256); }
+
+  // Rows whole, one at a time.
+  class Iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = FrameRecord;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = FrameRecord;
+    Iterator(const FrameTable* table, std::size_t i) : table_(table), i_(i) {}
+    FrameRecord operator*() const { return (*table_)[i_]; }
+    Iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator==(const Iterator& other) const { return i_ == other.i_; }
+
+   private:
+    const FrameTable* table_;
+    std::size_t i_;
+  };
+  Iterator begin() const { return {this, 0}; }
+  Iterator end() const { return {this, size()}; }
+
+  // The longest text a failure message keeps (the file's fixed-length column, less its zero).
+  static constexpr std::size_t kMessageBytes = 255;
+
+ private:
+  struct Outcome {
+    std::size_t atom_count = 0;
+    double total_charge = 0;
+  };
+  std::uint32_t outcome_index(std::size_t atom_count, double total_charge);
+
+  std::vector<FrameSource> sources_;
+  std::vector<Outcome> outcomes_{Outcome{}};  // [0]: none yet
+  std::map<std::pair<std::size_t, std::uint64_t>, std::uint32_t> outcome_of_;  // charge's bits
+  // Columns, one entry a row (29 bytes a row in all).
+  std::vector<std::uint32_t> source_;
+  std::vector<std::int32_t> model_;
+  std::vector<std::int64_t> frame_index_;
+  std::vector<double> time_ps_;
+  std::vector<std::uint32_t> outcome_;
+  std::vector<FrameStatus> status_;
+  std::map<std::size_t, std::string> messages_;  // failed rows only
+};
+
+}  // namespace dcsgrid::analysis

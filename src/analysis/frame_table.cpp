@@ -1,0 +1,132 @@
+#include "dcsgrid/analysis/frame_table.hpp"
+
+#include <algorithm>
+#include <bit>
+
+#include "dcsgrid/core/error.hpp"
+
+namespace dcsgrid::analysis {
+
+std::string status_name(FrameStatus status) {
+  switch (status) {
+    case FrameStatus::pending: return "pending";
+    case FrameStatus::complete: return "complete";
+    case FrameStatus::failed: return "failed";
+  }
+  return "?";
+}
+
+void FrameTable::reserve(std::size_t rows) {
+  source_.reserve(rows);
+  model_.reserve(rows);
+  frame_index_.reserve(rows);
+  time_ps_.reserve(rows);
+  outcome_.reserve(rows);
+  status_.reserve(rows);
+}
+
+void FrameTable::shrink_to_fit() {
+  sources_.shrink_to_fit();
+  source_.shrink_to_fit();
+  model_.shrink_to_fit();
+  frame_index_.shrink_to_fit();
+  time_ps_.shrink_to_fit();
+  outcomes_.shrink_to_fit();
+  outcome_.shrink_to_fit();
+  status_.shrink_to_fit();
+}
+
+std::uint32_t FrameTable::source_index(std::string_view path, std::string_view sha256) {
+  if (!sources_.empty() && sources_.back().path == path && sources_.back().sha256 == sha256)
+    return std::uint32_t(sources_.size() - 1);
+  if (sources_.size() >= std::numeric_limits<std::uint32_t>::max())
+    throw Error("a batch takes at most 4294967295 input files");
+  sources_.push_back({std::string(path), std::string(sha256)});
+  return std::uint32_t(sources_.size() - 1);
+}
+
+void FrameTable::add(std::uint32_t source, int model, std::int64_t frame_index, double time_ps) {
+  source_.push_back(source);
+  model_.push_back(model);
+  frame_index_.push_back(frame_index);
+  time_ps_.push_back(time_ps);
+  outcome_.push_back(0);
+  status_.push_back(FrameStatus::pending);
+}
+
+void FrameTable::push_back(const FrameRecord& r) {
+  add(source_index(r.source, r.input_sha256), r.model, r.frame_index, r.time_ps);
+  set_outcome(size() - 1, r.status, r.atom_count, r.total_charge, r.message);
+}
+
+FrameTable FrameTable::slice(std::size_t first, std::size_t end) const {
+  FrameTable part;
+  part.reserve(end - first);
+  for (std::size_t i = first; i < end; ++i) {
+    const FrameSource& s = source(i);
+    part.add(part.source_index(s.path, s.sha256), model_[i], frame_index_[i], time_ps_[i]);
+    part.set_outcome(i - first, status_[i], atom_count(i), total_charge(i), message(i));
+  }
+  return part;
+}
+
+void FrameTable::append(const FrameTable& other) {
+  reserve(size() + other.size());
+  for (std::size_t i = 0; i < other.size(); ++i) {
+    const FrameSource& s = other.source(i);
+    add(source_index(s.path, s.sha256), other.model_[i], other.frame_index_[i], other.time_ps_[i]);
+    set_outcome(size() - 1, other.status_[i], other.atom_count(i), other.total_charge(i),
+                other.message(i));
+  }
+}
+
+FrameRecord FrameTable::operator[](std::size_t i) const {
+  FrameRecord r;
+  r.source = source(i).path;
+  r.input_sha256 = source(i).sha256;
+  r.model = model_[i];
+  r.frame_index = frame_index_[i];
+  r.time_ps = time_ps_[i];
+  r.atom_count = atom_count(i);
+  r.total_charge = total_charge(i);
+  r.status = status_[i];
+  r.message = message(i);
+  return r;
+}
+
+const std::string& FrameTable::message(std::size_t i) const {
+  static const std::string none;
+  const auto it = messages_.find(i);
+  return it == messages_.end() ? none : it->second;
+}
+
+std::size_t FrameTable::count(FrameStatus status) const {
+  return std::size_t(std::count(status_.begin(), status_.end(), status));
+}
+
+void FrameTable::set_outcome(std::size_t i, FrameStatus status, std::size_t atom_count,
+                             double total_charge, const std::string& message) {
+  status_[i] = status;
+  outcome_[i] = outcome_index(atom_count, total_charge);
+  if (status == FrameStatus::failed)
+    messages_[i] = message.substr(0, kMessageBytes);
+  else
+    messages_.erase(i);
+}
+
+std::uint32_t FrameTable::outcome_index(std::size_t atom_count, double total_charge) {
+  const std::pair key(atom_count, std::bit_cast<std::uint64_t>(total_charge));
+  const Outcome& last = outcomes_.back();
+  if (last.atom_count == atom_count &&
+      std::bit_cast<std::uint64_t>(last.total_charge) == key.second)
+    return std::uint32_t(outcomes_.size() - 1);
+  if (key == std::pair(std::size_t(0), std::uint64_t(0))) return 0;
+  if (const auto it = outcome_of_.find(key); it != outcome_of_.end()) return it->second;
+  if (outcomes_.size() >= std::numeric_limits<std::uint32_t>::max())
+    throw Error("a batch table holds at most 4294967295 distinct atom counts and charges");
+  outcomes_.push_back({atom_count, total_charge});
+  outcome_of_.emplace(key, std::uint32_t(outcomes_.size() - 1));
+  return std::uint32_t(outcomes_.size() - 1);
+}
+
+}  // namespace dcsgrid::analysis
