@@ -229,6 +229,7 @@ std::optional<ShardInfo> read_shard(hid_t potential, const fs::path& path) {
 
 struct BatchFile::Impl {
   fs::path path;
+  std::optional<io::hdf5::WritersLock> writers_lock;  // every MPI rank writing: MPI-IO locks nothing
   Handle file;
   Handle potential;
   GridSpec grid;
@@ -277,11 +278,10 @@ void BatchFile::create(const fs::path& path, const BatchLayout& layout) {
   io::hdf5::silence_errors();
   io::AtomicFile atomic(path);
   {
-    // The 1.8 format, not io::hdf5::create_file's: a 1.10 file left open by kill -9 is marked
-    // "open for write" and refused until h5clear, and a batch must resume after one.
-    Handle file = checked_handle(
-        H5Fcreate(atomic.temp_path().c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
-        path, "create the file (as " + atomic.temp_path().filename().string() + ")");
+    // The 1.10 format: checksummed metadata (a writer killed later leaves a mark that
+    // io::hdf5::clear_write_mark clears for --resume).
+    Handle file = io::hdf5::create_file(
+        atomic.temp_path(), path, "create the file (as " + atomic.temp_path().filename().string() + ")");
     const hid_t f = file.get();
     h5::bound_metadata_cache(f, path);  // allocating one chunk a frame builds the whole index
     const GridSpec& g = layout.grid;
@@ -322,6 +322,7 @@ BatchFile::BatchFile(const fs::path& path, bool writable, bool every_rank)
   io::hdf5::silence_errors();
   Impl& b = *impl_;
   b.path = path;
+  if (writable && every_rank) b.writers_lock.emplace(path);
   b.file = h5::open_file(path, writable, every_rank);
   h5::bound_metadata_cache(b.file.get(), path);
   b.every_rank = every_rank;

@@ -27,6 +27,7 @@
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
 #include "dcsgrid/engine/engine.hpp"
+#include "dcsgrid/io/hdf5_open.hpp"
 #include "dcsgrid/io/map_io.hpp"
 #include "dcsgrid/io/output_checks.hpp"
 
@@ -649,8 +650,12 @@ Checksums set_up_file(const BatchOptions& o, const BatchInputs& in, const nlohma
   const bool resume = exists && o.resume;
   Checksums sha;
   if (d.is_root()) {
-    if (resume) sha = check_resume(BatchFile(o.output), fingerprint, in.files);
-    else create_file(o, in, fingerprint, exists, frames_decoded);
+    if (resume) {
+      io::hdf5::clear_write_mark(o.output);  // a writer killed with the file open: reopenable
+      sha = check_resume(BatchFile(o.output), fingerprint, in.files);
+    } else {
+      create_file(o, in, fingerprint, exists, frames_decoded);
+    }
   }
   d.barrier();  // the root's file is in place
   if (!d.is_root() && resume) sha = check_resume(BatchFile(o.output), fingerprint, in.files);

@@ -125,15 +125,6 @@ std::vector<hsize_t> map_chunk(const std::vector<hsize_t>& leading, const GridSp
   return chunk;
 }
 
-Handle open_file(const Path& path, bool writable, bool every_rank) {
-  if (!std::filesystem::exists(path)) fail(path, "no such file");
-  if (H5Fis_hdf5(path.c_str()) <= 0) fail(path, "not an HDF5 file");
-  const Handle access = every_rank ? every_rank_access(path) : Handle();
-  return checked_handle(H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY,
-                                every_rank ? access.get() : H5P_DEFAULT),
-                        H5Fclose, path, writable ? "open the file for writing" : "open the file");
-}
-
 bool exists(hid_t location, const char* name, const Path& path) {
   return check(H5Lexists(location, name, H5P_DEFAULT), path, "look for " + label(name)) > 0;
 }

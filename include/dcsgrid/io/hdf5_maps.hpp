@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dcsgrid/core/grid.hpp"
+#include "dcsgrid/io/hdf5_open.hpp"
 #include "dcsgrid/io/hdf5_util.hpp"
 #include "dcsgrid/io/map_metadata.hpp"
 
@@ -32,9 +33,6 @@ inline constexpr const char* frame = "frame";  // batch files: the frame dimensi
 inline constexpr const char* kMapAxisOrder = "x fastest; dataset [nz][ny][nx]";
 inline constexpr const char* kBatchAxisOrder = "x fastest; dataset [frame][nz][ny][nx]";
 
-// Opens an existing HDF5 file (InputError when missing or not HDF5). every_rank: every rank of
-// the MPI job opens it at once (a collective call), through MPI-IO; Error in builds without MPI.
-Handle open_file(const Path& path, bool writable, bool every_rank = false);
 bool exists(hid_t location, const char* name, const Path& path);
 Dataset open_dataset(hid_t location, const char* name, const Path& path);
 void create_group(hid_t location, const char* name, const Path& path);
