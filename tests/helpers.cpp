@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <random>
 
 #include <sys/wait.h>
@@ -24,6 +25,14 @@ std::vector<std::string> listing(const std::filesystem::path& dir) {
   for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
+}
+
+int hdf5_superblock_version(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::array<char, 9> head{};
+  if (!in.read(head.data(), std::streamsize(head.size()))) return -1;
+  if (std::string(head.data(), 8) != "\x89HDF\r\n\x1a\n") return -1;
+  return static_cast<unsigned char>(head[8]);
 }
 
 std::filesystem::path temp_dir(const std::string& tag) {

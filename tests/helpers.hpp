@@ -19,6 +19,10 @@ std::filesystem::path data_file(const std::string& name);  // data/<name>
 std::filesystem::path temp_dir(const std::string& tag);
 // The names of the files in dir, hidden temporaries included, sorted.
 std::vector<std::string> listing(const std::filesystem::path& dir);
+// The version of an HDF5 file's superblock, read from its first bytes (the signature, then the
+// version; no user block): -1 when the file does not begin with the signature. Versions 2 and 3
+// (the 1.8 "latest" and 1.10 formats) carry a checksum.
+int hdf5_superblock_version(const std::filesystem::path& path);
 
 // n atoms uniformly inside box, charges uniform in [-1, 1], reproducible from seed.
 AtomSet random_atoms(std::size_t n, const Box& box, std::uint64_t seed);

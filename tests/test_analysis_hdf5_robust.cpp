@@ -4,13 +4,17 @@
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <cstring>
+#include <functional>
 
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/analysis/stats.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/io/hdf5_open.hpp"
 #include "helpers.hpp"
 #include "test_mutation_loop.hpp"
 
@@ -144,5 +148,144 @@ TEST(AnalysisHdf5Robust, BatchFileCreationFailureIsReported) {
       },
       60);
   EXPECT_EQ(failure, "");
+  fs::remove_all(dir);
+}
+
+namespace {
+
+analysis::BatchLayout two_frame_layout() {
+  analysis::BatchLayout layout;
+  layout.grid.origin = {0, 0, 0};
+  layout.grid.spacing = {0.5, 0.5, 0.5};
+  layout.grid.dims = {7, 6, 5};
+  layout.meta.units = "kT/e";
+  for (int f = 0; f < 2; ++f) {
+    analysis::FrameRecord record;
+    record.source = "frame" + std::to_string(f) + ".pqr";
+    layout.frames.push_back(record);
+  }
+  return layout;
+}
+
+void write_complete_frame(analysis::BatchFile& file, const GridSpec& grid, std::size_t f) {
+  const std::vector<float> values = frame_values(grid, f);
+  analysis::FrameRecord record = file.frames()[f];
+  record.status = analysis::FrameStatus::complete;
+  file.write_frame(f, values.data(), record, nullptr);
+}
+
+// A child process that opens the file in `hold`, which calls its argument while it holds it: the
+// parent is told through a pipe and the child waits there to be killed, the file still open.
+// Returns the child's pid once the file is held.
+pid_t start_holder(const std::function<void(const std::function<void()>&)>& hold) {
+  int ready[2];
+  if (pipe(ready) != 0) return -1;
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(ready[0]);
+    hold([&] {
+      (void)!write(ready[1], "r", 1);
+      while (true) pause();
+    });
+    std::_Exit(1);
+  }
+  close(ready[1]);
+  char byte = 0;
+  (void)!read(ready[0], &byte, 1);
+  close(ready[0]);
+  return byte == 'r' ? pid : -1;
+}
+
+void kill_holder(pid_t pid) {
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+}
+
+std::string error_text(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+// Batch files are written in the 1.10 format: a checksummed superblock (version 3, read from the
+// file's bytes), so damaged metadata is refused before HDF5 parses it.
+TEST(AnalysisHdf5Robust, BatchFileSuperblockIsChecksummed) {
+  const fs::path dir = test::temp_dir("batch_superblock");
+  analysis::BatchFile::create(dir / "frames.h5", two_frame_layout());
+  EXPECT_GE(test::hdf5_superblock_version(dir / "frames.h5"), 2);
+  {
+    analysis::BatchFile file(dir / "frames.h5", true);
+    write_complete_frame(file, file.grid(), 0);
+  }
+  EXPECT_GE(test::hdf5_superblock_version(dir / "frames.h5"), 2);  // a writable open keeps it
+  EXPECT_FALSE(io::hdf5::marked_open_for_write(dir / "frames.h5"));  // closed: no mark left
+  fs::remove_all(dir);
+}
+
+// A writer killed with the file open leaves the 1.10 "open for write" mark. Read-only opens read
+// what it flushed; a writable open is refused, naming the way on; clearing the mark is refused
+// while a live process holds the file (a serial writer: HDF5's lock; an MPI rank: WritersLock)
+// and works once none does, after which the file is written and read as usual.
+TEST(AnalysisHdf5Robust, KilledWritersMarkIsClearedOnlyWhenNoProcessHoldsTheFile) {
+  const fs::path dir = test::temp_dir("batch_killed");
+  const fs::path path = dir / "frames.h5";
+  const analysis::BatchLayout layout = two_frame_layout();
+  analysis::BatchFile::create(path, layout);
+  ASSERT_FALSE(io::hdf5::marked_open_for_write(path));
+
+  const pid_t writer = start_holder([&](const std::function<void()>& held) {
+    analysis::BatchFile file(path, true);
+    write_complete_frame(file, layout.grid, 0);
+    held();  // killed there, the file open
+  });
+  ASSERT_GT(writer, 0);
+  EXPECT_TRUE(io::hdf5::marked_open_for_write(path));
+  EXPECT_NE(error_text([&] { io::hdf5::clear_write_mark(path); }).find("another process"),
+            std::string::npos);
+  kill_holder(writer);
+
+  ASSERT_TRUE(io::hdf5::marked_open_for_write(path));
+  {
+    analysis::BatchFile file(path);  // read-only: the mark is ignored
+    ASSERT_EQ(file.frames()[0].status, analysis::FrameStatus::complete);
+    EXPECT_EQ(file.frames()[1].status, analysis::FrameStatus::pending);
+    std::vector<float> values(layout.grid.point_count());
+    file.read_frame(0, values.data());
+    EXPECT_EQ(values, frame_values(layout.grid, 0));
+    EXPECT_EQ(analysis::MapReader(path).size(), 1u);
+  }
+  const std::string refused = error_text([&] { analysis::BatchFile file(path, true); });
+  EXPECT_NE(refused.find("marked open for writing"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("--resume"), std::string::npos) << refused;
+
+  const pid_t mpi_rank = start_holder([&](const std::function<void()>& held) {
+    const io::hdf5::WritersLock lock(path);
+    held();
+  });
+  ASSERT_GT(mpi_rank, 0);
+  EXPECT_NE(error_text([&] { io::hdf5::clear_write_mark(path); }).find("another process"),
+            std::string::npos);
+  EXPECT_TRUE(io::hdf5::marked_open_for_write(path));
+  kill_holder(mpi_rank);
+
+  io::hdf5::clear_write_mark(path);
+  EXPECT_FALSE(io::hdf5::marked_open_for_write(path));
+  {
+    analysis::BatchFile file(path, true);
+    write_complete_frame(file, layout.grid, 1);
+  }
+  analysis::BatchFile file(path);
+  for (std::size_t f = 0; f < 2; ++f) {
+    EXPECT_EQ(file.frames()[f].status, analysis::FrameStatus::complete);
+    std::vector<float> values(layout.grid.point_count());
+    file.read_frame(f, values.data());
+    EXPECT_EQ(values, frame_values(layout.grid, f)) << "frame " << f;
+  }
   fs::remove_all(dir);
 }

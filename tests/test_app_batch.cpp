@@ -18,6 +18,7 @@
 #include "dcsgrid/analysis/stats.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/cpu_backend.hpp"
+#include "dcsgrid/io/hdf5_open.hpp"
 #include "dcsgrid/io/map_io.hpp"
 #include "dcsgrid/io/read.hpp"
 #include "helpers.hpp"
@@ -477,8 +478,11 @@ TEST(BatchCrash, KillNineAtEveryWriteStepThenResume) {
     const fs::path out = dir / ("killed" + std::to_string(int(step)) + ".h5");
     const int status = run_child(out.string() + "|1|" + std::to_string(int(step)) + "|" + inputs);
     ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
+    // The 1.10 format (checksummed), left marked open for writing: the resume must clear it.
+    EXPECT_GE(test::hdf5_superblock_version(out), 2);
+    EXPECT_TRUE(io::hdf5::marked_open_for_write(out));
     {
-      BatchFile file(out);  // opens after the kill
+      BatchFile file(out);  // opens after the kill, read-only: the mark is ignored
       if (step == WriteStep::status_flushed) EXPECT_EQ(file.frames()[1].status, FrameStatus::complete);
       if (step <= WriteStep::data_flushed) EXPECT_EQ(file.frames()[1].status, FrameStatus::pending);
       // Frames are written in order, in groups that complete whole: the complete ones come first.
@@ -494,6 +498,7 @@ TEST(BatchCrash, KillNineAtEveryWriteStepThenResume) {
     // Resume in a second child (so this process never forks after using OpenMP).
     ASSERT_EQ(run_child(out.string() + "|99|0|" + inputs), 0);
     expect_same_bytes(contents(reference), contents(out));
+    EXPECT_FALSE(io::hdf5::marked_open_for_write(out));
   }
 }
 

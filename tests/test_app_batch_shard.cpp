@@ -123,6 +123,7 @@ TEST_F(BatchShard, StructureShardsMergedVirtualAndCopiedEqualOneRun) {
   EXPECT_EQ(merged.failed, 1u);
   expect_same_batch(dir / "whole.h5", dir / "merged.h5");
   EXPECT_FALSE(BatchFile(dir / "merged.h5").shard().has_value());
+  EXPECT_GE(test::hdf5_superblock_version(dir / "merged.h5"), 2);  // the 1.10 format
   expect_h5py_reads_the_same(dir / "whole.h5", dir / "merged.h5", true);
 
   analysis::merge_batch_parts({parts, dir / "copied.h5", true});

@@ -82,6 +82,7 @@ TEST_F(CliMpi, BatchOverTwoAndThreeRanksEqualsTheSerialRun) {
     EXPECT_NE(r.output.find("computed 8, failed 1"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("f4.pqr:1: z coordinate is not a number"), std::string::npos) << r.output;
     test::expect_same_batch(dir / "serial.h5", out);
+    EXPECT_GE(test::hdf5_superblock_version(out), 2);  // the 1.10 format, written through MPI-IO
     EXPECT_NE(BatchFile(out).frames()[4].message.find("f4.pqr:1"), std::string::npos);
   }
 }
