@@ -85,6 +85,26 @@ inline std::vector<Mutation> mutations(const std::vector<char>& original, std::s
   return out;
 }
 
+// Flipped bits of the 8-byte values at `positions` of original (the chunk addresses that
+// address_positions finds, and values equal to them): in byte k of each, bits k and 7 - k, so that
+// the address moves by small and by large steps (16 mutations a position; all 64 bits cost too
+// much where small files hold many values equal to an address).
+inline std::vector<Mutation> address_flips(const std::vector<char>& original,
+                                           const std::vector<std::size_t>& positions) {
+  std::vector<Mutation> out;
+  for (std::size_t at : positions)
+    for (std::size_t k = 0; k < 8 && at + k < original.size(); ++k)
+      for (int bit : {int(k), 7 - int(k)}) {
+        const std::size_t byte = at + k;
+        Mutation m{"bit " + std::to_string(bit) + " of byte " + std::to_string(byte) +
+                       " (a chunk address) flipped",
+                   original, byte, byte + 1};
+        m.bytes[byte] = char(m.bytes[byte] ^ (1 << bit));
+        out.push_back(std::move(m));
+      }
+  return out;
+}
+
 // How many mutations a loop runs: `usual`, or DCSGRID_MUTATIONS when set (long runs by hand).
 inline std::size_t mutation_count(std::size_t usual) {
   const char* text = std::getenv("DCSGRID_MUTATIONS");
@@ -111,9 +131,8 @@ inline std::vector<std::string> run_mutations(const std::vector<Mutation>& list,
 
 // HDF5 files: the byte ranges [offset, offset + size) of the chunks of `dataset` in an intact
 // file, and where the file stores those chunks' addresses (their 8-byte little-endian encodings,
-// in HDF5's chunk index). The format has no checksum on either: a damaged value reads as another
-// value, a chunk address moved by a flip reads other bytes as the map; both are only required
-// not to crash.
+// in HDF5's chunk index). In the 1.10 format the chunk index is checksummed metadata (a damaged
+// address is refused); the raw chunk data are not (a damaged value reads as another value).
 inline std::vector<std::pair<std::size_t, std::size_t>> chunk_ranges(const std::filesystem::path& path,
                                                                  const char* dataset_name = "potential") {
   std::vector<std::pair<std::size_t, std::size_t>> ranges;
