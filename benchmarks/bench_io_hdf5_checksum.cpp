@@ -1,0 +1,205 @@
+// The cost of HDF5's Fletcher32 checksum filter on our HDF5 writes and reads (issue 21): a map of
+// about 190 MB written in slabs of planes through the chunk cache as io::Hdf5MapWriter does, read
+// back whole, and batch frames written one at a time into an early-allocated 4-D dataset with a
+// flush after each (as analysis::BatchFile does), with and without the filter, on a disk folder
+// (writes end with fsync) and on /dev/shm. The baseline is the same write without the filter,
+// measured in the same run; the slowdown column is the filter's cost.
+//   bench_io_hdf5_checksum [--disk DIR (/tmp)] [--shm DIR (/dev/shm)] [--repeats N (3)]
+// Writes io_hdf5_checksum.json (see report.hpp).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/io/hdf5_maps.hpp"
+#include "report.hpp"
+
+namespace dcsgrid::bench {
+namespace {
+
+namespace fs = std::filesystem;
+namespace h5 = io::hdf5;
+
+GridSpec grid_of(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
+  GridSpec grid;
+  grid.origin = {0, 0, 0};
+  grid.spacing = {0.5, 0.5, 0.5};
+  grid.dims = {nx, ny, nz};
+  return grid;
+}
+
+std::vector<float> ramp(std::size_t n) {
+  std::vector<float> values(n);
+  for (std::size_t i = 0; i < n; ++i) values[i] = float(i % 1000) * 0.001f - 0.5f;
+  return values;
+}
+
+void fsync_file(const fs::path& path) {
+  const int descriptor = ::open(path.c_str(), O_RDONLY);
+  if (descriptor >= 0) {
+    (void)fsync(descriptor);
+    ::close(descriptor);
+  }
+}
+
+// A float32 dataset [leading...][nz][ny][nx] chunked as the writers chunk maps, with the
+// Fletcher32 filter when checksum; batch: storage allocated at creation (without fill writes when
+// the filter allows it: HDF5 refuses "never fill" for filtered chunks).
+h5::Handle create_dataset(hid_t file, const std::vector<hsize_t>& leading, const GridSpec& grid,
+                          bool checksum, bool batch, const fs::path& path) {
+  std::vector<hsize_t> dims = leading;
+  dims.insert(dims.end(), {hsize_t(grid.nz()), hsize_t(grid.ny()), hsize_t(grid.nx())});
+  h5::Handle space(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
+  h5::Handle plist(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  const std::vector<hsize_t> chunk = h5::map_chunk(leading, grid);
+  h5::check(H5Pset_chunk(plist.get(), int(chunk.size()), chunk.data()), path, "set chunks");
+  if (checksum) h5::check(H5Pset_fletcher32(plist.get()), path, "enable Fletcher32");
+  if (batch) {
+    h5::check(H5Pset_alloc_time(plist.get(), H5D_ALLOC_TIME_EARLY), path, "allocate early");
+    if (!checksum) h5::check(H5Pset_fill_time(plist.get(), H5D_FILL_TIME_NEVER), path, "no fill");
+  }
+  h5::Handle access(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose);
+  h5::check(H5Pset_chunk_cache(access.get(), 521, std::size_t(32) << 20, 1.0), path, "chunk cache");
+  return h5::checked_handle(H5Dcreate2(file, "potential", H5T_IEEE_F32LE, space.get(), H5P_DEFAULT,
+                                       plist.get(), access.get()),
+                            H5Dclose, path, "create /potential");
+}
+
+// Writes planes [z, z + planes) of a 3-D dataset, or frame f of a 4-D one (planes = nz).
+void write_block(hid_t dataset, std::vector<hsize_t> start, std::vector<hsize_t> count,
+                 const float* data, const fs::path& path) {
+  h5::Handle file_space(H5Dget_space(dataset), H5Sclose);
+  h5::check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
+                                nullptr),
+            path, "select");
+  h5::Handle memory(H5Screate_simple(int(count.size()), count.data(), nullptr), H5Sclose);
+  h5::check(H5Dwrite(dataset, H5T_NATIVE_FLOAT, memory.get(), file_space.get(), H5P_DEFAULT, data),
+            path, "write");
+}
+
+// The map: created, written in slabs of 8 planes, closed (and fsync'd when on disk).
+void write_map(const fs::path& path, const GridSpec& grid, const std::vector<float>& values,
+               bool checksum, bool sync) {
+  fs::remove(path);
+  {
+    h5::Handle file = h5::create_file(path, path, "create");
+    h5::Handle dataset = create_dataset(file.get(), {}, grid, checksum, false, path);
+    const std::size_t plane = std::size_t(grid.nx() * grid.ny());
+    for (std::int64_t z = 0; z < grid.nz(); z += 8) {
+      const std::int64_t planes = std::min<std::int64_t>(8, grid.nz() - z);
+      write_block(dataset.get(), {hsize_t(z), 0, 0}, {hsize_t(planes), hsize_t(grid.ny()), hsize_t(grid.nx())},
+                  values.data() + std::size_t(z) * plane, path);
+    }
+    h5::check(dataset.close(), path, "close /potential");
+    h5::check(file.close(), path, "close");
+  }
+  if (sync) fsync_file(path);
+}
+
+void read_map(const fs::path& path, std::vector<float>& out) {
+  h5::Handle file = h5::open_file(path, false);
+  h5::Handle dataset = h5::open_dataset(file.get(), "potential", path);
+  h5::check(H5Dread(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), path,
+            "read");
+}
+
+// A batch: the file created with its frames allocated (not timed), then each frame written and
+// flushed (timed, with a final fsync when on disk).
+double write_batch(const fs::path& path, const GridSpec& grid, std::size_t frames,
+                   const std::vector<float>& values, bool checksum, bool sync, int repeats) {
+  fs::remove(path);
+  {
+    h5::Handle file = h5::create_file(path, path, "create");
+    create_dataset(file.get(), {frames}, grid, checksum, true, path);
+    h5::check(file.close(), path, "close");
+  }
+  h5::Handle file = h5::open_file(path, true);
+  h5::Handle dataset = h5::open_dataset(file.get(), "potential", path);
+  return best_seconds(repeats, [&] {
+    for (std::size_t f = 0; f < frames; ++f) {
+      write_block(dataset.get(), {f, 0, 0, 0}, {1, hsize_t(grid.nz()), hsize_t(grid.ny()), hsize_t(grid.nx())},
+                  values.data(), path);
+      h5::check(H5Fflush(file.get(), H5F_SCOPE_LOCAL), path, "flush");
+    }
+    if (sync) fsync_file(path);
+  });
+}
+
+struct Place {
+  std::string name;
+  fs::path dir;
+  bool sync;
+};
+
+void run(const std::vector<Place>& places, int repeats) {
+  std::lock_guard lock(h5::library_mutex());
+  const GridSpec map_grid = grid_of(400, 400, 300);  // 192 MB
+  const GridSpec frame_grid = grid_of(161, 161, 161);  // 16.7 MB a frame
+  constexpr std::size_t kFrames = 12;
+  const std::vector<float> map_values = ramp(map_grid.point_count());
+  const std::vector<float> frame = ramp(frame_grid.point_count());
+  std::vector<float> back(map_values.size());
+  const double map_mb = double(map_values.size() * sizeof(float)) / 1e6;
+  const double batch_mb = double(kFrames * frame.size() * sizeof(float)) / 1e6;
+
+  Report report("io_hdf5_checksum", {"place", "operation", "MB", "plain MB/s", "fletcher32 MB/s",
+                                     "slowdown %"});
+  for (const Place& place : places) {
+    const fs::path map_path = place.dir / "dcsgrid_bench_checksum_map.h5";
+    const fs::path batch_path = place.dir / "dcsgrid_bench_checksum_batch.h5";
+    double write_s[2], read_s[2], batch_s[2];
+    for (int checksum = 0; checksum < 2; ++checksum) {
+      write_s[checksum] = best_seconds(repeats, [&] {
+        write_map(map_path, map_grid, map_values, checksum, place.sync);
+      });
+      read_s[checksum] = best_seconds(repeats, [&] { read_map(map_path, back); });
+      if (back != map_values) throw Error(map_path.string() + ": read back other values");
+      batch_s[checksum] = write_batch(batch_path, frame_grid, kFrames, frame, checksum, place.sync, repeats);
+    }
+    auto row = [&](const char* operation, double mb, const double* s) {
+      report.add_row({place.name, operation, mb, mb / s[0], mb / s[1], 100.0 * (s[1] / s[0] - 1.0)});
+    };
+    row("map write", map_mb, write_s);
+    row("map read", map_mb, read_s);
+    row("batch frames write", batch_mb, batch_s);
+    fs::remove(map_path);
+    fs::remove(batch_path);
+  }
+  report.set_context("cpu", cpu_description());
+  report.set_context("map", map_grid.describe() + ", chunks of io::hdf5::map_chunk, slabs of 8 planes");
+  report.set_context("batch", std::to_string(kFrames) + " frames of " + frame_grid.describe() +
+                                  ", one flush a frame");
+  report.set_context("repeats", repeats);
+  report.finish();
+}
+
+}  // namespace
+}  // namespace dcsgrid::bench
+
+int main(int argc, char** argv) {
+  std::vector<dcsgrid::bench::Place> places = {{"disk", "/tmp", true}, {"shm", "/dev/shm", false}};
+  int repeats = 3;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string option = argv[i];
+    if (option == "--disk") places[0].dir = argv[i + 1];
+    else if (option == "--shm") places[1].dir = argv[i + 1];
+    else if (option == "--repeats") repeats = std::atoi(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "unknown option %s\n", argv[i]);
+      return 2;
+    }
+  }
+  try {
+    dcsgrid::bench::run(places, repeats);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_io_hdf5_checksum: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
