@@ -183,7 +183,15 @@ void write_complete_frame(analysis::BatchFile& file, const GridSpec& grid, std::
   const std::vector<float> values = frame_values(grid, f);
   analysis::FrameRecord record = file.frames()[f];
   record.status = analysis::FrameStatus::complete;
-  file.write_frame(f, values.data(), record, nullptr);
+  // Stats only when the file has room for them (map_stats runs OpenMP, which a forked child of a
+  // process that used it cannot).
+  std::optional<analysis::MapStats> stats;
+  if (file.histogram_bins() > 0) {
+    analysis::HistogramOptions histogram;
+    histogram.bins = file.histogram_bins();
+    stats = analysis::map_stats(values, histogram);
+  }
+  file.write_frame(f, values.data(), record, stats ? &*stats : nullptr);
 }
 
 // A child process that opens the file in `hold`, which calls its argument while it holds it: the
@@ -196,17 +204,23 @@ pid_t start_holder(const std::function<void(const std::function<void()>&)>& hold
   const pid_t pid = fork();
   if (pid == 0) {
     close(ready[0]);
-    hold([&] {
-      (void)!write(ready[1], "r", 1);
-      while (true) pause();
-    });
-    std::_Exit(1);
+    try {
+      hold([&] {
+        (void)!write(ready[1], "r", 1);
+        while (true) pause();
+      });
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "holder: %s\n", e.what());
+    }
+    std::_Exit(1);  // the parent reads end-of-file: no holder
   }
   close(ready[1]);
   char byte = 0;
   (void)!read(ready[0], &byte, 1);
   close(ready[0]);
-  return byte == 'r' ? pid : -1;
+  if (byte == 'r') return pid;
+  waitpid(pid, nullptr, 0);
+  return -1;
 }
 
 void kill_holder(pid_t pid) {
@@ -275,6 +289,21 @@ TEST(AnalysisHdf5Robust, KilledWritersMarkIsClearedOnlyWhenNoProcessHoldsTheFile
   const std::string refused = error_text([&] { analysis::BatchFile file(path, true); });
   EXPECT_NE(refused.find("marked open for writing"), std::string::npos) << refused;
   EXPECT_NE(refused.find("--resume"), std::string::npos) << refused;
+  // Statistics are added to a copy: it opens for writing, and the file stays readable.
+  analysis::FileStatsOptions stats;
+  stats.file = path;
+  stats.write = true;
+  ASSERT_EQ(analysis::file_stats(stats).maps.size(), 1u);
+  ASSERT_EQ(analysis::read_stored_stats(path)->maps.size(), 1u);
+  EXPECT_FALSE(io::hdf5::marked_open_for_write(path));  // the copy replaced it, closed
+  {
+    const pid_t killer = start_holder([&](const std::function<void()>& held) {
+      analysis::BatchFile file(path, true);
+      held();
+    });
+    ASSERT_GT(killer, 0);
+    kill_holder(killer);  // marked again, as after the first kill
+  }
 
   const pid_t mpi_rank = start_holder([&](const std::function<void()>& held) {
     const io::hdf5::WritersLock lock(path);

@@ -166,6 +166,7 @@ FileStats file_stats(const FileStatsOptions& options) {
   std::error_code ec;
   fs::copy_file(path, atomic.temp_path(), ec);
   if (ec) throw Error("cannot copy " + path.string() + " to add statistics: " + ec.message());
+  io::hdf5::clear_write_mark(atomic.temp_path());  // a batch killed while writing: our copy opens
   {
     std::lock_guard lock(io::hdf5::library_mutex());
     io::hdf5::Handle file = h5::open_file(atomic.temp_path(), true);
