@@ -26,14 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 namespace h5 = io::hdf5;
 
-GridSpec grid_of(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
-  GridSpec grid;
-  grid.origin = {0, 0, 0};
-  grid.spacing = {0.5, 0.5, 0.5};
-  grid.dims = {nx, ny, nz};
-  return grid;
-}
-
 std::vector<float> ramp(std::size_t n) {
   std::vector<float> values(n);
   for (std::size_t i = 0; i < n; ++i) values[i] = float(i % 1000) * 0.001f - 0.5f;
@@ -139,8 +131,8 @@ struct Place {
 
 void run(const std::vector<Place>& places, int repeats) {
   std::lock_guard lock(h5::library_mutex());
-  const GridSpec map_grid = grid_of(400, 400, 300);  // 192 MB
-  const GridSpec frame_grid = grid_of(161, 161, 161);  // 16.7 MB a frame
+  const GridSpec map_grid{{0, 0, 0}, {0.5, 0.5, 0.5}, {400, 400, 300}};  // 192 MB
+  const GridSpec frame_grid{{0, 0, 0}, {0.5, 0.5, 0.5}, {161, 161, 161}};  // 16.7 MB a frame
   constexpr std::size_t kFrames = 12;
   const std::vector<float> map_values = ramp(map_grid.point_count());
   const std::vector<float> frame = ramp(frame_grid.point_count());
