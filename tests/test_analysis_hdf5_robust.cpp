@@ -274,6 +274,8 @@ TEST(AnalysisHdf5Robust, KilledWritersMarkIsClearedOnlyWhenNoProcessHoldsTheFile
   EXPECT_TRUE(io::hdf5::marked_open_for_write(path));
   EXPECT_NE(error_text([&] { io::hdf5::clear_write_mark(path); }).find("another process"),
             std::string::npos);
+  const std::string busy = error_text([&] { analysis::BatchFile file(path); });  // HDF5's lock
+  EXPECT_NE(busy.find("is open for writing elsewhere"), std::string::npos) << busy;
   kill_holder(writer);
 
   ASSERT_TRUE(io::hdf5::marked_open_for_write(path));

@@ -19,8 +19,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// HDF5's file-access property behind `h5clear -s` (private, but registered by every library since
-// 1.10.0): the open ignores the superblock's status flags, and a writable open stores them cleared.
+// HDF5's file-access property behind `h5clear -s` (private, but registered by the 1.10 and later
+// libraries): the open ignores the superblock's status flags, and a writable open stores them
+// cleared.
 constexpr const char* kClearStatusFlags = "clear_status_flags";
 
 // File access through the default driver, or through MPI-IO for a file every rank opens.
@@ -29,15 +30,21 @@ Handle file_access(const fs::path& path, bool every_rank) {
   return checked_handle(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, path, "set up file access");
 }
 
-// Throws unless no other process holds a flock(2) on the file: a probe for an exclusive lock,
-// released at once (the open that follows takes HDF5's own).
-void require_no_other_process(const fs::path& path) {
+// What a non-blocking flock(2) of the file finds, the probe's lock released at once: 0 when no
+// other open of the file holds a conflicting lock (exclusive: any lock; shared: a writer's),
+// EWOULDBLOCK when one does, another errno when the file system cannot tell.
+int probe_lock(const fs::path& path, bool exclusive) {
   const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (descriptor < 0) throw Error(path.string() + ": cannot open: " + std::strerror(errno));
-  const int locked = flock(descriptor, LOCK_EX | LOCK_NB);
-  const int error = errno;
+  if (descriptor < 0) return errno;
+  const int error = flock(descriptor, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0 ? 0 : errno;
   ::close(descriptor);
-  if (locked == 0) return;
+  return error;
+}
+
+// Throws unless no other process holds a lock on the file (the open that follows takes HDF5's).
+void require_no_other_process(const fs::path& path) {
+  const int error = probe_lock(path, true);
+  if (error == 0) return;
   if (error == EWOULDBLOCK)
     throw Error(path.string() + ": another process has the file open (a batch still writing "
                 "it?): let it end, or stop it, before resuming");
@@ -56,6 +63,13 @@ Handle open_file(const fs::path& path, bool writable, bool every_rank) {
   // A library without the property refuses a marked file below, with HDF5's reason.
   if (!writable && H5Pset(access.get(), kClearStatusFlags, &ignore_mark) < 0) H5Eclear2(H5E_DEFAULT);
   const hid_t file = H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, access.get());
+  // HDF5 says "unable to lock file" (serial opens only: MPI-IO takes no lock).
+  if (file < 0 && !every_rank && probe_lock(path, writable) == EWOULDBLOCK) {
+    H5Eclear2(H5E_DEFAULT);
+    throw InputError(path.string(), 0,
+                     writable ? "is open elsewhere (a batch still running, or a reader?)"
+                              : "is open for writing elsewhere (a batch still running?)");
+  }
   if (file < 0 && writable && marked_open_for_write(path)) {
     H5Eclear2(H5E_DEFAULT);
     throw InputError(path.string(), 0,
