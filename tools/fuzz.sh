@@ -210,8 +210,8 @@ run_target() {
   if ((workers > 0)); then
     if ((${#keep_going[@]})); then keep_going[0]=-fork=$workers; else keep_going=(-fork="$workers"); fi
   fi
-  ASAN_OPTIONS=allocator_may_return_null=1 LSAN_OPTIONS=suppressions=$ROOT/fuzz/lsan.supp \
   # The outer limit ends a run whose fork-mode parent waits on a job hung inside a library.
+  ASAN_OPTIONS=allocator_may_return_null=1 LSAN_OPTIONS=suppressions=$ROOT/fuzz/lsan.supp \
   OMP_NUM_THREADS=1 "${outer[@]}" "$BUILD/fuzz/fuzz_$t" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 \
     -malloc_limit_mb=$malloc_limit -max_len="$(max_len "$t")" -print_final_stats=1 "${keep_going[@]}" \
     -artifact_prefix="$BUILD/artifacts/$t/" "$BUILD/corpus/$t" "$BUILD/seeds/$t" >"$log" 2>&1 || true
