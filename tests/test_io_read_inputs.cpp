@@ -297,33 +297,71 @@ TEST(ReadHostile, XyzHeaderCountsCannotDriveAllocations) {
   fs::remove_all(dir);
 }
 
-TEST(ReadHostile, MmcifResidueNumbersBeyond32BitsAreRefused) {
+// Every _atom_site column gemmi reads as an int, given a value beyond 32 bits in the sixth row:
+// gemmi's parser overflowed (undefined; residue numbers wrapped and moved charges between
+// residues, a serial number of -8888888888 was fuzz_mmcif's finding). Refused with the line.
+TEST(ReadHostile, MmcifIntegersBeyond32BitsAreRefused) {
   const std::string cif = read_text(data_file("1hpv.cif.gz"));
   const auto lines = lines_of(cif);
-  // The first _atom_site row after the loop header (gemmi writes one row per line), and its
-  // auth_seq_id: the column's index among the loop's tags.
-  std::size_t tag = 0, first_row = 0, auth_column = 0;
+  std::vector<std::string> tags;
+  std::size_t first_row = 0;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].rfind("_atom_site.", 0) == 0) {
-      if (lines[i].rfind("_atom_site.auth_seq_id", 0) == 0) auth_column = tag;
-      ++tag;
-    } else if (tag > 0) {
-      first_row = i + 5;  // the sixth row
+      tags.push_back(words(lines[i])[0]);
+    } else if (!tags.empty()) {
+      first_row = i + 5;  // the sixth row (gemmi writes one row per line)
       break;
     }
   }
+  const struct {
+    const char* tag;
+    const char* value;
+    const char* what;
+  } cases[] = {{"_atom_site.auth_seq_id", "99999999999999999999999", "residue numbers"},
+               {"_atom_site.label_seq_id", "2147483648", "residue numbers"},
+               {"_atom_site.id", "-8888888888", "serial numbers"},
+               {"_atom_site.pdbx_formal_charge", "+3000000000", "charges"},
+               {"_atom_site.pdbx_PDB_model_num", "99999999999", "model numbers"}};
+  const fs::path dir = temp_dir("cif-int");
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.tag);
+    const auto column = std::find(tags.begin(), tags.end(), c.tag);
+    ASSERT_NE(column, tags.end());
+    std::vector<std::string> w = words(lines[first_row]);
+    ASSERT_EQ(w.size(), tags.size());
+    w[std::size_t(column - tags.begin())] = c.value;
+    std::string row;
+    for (const std::string& s : w) row += s + " ";
+    std::string text = cif;
+    text.replace(text.find(lines[first_row]), lines[first_row].size(), row);
+    write_text(dir / "int.cif", text);
+    expect_read_error(dir / "int.cif", first_row + 1,
+                      std::string(c.tag) + " is beyond the 32-bit range of " + c.what + ": '" + c.value + "'");
+  }
+  fs::remove_all(dir);
+}
+
+// fuzz_mmcif's finding (fuzz/regressions/mmcif): another loop of _atom_site. tags before the
+// atoms' loop hid the atoms' loop from the checks, and gemmi overflowed on a serial number.
+TEST(ReadHostile, AtomSiteLoopIsTheOneWithCoordinates) {
+  const std::string cif = read_text(data_file("1hpv.cif.gz"));
+  const auto lines = lines_of(cif);
+  std::size_t header = 0;  // the atoms' loop_ line
+  while (header + 1 < lines.size() && lines[header + 1].rfind("_atom_site.id", 0) != 0) ++header;
+  ASSERT_LT(header + 1, lines.size());
+  std::size_t first_row = header + 1;
+  while (lines[first_row].rfind("_atom_site.", 0) == 0) ++first_row;
   std::vector<std::string> w = words(lines[first_row]);
-  ASSERT_GT(w.size(), auth_column);
-  w[auth_column] = "99999999999999999999999";
+  w[0] = "-8888888888";  // _atom_site.id, the loop's first tag
   std::string row;
   for (const std::string& s : w) row += s + " ";
   std::string text = cif;
   text.replace(text.find(lines[first_row]), lines[first_row].size(), row);
-  const fs::path dir = temp_dir("cif-seq");
-  write_text(dir / "seq.cif", text);
-  expect_read_error(dir / "seq.cif", first_row + 1,
-                    "_atom_site.auth_seq_id is beyond the 32-bit range of residue numbers: "
-                    "'99999999999999999999999'");
+  text.insert(text.find(lines[header]), "loop_\n_atom_site.note\nnone\n");  // 3 lines before
+  const fs::path dir = temp_dir("cif-loops");
+  write_text(dir / "loops.cif", text);
+  expect_read_error(dir / "loops.cif", first_row + 1 + 3,
+                    "_atom_site.id is beyond the 32-bit range of serial numbers: '-8888888888'");
   fs::remove_all(dir);
 }
 

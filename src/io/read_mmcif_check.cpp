@@ -94,7 +94,8 @@ bool fits_int(std::string_view token) {
 
 namespace {
 
-// The tags of the loop whose first tag is an _atom_site. one, and where its values begin.
+// The tags of the first loop of _atom_site. tags that has the coordinates, and where its values
+// begin.
 struct AtomSiteLoop {
   std::vector<std::string_view> tags;
   std::size_t pos = 0, line = 1;
@@ -115,33 +116,40 @@ AtomSiteLoop find_atom_site_loop(std::string_view text) {
       loop.tags.push_back(l.substr(0, l.find_first_of(" \t")));
       continue;
     }
-    if (in_loop_header && !loop.tags.empty()) {  // first row of values
+    // The first row of values of the loop gemmi reads the atoms from (the one with coordinates;
+    // another loop of _atom_site. tags, a mutated one, comes first in some files).
+    if (in_loop_header && std::find(loop.tags.begin(), loop.tags.end(), "_atom_site.Cartn_x") != loop.tags.end()) {
       loop.pos = std::size_t(lines.line().data() - text.data());
       loop.line = lines.number();
       return loop;
     }
+    loop.tags.clear();
     in_loop_header = false;
   }
   loop.tags.clear();  // a loop header with no values
   return loop;
 }
 
-// The columns checked: coordinates (float32 numbers) and residue numbers (gemmi's int).
+// The columns checked: coordinates (float32 numbers) and the ones gemmi reads as int (residue
+// numbers, the serial number, the formal charge, the model number), whose overflow is undefined
+// in gemmi's parser.
 struct Checked {
   std::string_view tag;
-  bool sequence_number;
+  const char* integer;  // what the integer is; nullptr for a coordinate
 };
-constexpr std::array<Checked, 5> kChecked = {{{"_atom_site.Cartn_x", false},
-                                              {"_atom_site.Cartn_y", false},
-                                              {"_atom_site.Cartn_z", false},
-                                              {"_atom_site.auth_seq_id", true},
-                                              {"_atom_site.label_seq_id", true}}};
+constexpr std::array<Checked, 8> kChecked = {{{"_atom_site.Cartn_x", nullptr},
+                                              {"_atom_site.Cartn_y", nullptr},
+                                              {"_atom_site.Cartn_z", nullptr},
+                                              {"_atom_site.auth_seq_id", "residue numbers"},
+                                              {"_atom_site.label_seq_id", "residue numbers"},
+                                              {"_atom_site.id", "serial numbers"},
+                                              {"_atom_site.pdbx_formal_charge", "charges"},
+                                              {"_atom_site.pdbx_PDB_model_num", "model numbers"}}};
 
-void check_sequence_number(const TextFile& file, std::string_view tag, std::string_view token,
-                           std::size_t line) {
+void check_integer(const TextFile& file, const Checked& c, std::string_view token, std::size_t line) {
   if (!fits_int(token))
     throw InputError(file.name, line,
-                     std::string(tag) + " is beyond the 32-bit range of residue numbers: '" +
+                     std::string(c.tag) + " is beyond the 32-bit range of " + c.integer + ": '" +
                          std::string(token) + "'");
 }
 
@@ -153,7 +161,7 @@ std::vector<RecordPosition> check_mmcif_atom_site(const TextFile& file) {
   std::array<std::size_t, kChecked.size()> column;
   for (std::size_t a = 0; a < kChecked.size(); ++a) {
     const auto it = std::find(loop.tags.begin(), loop.tags.end(), kChecked[a].tag);
-    if (it == loop.tags.end() && !kChecked[a].sequence_number) return {};  // gemmi says what
+    if (it == loop.tags.end() && !kChecked[a].integer) return {};  // gemmi says what
     column[a] = std::size_t(it - loop.tags.begin());  // width (never matched) when absent
   }
   std::vector<RecordPosition> positions;
@@ -167,8 +175,8 @@ std::vector<RecordPosition> check_mmcif_atom_site(const TextFile& file) {
     const std::size_t col = index % width;
     for (std::size_t a = 0; a < kChecked.size(); ++a) {
       if (col != column[a]) continue;
-      if (kChecked[a].sequence_number) {
-        check_sequence_number(file, kChecked[a].tag, token, token_line);
+      if (kChecked[a].integer) {
+        check_integer(file, kChecked[a], token, token_line);
         continue;
       }
       double value;
