@@ -116,25 +116,15 @@ SlabLayout baseline_layout(const GridSpec& grid) {
           (grid.ny() + kBaselineRows - 1) / kBaselineRows * kBaselineRows};
 }
 
-// Both textbook kernels' grid parameters and launch shape (blocks of 32 × kBaselineRows threads).
-struct BaselineLaunch {
-  BaselineGrid g;
-  dim3 blocks;
-};
-
-BaselineLaunch baseline_launch(const GridSpec& grid, float min_r2) {
-  const engine::LocalFrame f = engine::local_frame(grid);
-  const SlabLayout layout = baseline_layout(grid);
-  return {{f.x0, f.y0, f.z0, f.hx, f.hy, f.hz, int(layout.pitch_x), int(layout.rows_per_plane), min_r2},
-          dim3(unsigned(layout.pitch_x / (32 * kBaselinePoints)),
-               unsigned(layout.rows_per_plane / kBaselineRows), unsigned(grid.nz()))};
-}
-
 // Σ q/r (unscaled) over all atoms into out, one launch per constant-memory chunk.
 void run_baseline(const cuda::PinnedBuffer<float4>& atoms, const GridSpec& grid, float min_r2,
                   float* out, cudaStream_t stream) {
-  const auto [g, blocks] = baseline_launch(grid, min_r2);
+  const engine::LocalFrame f = engine::local_frame(grid);
   const SlabLayout layout = baseline_layout(grid);
+  const BaselineGrid g{
+      f.x0, f.y0, f.z0, f.hx, f.hy, f.hz, int(layout.pitch_x), int(layout.rows_per_plane), min_r2};
+  const dim3 blocks(unsigned(layout.pitch_x / (32 * kBaselinePoints)),
+                    unsigned(layout.rows_per_plane / kBaselineRows), unsigned(grid.nz()));
   DCSGRID_CUDA_CHECK(cudaMemsetAsync(out, 0, layout.plane_bytes() * grid.nz(), stream));
   for (std::size_t first = 0; first < atoms.size(); first += kBaselineChunk) {
     const int n = int(std::min<std::size_t>(kBaselineChunk, atoms.size() - first));
@@ -185,7 +175,12 @@ __global__ void baseline_shared_kernel(const float4* atoms, int count, BaselineG
 
 void run_baseline_shared(const cuda::DeviceBuffer<float4>& atoms, const GridSpec& grid, float min_r2,
                          float* out, cudaStream_t stream) {
-  const auto [g, blocks] = baseline_launch(grid, min_r2);
+  const engine::LocalFrame f = engine::local_frame(grid);
+  const SlabLayout layout = baseline_layout(grid);
+  const BaselineGrid g{
+      f.x0, f.y0, f.z0, f.hx, f.hy, f.hz, int(layout.pitch_x), int(layout.rows_per_plane), min_r2};
+  const dim3 blocks(unsigned(layout.pitch_x / (32 * kBaselinePoints)),
+                    unsigned(layout.rows_per_plane / kBaselineRows), unsigned(grid.nz()));
   baseline_shared_kernel<<<blocks, dim3(32, kBaselineRows), 0, stream>>>(atoms.data(), int(atoms.size()),
                                                                           g, out);
   DCSGRID_CHECK_LAUNCH();
