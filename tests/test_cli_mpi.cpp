@@ -223,10 +223,11 @@ TEST_F(CliMpi, RanksWithoutPlanesTakePart) {
 // checked here.)
 TEST_F(CliMpi, MapJobStoppedPartWayLeavesNoFile) {
   const fs::path input = dir / "many.pqr";
-  test::write_pqr(input, test::random_atoms(4000, Box{{0, 0, 0}, {20, 20, 20}}, 5));
-  // About 10^10 pair terms: seconds on any machine, stopped after 1.5 s.
+  test::write_pqr(input, test::random_atoms(20000, Box{{0, 0, 0}, {20, 20, 20}}, 5));
+  // Over 10^11 pair terms: 10 s or more on one thread a rank, stopped after 1.5 s (10^10 finished
+  // within 1.5 s on an idle 2-core machine, and the file was there).
   const auto r = test::run_command("timeout -s TERM 1.5 " + kMpirun + "-n 2 " + test::dcsgrid_binary() + " " +
-                                   input.string() + " --device cpu --threads 1 --spacing 0.25 --method direct -q -o " +
+                                   input.string() + " --device cpu --threads 1 --spacing 0.2 --method direct -q -o " +
                                    (dir / "stopped.h5").string() + " 2>&1");
   EXPECT_NE(r.status, 0) << r.output;
   EXPECT_FALSE(fs::exists(dir / "stopped.h5"));
