@@ -321,6 +321,7 @@ TEST(ReadHostile, MmcifIntegersBeyond32BitsAreRefused) {
                {"_atom_site.label_seq_id", "2147483648", "residue numbers"},
                {"_atom_site.id", "-8888888888", "serial numbers"},
                {"_atom_site.pdbx_formal_charge", "+3000000000", "charges"},
+               {"_atom_site.pdbx_formal_charge", "999999999999999?", "charges"},  // digits, then junk
                {"_atom_site.pdbx_PDB_model_num", "99999999999", "model numbers"}};
   const fs::path dir = temp_dir("cif-int");
   for (const auto& c : cases) {

@@ -77,17 +77,18 @@ bool is_keyword(std::string_view token) {
          starts("global_") || starts("stop_");
 }
 
-// False for an integer (an optional sign, digits, an optional insertion-code letter as old files
-// have it) that int cannot hold; anything else is gemmi's to judge.
+// False when the token starts with an integer (an optional sign and digits) that int cannot hold:
+// gemmi's parser accumulates the leading digits whatever follows them (an insertion code, or
+// junk), and overflows there; anything else is gemmi's to judge.
 bool fits_int(std::string_view token) {
-  if (!token.empty() && std::isalpha((unsigned char)token.back())) token.remove_suffix(1);
-  std::size_t digits = token.starts_with('-') || token.starts_with('+') ? 1 : 0;
-  if (digits == token.size()) return true;
-  for (std::size_t i = digits; i < token.size(); ++i)
-    if (!std::isdigit((unsigned char)token[i])) return true;
-  if (token.starts_with('+')) token.remove_prefix(1);
+  const std::size_t sign = token.starts_with('-') || token.starts_with('+') ? 1 : 0;
+  std::size_t end = sign;
+  while (end < token.size() && std::isdigit((unsigned char)token[end])) ++end;
+  if (end == sign) return true;
+  const std::size_t plus = token.starts_with('+') ? 1 : 0;  // from_chars takes no '+'
+  const std::string_view number = token.substr(plus, end - plus);
   int value;
-  return std::from_chars(token.data(), token.data() + token.size(), value).ec == std::errc();
+  return std::from_chars(number.data(), number.data() + number.size(), value).ec == std::errc();
 }
 
 }  // namespace
