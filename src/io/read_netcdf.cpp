@@ -127,9 +127,9 @@ std::optional<RecordLayout> ClassicHeader::layout() {
     if (type_size(type) == 0) damaged(file_.tell() - 4, "variable type " + std::to_string(type) + " is not a classic type");
     const std::uint64_t vsize = u32();
     const std::uint64_t begin = wide_offsets ? u64() : u32();
-    if (ndims == 0 || ids[0] >= dims.size() || dims[ids[0]] != 0) continue;  // not a record variable
+    if (ndims == 0 || dims[ids[0]] != 0) continue;  // not a record variable
     std::uint64_t bytes = type_size(type);
-    for (std::uint32_t k = 1; k < ndims; ++k) bytes *= ids[k] < dims.size() ? dims[ids[k]] : 0;
+    for (std::uint32_t k = 1; k < ndims; ++k) bytes *= dims[ids[k]];  // ids checked above
     records.emplace_back(begin, bytes);
     layout.record += (vsize + 3) & ~std::uint64_t(3);
     first = std::min(first, begin);
