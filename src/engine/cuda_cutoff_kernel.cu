@@ -45,10 +45,9 @@ __device__ __forceinline__ int anchor_bin(const CutoffKernelArgs& a, int axis, i
                                                     : brick * a.bins_per_brick[axis]);
 }
 
-// The cutoff form's value at squared distance r2 (< rc²), r clamped below at the minimum distance.
-// What the pair term reads, held in registers for the whole kernel: read from the parameter bank
-// in the loop, the compiler reloaded them (LDC) for every pair. The shuffle hides where the values
-// come from, so they cannot be reloaded.
+// What the pair term reads, copied once per thread. The shuffle was meant to keep the compiler
+// from reloading them from the parameter bank for every pair, but the H100 build's SASS still
+// shows two LDC per pair (docs/performance.md): the copy is harmless and measured, not effective.
 struct PairParams {
   CutoffCoefficients<float> cut;
   float exp2_kappa, min_r2;
@@ -63,7 +62,8 @@ __device__ __forceinline__ PairParams pair_params(const CutoffKernelArgs& a) {
           in_register(a.exp2_kappa), in_register(a.min_r2)};
 }
 
-// (The ftz reciprocal square root: one instruction; r2c ≥ min_r2 > 0.)
+// The cutoff form's value at squared distance r2 (< rc²), r clamped below at the minimum distance
+// (the ftz reciprocal square root: one instruction; r2c ≥ min_r2 > 0).
 template <PairForm P, CutoffForm C, int K>
 __device__ __forceinline__ float pair_value(float r2, const PairParams& pp) {
   const float r2c = fmaxf(r2, pp.min_r2);
