@@ -3,10 +3,12 @@
 // never a crash, a hang or a huge allocation.
 #include <gtest/gtest.h>
 
+#include <hdf5.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <functional>
@@ -251,6 +253,39 @@ TEST(AnalysisHdf5Robust, BatchFileSuperblockIsChecksummed) {
   }
   EXPECT_GE(test::hdf5_superblock_version(dir / "frames.h5"), 2);  // a writable open keeps it
   EXPECT_FALSE(io::hdf5::marked_open_for_write(dir / "frames.h5"));  // closed: no mark left
+  fs::remove_all(dir);
+}
+
+// No object of a batch file (the root group, /frames, /analysis and the datasets) stores times:
+// files written a second apart are byte-identical, which resume relies on.
+TEST(AnalysisHdf5Robust, BatchFileObjectsStoreNoTimes) {
+  const fs::path dir = test::temp_dir("batch_times");
+  analysis::BatchLayout layout = two_frame_layout();
+  layout.histogram_bins = 8;
+  layout.ensemble = true;
+  analysis::BatchFile::create(dir / "frames.h5", layout);
+  const hid_t f = H5Fopen((dir / "frames.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  std::vector<std::string> timed, seen;
+#if H5_VERSION_GE(1, 12, 0)
+  using ObjectInfo = H5O_info2_t;
+#define DCSGRID_TEST_OVISIT H5Ovisit3
+#else
+  using ObjectInfo = H5O_info_t;
+#define DCSGRID_TEST_OVISIT H5Ovisit2
+#endif
+  const auto visit = [](hid_t, const char* name, const ObjectInfo* info, void* data) -> herr_t {
+    auto* lists = static_cast<std::pair<std::vector<std::string>*, std::vector<std::string>*>*>(data);
+    lists->second->push_back(name);
+    if (info->atime || info->mtime || info->ctime || info->btime) lists->first->push_back(name);
+    return 0;
+  };
+  std::pair<std::vector<std::string>*, std::vector<std::string>*> lists{&timed, &seen};
+  ASSERT_GE(DCSGRID_TEST_OVISIT(f, H5_INDEX_NAME, H5_ITER_NATIVE, visit, &lists, H5O_INFO_TIME), 0);
+  H5Fclose(f);
+  EXPECT_NE(std::find(seen.begin(), seen.end(), "analysis"), seen.end()) << "no /analysis group";
+  EXPECT_NE(std::find(seen.begin(), seen.end(), "frames"), seen.end()) << "no /frames group";
+  EXPECT_TRUE(timed.empty()) << timed.size() << " objects store times, the first: " << timed.front();
   fs::remove_all(dir);
 }
 

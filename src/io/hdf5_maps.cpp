@@ -135,8 +135,11 @@ Dataset open_dataset(hid_t location, const char* name, const Path& path) {
 }
 
 void create_group(hid_t location, const char* name, const Path& path) {
-  Handle group = checked_handle(H5Gcreate2(location, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                                H5Gclose, path, "create the group " + label(name));
+  const std::string what = "create the group " + label(name);
+  Handle plist = checked_handle(H5Pcreate(H5P_GROUP_CREATE), H5Pclose, path, what);
+  check(H5Pset_obj_track_times(plist.get(), false), path, what);  // same bytes whenever written
+  Handle group = checked_handle(H5Gcreate2(location, name, H5P_DEFAULT, plist.get(), H5P_DEFAULT),
+                                H5Gclose, path, what);
 }
 
 int rank(hid_t dataset, const Path& path) {

@@ -158,7 +158,11 @@ Handle create_file(const std::filesystem::path& temp, const std::filesystem::pat
   Handle fapl = every_rank ? every_rank_access(shown)
                            : checked_handle(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, shown, what);
   check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_LATEST), shown, what);
-  return checked_handle(H5Fcreate(temp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()), H5Fclose, shown, what);
+  // The 1.10 format stores object times in group headers unless told not to: the same run a
+  // second later would give other bytes (and resume would not reproduce the file).
+  Handle fcpl = checked_handle(H5Pcreate(H5P_FILE_CREATE), H5Pclose, shown, what);
+  check(H5Pset_obj_track_times(fcpl.get(), false), shown, what);
+  return checked_handle(H5Fcreate(temp.c_str(), H5F_ACC_EXCL, fcpl.get(), fapl.get()), H5Fclose, shown, what);
 }
 
 herr_t close_temporary_file(Handle& file) {
