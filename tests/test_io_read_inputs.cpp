@@ -366,6 +366,38 @@ TEST(ReadHostile, AtomSiteLoopIsTheOneWithCoordinates) {
   fs::remove_all(dir);
 }
 
+// fuzz_mmcif's finding (fuzz/regressions/mmcif): a header tag of another category
+// ("_atom_siet.") ended the check's line-based reading of the loop header, so values were counted
+// from the wrong place and gemmi overflowed on an unchecked serial number. Every tag of the header
+// is a column, two tags may share a line, and the check lines up with gemmi.
+TEST(ReadHostile, EveryTagOfTheAtomSiteHeaderIsAColumn) {
+  const std::string cif = read_text(data_file("1hpv.cif.gz"));
+  const auto lines = lines_of(cif);
+  std::size_t first_tag = 0;
+  while (first_tag < lines.size() && lines[first_tag].rfind("_atom_site.id", 0) != 0) ++first_tag;
+  ASSERT_LT(first_tag + 2, lines.size());
+  std::size_t first_row = first_tag;
+  while (lines[first_row].rfind("_atom_site.", 0) == 0) ++first_row;
+  std::string text = cif;
+  // The second tag moves onto the first one's line; the third's category is misspelt.
+  const std::string joined = lines[first_tag] + " " + lines[first_tag + 1];
+  ASSERT_EQ(lines[first_tag + 2].rfind("_atom_site.", 0), 0u);
+  const std::string misspelt = "_atom_siet." + lines[first_tag + 2].substr(11);
+  text.replace(text.find(lines[first_tag] + "\n" + lines[first_tag + 1] + "\n" + lines[first_tag + 2]),
+               lines[first_tag].size() + lines[first_tag + 1].size() + lines[first_tag + 2].size() + 2,
+               joined + "\n" + misspelt);
+  std::vector<std::string> w = words(lines[first_row + 4]);
+  w[0] = "1540000000000000000";  // _atom_site.id of the fifth atom
+  std::string row;
+  for (const std::string& s : w) row += s + " ";
+  text.replace(text.find(lines[first_row + 4]), lines[first_row + 4].size(), row);
+  const fs::path dir = temp_dir("cif-header");
+  write_text(dir / "header.cif", text);
+  expect_read_error(dir / "header.cif", first_row + 4 + 1 - 1,  // one header line fewer
+                    "_atom_site.id is beyond the 32-bit range of serial numbers: '1540000000000000000'");
+  fs::remove_all(dir);
+}
+
 TEST(ReadHostile, QuotedCifValuesAreNeverKeywords) {
   // A quoted value that reads like a tag ('_x') or is empty ('') in a row: the check must go on
   // past it and name the bad coordinate two rows later (it used to stop at '_x').

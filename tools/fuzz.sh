@@ -9,9 +9,10 @@
 # TARGET: pqr pdb mmcif pdbqt xyz mol2 psf prmtop dcd xtc trr netcdf dx ccp4 cube hdf5_map
 # hdf5_batch (default: all). Each runs for SECONDS (default 60), or until N executions when only
 # --runs is given (the first of the two limits when both are), J targets at a
-# time (default 1), on its corpus build-fuzz/corpus/TARGET (kept between runs, so later runs start
+# time (default 1; --smoke: one a core), on its corpus build-fuzz/corpus/TARGET (kept between runs, so later runs start
 # from what earlier ones found) plus the seeds (build-fuzz/seeds/TARGET: data/ files, files
-# written by our own writers and by MDAnalysis). --smoke: every target for 10 s. Findings land in
+# written by our own writers and by MDAnalysis). --smoke: every target for 10 s (the README's test
+# command runs it; missing clang packages are installed first). Findings land in
 # build-fuzz/artifacts/TARGET/ (crash-*, timeout-*, oom-*, leak-*). Prints a table (target,
 # executions, seconds, crashes, timeouts) and writes it as JSON (default
 # build-fuzz/fuzz-results.json). Exit status 1 when any target found something.
@@ -24,11 +25,11 @@ ROOT=$PWD
 BUILD=$ROOT/build-fuzz
 ALL_TARGETS=(pqr pdb mmcif pdbqt xyz mol2 psf prmtop dcd xtc trr netcdf dx ccp4 cube hdf5_map hdf5_batch)
 
-seconds=60 time_given=0 runs="" jobs=1 workers=0 report_only=0 prebuilt=0 seeds_only=0
-json=$BUILD/fuzz-results.json targets=()
+seconds=60 time_given=0 runs="" jobs="" workers=0 report_only=0 prebuilt=0 seeds_only=0
+json=$BUILD/fuzz-results.json targets=() smoke=0
 while (($#)); do
   case $1 in
-    --smoke) seconds=10 ;;
+    --smoke) seconds=10 smoke=1 ;;
     --time) seconds=$2; time_given=1; shift ;;
     --runs) runs=$2; shift ;;
     --jobs) jobs=$2; shift ;;
@@ -44,18 +45,15 @@ while (($#)); do
   shift
 done
 ((${#targets[@]})) || targets=("${ALL_TARGETS[@]}")
+[[ -n $jobs ]] || { ((smoke)) && jobs=$(nproc) || jobs=1; }
 
 build() {
-  local p
-  for p in clang libclang-rt-14-dev libomp-dev; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-      { echo "fuzz.sh: needs the Debian packages clang libclang-rt-14-dev libomp-dev ($p missing)" >&2; exit 2; }
-  done
+  "$ROOT/tools/install-packages.sh" clang libclang-rt-14-dev libomp-dev
   if [[ ! -f $BUILD/build.ninja ]]; then
     cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DDCSGRID_FUZZ=ON >/dev/null
   fi
-  ninja -C "$BUILD" -j2 fuzz_targets >/dev/null
+  ninja -C "$BUILD" -j"$(nproc)" fuzz_targets >/dev/null
 }
 
 # Copies (decompressed) data files into a seed folder.

@@ -20,17 +20,7 @@ packages=(
   # mpirun -n N dcsgrid (DCSGRID_MPI): OpenMPI, HDF5 and netCDF built on it (one HDF5 a process)
   openmpi-bin libopenmpi-dev libhdf5-openmpi-dev libnetcdf-mpi-dev
 )
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "setup: installing ${missing[*]}"
-  sudo_cmd=""
-  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+tools/install-packages.sh "${packages[@]}"
 
 build_dir=${BUILD_DIR:-build}
 # shellcheck disable=SC2086

@@ -33,6 +33,7 @@ class CifTokens {
       while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
     }
     line = line_;
+    start_ = pos_;
     const char c = text_[pos_];
     quoted = c == '\'' || c == '"' || (c == ';' && (pos_ == 0 || text_[pos_ - 1] == '\n'));
     const bool line_start = pos_ == 0 || text_[pos_ - 1] == '\n';
@@ -60,21 +61,26 @@ class CifTokens {
     token = text_.substr(begin, pos_ - begin);
     return true;
   }
+  // Where the last token began (its quote or ';' included): a CifTokens made at this position
+  // and line reads it again.
+  std::size_t start() const { return start_; }
 
  private:
   std::string_view text_;
-  std::size_t pos_, line_;
+  std::size_t pos_, line_, start_ = 0;
 };
 
+bool starts_with_ignoring_case(std::string_view token, std::string_view lower) {
+  if (token.size() < lower.size()) return false;
+  for (std::size_t i = 0; i < lower.size(); ++i)
+    if (std::tolower((unsigned char)token[i]) != lower[i]) return false;
+  return true;
+}
+
 bool is_keyword(std::string_view token) {
-  auto starts = [&](std::string_view k) {
-    if (token.size() < k.size()) return false;
-    for (std::size_t i = 0; i < k.size(); ++i)
-      if (std::tolower((unsigned char)token[i]) != k[i]) return false;
-    return true;
-  };
-  return token.starts_with('_') || starts("loop_") || starts("data_") || starts("save_") ||
-         starts("global_") || starts("stop_");
+  return token.starts_with('_') || starts_with_ignoring_case(token, "loop_") ||
+         starts_with_ignoring_case(token, "data_") || starts_with_ignoring_case(token, "save_") ||
+         starts_with_ignoring_case(token, "global_") || starts_with_ignoring_case(token, "stop_");
 }
 
 // False when the token starts with an integer (an optional sign and digits) that int cannot hold:
@@ -102,30 +108,34 @@ struct AtomSiteLoop {
   std::size_t pos = 0, line = 1;
 };
 
+// The loop gemmi reads the atoms from: the first whose tags include _atom_site.Cartn_x (another
+// loop of _atom_site. tags, a mutated one, comes first in some files). Its header is read token
+// by token, as gemmi reads it: every tag counts as a column, whatever its category and however
+// many share a line, so the columns line up with gemmi's.
 AtomSiteLoop find_atom_site_loop(std::string_view text) {
   AtomSiteLoop loop;
-  Lines lines(text);
-  bool in_loop_header = false;
-  while (lines.next()) {
-    const std::string_view l = trim(lines.line());
-    if (l.starts_with("loop_")) {
-      in_loop_header = true;
+  CifTokens tokens(text, 0, 1);
+  std::string_view token;
+  std::size_t line = 0;
+  bool quoted = false, in_header = false;
+  while (tokens.next(token, line, quoted)) {
+    if (!quoted && starts_with_ignoring_case(token, "loop_")) {
+      in_header = true;
       loop.tags.clear();
       continue;
     }
-    if (in_loop_header && l.starts_with("_atom_site.")) {
-      loop.tags.push_back(l.substr(0, l.find_first_of(" \t")));
+    if (!in_header) continue;
+    if (!quoted && token.starts_with('_')) {
+      loop.tags.push_back(token);
       continue;
     }
-    // The first row of values of the loop gemmi reads the atoms from (the one with coordinates;
-    // another loop of _atom_site. tags, a mutated one, comes first in some files).
-    if (in_loop_header && std::find(loop.tags.begin(), loop.tags.end(), "_atom_site.Cartn_x") != loop.tags.end()) {
-      loop.pos = std::size_t(lines.line().data() - text.data());
-      loop.line = lines.number();
+    in_header = false;  // the loop's first value
+    if (std::find(loop.tags.begin(), loop.tags.end(), "_atom_site.Cartn_x") != loop.tags.end()) {
+      loop.pos = tokens.start();
+      loop.line = line;
       return loop;
     }
     loop.tags.clear();
-    in_loop_header = false;
   }
   loop.tags.clear();  // a loop header with no values
   return loop;
