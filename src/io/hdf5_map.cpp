@@ -208,6 +208,11 @@ struct Hdf5MapWriter::Impl {
     const std::string what = std::string(write_from ? "write" : "read back") + " planes " +
                              std::to_string(z_begin) + ".." + std::to_string(z_begin + planes - 1) +
                              " of /" + s.name;
+    if (write_from && !every_rank) {
+      hdf5::write_block(s.dataset.get(), {start, start + 3}, {count, count + 3}, write_from, path, what);
+      std::fill_n(s.plane_written.begin() + z_begin, planes, 1);
+      return;
+    }
     Handle file_space = checked_handle(H5Dget_space(s.dataset.get()), H5Sclose, path, what);
     Handle memory_space = checked_handle(H5Screate_simple(3, count, nullptr), H5Sclose, path, what);
     if (none) {

@@ -393,10 +393,96 @@ void check_map_shape(hid_t dataset, const GridSpec& grid, std::optional<std::siz
 
 void write_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid,
                const float* data, const Path& path) {
-  MapSelection s = select_map(dataset, frame, grid, path);
-  check(H5Dwrite(dataset, H5T_NATIVE_FLOAT, s.memory_space.get(), s.file_space.get(), H5P_DEFAULT,
-                 data),
-        path, frame ? "write frame " + std::to_string(*frame) : std::string("write a map"));
+  std::vector<hsize_t> start(frame ? 4 : 3, 0);
+  if (frame) start[0] = *frame;
+  write_block(dataset, start, map_dims(frame ? std::optional<std::size_t>(1) : std::nullopt, grid),
+              data, path, frame ? "write frame " + std::to_string(*frame) : std::string("write a map"));
+}
+
+namespace {
+
+// The chunk shape of a dataset whose whole chunks may be written as they lie in memory: float32
+// chunks without filters, in a file open through the default (POSIX) driver (HDF5 has no direct
+// chunk writes under MPI-IO). Empty otherwise.
+std::vector<hsize_t> direct_chunk_shape(hid_t dataset, std::size_t rank, const Path& path) {
+  const std::string what = "look at a dataset's storage";
+  Handle type = checked_handle(H5Dget_type(dataset), H5Tclose, path, what);
+  if (check(H5Tequal(type.get(), H5T_NATIVE_FLOAT), path, what) <= 0) return {};
+  Handle create = checked_handle(H5Dget_create_plist(dataset), H5Pclose, path, what);
+  if (H5Pget_layout(create.get()) != H5D_CHUNKED || H5Pget_nfilters(create.get()) != 0) return {};
+  Handle file = checked_handle(H5Iget_file_id(dataset), H5Fclose, path, what);
+  Handle access = checked_handle(H5Fget_access_plist(file.get()), H5Pclose, path, what);
+  if (H5Pget_driver(access.get()) != H5FD_SEC2) return {};
+  std::vector<hsize_t> chunk(rank);
+  if (check(H5Pget_chunk(create.get(), int(rank), chunk.data()), path, what) != int(rank)) return {};
+  return chunk;
+}
+
+void write_hyperslab(hid_t dataset, const std::vector<hsize_t>& start,
+                     const std::vector<hsize_t>& count, const float* data, const Path& path,
+                     const std::string& what) {
+  Handle file_space = checked_handle(H5Dget_space(dataset), H5Sclose, path, what);
+  check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
+                            nullptr),
+        path, what);
+  Handle memory_space =
+      checked_handle(H5Screate_simple(int(count.size()), count.data(), nullptr), H5Sclose, path, what);
+  check(H5Dwrite(dataset, H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(), H5P_DEFAULT, data),
+        path, what);
+}
+
+}  // namespace
+
+// Map chunks are 1 along the leading dimensions, some length along one dimension (the split) and
+// whole along the rest; a block of whole inner dimensions then holds each chunk it covers as one
+// run of memory, which H5Dwrite_chunk writes without the chunk cache's copy and HDF5's selection
+// walk. Chunks the block covers in part (at its ends, and the dataset's partial edge chunk) go
+// through H5Dwrite and the chunk cache, which completes them when a later block brings the rest.
+void write_block(hid_t dataset, const std::vector<hsize_t>& start, const std::vector<hsize_t>& count,
+                 const float* data, const Path& path, const std::string& what) {
+  const std::size_t rank = start.size();
+  const std::vector<hsize_t> dims = shape(dataset, path);
+  if (count.size() != rank || dims.size() != rank)
+    throw Error(path.string() + ": cannot " + what + ": a block of another rank than the dataset's");
+  const std::vector<hsize_t> chunk = direct_chunk_shape(dataset, rank, path);
+  std::size_t split = 0;
+  while (!chunk.empty() && split + 1 < rank && chunk[split] == 1) ++split;
+  bool direct = !chunk.empty();
+  for (std::size_t d = split + 1; direct && d < rank; ++d)
+    direct = chunk[d] == dims[d] && start[d] == 0 && count[d] == dims[d];
+  if (!direct) return write_hyperslab(dataset, start, count, data, path, what);
+
+  hsize_t inner = 1, outer = 1;
+  for (std::size_t d = split + 1; d < rank; ++d) inner *= count[d];
+  for (std::size_t d = 0; d < split; ++d) outer *= count[d];
+  const hsize_t c = chunk[split], a = start[split], b = a + count[split];
+  const hsize_t whole_end = dims[split] / c * c;  // chunks from here on are partial edge chunks
+  const hsize_t first = std::min(b, (a + c - 1) / c * c);
+  const hsize_t last = std::max(first, std::min(b, whole_end) / c * c);
+  std::vector<hsize_t> at(start), piece(count);
+  for (hsize_t o = 0; o < outer; ++o) {
+    hsize_t rest = o;  // o as an index over the leading dimensions
+    for (std::size_t d = split; d-- > 0;) {
+      at[d] = start[d] + rest % count[d];
+      piece[d] = 1;
+      rest /= count[d];
+    }
+    const float* row = data + o * count[split] * inner;
+    auto through_cache = [&](hsize_t from, hsize_t to) {
+      if (from >= to) return;
+      at[split] = from;
+      piece[split] = to - from;
+      write_hyperslab(dataset, at, piece, row + (from - a) * inner, path, what);
+    };
+    through_cache(a, first);
+    for (hsize_t z = first; z < last; z += c) {
+      at[split] = z;
+      check(H5Dwrite_chunk(dataset, H5P_DEFAULT, 0, at.data(), c * inner * sizeof(float),
+                           row + (z - a) * inner),
+            path, what);
+    }
+    through_cache(last, b);
+  }
 }
 
 void read_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid, float* out,

@@ -81,6 +81,12 @@ void check_map_shape(hid_t dataset, const GridSpec& grid, std::optional<std::siz
 // One map: frame `frame` of a 4-D dataset, or the whole 3-D one.
 void write_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid,
                const float* data, const Path& path);
+// Writes the block [start, start + count) of a float32 dataset from data (row-major over count).
+// The chunks it covers whole go to the file as they lie in memory (HDF5's direct chunk write)
+// where the dataset is chunked as maps are, without filters, in a file not open through MPI-IO;
+// the rest through H5Dwrite. `what` names the write in an error.
+void write_block(hid_t dataset, const std::vector<hsize_t>& start, const std::vector<hsize_t>& count,
+                 const float* data, const Path& path, const std::string& what);
 void read_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid, float* out,
               const Path& path);
 
