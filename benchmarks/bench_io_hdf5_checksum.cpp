@@ -1,14 +1,12 @@
 // The cost of HDF5's Fletcher32 checksum filter on our HDF5 writes and reads (issue 21): a map of
-// about 190 MB written in slabs of planes through the chunk cache as io::Hdf5MapWriter does, read
+// about 190 MB written in slabs of planes through the chunk cache (the path of every filtered
+// dataset; unfiltered ones now write whole chunks directly: bench_io_hdf5_write), read
 // back whole, and batch frames written one at a time into an early-allocated 4-D dataset with a
 // flush after each (as analysis::BatchFile does), with and without the filter, on a disk folder
 // (writes end with fsync) and on /dev/shm. The baseline is the same write without the filter,
 // measured in the same run; the slowdown column is the filter's cost.
 //   bench_io_hdf5_checksum [--disk DIR (/tmp)] [--shm DIR (/dev/shm)] [--repeats N (3)]
 // Writes io_hdf5_checksum.json (see report.hpp).
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +16,7 @@
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/hdf5_maps.hpp"
+#include "io_bench_util.hpp"
 #include "report.hpp"
 
 namespace dcsgrid::bench {
@@ -25,20 +24,6 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace h5 = io::hdf5;
-
-std::vector<float> ramp(std::size_t n) {
-  std::vector<float> values(n);
-  for (std::size_t i = 0; i < n; ++i) values[i] = float(i % 1000) * 0.001f - 0.5f;
-  return values;
-}
-
-void fsync_file(const fs::path& path) {
-  const int descriptor = ::open(path.c_str(), O_RDONLY);
-  if (descriptor >= 0) {
-    (void)fsync(descriptor);
-    ::close(descriptor);
-  }
-}
 
 // A float32 dataset [leading...][nz][ny][nx] chunked as the writers chunk maps, with the
 // Fletcher32 filter when checksum; batch: storage allocated at creation (without fill writes when

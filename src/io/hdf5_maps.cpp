@@ -50,13 +50,6 @@ hsize_t least_padding_piece(std::size_t count, std::size_t most) {
   return 1;
 }
 
-std::vector<hsize_t> map_dims(std::optional<std::size_t> frames, const GridSpec& grid) {
-  std::vector<hsize_t> dims;
-  if (frames) dims.push_back(*frames);
-  dims.insert(dims.end(), {hsize_t(grid.nz()), hsize_t(grid.ny()), hsize_t(grid.nx())});
-  return dims;
-}
-
 // The file-space selection of one map (frame of a 4-D dataset, or all of a 3-D one) and a memory
 // space of the same shape. (A flat 1-D memory space held the same values, but HDF5 then mapped
 // them onto the chunks element by element: 25 ms a frame of 0.33 M points, the whole cost of
@@ -108,6 +101,13 @@ std::size_t element_count(hid_t dataset, const Path& path) {
 }
 
 }  // namespace
+
+std::vector<hsize_t> map_dims(std::optional<std::size_t> frames, const GridSpec& grid) {
+  std::vector<hsize_t> dims;
+  if (frames) dims.push_back(*frames);
+  dims.insert(dims.end(), {hsize_t(grid.nz()), hsize_t(grid.ny()), hsize_t(grid.nx())});
+  return dims;
+}
 
 std::vector<hsize_t> map_chunk(const std::vector<hsize_t>& leading, const GridSpec& grid) {
   constexpr std::size_t target = std::size_t(1) << 20;

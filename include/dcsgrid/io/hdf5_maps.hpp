@@ -79,6 +79,8 @@ void attach_coordinates(hid_t file, hid_t dataset, const GridSpec& grid,
 void check_map_shape(hid_t dataset, const GridSpec& grid, std::optional<std::size_t> frames,
                      const Path& path);
 // One map: frame `frame` of a 4-D dataset, or the whole 3-D one.
+// The shape of a map dataset: [frames][nz][ny][nx], or [nz][ny][nx] without frames.
+std::vector<hsize_t> map_dims(std::optional<std::size_t> frames, const GridSpec& grid);
 void write_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid,
                const float* data, const Path& path);
 // Writes the block [start, start + count) of a float32 dataset from data (row-major over count).

@@ -1,0 +1,222 @@
+// Our HDF5 write paths against the file system (issue 16): a map of about 190 MB written in slabs
+// of 16 planes through io::Hdf5MapWriter, and 1,000 frames of a 1HPV-sized batch (70 x 62 x 79
+// points at 1 Å, 1.37 MB a frame) through analysis::BatchFile in groups of 32 (their table rows,
+// statuses and two flushes a group included), each against two baselines measured in the same
+// run: the same bytes through pwrite (the floor: the page cache or the disk), and the same blocks
+// through H5Dwrite and HDF5's chunk cache (the path both writers took before whole chunks went to
+// the file by direct chunk writes). On a disk folder every write ends with fsync, so the pwrite
+// row there is the disk's sequential bandwidth (`dd conv=fsync`); on /dev/shm nothing waits for a
+// disk and the rows compare the CPU cost of each path.
+//   bench_io_hdf5_write [--disk DIR (/tmp)] [--shm DIR (/dev/shm)] [--repeats N (3)]
+// Writes io_hdf5_write.json (see report.hpp).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "dcsgrid/analysis/batch_file.hpp"
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/io/hdf5_maps.hpp"
+#include "dcsgrid/io/map_io.hpp"
+#include "io_bench_util.hpp"
+#include "report.hpp"
+
+namespace dcsgrid::bench {
+namespace {
+
+namespace fs = std::filesystem;
+namespace h5 = io::hdf5;
+
+constexpr std::int64_t kSlabPlanes = 16;
+constexpr std::size_t kFrames = 1000;
+constexpr std::size_t kGroup = 32;
+
+struct Place {
+  std::string name;
+  fs::path dir;
+  bool sync;
+};
+
+// `blocks` pieces of `bytes` each, written one after the other with pwrite.
+void write_raw(const fs::path& path, const float* data, std::size_t blocks, std::size_t bytes,
+               bool repeat_data, bool sync) {
+  fs::remove(path);
+  const int descriptor = ::open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  if (descriptor < 0) throw Error(path.string() + ": cannot create");
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const char* from = reinterpret_cast<const char*>(data) + (repeat_data ? 0 : b * bytes);
+    if (::pwrite(descriptor, from, bytes, off_t(b * bytes)) != ssize_t(bytes))
+      throw Error(path.string() + ": short write");
+  }
+  if (sync) (void)fsync(descriptor);
+  ::close(descriptor);
+}
+
+// The blocks through H5Dwrite and a chunk cache (32 MiB, as Hdf5MapWriter keeps), chunked as the
+// writers chunk maps; batch: frames into a 4-D dataset allocated at creation.
+void write_through_cache(const fs::path& path, const GridSpec& grid, const float* data,
+                         std::size_t frames, bool sync) {
+  fs::remove(path);
+  {
+    h5::Handle file = h5::create_file(path, path, "create");
+    const std::vector<hsize_t> leading = frames ? std::vector<hsize_t>{frames} : std::vector<hsize_t>{};
+    const std::vector<hsize_t> dims =
+        h5::map_dims(frames ? std::optional<std::size_t>(frames) : std::nullopt, grid);
+    h5::Handle space(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
+    h5::Handle create(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    const std::vector<hsize_t> chunk = h5::map_chunk(leading, grid);
+    h5::check(H5Pset_chunk(create.get(), int(chunk.size()), chunk.data()), path, "set chunks");
+    if (frames) h5::check(H5Pset_alloc_time(create.get(), H5D_ALLOC_TIME_EARLY), path, "allocate");
+    h5::check(H5Pset_fill_time(create.get(), H5D_FILL_TIME_NEVER), path, "no fill");
+    h5::Handle access(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose);
+    h5::check(H5Pset_chunk_cache(access.get(), 521, std::size_t(32) << 20, 1.0), path, "chunk cache");
+    h5::Handle dataset = h5::checked_handle(H5Dcreate2(file.get(), "potential", H5T_IEEE_F32LE,
+                                                       space.get(), H5P_DEFAULT, create.get(),
+                                                       access.get()),
+                                            H5Dclose, path, "create /potential");
+    auto write = [&](std::vector<hsize_t> start, std::vector<hsize_t> count, const float* from) {
+      h5::Handle file_space(H5Dget_space(dataset.get()), H5Sclose);
+      h5::check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                                    count.data(), nullptr),
+                path, "select");
+      h5::Handle memory(H5Screate_simple(int(count.size()), count.data(), nullptr), H5Sclose);
+      h5::check(H5Dwrite(dataset.get(), H5T_NATIVE_FLOAT, memory.get(), file_space.get(),
+                         H5P_DEFAULT, from),
+                path, "write");
+    };
+    const hsize_t ny = hsize_t(grid.ny()), nx = hsize_t(grid.nx());
+    if (frames) {
+      for (std::size_t f = 0; f < frames; ++f) {
+        write({f, 0, 0, 0}, {1, hsize_t(grid.nz()), ny, nx}, data);
+        if ((f + 1) % kGroup == 0) h5::check(H5Fflush(file.get(), H5F_SCOPE_LOCAL), path, "flush");
+      }
+    } else {
+      for (std::int64_t z = 0; z < grid.nz(); z += kSlabPlanes) {
+        const std::int64_t planes = std::min(kSlabPlanes, grid.nz() - z);
+        write({hsize_t(z), 0, 0}, {hsize_t(planes), ny, nx}, data + std::size_t(z) * grid.plane_size());
+      }
+    }
+    h5::check(dataset.close(), path, "close /potential");
+    h5::check(file.close(), path, "close");
+  }
+  if (sync) fsync_file(path);
+}
+
+void write_with_map_writer(const fs::path& path, const GridSpec& grid, const float* data, bool sync) {
+  fs::remove(path);
+  io::MapMetadata meta;
+  meta.units = "kT/e";
+  io::Hdf5MapWriter writer(path, grid, meta);
+  for (std::int64_t z = 0; z < grid.nz(); z += kSlabPlanes)
+    writer.write_planes(z, std::min(kSlabPlanes, grid.nz() - z), data + std::size_t(z) * grid.plane_size());
+  writer.finish();
+  if (sync) fsync_file(path);
+}
+
+// The file is created (not timed), then every frame written in groups.
+double write_with_batch_file(const fs::path& path, const GridSpec& grid, const float* data,
+                             bool sync, int repeats) {
+  analysis::BatchLayout layout;
+  layout.grid = grid;
+  layout.meta.units = "kT/e";
+  const std::uint32_t source = layout.frames.source_index("traj.dcd", std::string(64, '0'));
+  for (std::size_t f = 0; f < kFrames; ++f) layout.frames.add(source, 1, std::int64_t(f), double(f));
+  double best = 1e300;
+  for (int r = 0; r <= repeats; ++r) {  // the first run warms up, as best_seconds does
+    fs::remove(path);
+    analysis::BatchFile::create(path, layout);
+    analysis::BatchFile file(path, true);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<analysis::FrameRecord> records(kGroup);
+    std::vector<analysis::BatchFile::FrameWrite> group;
+    for (std::size_t f = 0; f < kFrames; f += kGroup) {
+      group.clear();
+      for (std::size_t g = f; g < std::min(kFrames, f + kGroup); ++g) {
+        analysis::FrameRecord& r = records[g - f];
+        r = file.frames()[g];
+        r.status = analysis::FrameStatus::complete;
+        r.atom_count = 3368;
+        group.push_back({g, data, r, nullptr});
+      }
+      file.write_frames(group);
+    }
+    if (sync) fsync_file(path);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (r > 0) best = std::min(best, seconds);
+  }
+  return best;
+}
+
+void run(const std::vector<Place>& places, int repeats) {
+  const GridSpec map_grid{{0, 0, 0}, {0.5, 0.5, 0.5}, {400, 400, 300}};  // 192 MB
+  const GridSpec frame_grid{{0, 0, 0}, {1, 1, 1}, {79, 62, 70}};      // 1.37 MB
+  const std::vector<float> map = ramp(map_grid.point_count());
+  const std::vector<float> frame = ramp(frame_grid.point_count());
+  const double map_mb = double(map.size() * sizeof(float)) / 1e6;
+  const double batch_mb = double(kFrames * frame.size() * sizeof(float)) / 1e6;
+
+  Report report("io_hdf5_write", {"place", "what", "MB", "pwrite MB/s", "HDF5 chunk cache MB/s",
+                                  "ours MB/s", "ours vs cache", "ours vs pwrite"});
+  for (const Place& place : places) {
+    const fs::path path = place.dir / "dcsgrid_bench_write.h5";
+    const fs::path raw = place.dir / "dcsgrid_bench_write.bin";
+    const std::size_t slab_bytes = std::size_t(kSlabPlanes) * map_grid.plane_size() * sizeof(float);
+    const std::size_t slabs = (map.size() * sizeof(float) + slab_bytes - 1) / slab_bytes;
+    double s[3];
+    s[0] = best_seconds(repeats, [&] {
+      write_raw(raw, map.data(), slabs - 1, slab_bytes, false, place.sync);  // whole slabs
+    }) * double(slabs) / double(slabs - 1);
+    s[1] = best_seconds(repeats, [&] { write_through_cache(path, map_grid, map.data(), 0, place.sync); });
+    s[2] = best_seconds(repeats, [&] { write_with_map_writer(path, map_grid, map.data(), place.sync); });
+    if (io::read_hdf5(path).data != map) throw Error(path.string() + ": read back other values");
+    report.add_row({place.name, "map, slabs of 16 planes", map_mb, map_mb / s[0], map_mb / s[1],
+                    map_mb / s[2], s[1] / s[2], s[0] / s[2]});
+    fs::remove(place.dir / "dcsgrid_bench_write.xmf");
+
+    const std::size_t frame_bytes = frame.size() * sizeof(float);
+    s[0] = best_seconds(repeats, [&] { write_raw(raw, frame.data(), kFrames, frame_bytes, true, place.sync); });
+    s[1] = best_seconds(repeats, [&] { write_through_cache(path, frame_grid, frame.data(), kFrames, place.sync); });
+    s[2] = write_with_batch_file(path, frame_grid, frame.data(), place.sync, repeats);
+    report.add_row({place.name, "batch frames, groups of 32", batch_mb, batch_mb / s[0],
+                    batch_mb / s[1], batch_mb / s[2], s[1] / s[2], s[0] / s[2]});
+    fs::remove(path);
+    fs::remove(raw);
+  }
+  report.set_context("cpu", cpu_description());
+  report.set_context("map", map_grid.describe() + ", chunks of io::hdf5::map_chunk");
+  report.set_context("batch", std::to_string(kFrames) + " frames of " + frame_grid.describe());
+  report.set_context("repeats", repeats);
+  report.set_context("note", "disk rows end each write with fsync; pwrite on disk = dd conv=fsync");
+  report.finish();
+}
+
+}  // namespace
+}  // namespace dcsgrid::bench
+
+int main(int argc, char** argv) {
+  std::vector<dcsgrid::bench::Place> places = {{"disk", "/tmp", true}, {"shm", "/dev/shm", false}};
+  int repeats = 3;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string option = argv[i];
+    if (option == "--disk") places[0].dir = argv[i + 1];
+    else if (option == "--shm") places[1].dir = argv[i + 1];
+    else if (option == "--repeats") repeats = std::atoi(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "unknown option %s\n", argv[i]);
+      return 2;
+    }
+  }
+  try {
+    dcsgrid::bench::run(places, repeats);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_io_hdf5_write: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
