@@ -7,8 +7,11 @@
 // the file by direct chunk writes). On a disk folder every write ends with fsync, so the pwrite
 // row there is the disk's sequential bandwidth (`dd conv=fsync`); on /dev/shm nothing waits for a
 // disk and the rows compare the CPU cost of each path.
-//   bench_io_hdf5_write [--disk DIR (/tmp)] [--shm DIR (/dev/shm)] [--repeats N (3)]
-// Writes io_hdf5_write.json (see report.hpp).
+// With --map FILE (a real map, e.g. `dcsgrid data/1tii_pdb2pqr_amber.pqr.gz -o 1tii.h5`), a second
+// table: that map written by Hdf5MapWriter plain and with shuffle + deflate at levels 1, 4 (the
+// default) and 9 (`--compress`), MB/s of map data and the compression ratio, on both places.
+//   bench_io_hdf5_write [--disk DIR (/tmp)] [--shm DIR (/dev/shm)] [--repeats N (3)] [--map FILE]
+// Writes io_hdf5_write.json and, with --map, io_hdf5_compress.json (see report.hpp).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -108,11 +111,12 @@ void write_through_cache(const fs::path& path, const GridSpec& grid, const float
   if (sync) fsync_file(path);
 }
 
-void write_with_map_writer(const fs::path& path, const GridSpec& grid, const float* data, bool sync) {
+void write_with_map_writer(const fs::path& path, const GridSpec& grid, const float* data, bool sync,
+                           const io::WriteOptions& options = {}) {
   fs::remove(path);
   io::MapMetadata meta;
   meta.units = "kT/e";
-  io::Hdf5MapWriter writer(path, grid, meta);
+  io::Hdf5MapWriter writer(path, grid, meta, options);
   for (std::int64_t z = 0; z < grid.nz(); z += kSlabPlanes)
     writer.write_planes(z, std::min(kSlabPlanes, grid.nz() - z), data + std::size_t(z) * grid.plane_size());
   writer.finish();
@@ -151,6 +155,37 @@ double write_with_batch_file(const fs::path& path, const GridSpec& grid, const f
     if (r > 0) best = std::min(best, seconds);
   }
   return best;
+}
+
+// A real map written plain and compressed at several deflate levels.
+void compress_study(const std::vector<Place>& places, int repeats, const fs::path& map_file) {
+  const io::MapFile map = io::read_hdf5(map_file);
+  const double mb = double(map.data.size() * sizeof(float)) / 1e6;
+  Report report("io_hdf5_compress", {"place", "deflate level", "MB/s of map data", "file MB",
+                                     "ratio", "time vs plain"});
+  for (const Place& place : places) {
+    const fs::path path = place.dir / "dcsgrid_bench_compress.h5";
+    double plain_seconds = 0;
+    for (int level : {-1, 1, 4, 9}) {
+      io::WriteOptions options;
+      options.compress = level >= 0;
+      options.compression_level = std::max(level, 0);
+      const double seconds = best_seconds(repeats, [&] {
+        write_with_map_writer(path, map.grid, map.data.data(), place.sync, options);
+      });
+      if (level < 0) plain_seconds = seconds;
+      const double file_mb = double(fs::file_size(path)) / 1e6;
+      report.add_row({place.name, level < 0 ? std::string("none") : std::to_string(level),
+                      mb / seconds, file_mb, mb / file_mb, seconds / plain_seconds});
+    }
+    if (io::read_hdf5(path).data != map.data) throw Error(path.string() + ": read back other values");
+    fs::remove(path);
+    fs::remove(fs::path(path).replace_extension(".xmf"));
+  }
+  report.set_context("cpu", cpu_description());
+  report.set_context("map", map_file.string() + ": " + map.grid.describe());
+  report.set_context("repeats", repeats);
+  report.finish();
 }
 
 void run(const std::vector<Place>& places, int repeats) {
@@ -202,9 +237,11 @@ void run(const std::vector<Place>& places, int repeats) {
 int main(int argc, char** argv) {
   std::vector<dcsgrid::bench::Place> places = {{"disk", "/tmp", true}, {"shm", "/dev/shm", false}};
   int repeats = 3;
+  std::filesystem::path map;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string option = argv[i];
-    if (option == "--disk") places[0].dir = argv[i + 1];
+    if (option == "--map") map = argv[i + 1];
+    else if (option == "--disk") places[0].dir = argv[i + 1];
     else if (option == "--shm") places[1].dir = argv[i + 1];
     else if (option == "--repeats") repeats = std::atoi(argv[i + 1]);
     else {
@@ -214,6 +251,7 @@ int main(int argc, char** argv) {
   }
   try {
     dcsgrid::bench::run(places, repeats);
+    if (!map.empty()) dcsgrid::bench::compress_study(places, repeats, map);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_io_hdf5_write: %s\n", e.what());
     return 1;

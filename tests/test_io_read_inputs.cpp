@@ -398,6 +398,36 @@ TEST(ReadHostile, EveryTagOfTheAtomSiteHeaderIsAColumn) {
   fs::remove_all(dir);
 }
 
+// fuzz_mmcif's finding (fuzz/regressions/mmcif): gemmi reads integers from categories besides
+// _atom_site (here _entity_poly_seq.num) and overflowed there. Every unquoted value that starts
+// with an integer beyond 32 bits is refused, naming its tag and line, in a loop or an item.
+TEST(ReadHostile, IntegersBeyond32BitsAnywhereInTheFileAreRefused) {
+  const std::string cif = read_text(data_file("1hpv.cif.gz"));
+  const auto lines = lines_of(cif);
+  const auto line_of = [&](const std::string& text) {
+    return std::size_t(std::find(lines.begin(), lines.end(), text) - lines.begin());
+  };
+  const std::size_t sequence_row = line_of("A 2 GLN"), cell = line_of("_cell.Z_PDB 12");
+  ASSERT_LT(sequence_row, lines.size());
+  ASSERT_LT(cell, lines.size());
+  const struct {
+    std::string from, to, value, tag;
+    std::size_t line;
+  } cases[] = {{"A 2 GLN", "A 22222222222222222222268 GLN", "22222222222222222222268",
+                "_entity_poly_seq.num", sequence_row + 1},
+               {"_cell.Z_PDB 12", "_cell.Z_PDB -3000000000", "-3000000000", "_cell.Z_PDB", cell + 1}};
+  const fs::path dir = temp_dir("cif-anywhere");
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.tag);
+    std::string text = cif;
+    text.replace(text.find("\n" + c.from + "\n") + 1, c.from.size(), c.to);
+    write_text(dir / "int.cif", text);
+    expect_read_error(dir / "int.cif", c.line,
+                      c.tag + " starts with an integer beyond the 32-bit range: '" + c.value + "'");
+  }
+  fs::remove_all(dir);
+}
+
 TEST(ReadHostile, QuotedCifValuesAreNeverKeywords) {
   // A quoted value that reads like a tag ('_x') or is empty ('') in a row: the check must go on
   // past it and name the bad coordinate two rows later (it used to stop at '_x').

@@ -1,6 +1,6 @@
 // gemmi turns an unreadable mmCIF coordinate into NaN without saying where it was, and wraps a
 // residue number beyond 32 bits around (moving atoms, and their charges, between residues); this
-// pass walks the _atom_site loop's values with their line numbers to report a bad one exactly.
+// pass walks the file's values with their line numbers to report a bad one exactly.
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -17,8 +17,7 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; 
 // CIF tokens (bare, 'quoted', "quoted", ;text fields;) with the line each starts on.
 class CifTokens {
  public:
-  CifTokens(std::string_view text, std::size_t pos, std::size_t line)
-      : text_(text), pos_(pos), line_(line) {}
+  explicit CifTokens(std::string_view text) : text_(text), pos_(0), line_(1) {}
 
   // False at the end of the text. quoted: the token was 'quoted', "quoted" or a ;text field; (a
   // value even where it looks like a keyword, and possibly empty).
@@ -33,7 +32,6 @@ class CifTokens {
       while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
     }
     line = line_;
-    start_ = pos_;
     const char c = text_[pos_];
     quoted = c == '\'' || c == '"' || (c == ';' && (pos_ == 0 || text_[pos_ - 1] == '\n'));
     const bool line_start = pos_ == 0 || text_[pos_ - 1] == '\n';
@@ -61,13 +59,10 @@ class CifTokens {
     token = text_.substr(begin, pos_ - begin);
     return true;
   }
-  // Where the last token began (its quote or ';' included): a CifTokens made at this position
-  // and line reads it again.
-  std::size_t start() const { return start_; }
 
  private:
   std::string_view text_;
-  std::size_t pos_, line_, start_ = 0;
+  std::size_t pos_, line_;
 };
 
 bool starts_with_ignoring_case(std::string_view token, std::string_view lower) {
@@ -101,49 +96,9 @@ bool fits_int(std::string_view token) {
 
 namespace {
 
-// The tags of the first loop of _atom_site. tags that has the coordinates, and where its values
-// begin.
-struct AtomSiteLoop {
-  std::vector<std::string_view> tags;
-  std::size_t pos = 0, line = 1;
-};
-
-// The loop gemmi reads the atoms from: the first whose tags include _atom_site.Cartn_x (another
-// loop of _atom_site. tags, a mutated one, comes first in some files). Its header is read token
-// by token, as gemmi reads it: every tag counts as a column, whatever its category and however
-// many share a line, so the columns line up with gemmi's.
-AtomSiteLoop find_atom_site_loop(std::string_view text) {
-  AtomSiteLoop loop;
-  CifTokens tokens(text, 0, 1);
-  std::string_view token;
-  std::size_t line = 0;
-  bool quoted = false, in_header = false;
-  while (tokens.next(token, line, quoted)) {
-    if (!quoted && starts_with_ignoring_case(token, "loop_")) {
-      in_header = true;
-      loop.tags.clear();
-      continue;
-    }
-    if (!in_header) continue;
-    if (!quoted && token.starts_with('_')) {
-      loop.tags.push_back(token);
-      continue;
-    }
-    in_header = false;  // the loop's first value
-    if (std::find(loop.tags.begin(), loop.tags.end(), "_atom_site.Cartn_x") != loop.tags.end()) {
-      loop.pos = tokens.start();
-      loop.line = line;
-      return loop;
-    }
-    loop.tags.clear();
-  }
-  loop.tags.clear();  // a loop header with no values
-  return loop;
-}
-
-// The columns checked: coordinates (float32 numbers) and the ones gemmi reads as int (residue
-// numbers, the serial number, the formal charge, the model number), whose overflow is undefined
-// in gemmi's parser.
+// The columns checked in the atoms' loop: coordinates (float32 numbers) and the ones gemmi reads
+// as int (residue numbers, the serial number, the formal charge, the model number), named in the
+// message.
 struct Checked {
   std::string_view tag;
   const char* integer;  // what the integer is; nullptr for a coordinate
@@ -157,47 +112,81 @@ constexpr std::array<Checked, 8> kChecked = {{{"_atom_site.Cartn_x", nullptr},
                                               {"_atom_site.pdbx_formal_charge", "charges"},
                                               {"_atom_site.pdbx_PDB_model_num", "model numbers"}}};
 
-void check_integer(const TextFile& file, const Checked& c, std::string_view token, std::size_t line) {
-  if (!fits_int(token))
-    throw InputError(file.name, line,
-                     std::string(c.tag) + " is beyond the 32-bit range of " + c.integer + ": '" +
-                         std::string(token) + "'");
+// Where each checked tag is in the loop's columns (tags.size() when absent); empty when a
+// coordinate is missing (not the atoms' loop; gemmi says what is wrong).
+std::vector<std::size_t> checked_columns(const std::vector<std::string_view>& tags) {
+  std::vector<std::size_t> columns;
+  for (const Checked& c : kChecked) {
+    const auto it = std::find(tags.begin(), tags.end(), c.tag);
+    if (it == tags.end() && !c.integer) return {};
+    columns.push_back(std::size_t(it - tags.begin()));
+  }
+  return columns;
 }
 
 }  // namespace
 
+// One pass over every token, as gemmi reads them: a loop's header is its tags (every tag is a
+// column, whatever its category and however many share a line), then its values row by row. The
+// atoms' loop is the first whose tags include the three coordinates (a mutated loop of _atom_site.
+// tags comes first in some files). Besides its checked columns, every unquoted value in the file
+// must not start with an integer beyond int: gemmi reads integers from many categories (sequence
+// numbers of _entity_poly_seq, _struct_conf, _struct_ref_seq, ...) and its parser overflows on
+// the leading digits of such a token (undefined behaviour, a wrong number in practice).
 std::vector<RecordPosition> check_mmcif_atom_site(const TextFile& file) {
-  const AtomSiteLoop loop = find_atom_site_loop(file.data);
-  const std::size_t width = loop.tags.size();
-  std::array<std::size_t, kChecked.size()> column;
-  for (std::size_t a = 0; a < kChecked.size(); ++a) {
-    const auto it = std::find(loop.tags.begin(), loop.tags.end(), kChecked[a].tag);
-    if (it == loop.tags.end() && !kChecked[a].integer) return {};  // gemmi says what
-    column[a] = std::size_t(it - loop.tags.begin());  // width (never matched) when absent
-  }
+  CifTokens tokens(file.data);
+  std::string_view token, pair_tag;
+  std::size_t line = 0, index = 0;
+  bool quoted = false, in_header = false, in_values = false, atoms_done = false;
+  std::vector<std::string_view> tags;
+  std::vector<std::size_t> columns;  // of the atoms' loop while in it, else empty
   std::vector<RecordPosition> positions;
-  CifTokens tokens(file.data, loop.pos, loop.line);
-  std::string_view token;
-  std::size_t token_line = 0;
-  bool quoted = false;
   RecordPosition row{};
-  for (std::size_t index = 0; tokens.next(token, token_line, quoted); ++index) {
-    if (!quoted && is_keyword(token)) break;  // the loop has ended
-    const std::size_t col = index % width;
-    for (std::size_t a = 0; a < kChecked.size(); ++a) {
-      if (col != column[a]) continue;
-      if (kChecked[a].integer) {
-        check_integer(file, kChecked[a], token, token_line);
+  while (tokens.next(token, line, quoted)) {
+    if (!quoted && is_keyword(token)) {
+      const bool loop = starts_with_ignoring_case(token, "loop_");
+      if (in_values && !columns.empty()) atoms_done = true;
+      if (token.starts_with('_') && in_header) {
+        tags.push_back(token);
+        continue;
+      }
+      in_values = false;
+      columns.clear();
+      in_header = loop;
+      if (loop) tags.clear();
+      pair_tag = token.starts_with('_') ? token : std::string_view();
+      continue;
+    }
+    if (in_header) {  // the loop's first value
+      in_header = false;
+      in_values = true;
+      index = 0;
+      if (!atoms_done) columns = checked_columns(tags);
+    }
+    const std::string_view tag = in_values ? tags[index % tags.size()] : pair_tag;
+    const std::size_t col = in_values ? index % tags.size() : 0;
+    for (std::size_t a = 0; a < columns.size(); ++a) {
+      if (col != columns[a]) continue;
+      const Checked& c = kChecked[a];
+      if (c.integer) {
+        if (!fits_int(token))
+          throw InputError(file.name, line,
+                           std::string(c.tag) + " is beyond the 32-bit range of " + c.integer +
+                               ": '" + std::string(token) + "'");
         continue;
       }
       double value;
       if (const auto status = parse_number(token, value); status != NumberStatus::ok)
-        throw InputError(file.name, token_line,
-                         describe_bad_number(std::string(kChecked[a].tag), token, status));
+        throw InputError(file.name, line, describe_bad_number(std::string(c.tag), token, status));
       (a == 0 ? row.x : a == 1 ? row.y : row.z) = float(value);
-      if (a == 0) row.line = token_line;
+      if (a == 0) row.line = line;
     }
-    if (col + 1 == width) positions.push_back(row);
+    if (!quoted && !fits_int(token))
+      throw InputError(file.name, line,
+                       (tag.empty() ? std::string("a value") : std::string(tag)) +
+                           " starts with an integer beyond the 32-bit range: '" + std::string(token) + "'");
+    if (!columns.empty() && col + 1 == tags.size()) positions.push_back(row);
+    if (in_values) ++index;
   }
   return positions;
 }
