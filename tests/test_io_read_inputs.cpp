@@ -446,6 +446,22 @@ TEST(ReadHostile, QuotedCifValuesAreNeverKeywords) {
   fs::remove_all(dir);
 }
 
+// fuzz_mmcif's finding: a loop_ with values but no tags made the check divide by zero (SIGFPE);
+// gemmi's own error is the answer, with the file's name.
+TEST(ReadHostile, CifLoopWithoutTagsIsACleanError) {
+  const fs::path dir = temp_dir("cif-no-tags");
+  for (const std::string text : {"data_x\nloop_\n1 2 3\n", "data_x\nloop_atom.id 1 2\n"}) {
+    write_text(dir / "no_tags.cif", text);
+    try {
+      io::read_structure(dir / "no_tags.cif");
+      ADD_FAILURE() << "read: " << text;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("no_tags.cif"), std::string::npos) << e.what();
+    }
+  }
+  fs::remove_all(dir);
+}
+
 TEST(ReadHostile, OutlierAtomNamedByIndexLineAndDistance) {
   // 1hpv.pdb with the x coordinate of one atom record typed as 99999.
   const std::string text = read_text(data_file("1hpv.pdb"));

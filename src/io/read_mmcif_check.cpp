@@ -157,11 +157,11 @@ std::vector<RecordPosition> check_mmcif_atom_site(const TextFile& file) {
       pair_tag = token.starts_with('_') ? token : std::string_view();
       continue;
     }
-    if (in_header) {  // the loop's first value
+    if (in_header) {  // the loop's first value (a loop without tags is gemmi's to refuse)
       in_header = false;
-      in_values = true;
+      in_values = !tags.empty();
       index = 0;
-      if (!atoms_done) columns = checked_columns(tags);
+      if (in_values && !atoms_done) columns = checked_columns(tags);
     }
     const std::string_view tag = in_values ? tags[index % tags.size()] : pair_tag;
     const std::size_t col = in_values ? index % tags.size() : 0;
