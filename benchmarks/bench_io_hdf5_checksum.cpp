@@ -108,12 +108,6 @@ double write_batch(const fs::path& path, const GridSpec& grid, std::size_t frame
   });
 }
 
-struct Place {
-  std::string name;
-  fs::path dir;
-  bool sync;
-};
-
 void run(const std::vector<Place>& places, int repeats) {
   std::lock_guard lock(h5::library_mutex());
   const GridSpec map_grid{{0, 0, 0}, {0.5, 0.5, 0.5}, {400, 400, 300}};  // 192 MB
@@ -160,20 +154,10 @@ void run(const std::vector<Place>& places, int repeats) {
 }  // namespace dcsgrid::bench
 
 int main(int argc, char** argv) {
-  std::vector<dcsgrid::bench::Place> places = {{"disk", "/tmp", true}, {"shm", "/dev/shm", false}};
-  int repeats = 3;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string option = argv[i];
-    if (option == "--disk") places[0].dir = argv[i + 1];
-    else if (option == "--shm") places[1].dir = argv[i + 1];
-    else if (option == "--repeats") repeats = std::atoi(argv[i + 1]);
-    else {
-      std::fprintf(stderr, "unknown option %s\n", argv[i]);
-      return 2;
-    }
-  }
+  dcsgrid::bench::IoBenchOptions options;
+  if (!dcsgrid::bench::parse_io_bench_options(argc, argv, false, options)) return 2;
   try {
-    dcsgrid::bench::run(places, repeats);
+    dcsgrid::bench::run(options.places, options.repeats);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_io_hdf5_checksum: %s\n", e.what());
     return 1;

@@ -40,12 +40,6 @@ constexpr std::int64_t kSlabPlanes = 16;
 constexpr std::size_t kFrames = 1000;
 constexpr std::size_t kGroup = 32;
 
-struct Place {
-  std::string name;
-  fs::path dir;
-  bool sync;
-};
-
 // `blocks` pieces of `bytes` each, written one after the other with pwrite.
 void write_raw(const fs::path& path, const float* data, std::size_t blocks, std::size_t bytes,
                bool repeat_data, bool sync) {
@@ -235,23 +229,12 @@ void run(const std::vector<Place>& places, int repeats) {
 }  // namespace dcsgrid::bench
 
 int main(int argc, char** argv) {
-  std::vector<dcsgrid::bench::Place> places = {{"disk", "/tmp", true}, {"shm", "/dev/shm", false}};
-  int repeats = 3;
-  std::filesystem::path map;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string option = argv[i];
-    if (option == "--map") map = argv[i + 1];
-    else if (option == "--disk") places[0].dir = argv[i + 1];
-    else if (option == "--shm") places[1].dir = argv[i + 1];
-    else if (option == "--repeats") repeats = std::atoi(argv[i + 1]);
-    else {
-      std::fprintf(stderr, "unknown option %s\n", argv[i]);
-      return 2;
-    }
-  }
+  dcsgrid::bench::IoBenchOptions options;
+  if (!dcsgrid::bench::parse_io_bench_options(argc, argv, true, options)) return 2;
   try {
-    dcsgrid::bench::run(places, repeats);
-    if (!map.empty()) dcsgrid::bench::compress_study(places, repeats, map);
+    dcsgrid::bench::run(options.places, options.repeats);
+    if (!options.map.empty())
+      dcsgrid::bench::compress_study(options.places, options.repeats, options.map);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_io_hdf5_write: %s\n", e.what());
     return 1;
