@@ -336,7 +336,7 @@ TEST(Hdf5Block, WholeChunksDirectAndTheRestThroughTheCacheReadBackAsWritten) {
         std::vector<hsize_t> start(c.dims.size(), 0), count(c.dims);
         start[0] = first;
         count[0] = end - first;
-        h5::write_block(dataset.get(), start, count, values.data(), path, "write a block");
+        h5::write_block(dataset.get(), start, count, values.data(), path, "write a block", false);
       }
     }
   }

@@ -303,7 +303,7 @@ void write_batch(const fs::path& path, const GridSpec& g, const std::vector<floa
   hdf5::Handle potential = hdf5::create_map_dataset(f, "potential", {2}, g, path);
   hdf5::write_map_attributes(potential.get(), g, meta(), hdf5::kBatchAxisOrder, path);
   hdf5::attach_coordinates(f, potential.get(), g, 2, path);
-  hdf5::write_map(potential.get(), 1, g, frame.data(), path);
+  hdf5::write_map(potential.get(), 1, g, frame.data(), path, false);
   hdf5::create_group(f, "frames", path);
   const std::int8_t status[2] = {0, 1};
   hdf5::Handle type = hdf5::status_type(path);

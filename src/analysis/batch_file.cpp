@@ -406,7 +406,7 @@ void BatchFile::write_frames(std::span<const FrameWrite> group, const StepHook& 
   {
     std::lock_guard lock(io::hdf5::library_mutex());
     for (const FrameWrite& f : group) {
-      h5::write_map(b.potential.get(), f.index, b.grid, f.data, path);
+      h5::write_map(b.potential.get(), f.index, b.grid, f.data, path, b.every_rank);
       if (b.bins > 0) h5::write_stats_row(b.file.get(), f.index, *f.stats, std::size_t(b.bins), path);
       b.write_row(f.index, f.record);
     }
@@ -454,8 +454,8 @@ void BatchFile::write_ensemble(const float* mean, const float* stddev, std::size
   if (!b.ensemble)
     throw Error(b.path.string() + ": has no room for ensemble maps (run the batch with them on)");
   std::lock_guard lock(io::hdf5::library_mutex());
-  h5::write_map(b.dataset(kMean).get(), std::nullopt, b.grid, mean, b.path);
-  h5::write_map(b.dataset(kStd).get(), std::nullopt, b.grid, stddev, b.path);
+  h5::write_map(b.dataset(kMean).get(), std::nullopt, b.grid, mean, b.path, b.every_rank);
+  h5::write_map(b.dataset(kStd).get(), std::nullopt, b.grid, stddev, b.path, b.every_rank);
   b.flush();
   const std::int64_t count = std::int64_t(frames);
   h5::write_scalar(b.dataset(kEnsembleFrames), H5T_NATIVE_INT64, &count, b.path);

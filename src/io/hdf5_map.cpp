@@ -209,7 +209,8 @@ struct Hdf5MapWriter::Impl {
                              std::to_string(z_begin) + ".." + std::to_string(z_begin + planes - 1) +
                              " of /" + s.name;
     if (write_from && !every_rank) {
-      hdf5::write_block(s.dataset.get(), {start, start + 3}, {count, count + 3}, write_from, path, what);
+      hdf5::write_block(s.dataset.get(), {start, start + 3}, {count, count + 3}, write_from, path, what,
+                        false);
       std::fill_n(s.plane_written.begin() + z_begin, planes, 1);
       return;
     }

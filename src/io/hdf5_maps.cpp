@@ -392,27 +392,24 @@ void check_map_shape(hid_t dataset, const GridSpec& grid, std::optional<std::siz
 }
 
 void write_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid,
-               const float* data, const Path& path) {
+               const float* data, const Path& path, bool every_rank) {
   std::vector<hsize_t> start(frame ? 4 : 3, 0);
   if (frame) start[0] = *frame;
   write_block(dataset, start, map_dims(frame ? std::optional<std::size_t>(1) : std::nullopt, grid),
-              data, path, frame ? "write frame " + std::to_string(*frame) : std::string("write a map"));
+              data, path, frame ? "write frame " + std::to_string(*frame) : std::string("write a map"),
+              every_rank);
 }
 
 namespace {
 
 // The chunk shape of a dataset whose whole chunks may be written as they lie in memory: float32
-// chunks without filters, in a file open through the default (POSIX) driver (HDF5 has no direct
-// chunk writes under MPI-IO). Empty otherwise.
+// chunks without filters. Empty otherwise.
 std::vector<hsize_t> direct_chunk_shape(hid_t dataset, std::size_t rank, const Path& path) {
   const std::string what = "look at a dataset's storage";
   Handle type = checked_handle(H5Dget_type(dataset), H5Tclose, path, what);
   if (check(H5Tequal(type.get(), H5T_NATIVE_FLOAT), path, what) <= 0) return {};
   Handle create = checked_handle(H5Dget_create_plist(dataset), H5Pclose, path, what);
   if (H5Pget_layout(create.get()) != H5D_CHUNKED || H5Pget_nfilters(create.get()) != 0) return {};
-  Handle file = checked_handle(H5Iget_file_id(dataset), H5Fclose, path, what);
-  Handle access = checked_handle(H5Fget_access_plist(file.get()), H5Pclose, path, what);
-  if (H5Pget_driver(access.get()) != H5FD_SEC2) return {};
   std::vector<hsize_t> chunk(rank);
   if (check(H5Pget_chunk(create.get(), int(rank), chunk.data()), path, what) != int(rank)) return {};
   return chunk;
@@ -439,12 +436,14 @@ void write_hyperslab(hid_t dataset, const std::vector<hsize_t>& start,
 // walk. Chunks the block covers in part (at its ends, and the dataset's partial edge chunk) go
 // through H5Dwrite and the chunk cache, which completes them when a later block brings the rest.
 void write_block(hid_t dataset, const std::vector<hsize_t>& start, const std::vector<hsize_t>& count,
-                 const float* data, const Path& path, const std::string& what) {
+                 const float* data, const Path& path, const std::string& what, bool every_rank) {
   const std::size_t rank = start.size();
   const std::vector<hsize_t> dims = shape(dataset, path);
   if (count.size() != rank || dims.size() != rank)
     throw Error(path.string() + ": cannot " + what + ": a block of another rank than the dataset's");
-  const std::vector<hsize_t> chunk = direct_chunk_shape(dataset, rank, path);
+  // Under MPI-IO HDF5 has no direct chunk writes (and asking the file for its driver would copy
+  // its communicator: a collective call, where each rank writes on its own).
+  const std::vector<hsize_t> chunk = every_rank ? std::vector<hsize_t>() : direct_chunk_shape(dataset, rank, path);
   std::size_t split = 0;
   while (!chunk.empty() && split + 1 < rank && chunk[split] == 1) ++split;
   bool direct = !chunk.empty();

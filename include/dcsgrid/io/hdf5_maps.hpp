@@ -81,14 +81,16 @@ void check_map_shape(hid_t dataset, const GridSpec& grid, std::optional<std::siz
 // One map: frame `frame` of a 4-D dataset, or the whole 3-D one.
 // The shape of a map dataset: [frames][nz][ny][nx], or [nz][ny][nx] without frames.
 std::vector<hsize_t> map_dims(std::optional<std::size_t> frames, const GridSpec& grid);
+// every_rank: the file is open through MPI-IO by every rank (write_block).
 void write_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid,
-               const float* data, const Path& path);
+               const float* data, const Path& path, bool every_rank);
 // Writes the block [start, start + count) of a float32 dataset from data (row-major over count).
 // The chunks it covers whole go to the file as they lie in memory (HDF5's direct chunk write)
-// where the dataset is chunked as maps are, without filters, in a file not open through MPI-IO;
-// the rest through H5Dwrite. `what` names the write in an error.
+// where the dataset is chunked as maps are and without filters, unless every_rank (a file open
+// through MPI-IO, which has no direct chunk writes); the rest through H5Dwrite. `what` names the
+// write in an error.
 void write_block(hid_t dataset, const std::vector<hsize_t>& start, const std::vector<hsize_t>& count,
-                 const float* data, const Path& path, const std::string& what);
+                 const float* data, const Path& path, const std::string& what, bool every_rank);
 void read_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid, float* out,
               const Path& path);
 
