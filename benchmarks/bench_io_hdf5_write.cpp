@@ -8,8 +8,8 @@
 // row there is the disk's sequential bandwidth (`dd conv=fsync`); on /dev/shm nothing waits for a
 // disk and the rows compare the CPU cost of each path.
 // With --map FILE (a real map, e.g. `dcsgrid data/1tii_pdb2pqr_amber.pqr.gz -o 1tii.h5`), a second
-// table: that map written by Hdf5MapWriter plain and with shuffle + deflate at levels 1, 4 (the
-// default) and 9 (`--compress`), MB/s of map data and the compression ratio, on both places.
+// table: that map written by Hdf5MapWriter plain and with shuffle + deflate at levels 1 (what
+// `--compress` uses), 4 and 9: MB/s of map data and the compression ratio, on both places.
 //   bench_io_hdf5_write [--disk DIR (/tmp)] [--shm DIR (/dev/shm)] [--repeats N (3)] [--map FILE]
 // Writes io_hdf5_write.json and, with --map, io_hdf5_compress.json (see report.hpp).
 #include <fcntl.h>

@@ -99,7 +99,10 @@ void add_options(CLI::App& app, MainOptions& o) {
                       true);
 
   const std::string out = "Output and messages";
-  app.add_flag("--compress", o.compress, "HDF5: shuffle + deflate compression")->group(out);
+  app.add_flag("--compress", o.compress,
+               "HDF5: shuffle + deflate (level 1): files about 2/3 the size, written far slower "
+               "(one core deflates at ~60 MB/s; docs/performance.md)")
+      ->group(out);
   app.add_flag("--json", o.json, "Print the run summary as JSON on stdout")->group(out);
   app.add_flag("-v,--verbose", o.verbose, "More messages (-vv for all)")->group(out);
   app.add_flag("-q,--quiet", o.quiet, "Only warnings and errors")->group(out);

@@ -38,7 +38,9 @@ std::string map_format_list();
 
 struct WriteOptions {
   bool compress = false;  // HDF5: shuffle + deflate
-  int compression_level = 4;
+  // Level 1: on potential maps it keeps 97% of level 4's saving at 1.13 times its speed
+  // (docs/performance.md, bench_io_hdf5_write --map).
+  int compression_level = 1;
   // The structure the map was computed from, for formats that store atoms beside the map
   // (Gaussian cube: one atom record each, atomic number 0 as elements are unknown here, the
   // partial charge in the nuclear-charge column). Not owned; null: no atoms. Ignored by the
