@@ -16,6 +16,7 @@
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/hdf5_maps.hpp"
+#include "hdf5_cache_path.hpp"
 #include "io_bench_util.hpp"
 #include "report.hpp"
 
@@ -24,60 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace h5 = io::hdf5;
-
-// A float32 dataset [leading...][nz][ny][nx] chunked as the writers chunk maps, with the
-// Fletcher32 filter when checksum; batch: storage allocated at creation (without fill writes when
-// the filter allows it: HDF5 refuses "never fill" for filtered chunks).
-h5::Handle create_dataset(hid_t file, const std::vector<hsize_t>& leading, const GridSpec& grid,
-                          bool checksum, bool batch, const fs::path& path) {
-  std::vector<hsize_t> dims = leading;
-  dims.insert(dims.end(), {hsize_t(grid.nz()), hsize_t(grid.ny()), hsize_t(grid.nx())});
-  h5::Handle space(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
-  h5::Handle plist(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
-  const std::vector<hsize_t> chunk = h5::map_chunk(leading, grid);
-  h5::check(H5Pset_chunk(plist.get(), int(chunk.size()), chunk.data()), path, "set chunks");
-  if (checksum) h5::check(H5Pset_fletcher32(plist.get()), path, "enable Fletcher32");
-  if (batch) {
-    h5::check(H5Pset_alloc_time(plist.get(), H5D_ALLOC_TIME_EARLY), path, "allocate early");
-    if (!checksum) h5::check(H5Pset_fill_time(plist.get(), H5D_FILL_TIME_NEVER), path, "no fill");
-  }
-  h5::Handle access(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose);
-  h5::check(H5Pset_chunk_cache(access.get(), 521, std::size_t(32) << 20, 1.0), path, "chunk cache");
-  return h5::checked_handle(H5Dcreate2(file, "potential", H5T_IEEE_F32LE, space.get(), H5P_DEFAULT,
-                                       plist.get(), access.get()),
-                            H5Dclose, path, "create /potential");
-}
-
-// Writes planes [z, z + planes) of a 3-D dataset, or frame f of a 4-D one (planes = nz).
-void write_block(hid_t dataset, std::vector<hsize_t> start, std::vector<hsize_t> count,
-                 const float* data, const fs::path& path) {
-  h5::Handle file_space(H5Dget_space(dataset), H5Sclose);
-  h5::check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
-                                nullptr),
-            path, "select");
-  h5::Handle memory(H5Screate_simple(int(count.size()), count.data(), nullptr), H5Sclose);
-  h5::check(H5Dwrite(dataset, H5T_NATIVE_FLOAT, memory.get(), file_space.get(), H5P_DEFAULT, data),
-            path, "write");
-}
-
-// The map: created, written in slabs of 8 planes, closed (and fsync'd when on disk).
-void write_map(const fs::path& path, const GridSpec& grid, const std::vector<float>& values,
-               bool checksum, bool sync) {
-  fs::remove(path);
-  {
-    h5::Handle file = h5::create_file(path, path, "create");
-    h5::Handle dataset = create_dataset(file.get(), {}, grid, checksum, false, path);
-    const std::size_t plane = std::size_t(grid.nx() * grid.ny());
-    for (std::int64_t z = 0; z < grid.nz(); z += 8) {
-      const std::int64_t planes = std::min<std::int64_t>(8, grid.nz() - z);
-      write_block(dataset.get(), {hsize_t(z), 0, 0}, {hsize_t(planes), hsize_t(grid.ny()), hsize_t(grid.nx())},
-                  values.data() + std::size_t(z) * plane, path);
-    }
-    h5::check(dataset.close(), path, "close /potential");
-    h5::check(file.close(), path, "close");
-  }
-  if (sync) fsync_file(path);
-}
 
 void read_map(const fs::path& path, std::vector<float>& out) {
   h5::Handle file = h5::open_file(path, false);
@@ -93,15 +40,15 @@ double write_batch(const fs::path& path, const GridSpec& grid, std::size_t frame
   fs::remove(path);
   {
     h5::Handle file = h5::create_file(path, path, "create");
-    create_dataset(file.get(), {frames}, grid, checksum, true, path);
+    create_cached_map_dataset(file.get(), {frames}, grid, checksum, true, path);
     h5::check(file.close(), path, "close");
   }
   h5::Handle file = h5::open_file(path, true);
   h5::Handle dataset = h5::open_dataset(file.get(), "potential", path);
   return best_seconds(repeats, [&] {
     for (std::size_t f = 0; f < frames; ++f) {
-      write_block(dataset.get(), {f, 0, 0, 0}, {1, hsize_t(grid.nz()), hsize_t(grid.ny()), hsize_t(grid.nx())},
-                  values.data(), path);
+      write_hyperslab(dataset.get(), {f, 0, 0, 0}, {1, hsize_t(grid.nz()), hsize_t(grid.ny()), hsize_t(grid.nx())},
+                      values.data(), path);
       h5::check(H5Fflush(file.get(), H5F_SCOPE_LOCAL), path, "flush");
     }
     if (sync) fsync_file(path);
@@ -127,7 +74,7 @@ void run(const std::vector<Place>& places, int repeats) {
     double write_s[2], read_s[2], batch_s[2];
     for (int checksum = 0; checksum < 2; ++checksum) {
       write_s[checksum] = best_seconds(repeats, [&] {
-        write_map(map_path, map_grid, map_values, checksum, place.sync);
+        write_map_through_cache(map_path, map_grid, map_values.data(), checksum, place.sync, 8);
       });
       read_s[checksum] = best_seconds(repeats, [&] { read_map(map_path, back); });
       if (back != map_values) throw Error(map_path.string() + ": read back other values");

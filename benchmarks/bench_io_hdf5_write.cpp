@@ -27,6 +27,7 @@
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/hdf5_maps.hpp"
 #include "dcsgrid/io/map_io.hpp"
+#include "hdf5_cache_path.hpp"
 #include "io_bench_util.hpp"
 #include "report.hpp"
 
@@ -55,49 +56,18 @@ void write_raw(const fs::path& path, const float* data, std::size_t blocks, std:
   ::close(descriptor);
 }
 
-// The blocks through H5Dwrite and a chunk cache (32 MiB, as Hdf5MapWriter keeps), chunked as the
-// writers chunk maps; batch: frames into a 4-D dataset allocated at creation.
-void write_through_cache(const fs::path& path, const GridSpec& grid, const float* data,
-                         std::size_t frames, bool sync) {
+// Batch frames through H5Dwrite and a chunk cache into a 4-D dataset allocated at creation,
+// flushed every kGroup frames.
+void write_frames_through_cache(const fs::path& path, const GridSpec& grid, const float* data,
+                                bool sync) {
   fs::remove(path);
   {
     h5::Handle file = h5::create_file(path, path, "create");
-    const std::vector<hsize_t> leading = frames ? std::vector<hsize_t>{frames} : std::vector<hsize_t>{};
-    const std::vector<hsize_t> dims =
-        h5::map_dims(frames ? std::optional<std::size_t>(frames) : std::nullopt, grid);
-    h5::Handle space(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
-    h5::Handle create(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
-    const std::vector<hsize_t> chunk = h5::map_chunk(leading, grid);
-    h5::check(H5Pset_chunk(create.get(), int(chunk.size()), chunk.data()), path, "set chunks");
-    if (frames) h5::check(H5Pset_alloc_time(create.get(), H5D_ALLOC_TIME_EARLY), path, "allocate");
-    h5::check(H5Pset_fill_time(create.get(), H5D_FILL_TIME_NEVER), path, "no fill");
-    h5::Handle access(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose);
-    h5::check(H5Pset_chunk_cache(access.get(), 521, std::size_t(32) << 20, 1.0), path, "chunk cache");
-    h5::Handle dataset = h5::checked_handle(H5Dcreate2(file.get(), "potential", H5T_IEEE_F32LE,
-                                                       space.get(), H5P_DEFAULT, create.get(),
-                                                       access.get()),
-                                            H5Dclose, path, "create /potential");
-    auto write = [&](std::vector<hsize_t> start, std::vector<hsize_t> count, const float* from) {
-      h5::Handle file_space(H5Dget_space(dataset.get()), H5Sclose);
-      h5::check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
-                                    count.data(), nullptr),
-                path, "select");
-      h5::Handle memory(H5Screate_simple(int(count.size()), count.data(), nullptr), H5Sclose);
-      h5::check(H5Dwrite(dataset.get(), H5T_NATIVE_FLOAT, memory.get(), file_space.get(),
-                         H5P_DEFAULT, from),
-                path, "write");
-    };
-    const hsize_t ny = hsize_t(grid.ny()), nx = hsize_t(grid.nx());
-    if (frames) {
-      for (std::size_t f = 0; f < frames; ++f) {
-        write({f, 0, 0, 0}, {1, hsize_t(grid.nz()), ny, nx}, data);
-        if ((f + 1) % kGroup == 0) h5::check(H5Fflush(file.get(), H5F_SCOPE_LOCAL), path, "flush");
-      }
-    } else {
-      for (std::int64_t z = 0; z < grid.nz(); z += kSlabPlanes) {
-        const std::int64_t planes = std::min(kSlabPlanes, grid.nz() - z);
-        write({hsize_t(z), 0, 0}, {hsize_t(planes), ny, nx}, data + std::size_t(z) * grid.plane_size());
-      }
+    h5::Handle dataset = create_cached_map_dataset(file.get(), {kFrames}, grid, false, true, path);
+    for (std::size_t f = 0; f < kFrames; ++f) {
+      write_hyperslab(dataset.get(), {f, 0, 0, 0},
+                      {1, hsize_t(grid.nz()), hsize_t(grid.ny()), hsize_t(grid.nx())}, data, path);
+      if ((f + 1) % kGroup == 0) h5::check(H5Fflush(file.get(), H5F_SCOPE_LOCAL), path, "flush");
     }
     h5::check(dataset.close(), path, "close /potential");
     h5::check(file.close(), path, "close");
@@ -201,7 +171,9 @@ void run(const std::vector<Place>& places, int repeats) {
     s[0] = best_seconds(repeats, [&] {
       write_raw(raw, map.data(), slabs - 1, slab_bytes, false, place.sync);  // whole slabs
     }) * double(slabs) / double(slabs - 1);
-    s[1] = best_seconds(repeats, [&] { write_through_cache(path, map_grid, map.data(), 0, place.sync); });
+    s[1] = best_seconds(repeats, [&] {
+      write_map_through_cache(path, map_grid, map.data(), false, place.sync, kSlabPlanes);
+    });
     s[2] = best_seconds(repeats, [&] { write_with_map_writer(path, map_grid, map.data(), place.sync); });
     if (io::read_hdf5(path).data != map) throw Error(path.string() + ": read back other values");
     report.add_row({place.name, "map, slabs of 16 planes", map_mb, map_mb / s[0], map_mb / s[1],
@@ -210,7 +182,7 @@ void run(const std::vector<Place>& places, int repeats) {
 
     const std::size_t frame_bytes = frame.size() * sizeof(float);
     s[0] = best_seconds(repeats, [&] { write_raw(raw, frame.data(), kFrames, frame_bytes, true, place.sync); });
-    s[1] = best_seconds(repeats, [&] { write_through_cache(path, frame_grid, frame.data(), kFrames, place.sync); });
+    s[1] = best_seconds(repeats, [&] { write_frames_through_cache(path, frame_grid, frame.data(), place.sync); });
     s[2] = write_with_batch_file(path, frame_grid, frame.data(), place.sync, repeats);
     report.add_row({place.name, "batch frames, groups of 32", batch_mb, batch_mb / s[0],
                     batch_mb / s[1], batch_mb / s[2], s[1] / s[2], s[0] / s[2]});

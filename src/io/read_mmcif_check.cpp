@@ -92,10 +92,6 @@ bool fits_int(std::string_view token) {
   return std::from_chars(number.data(), number.data() + number.size(), value).ec == std::errc();
 }
 
-}  // namespace
-
-namespace {
-
 // The columns checked in the atoms' loop: coordinates (float32 numbers) and the ones gemmi reads
 // as int (residue numbers, the serial number, the formal charge, the model number), named in the
 // message.

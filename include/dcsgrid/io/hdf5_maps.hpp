@@ -78,10 +78,10 @@ void attach_coordinates(hid_t file, hid_t dataset, const GridSpec& grid,
 // InputError unless the dataset is float [frames][nz][ny][nx] (or [nz][ny][nx] without frames).
 void check_map_shape(hid_t dataset, const GridSpec& grid, std::optional<std::size_t> frames,
                      const Path& path);
-// One map: frame `frame` of a 4-D dataset, or the whole 3-D one.
 // The shape of a map dataset: [frames][nz][ny][nx], or [nz][ny][nx] without frames.
 std::vector<hsize_t> map_dims(std::optional<std::size_t> frames, const GridSpec& grid);
-// every_rank: the file is open through MPI-IO by every rank (write_block).
+// One map: frame `frame` of a 4-D dataset, or the whole 3-D one. every_rank: the file is open
+// through MPI-IO by every rank (write_block).
 void write_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid,
                const float* data, const Path& path, bool every_rank);
 // Writes the block [start, start + count) of a float32 dataset from data (row-major over count).
