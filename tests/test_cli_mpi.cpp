@@ -3,8 +3,8 @@
 // by SIGTERM and resumed by another job gives the same file. mpirun -n 1, 2 and 3 of the main job
 // (each rank its block of planes, written into the one file through parallel HDF5): every method's
 // map, alone or together, equals the serial run's bit for bit, with the stored comparisons, OpenDX
-// and cube beside, compressed or not, cutoff's ranks holding only their halo's atoms, and ranks
-// without planes; an error ends the job with its message and no file, and so does a stop. A plain
+// and cube beside, compressed or not, cutoff's ranks holding only their halo's atoms, ranks on
+// the GPU, and ranks without planes; an error ends the job with its message and no file, and so does a stop. A plain
 // run is one process; commands other than these refuse several ranks. Skipped in builds without MPI.
 #include <gtest/gtest.h>
 
@@ -176,6 +176,19 @@ TEST_F(CliMpi, MapOverRanksEqualsTheSerialRunForEveryMethod) {
   EXPECT_NE(r.output.find("bad.dx is not .h5"), std::string::npos) << r.output;
   for (const auto& entry : fs::directory_iterator(dir))
     EXPECT_EQ(entry.path().filename().string().find("bad"), std::string::npos) << entry.path();
+}
+
+// GPU ranks (all sharing the one device here): the GPU cutoff engine's bins are one lattice for
+// every slab and keep input order within a bin (binning.hpp), so each rank's block of planes, cut
+// anywhere and computed from its halo's atoms alone, equals the serial GPU run bit for bit.
+TEST_F(CliMpi, MapOverGpuRanksEqualsTheSerialRunForEveryMethod) {
+  DCSGRID_REQUIRE_GPU();
+  const fs::path input = dir / "gpu.pqr";
+  test::write_pqr(input, test::random_atoms(20000, Box{{0, 0, 0}, {30, 28, 90}}, 5));
+  expect_ranks_equal_serial(dir,
+                            " " + input.string() + " --device gpu --spacing 0.5 --cutoff 10 "
+                            "--method direct,cutoff,msm -q",
+                            "gpu", {"potential", "potential_cutoff", "potential_msm"}, "");
 }
 
 // Cutoff alone: each rank gets only its planes' atoms plus the halo, here a small part of a long

@@ -80,7 +80,7 @@ TEST(BinGeometry, RejectsBadInput) {
 }
 
 TEST(BinKey, FacesNaNAndOutside) {
-  BinLookup b{{0.0f, 0.0f, 0.0f}, {0.25f, 0.25f, 0.25f}, {3, 4, 5}};
+  BinLookup b{{0.0f, 0.0f, 0.0f}, {0.25f, 0.25f, 0.25f}, {3, 4, 5}, {0, 0, 0}};
   EXPECT_EQ(bin_key(b, 0.0f, 0.0f, 0.0f), 0u);
   EXPECT_EQ(bin_key(b, 4.0f, 0.0f, 0.0f), 1u);  // a face belongs to the bin above it
   EXPECT_EQ(bin_key(b, 3.99f, 4.0f, 8.0f), 0u + 1u * 3 + 2u * 12);
@@ -125,7 +125,7 @@ void check_coverage(const GridSpec& grid, Slab slab, double rc, std::uint64_t se
     const std::int64_t k = slab.z_begin + std::int64_t(rng() % slab.planes());
     const auto p = grid.position(i, j, k);
     const auto reads = neighbour_bins_of(g, int(i / kBrickPoints), int(j / kBrickPoints),
-                                         int((k - slab.z_begin) / kBrickPoints));
+                                         int((k - slab.z_begin + g.skipped_planes) / kBrickPoints));
     for (std::size_t a = 0; a < atoms.size(); ++a) {
       const double dx = p[0] - atoms.x[a], dy = p[1] - atoms.y[a], dz = p[2] - atoms.z[a];
       if (dx * dx + dy * dy + dz * dz >= rc * rc) continue;

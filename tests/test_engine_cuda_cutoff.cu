@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/cuda_cutoff.hpp"
@@ -196,6 +197,48 @@ TEST(CudaCutoff, SlabsMatchTheWholeGrid) {
     const auto gpu = gpu_cutoff(s.request, slab);
     const std::vector<double> part(ref.begin() + plane * slab.z_begin, ref.begin() + plane * slab.z_end);
     EXPECT_LT(test::relative_l2(gpu, part), 1e-5) << "planes " << slab.z_begin << ".." << slab.z_end;
+  }
+}
+
+// What MPI ranks rely on (binning.hpp): with the default (dynamic) bins, a slab's values equal the
+// whole grid's bit for bit wherever the slab starts (on a brick boundary or not), for the shifted
+// and MSM short-range forms and for a grid spacing whose bins hold two bricks along z, and
+// whichever atoms beyond the slab's reach are left out.
+TEST(CudaCutoff, SlabsAndAtomsBeyondReachLeaveTheValuesBitIdentical) {
+  DCSGRID_REQUIRE_GPU();
+  for (const double spacing : {0.5, 0.25}) {
+    for (const CutoffForm form : {CutoffForm::shifted, CutoffForm::msm_short}) {
+      CutoffOptions cutoff;
+      cutoff.form = form;
+      cutoff.radius = 8.0;
+      const GridSpec grid = grid_from_origin({-6.2, 3.1, -20.4}, {45, 38, 70}, spacing);
+      Problem s(atoms_around(grid, 8.0, 12000, 21), cutoff);
+      s.set_grid(grid);
+      const auto whole = gpu_cutoff(s.request, all_planes(grid));
+      const std::size_t plane = grid.plane_size();
+      for (const Slab slab : {Slab{0, 13}, Slab{13, 14}, Slab{14, 40}, Slab{40, 70}, Slab{16, 32}}) {
+        SCOPED_TRACE("spacing " + std::to_string(spacing) + ", form " + std::to_string(int(form)) +
+                     ", planes " + std::to_string(slab.z_begin) + ".." + std::to_string(slab.z_end));
+        // The atoms within reach of the slab's planes in z, in their order (a rank receives
+        // more: its bins' reach).
+        const double lo = grid.position(0, 0, slab.z_begin)[2] - cutoff.radius - 0.5;
+        const double hi = grid.position(0, 0, slab.z_end - 1)[2] + cutoff.radius + 0.5;
+        AtomSet near;
+        for (std::size_t a = 0; a < s.atoms.size(); ++a)
+          if (s.atoms.z[a] >= lo && s.atoms.z[a] <= hi)
+            near.push_back(s.atoms.x[a], s.atoms.y[a], s.atoms.z[a], s.atoms.q[a]);
+        ASSERT_LT(near.size(), s.atoms.size());
+        PotentialRequest subset = s.request;
+        subset.atoms = &near;
+        for (const PotentialRequest* r : {&s.request, &subset}) {
+          const auto part = gpu_cutoff(*r, slab);
+          ASSERT_EQ(part.size(), plane * slab.planes());
+          EXPECT_EQ(0, std::memcmp(part.data(), whole.data() + plane * slab.z_begin,
+                                   part.size() * sizeof(float)))
+              << (r == &subset ? "atoms near the slab" : "all atoms");
+        }
+      }
+    }
   }
 }
 

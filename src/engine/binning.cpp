@@ -98,13 +98,14 @@ BinGeometry make_bin_geometry(const GridSpec& grid, Slab slab, double radius, do
   BinGeometry g;
   g.radius = radius;
   g.points = {grid.nx(), grid.ny(), slab.planes()};
-  const std::array<std::int64_t, 3> first_index{0, 0, slab.z_begin};
+  g.skipped_planes = int(slab.z_begin % kBrickPoints);
+  g.axis[2].first_brick = int(slab.z_begin / kBrickPoints);
   for (int a = 0; a < 3; ++a) {
     g.frame_origin[a] = float(grid.origin[a]);
     g.spacing[a] = float(grid.spacing[a]);
-    g.first_point[a] =
-        float(grid.origin[a] - double(g.frame_origin[a]) + first_index[a] * grid.spacing[a]);
-    g.axis[a].bricks = int((g.points[a] + kBrickPoints - 1) / kBrickPoints);
+    g.first_point[a] = float(grid.origin[a] - double(g.frame_origin[a]));
+    const std::int64_t points = g.points[a] + (a == 2 ? g.skipped_planes : 0);
+    g.axis[a].bricks = int((points + kBrickPoints - 1) / kBrickPoints);
   }
 
   std::array<int, 3> lo{}, hi{};
@@ -123,7 +124,9 @@ BinGeometry make_bin_geometry(const GridSpec& grid, Slab slab, double radius, do
     BinAxis& ax = g.axis[a];
     ax.halo = -lo[a];
     ax.bins = ax.anchor(ax.bricks - 1) + hi[a] + 1;
-    ax.lower = g.first_point[a] - 0.5 * grid.spacing[a] - ax.halo * ax.edge;
+    ax.first_bin = ax.lattice_bin(ax.first_brick);
+    ax.lattice_lower = g.first_point[a] - 0.5 * grid.spacing[a] - ax.halo * ax.edge;
+    ax.lower = ax.lattice_lower + ax.first_bin * ax.edge;
     bins *= ax.bins;
   }
   if (bins >= double(std::numeric_limits<std::int32_t>::max()))
@@ -135,9 +138,10 @@ BinGeometry make_bin_geometry(const GridSpec& grid, Slab slab, double radius, do
 BinLookup make_bin_lookup(const BinGeometry& g) {
   BinLookup b{};
   for (int a = 0; a < 3; ++a) {
-    b.lower[a] = float(g.axis[a].lower);
+    b.lower[a] = float(g.axis[a].lattice_lower);
     b.inv_edge[a] = float(1.0 / g.axis[a].edge);
     b.bins[a] = g.axis[a].bins;
+    b.first[a] = g.axis[a].first_bin;
   }
   return b;
 }

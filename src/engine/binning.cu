@@ -3,6 +3,8 @@
 #include <cooperative_groups.h>
 
 #include <algorithm>
+#include <bit>
+#include <cub/device/device_radix_sort.cuh>
 #include <vector>
 
 #include "dcsgrid/core/cuda_support.hpp"
@@ -85,15 +87,18 @@ __global__ void scatter_fixed_kernel(AtomView atoms, const std::uint32_t* __rest
   overflow[base + group.thread_rank()] = std::uint32_t(i);
 }
 
-__global__ void scatter_dynamic_kernel(AtomView atoms, const std::uint32_t* __restrict__ keys,
-                                       std::uint32_t dropped_key,
-                                       const std::uint32_t* __restrict__ start, std::uint32_t* fill,
-                                       float4* __restrict__ slots) {
+__global__ void iota_kernel(std::uint32_t* __restrict__ out, std::size_t n) {
   const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= atoms.n) return;
-  const std::uint32_t bin = keys[i];
-  if (bin == dropped_key) return;
-  slots[start[bin] + atomicAdd(fill + bin, 1u)] = atoms.in_frame(i);
+  if (i < n) out[i] = std::uint32_t(i);
+}
+
+// Slot j holds the j-th atom in (bin, input order): the sorted keys put it at start[bin] + its
+// rank in the bin. Dropped atoms sort last and are not copied.
+__global__ void gather_sorted_kernel(AtomView atoms, const std::uint32_t* __restrict__ sorted_keys,
+                                     const std::uint32_t* __restrict__ order,
+                                     std::uint32_t dropped_key, float4* __restrict__ slots) {
+  const std::size_t j = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j < atoms.n && sorted_keys[j] != dropped_key) slots[j] = atoms.in_frame(order[j]);
 }
 
 void check_binned(const DeviceAtomArrays& atoms, const BinGeometry& g, const DeviceBins& bins) {
@@ -105,7 +110,9 @@ void check_binned(const DeviceAtomArrays& atoms, const BinGeometry& g, const Dev
 
 void upload_atom_arrays(const AtomSet& atoms, DeviceAtomArrays& device, cudaStream_t stream) {
   const std::size_t n = atoms.size();
-  if (n >= std::size_t(UINT32_MAX)) throw Error("too many atoms for the GPU cutoff engine");
+  if (n > std::size_t(INT32_MAX))
+    throw Error("too many atoms for the GPU cutoff engine: " + std::to_string(n) +
+                " (at most 2^31 - 1)");
   const std::vector<float>* host[4] = {&atoms.x, &atoms.y, &atoms.z, &atoms.q};
   cuda::DeviceBuffer<float>* dev[4] = {&device.x, &device.y, &device.z, &device.q};
   for (int c = 0; c < 4; ++c) {
@@ -202,7 +209,6 @@ void scatter_dynamic(const DeviceAtomArrays& atoms, const BinGeometry& g, Device
   const std::size_t n = atoms.size();
   bins.capacity = 0;
   reserve(bins.start, bins.bins + 1);
-  reserve(bins.fill, bins.bins);
   reserve(bins.slots, std::max<std::size_t>(n, 1));
   const std::size_t ws = prims::scan_cuda_workspace_bytes(bins.bins + 1);
   reserve(bins.scan_workspace, std::max<std::size_t>(ws, 1));
@@ -210,11 +216,26 @@ void scatter_dynamic(const DeviceAtomArrays& atoms, const BinGeometry& g, Device
   // is not added to anything).
   prims::scan_cuda<std::uint32_t>(bins.counts.data(), bins.start.data(), bins.bins + 1,
                                   prims::ScanKind::exclusive, bins.scan_workspace.data(), stream);
-  DCSGRID_CUDA_CHECK(cudaMemsetAsync(bins.fill.data(), 0, bins.bins * sizeof(std::uint32_t), stream));
   if (n == 0) return;
-  scatter_dynamic_kernel<<<blocks_for(n), kThreads, 0, stream>>>(
-      arrays_of(atoms, g), bins.keys.data(), std::uint32_t(bins.bins), bins.start.data(),
-      bins.fill.data(), bins.slots.data());
+  // Keys run up to bins (the dropped key): only their low bits take part in the sort.
+  const int key_bits = std::bit_width(std::uint64_t(bins.bins));
+  const int count = int(n);  // upload_atom_arrays keeps n within int, CUB's count
+  reserve(bins.sorted_keys, n);
+  reserve(bins.order, 2 * n);
+  std::uint32_t* index = bins.order.data() + n;
+  std::size_t sort_bytes = 0;
+  DCSGRID_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, bins.keys.data(),
+                                                     bins.sorted_keys.data(), index,
+                                                     bins.order.data(), count, 0, key_bits, stream));
+  reserve(bins.sort_workspace, std::max<std::size_t>(sort_bytes, 1));
+  iota_kernel<<<blocks_for(n), kThreads, 0, stream>>>(index, n);
+  DCSGRID_CHECK_LAUNCH();
+  DCSGRID_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+      bins.sort_workspace.data(), sort_bytes, bins.keys.data(), bins.sorted_keys.data(), index,
+      bins.order.data(), count, 0, key_bits, stream));
+  gather_sorted_kernel<<<blocks_for(n), kThreads, 0, stream>>>(
+      arrays_of(atoms, g), bins.sorted_keys.data(), bins.order.data(), std::uint32_t(bins.bins),
+      bins.slots.data());
   DCSGRID_CHECK_LAUNCH();
 }
 

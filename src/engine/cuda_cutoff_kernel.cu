@@ -17,6 +17,8 @@ namespace {
 constexpr int kColumns = kBrickPoints * kBrickPoints;  // threads per block: one per (x, y) column
 constexpr int kChunkAtoms = 256;                        // atoms staged in shared memory at a time
 constexpr int kRowsPerThread = kMaxNeighbourRows / kColumns;
+// Relative widening of rc² for the staging and column tests (float rounding is ~1e-7).
+constexpr float kReachSlack = 1.0e-4f;
 static_assert(kMaxNeighbourRows % kColumns == 0);
 
 // Everything the kernel reads besides the atoms, passed by value: it lives in the parameter
@@ -25,41 +27,33 @@ struct CutoffKernelArgs {
   const float4* slots;
   const std::uint32_t* start;  // dynamic bins: bins + 1 offsets; nullptr for fixed capacity
   std::uint32_t capacity;      // fixed capacity
-  int bins_x, bins_y;
-  int bricks[3];
-  int bins_per_brick[3], bricks_per_bin[3], halo[3];
-  float first[3], spacing[3];
-  int planes;
+  BinAxis axis[3];
+  float first[3], spacing[3];  // the whole grid's point (0, 0, 0) in the frame, and the spacing
+  int skipped_planes, planes;  // brick 0's planes below the slab; the slab's planes
   long long pitch_x, rows_per_plane;
   float* out;
   unsigned* brick_counter;
   unsigned total_bricks;
   CutoffCoefficients<float> cut;
+  float reach2;  // rc² widened past float rounding: the tests that skip atoms never skip a pair
   float scale, exp2_kappa, min_r2;
   int row_count;
   NeighbourRow rows[kMaxNeighbourRows];
 };
 
-__device__ __forceinline__ int anchor_bin(const CutoffKernelArgs& a, int axis, int brick) {
-  return a.halo[axis] + (a.bricks_per_bin[axis] > 1 ? brick / a.bricks_per_bin[axis]
-                                                    : brick * a.bins_per_brick[axis]);
-}
-
-// What the pair term reads, copied once per thread. The shuffle was meant to keep the compiler
-// from reloading them from the parameter bank for every pair, but the H100 build's SASS still
-// shows two LDC per pair (docs/performance.md): the copy is harmless and measured, not effective.
+// What the pair term reads, held in registers for the whole kernel. Read from the parameter bank,
+// ptxas reloads two of them (LDC) for every pair: it rematerialises constants rather than keep
+// them in registers, and sees through register copies. Values loaded from shared memory, which the
+// kernel writes in between, cannot be reloaded that way.
 struct PairParams {
   CutoffCoefficients<float> cut;
   float exp2_kappa, min_r2;
 };
 
-__device__ __forceinline__ float in_register(float v) { return __shfl_sync(0xffffffffu, v, 0); }
-
-__device__ __forceinline__ PairParams pair_params(const CutoffKernelArgs& a) {
-  const CutoffCoefficients<float>& c = a.cut;
-  return {{in_register(c.rc2), in_register(c.inv_rc2), in_register(c.inv_rc), in_register(c.rs),
-           in_register(c.inv_width)},
-          in_register(a.exp2_kappa), in_register(a.min_r2)};
+__device__ __forceinline__ PairParams pair_params(const CutoffKernelArgs& a, PairParams* shared) {
+  if (threadIdx.x == 0) *shared = {a.cut, a.exp2_kappa, a.min_r2};
+  __syncthreads();
+  return *shared;
 }
 
 // The cutoff form's value at squared distance r2 (< rc²), r clamped below at the minimum distance
@@ -86,19 +80,22 @@ __global__ void __launch_bounds__(kColumns, 1)
   __shared__ typename RowScan::TempStorage s_scan;
   __shared__ unsigned s_brick;
   __shared__ int s_warp_kept[kColumns / 32];
+  __shared__ PairParams s_params;
 
   const int tx = threadIdx.x % kBrickPoints, ty = threadIdx.x / kBrickPoints;
-  const PairParams pp = pair_params(a);
-  const float rc2 = pp.cut.rc2;
+  const PairParams pp = pair_params(a, &s_params);
+  const float rc2 = pp.cut.rc2, reach2 = a.reach2;
   for (;;) {
     if (threadIdx.x == 0) s_brick = atomicAdd(a.brick_counter, 1u);
     __syncthreads();
     const unsigned brick = s_brick;
     if (brick >= a.total_bricks) return;
-    const int bx = int(brick % unsigned(a.bricks[0]));
-    const int by = int(brick / unsigned(a.bricks[0]) % unsigned(a.bricks[1]));
-    const int bz = int(brick / (unsigned(a.bricks[0]) * unsigned(a.bricks[1])));
-    const int ax = anchor_bin(a, 0, bx), ay = anchor_bin(a, 1, by), az = anchor_bin(a, 2, bz);
+    const int bricks_x = a.axis[0].bricks, bricks_y = a.axis[1].bricks;
+    const int bx = int(brick % unsigned(bricks_x));
+    const int by = int(brick / unsigned(bricks_x) % unsigned(bricks_y));
+    const int bz = int(brick / (unsigned(bricks_x) * unsigned(bricks_y)));
+    const int ax = a.axis[0].anchor(bx), ay = a.axis[1].anchor(by), az = a.axis[2].anchor(bz);
+    const int bins_x = a.axis[0].bins, bins_y = a.axis[1].bins;
 
     // This brick's rows: where each starts in slots and how many atoms it holds, then their
     // offsets in the brick's list of atoms (a block-wide scan).
@@ -112,7 +109,7 @@ __global__ void __launch_bounds__(kColumns, 1)
       if (r < a.row_count) {
         const NeighbourRow row = a.rows[r];
         const std::uint32_t bin0 =
-            (std::uint32_t(az + row.dz) * a.bins_y + std::uint32_t(ay + row.dy)) * a.bins_x +
+            (std::uint32_t(az + row.dz) * bins_y + std::uint32_t(ay + row.dy)) * bins_x +
             std::uint32_t(ax + row.dx);
         if (a.start) {
           begin[i] = a.start[bin0];
@@ -136,17 +133,23 @@ __global__ void __launch_bounds__(kColumns, 1)
     if (threadIdx.x == 0) s_row_prefix[a.row_count] = total;
     __syncthreads();
 
-    const float px = a.first[0] + float(bx * kBrickPoints + tx) * a.spacing[0];
-    const float py = a.first[1] + float(by * kBrickPoints + ty) * a.spacing[1];
-    const float pz0 = a.first[2] + float(bz * kBrickPoints) * a.spacing[2];
-    const float half_column = 0.5f * float(kBrickPoints - 1) * a.spacing[2];
-    const float pz_mid = pz0 + half_column;
-    // The box of the brick's points.
-    const float box_lo[3] = {a.first[0] + float(bx * kBrickPoints) * a.spacing[0],
-                             a.first[1] + float(by * kBrickPoints) * a.spacing[1], pz0};
-    float box_hi[3];
+    // Coordinates from the points' indices in the whole grid, so that a point's distances do not
+    // depend on where its slab starts (binning.hpp).
+    const int x0 = bx * kBrickPoints, y0 = by * kBrickPoints;
+    const int z0 = (a.axis[2].first_brick + bz) * kBrickPoints;
+    const float px = fmaf(float(x0 + tx), a.spacing[0], a.first[0]);
+    const float py = fmaf(float(y0 + ty), a.spacing[1], a.first[1]);
+    float pz[kBrickPoints];
 #pragma unroll
-    for (int d = 0; d < 3; ++d) box_hi[d] = fmaf(float(kBrickPoints - 1), a.spacing[d], box_lo[d]);
+    for (int k = 0; k < kBrickPoints; ++k) pz[k] = fmaf(float(z0 + k), a.spacing[2], a.first[2]);
+    const float half_column = 0.5f * (pz[kBrickPoints - 1] - pz[0]);
+    const float pz_mid = pz[0] + half_column;
+    // The box of the brick's points.
+    const float box_lo[3] = {fmaf(float(x0), a.spacing[0], a.first[0]),
+                             fmaf(float(y0), a.spacing[1], a.first[1]), pz[0]};
+    const float box_hi[3] = {fmaf(float(x0 + kBrickPoints - 1), a.spacing[0], a.first[0]),
+                             fmaf(float(y0 + kBrickPoints - 1), a.spacing[1], a.first[1]),
+                             pz[kBrickPoints - 1]};
     float acc[kBrickPoints];
 #pragma unroll
     for (int k = 0; k < kBrickPoints; ++k) acc[k] = 0.0f;
@@ -168,7 +171,7 @@ __global__ void __launch_bounds__(kColumns, 1)
           atom = __ldg(a.slots + s_row_begin[row] + std::uint32_t(slot - s_row_prefix[row]));
           float d2 = add_gap2(0.0f, atom.x, box_lo[0], box_hi[0]);
           d2 = add_gap2(d2, atom.y, box_lo[1], box_hi[1]);
-          keep = add_gap2(d2, atom.z, box_lo[2], box_hi[2]) < rc2;
+          keep = add_gap2(d2, atom.z, box_lo[2], box_hi[2]) < reach2;
         }
         const unsigned kept = __ballot_sync(0xffffffffu, keep);
         if (lane == 0) s_warp_kept[warp] = __popc(kept);
@@ -185,11 +188,10 @@ __global__ void __launch_bounds__(kColumns, 1)
         const float dx = px - atom.x, dy = py - atom.y;
         const float dxy2 = fmaf(dx, dx, dy * dy);
         const float dz_out = fmaxf(fabsf(pz_mid - atom.z) - half_column, 0.0f);
-        if (fmaf(dz_out, dz_out, dxy2) < rc2) {  // within rc of the column's segment of 8 points
-          const float dz0 = pz0 - atom.z;
+        if (fmaf(dz_out, dz_out, dxy2) < reach2) {  // within rc of the column's segment of 8 points
 #pragma unroll
           for (int k = 0; k < kBrickPoints; ++k) {
-            const float dz = fmaf(float(k), a.spacing[2], dz0);
+            const float dz = pz[k] - atom.z;
             const float r2 = fmaf(dz, dz, dxy2);
             if (r2 < rc2) acc[k] = fmaf(atom.w, pair_value<P, C, K>(r2, pp), acc[k]);
           }
@@ -198,12 +200,11 @@ __global__ void __launch_bounds__(kColumns, 1)
       __syncthreads();
     }
 
-    const std::size_t x = std::size_t(bx) * kBrickPoints + tx;
-    const std::size_t y = std::size_t(by) * kBrickPoints + ty;
+    const std::size_t x = std::size_t(x0 + tx), y = std::size_t(y0 + ty);
 #pragma unroll
     for (int k = 0; k < kBrickPoints; ++k) {
-      const int z = bz * kBrickPoints + k;
-      if (z < a.planes)
+      const int z = bz * kBrickPoints + k - a.skipped_planes;
+      if (z >= 0 && z < a.planes)
         a.out[(std::size_t(z) * a.rows_per_plane + y) * a.pitch_x + x] = a.scale * acc[k];
     }
   }
@@ -250,16 +251,12 @@ void launch_cutoff_kernel(const BinGeometry& g, const DeviceBins& bins, const Pa
   args.slots = bins.slots.data();
   args.start = dynamic ? bins.start.data() : nullptr;
   args.capacity = std::uint32_t(bins.capacity);
-  args.bins_x = g.axis[0].bins;
-  args.bins_y = g.axis[1].bins;
   for (int a = 0; a < 3; ++a) {
-    args.bricks[a] = g.axis[a].bricks;
-    args.bins_per_brick[a] = g.axis[a].bins_per_brick;
-    args.bricks_per_bin[a] = g.axis[a].bricks_per_bin;
-    args.halo[a] = g.axis[a].halo;
+    args.axis[a] = g.axis[a];
     args.first[a] = g.first_point[a];
     args.spacing[a] = g.spacing[a];
   }
+  args.skipped_planes = g.skipped_planes;
   const SlabLayout layout{std::int64_t(g.axis[0].bricks) * kBrickPoints,
                           std::int64_t(g.axis[1].bricks) * kBrickPoints};
   args.planes = int(g.points[2]);
@@ -269,6 +266,7 @@ void launch_cutoff_kernel(const BinGeometry& g, const DeviceBins& bins, const Pa
   args.brick_counter = brick_counter;
   args.total_bricks = unsigned(g.brick_count());
   args.cut = make_cutoff_params(cutoff).f;
+  args.reach2 = args.cut.rc2 * (1.0f + kReachSlack);
   args.scale = pair.scale;
   args.exp2_kappa = pair.exp2_kappa;
   args.min_r2 = pair.min_r2;

@@ -19,6 +19,14 @@
 // outside the grid but within rc of a point is binned, and an atom that falls outside every bin
 // is farther than rc from every point of the slab (it is dropped).
 //
+// One lattice for every slab. Bricks start on multiples of kBrickPoints planes of the whole grid
+// (a slab starting between them computes the planes below it in its first brick and does not
+// write them), and a slab's bins are a window of one bin lattice of the whole grid. With the
+// points' coordinates taken from their plane of the whole grid, each point then sums the same
+// atoms in the same order (bin by bin, each bin in input order) however the grid is cut into
+// slabs or MPI ranks, and whichever atoms beyond its reach a rank leaves out: the maps agree
+// bit for bit.
+//
 // Coordinates. Kernels work in a frame whose origin is the grid origin rounded to float
 // (frame_origin); atoms are moved into it by one float subtraction and grid points are
 // first_point + index·spacing, so distances lose no precision to large absolute coordinates.
@@ -57,12 +65,19 @@ struct BinAxis {
   int bins_per_brick = 1;  // m: a brick's pitch holds m bins (1 when bricks_per_bin > 1)
   int bricks_per_bin = 1;  // k: a bin holds k bricks' pitches (1 when bins_per_brick > 1)
   int bricks = 0;          // bricks along the axis
+  int first_brick = 0;     // brick 0's index among the whole grid's bricks (z only)
   int halo = 0;            // bins below brick 0's anchor bin
   int bins = 0;            // bins along the axis
-  double lower = 0;        // Å in the frame: the lower face of bin 0
+  int first_bin = 0;       // bin 0's index on the whole grid's bin lattice (z only)
+  double lattice_lower = 0;  // Å in the frame: the lower face of the lattice's bin 0
+  double lower = 0;          // Å in the frame: the lower face of bin 0
   // The bin holding the lower corner of the brick's pitch box.
-  int anchor(int brick) const {
-    return halo + (bricks_per_bin > 1 ? brick / bricks_per_bin : brick * bins_per_brick);
+  DCSGRID_HD int anchor(int brick) const {
+    return halo + lattice_bin(first_brick + brick) - lattice_bin(first_brick);
+  }
+  // The lattice bin holding the lower corner of a brick of the whole grid, less the halo.
+  DCSGRID_HD int lattice_bin(int brick) const {
+    return bricks_per_bin > 1 ? brick / bricks_per_bin : brick * bins_per_brick;
   }
 };
 
@@ -76,9 +91,10 @@ struct NeighbourRow {
 struct BinGeometry {
   std::array<BinAxis, 3> axis;
   std::array<float, 3> frame_origin{};  // Å: float(grid.origin)
-  std::array<float, 3> first_point{};   // the slab's point (0, 0, 0) in the frame
+  std::array<float, 3> first_point{};   // the whole grid's point (0, 0, 0) in the frame
   std::array<float, 3> spacing{};       // Å
   std::array<std::int64_t, 3> points{}; // nx, ny, planes of the slab
+  int skipped_planes = 0;               // planes of brick 0 below the slab (not written)
   double radius = 0;                    // cutoff, Å
   std::vector<NeighbourRow> rows;
 
@@ -98,11 +114,13 @@ struct BinGeometry {
 BinGeometry make_bin_geometry(const GridSpec& grid, Slab slab, double radius,
                               double target_edge = kTargetBinEdge);
 
-// What the kernels need to find the bin of a position in the frame.
+// What the kernels need to find the bin of a position in the frame: the lattice and the window
+// of it that the slab's bins are.
 struct BinLookup {
-  float lower[3];
+  float lower[3];  // the lattice's bin 0
   float inv_edge[3];
   int bins[3];
+  int first[3];    // the window's first lattice bin
 };
 BinLookup make_bin_lookup(const BinGeometry& g);
 
@@ -114,9 +132,10 @@ DCSGRID_HD std::uint32_t bin_key(const BinLookup& b, float x, float y, float z) 
   const std::uint32_t outside = std::uint32_t(b.bins[0]) * b.bins[1] * b.bins[2];
   int i[3];
   for (int a = 0; a < 3; ++a) {
-    if (!(u[a] >= 0.0f && u[a] < float(b.bins[a]))) return outside;
-    i[a] = int(u[a]);
-    if (i[a] >= b.bins[a]) i[a] = b.bins[a] - 1;  // u rounded up to bins
+    if (!(u[a] >= float(b.first[a]) && u[a] < float(b.first[a] + b.bins[a]))) return outside;
+    i[a] = int(u[a]) - b.first[a];
+    if (i[a] < 0) return outside;                 // u rounded up to first
+    if (i[a] >= b.bins[a]) i[a] = b.bins[a] - 1;  // u rounded up to the end
   }
   return (std::uint32_t(i[2]) * b.bins[1] + std::uint32_t(i[1])) * b.bins[0] + std::uint32_t(i[0]);
 }
@@ -157,6 +176,9 @@ struct DeviceBins {
   cuda::DeviceBuffer<std::uint32_t> overflow_count;  // 1
   cuda::DeviceBuffer<std::uint32_t> occupancy;  // bins_with[] for the capacity choice
   cuda::DeviceBuffer<unsigned char> scan_workspace;
+  cuda::DeviceBuffer<std::uint32_t> sorted_keys;  // dynamic: keys in (bin, input) order
+  cuda::DeviceBuffer<std::uint32_t> order;        // dynamic: 2·atoms: the atom of each sorted key, then 0..atoms−1
+  cuda::DeviceBuffer<unsigned char> sort_workspace;
   int capacity = 0;       // fixed: atoms per bin; 0 for dynamic bins
   std::size_t bins = 0;   // bin_count of the last compute_bin_keys
   std::size_t atoms = 0;  // atoms of the last compute_bin_keys
@@ -180,7 +202,8 @@ int choose_bin_capacity_cuda(DeviceBins& bins, cudaStream_t stream);
 void scatter_fixed(const DeviceAtomArrays& atoms, const BinGeometry& g, int capacity, DeviceBins& bins,
                    cudaStream_t stream);
 // Dynamic bins (after count_bins): start = exclusive scan of counts (in-house scan), atoms
-// scattered to start[bin] + rank; no padding, no overflow.
+// placed at start[bin] + their rank among the bin's atoms in input order (a stable radix sort of
+// the keys), so a bin's order does not depend on the device's scheduling; no padding, no overflow.
 void scatter_dynamic(const DeviceAtomArrays& atoms, const BinGeometry& g, DeviceBins& bins,
                      cudaStream_t stream);
 
