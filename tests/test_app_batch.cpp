@@ -20,6 +20,7 @@
 #include "dcsgrid/engine/cpu_backend.hpp"
 #include "dcsgrid/io/hdf5_open.hpp"
 #include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/sha256.hpp"
 #include "dcsgrid/io/read.hpp"
 #include "helpers.hpp"
 #include "test_analysis_batch_util.hpp"

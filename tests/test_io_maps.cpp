@@ -14,6 +14,7 @@
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/hdf5_maps.hpp"
 #include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/sha256.hpp"
 #include "helpers.hpp"
 
 namespace dcsgrid::io {
@@ -805,6 +806,25 @@ TEST(Sha256, AgreesWithSha256sumAcrossBlockBoundaries) {
     EXPECT_EQ(sha256_file(dir / "r.bin"), result.output.substr(0, 64)) << "size " << size;
   }
   fs::remove_all(dir);
+}
+
+// The CPU's SHA extensions (where present) and the portable code agree on random bytes of every
+// length up to a few blocks and on a long string; the known vectors above run through the former.
+TEST(Sha256, CpuExtensionsAndPortableCodeAgree) {
+  if (!sha256_uses_cpu_extensions())
+    GTEST_SKIP() << "this CPU has no SHA extensions: only the portable code runs here";
+  std::mt19937 rng(11);
+  std::vector<unsigned char> bytes(300000);
+  for (auto& b : bytes) b = static_cast<unsigned char>(rng());
+  for (std::size_t size = 0; size <= 260; ++size) {
+    const std::span<const unsigned char> part(bytes.data(), size);
+    EXPECT_EQ(sha256_hex(part), sha256_hex(part, Sha256Engine::portable)) << "size " << size;
+  }
+  EXPECT_EQ(sha256_hex(bytes), sha256_hex(bytes, Sha256Engine::portable));
+  const std::string abc = "abc";
+  EXPECT_EQ(sha256_hex({reinterpret_cast<const unsigned char*>(abc.data()), abc.size()},
+                       Sha256Engine::portable),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include "dcsgrid/engine/engine.hpp"
 #include "dcsgrid/io/hdf5_open.hpp"
 #include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/sha256.hpp"
 #include "dcsgrid/io/output_checks.hpp"
 
 namespace dcsgrid::app {

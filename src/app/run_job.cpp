@@ -16,6 +16,7 @@
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
 #include "dcsgrid/io/output_checks.hpp"
+#include "dcsgrid/io/sha256.hpp"
 
 namespace dcsgrid::app {
 

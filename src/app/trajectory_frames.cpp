@@ -7,6 +7,7 @@
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/frame_index_cache.hpp"
 #include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/sha256.hpp"
 #include "dcsgrid/io/topology.hpp"
 
 namespace dcsgrid::app {

@@ -199,7 +199,4 @@ MapFile read_map(const std::filesystem::path& path, const MapSelector& selector 
 MapFile read_map(const std::filesystem::path& path, MapFormat format, const MapSelector& selector);
 MapFile read_map(const MapArgument& argument);
 
-// Hex SHA-256 of a file's bytes (provenance attribute).
-std::string sha256_file(const std::filesystem::path& path);
-
 }  // namespace dcsgrid::io
