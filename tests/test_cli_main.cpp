@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
 
 #include "dcsgrid/core/units.hpp"
 #include "dcsgrid/core/waterbox.hpp"
@@ -95,6 +98,33 @@ TEST_F(Cli, WritesEveryFormatAndTheyAgree) {
   ASSERT_EQ(info.status, 0) << info.output;
   EXPECT_NE(info.output.find("kT/e"), std::string::npos) << info.output;
   EXPECT_NE(info.output.find("1d7h-min.pqr"), std::string::npos) << info.output;
+}
+
+// --json's timeline: every stage within the run, the parse and the backend's start-up side by side,
+// each pass after both, the outputs' completion after the last pass.
+TEST_F(Cli, JsonTimelinePlacesEveryStageInTheRun) {
+  const fs::path input = test::data_file("1d7h-min.pqr");
+  const auto r = run_command(dcsgrid_cmd() + " " + input.string() + " -o " + (dir / "t.h5").string() +
+                             " --spacing 2 --padding 4 --method direct,cutoff -q --json 2>/dev/null");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto report = nlohmann::json::parse(r.output);
+  const double total = report["seconds"]["total"].get<double>();
+  std::map<std::string, std::pair<double, double>> span;
+  for (const auto& s : report["timeline"]) {
+    const double begin = s["begin"].get<double>(), end = s["end"].get<double>();
+    EXPECT_LE(0.0, begin) << s.dump();
+    EXPECT_LE(begin, end) << s.dump();
+    EXPECT_LE(end, total + 1e-6) << s.dump();
+    span[s["stage"].get<std::string>()] = {begin, end};
+  }
+  for (const char* stage : {"backend start-up", "parse", "input hash", "direct (compute and write)",
+                            "cutoff (compute and write)", "outputs' completion"})
+    ASSERT_TRUE(span.count(stage)) << stage << " missing: " << r.output;
+  const double ready = std::max({span["parse"].second, span["input hash"].second,
+                                 span["backend start-up"].second});
+  EXPECT_GE(span["direct (compute and write)"].first, ready);
+  EXPECT_GE(span["cutoff (compute and write)"].first, span["direct (compute and write)"].second);
+  EXPECT_GE(span["outputs' completion"].first, span["cutoff (compute and write)"].second);
 }
 
 TEST_F(Cli, BadInputNamesFileAndLineAndLeavesNothing) {

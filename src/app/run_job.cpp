@@ -130,19 +130,24 @@ struct Inputs {
   io::Structure structure;
   std::string sha256;
   double read_seconds = 0;
+  clock_type::time_point parse_begin, parse_end, hash_end;
 };
 
 // Reads the structure while its SHA-256 (provenance) is computed on another thread: hashing a
 // large file took as long as reading it.
 Inputs read_inputs(const Job& job) {
-  std::future<std::string> hash =
-      std::async(std::launch::async, [path = job.input] {
-        return path == "-" ? std::string() : io::sha256_file(path);  // standard input: no file to hash
-      });
   Inputs in;
-  const auto t0 = clock_type::now();
+  std::future<std::string> hash =
+      std::async(std::launch::async, [path = job.input, &in] {
+        // Standard input: no file to hash.
+        std::string sha256 = path == "-" ? std::string() : io::sha256_file(path);
+        in.hash_end = clock_type::now();
+        return sha256;
+      });
+  in.parse_begin = clock_type::now();
   in.structure = io::read_structure(job.input, job.read);
-  in.read_seconds = seconds_since(t0);
+  in.parse_end = clock_type::now();
+  in.read_seconds = std::chrono::duration<double>(in.parse_end - in.parse_begin).count();
   for (const auto& w : in.structure.warnings) spdlog::warn("{}", w);
   in.sha256 = hash.get();
   return in;
@@ -304,15 +309,27 @@ JobReport run_job(const Job& job, Observer& observer) {
   if (hardware.threads > 0) omp_set_num_threads(hardware.threads);
 
   // The backend starts (a GPU's context takes about 0.1 s) while the input is read.
-  std::future<std::unique_ptr<engine::Backend>> starting = std::async(std::launch::async, [&hardware] {
-    auto backend = share_slabs_over_ranks(engine::make_backend(hardware.device, hardware.gpus));
-    backend->warm_up();
-    return backend;
-  });
+  const auto since_start = [t_start](clock_type::time_point t) {
+    return std::chrono::duration<double>(t - t_start).count();
+  };
+  StageSpan backend_start{"backend start-up", 0, 0};
+  std::future<std::unique_ptr<engine::Backend>> starting =
+      std::async(std::launch::async, [&hardware, &backend_start, &since_start] {
+        backend_start.begin = since_start(clock_type::now());
+        auto backend = share_slabs_over_ranks(engine::make_backend(hardware.device, hardware.gpus));
+        backend->warm_up();
+        backend_start.end = since_start(clock_type::now());
+        return backend;
+      });
   Inputs in;  // under mpirun, on rank 0 only
   JobReport report;
   const GridSpec grid = read_and_lay_grid(job, in, report);
   const std::unique_ptr<engine::Backend> backend = starting.get();
+  report.timeline.push_back(backend_start);
+  if (mpi::rank() == 0) {
+    report.timeline.push_back({"parse", since_start(in.parse_begin), since_start(in.parse_end)});
+    report.timeline.push_back({"input hash", since_start(in.parse_begin), since_start(in.hash_end)});
+  }
   const Hardware hw = hardware_of(*backend);
   MethodChoice choice;
   ComputeSettings compute = with_chosen_method(job.compute, hw, report.atoms, grid, kAutoSlackSeconds, &choice);
@@ -360,7 +377,10 @@ JobReport run_job(const Job& job, Observer& observer) {
   MapOutputs outputs(job, grid, metas, datasets, in.structure.atoms);
   for (std::size_t m = 0; m < order.size(); ++m) {
     const bool compare = m > 0 && reference_method(order).has_value();
+    const double pass_begin = since_start(clock_type::now());
     PassReport pass = run_pass(*backend, requests[m], m, compare, outputs, observer);
+    report.timeline.push_back({engine::method_name(order[m]) + " (compute and write)", pass_begin,
+                               since_start(clock_type::now())});
     pass.dataset = datasets[m];
     std::string comparison;  // rank 0's, written by every rank into the file they share
     if (pass.against_reference) {
@@ -379,6 +399,7 @@ JobReport run_job(const Job& job, Observer& observer) {
   const auto t_write = clock_type::now();
   outputs.finish();
   report.write_seconds += seconds_since(t_write);
+  report.timeline.push_back({"outputs' completion", since_start(t_write), since_start(clock_type::now())});
   for (const auto& out : job.outputs) report.outputs.push_back(out.path.string());
   report.total_seconds = seconds_since(t_start);
   return report;
@@ -423,6 +444,9 @@ nlohmann::json JobReport::to_json() const {
   if (passes.size() == 1 && pass_list[0].contains("evaluations_per_second"))
     j["evaluations_per_second"] = pass_list[0]["evaluations_per_second"];
   if (method_choice) j["method_choice"] = method_choice->to_json();
+  nlohmann::json spans = nlohmann::json::array();
+  for (const StageSpan& s : timeline) spans.push_back({{"stage", s.stage}, {"begin", s.begin}, {"end", s.end}});
+  j["timeline"] = spans;
   return j;
 }
 

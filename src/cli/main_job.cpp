@@ -154,6 +154,10 @@ void print_summary(const app::JobReport& r) {
                first.method == engine::Method::direct
                    ? fmt::format(", {:.3g} evaluations/s", pairs / first.compute_seconds()).c_str()
                    : "");
+  std::string spans;
+  for (const app::StageSpan& s : r.timeline)
+    spans += fmt::format("{}{} {:.3f}–{:.3f}", spans.empty() ? "" : ", ", s.stage, s.begin, s.end);
+  if (!spans.empty()) std::fprintf(stderr, "      timeline, s from the start: %s\n", spans.c_str());
   for (std::size_t p = 1; p < r.passes.size(); ++p) {
     const app::PassReport& pass = r.passes[p];
     const std::string name = engine::method_name(pass.method);

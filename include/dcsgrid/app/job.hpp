@@ -75,6 +75,12 @@ struct PassReport {
   double write_seconds() const;
 };
 
+// One stage of the run on its clock: seconds since the job started.
+struct StageSpan {
+  std::string stage;
+  double begin = 0, end = 0;
+};
+
 struct JobReport {
   std::string input;
   std::size_t atoms = 0;
@@ -89,6 +95,9 @@ struct JobReport {
   double read_seconds = 0;
   double write_seconds = 0;  // finishing the outputs plus time spent in the sinks
   double total_seconds = 0;
+  // When each stage ran, so that their overlap shows: the backend's start-up, the parse, the
+  // input's hash, each pass (its compute and writes), the outputs' completion. On rank 0.
+  std::vector<StageSpan> timeline;
   nlohmann::json to_json() const;
 };
 
