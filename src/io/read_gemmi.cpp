@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <future>
 #include <gemmi/cif.hpp>
 #include <gemmi/mmcif.hpp>
 #include <gemmi/pdb.hpp>
@@ -203,7 +204,14 @@ Structure charged_structure(const TextFile& file, const std::vector<ChainRecord>
 
 std::vector<Structure> read_macromolecule(TextFile& file, Format format, int model,
                                           const ReadOptions& options) {
-  std::vector<RecordPosition> positions =
+  // The force-field tables load beside our record check and gemmi's parse. (The check of a PDB
+  // file blanks its charge columns in place, so it must come before the parse.)
+  auto loading = std::async(options.threads == 1 ? std::launch::deferred : std::launch::async,
+                            [&options] {
+                              return charge_tables(resolve_forcefield_dir(options.forcefield_dir),
+                                                   options.forcefield);
+                            });
+  const std::vector<RecordPosition> positions =
       format == Format::pdb ? check_pdb_atom_records(file) : check_mmcif_atom_site(file);
   gemmi::Structure st = parse(file, format);
   std::erase_if(st.models, [](const gemmi::Model& m) {
@@ -220,8 +228,7 @@ std::vector<Structure> read_macromolecule(TextFile& file, Format format, int mod
                      "B_iso_or_equiv and auth_seq_id");
   std::vector<Structure> models;
   if (count > 0 && model <= count) {
-    const auto tables =
-        charge_tables(resolve_forcefield_dir(options.forcefield_dir), options.forcefield);
+    const auto tables = loading.get();
     for (int m = model == 0 ? 1 : model; m <= (model == 0 ? count : model); ++m)
       models.push_back(charged_structure(file, chain_records(st.models[m - 1]), *tables, options));
   }

@@ -44,7 +44,8 @@ struct ReadOptions {
   std::optional<Format> format;
   // Parallel parsing of the text formats (PQR, PDBQT, XYZ) on OpenMP's threads: 0 = pieces as
   // suits the size and thread count, 1 = the serial reader, n = n pieces (tests place the cuts
-  // with it). The atoms and errors are the same for every value.
+  // with it). For PDB and mmCIF, anything but 1 loads the force-field tables beside
+  // the parse. The atoms and errors are the same for every value.
   int threads = 0;
 };
 
