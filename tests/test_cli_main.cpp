@@ -101,7 +101,7 @@ TEST_F(Cli, WritesEveryFormatAndTheyAgree) {
 }
 
 // --json's timeline: every stage within the run, the parse and the backend's start-up side by side,
-// each pass after both, the outputs' completion after the last pass.
+// each pass after both, the outputs' completion after the last pass; each pass's overlap.
 TEST_F(Cli, JsonTimelinePlacesEveryStageInTheRun) {
   const fs::path input = test::data_file("1d7h-min.pqr");
   // stdout alone (a GPU run warns on stderr that direct would have been cheaper).
@@ -126,6 +126,13 @@ TEST_F(Cli, JsonTimelinePlacesEveryStageInTheRun) {
   EXPECT_GE(span["direct (compute and write)"].first, ready);
   EXPECT_GE(span["cutoff (compute and write)"].first, span["direct (compute and write)"].second);
   EXPECT_GE(span["outputs' completion"].first, span["cutoff (compute and write)"].second);
+  // Each pass's overlap: what its set-up, compute and write took beyond its wall time.
+  for (const auto& pass : report["passes"]) {
+    const auto& t = pass["seconds"];
+    const double parts = t["setup"].get<double>() + t["compute"].get<double>() + t["write"].get<double>();
+    EXPECT_NEAR(t["overlapped"].get<double>(), std::max(0.0, parts - t["wall"].get<double>()), 1e-9)
+        << pass.dump();
+  }
 }
 
 TEST_F(Cli, BadInputNamesFileAndLineAndLeavesNothing) {

@@ -286,6 +286,10 @@ double PassReport::write_seconds() const {
   return std::max(0.0, stats.sink_seconds - (compare_seconds - histogram_seconds));
 }
 
+double PassReport::overlapped_seconds() const {
+  return std::max(0.0, stats.setup_seconds + compute_seconds() + write_seconds() - wall_seconds);
+}
+
 OutputSpec output_spec(const fs::path& path) { return {path, io::map_format_from_path(path)}; }
 
 void validate(const Job& job) {
@@ -417,6 +421,7 @@ nlohmann::json JobReport::to_json() const {
                                      {"compute", p.compute_seconds()},
                                      {"overflow_cpu", p.stats.overflow_seconds},
                                      {"write", p.write_seconds()},
+                                     {"overlapped", p.overlapped_seconds()},
                                      {"compare", p.compare_seconds},
                                      {"wall", p.wall_seconds}}}};
     if (p.method == engine::Method::direct) j["evaluations_per_second"] = pairs / p.compute_seconds();

@@ -147,10 +147,12 @@ void print_summary(const app::JobReport& r) {
   const double pairs = double(r.atoms) * double(r.grid.point_count());
   std::fprintf(stderr,
                "done: %zu atoms, total charge %+.4f e, %s\n"
-               "      %s on %s, %.3f s (read %.3f, setup %.3f, compute %.3f, write %.3f)%s\n",
+               "      %s on %s, %.3f s (read %.3f, setup %.3f, compute %.3f, write %.3f; %.3f of "
+               "setup, compute and write overlapped)%s\n",
                r.atoms, r.total_charge, r.grid.describe().c_str(),
                engine::method_name(first.method).c_str(), r.device.c_str(), r.total_seconds,
                r.read_seconds, first.stats.setup_seconds, first.compute_seconds(), r.write_seconds,
+               first.overlapped_seconds(),
                first.method == engine::Method::direct
                    ? fmt::format(", {:.3g} evaluations/s", pairs / first.compute_seconds()).c_str()
                    : "");

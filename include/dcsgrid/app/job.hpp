@@ -73,6 +73,9 @@ struct PassReport {
   double compute_seconds() const { return stats.compute_seconds > 0 ? stats.compute_seconds : wall_seconds; }
   // The sink's time less the comparison's share of it (the histogram sweep runs after the sink).
   double write_seconds() const;
+  // Seconds of set-up, compute and write that ran at the same time as another of them (the slab
+  // pipeline writes one slab while the device computes the next): their sum less the wall time.
+  double overlapped_seconds() const;
 };
 
 // One stage of the run on its clock: seconds since the job started.
