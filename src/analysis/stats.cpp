@@ -177,8 +177,9 @@ FileStats file_stats(const FileStatsOptions& options) {
         io::hdf5::check(H5Ldelete(f, name, H5P_DEFAULT), path, std::string("replace /") + name);
     const std::size_t bins = std::size_t(options.histogram.bins);
     h5::create_stats_datasets(f, frames_in_file, bins, result.units, path);
-    for (std::size_t i = 0; i < result.maps.size(); ++i)
-      h5::write_stats_row(f, result.frames[i], result.maps[i], bins, path);
+    std::vector<const MapStats*> rows;
+    for (const MapStats& m : result.maps) rows.push_back(&m);
+    h5::write_stats_rows(f, result.frames, rows, bins, path);
     io::hdf5::check(io::hdf5::close_temporary_file(file), path, "finish writing the statistics");
   }
   atomic.commit();
