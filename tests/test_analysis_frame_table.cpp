@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "dcsgrid/analysis/batch_file.hpp"
@@ -185,5 +186,66 @@ TEST(FrameTable, WritesUpdateTheTableAndTheFile) {
   want.message = "it broke";
   expect_same(file.frames()[3], want, 3);
   expect_same(file.frames()[1], row(1, n), 1);  // untouched
+  fs::remove_all(dir);
+}
+
+// One group of frames out of order and with gaps between them (as an MPI rank's writer gets
+// them): each frame gets its own map, stats row, table row and status, written one HDF5 call a
+// column; the rows between them stay as created; each frame passes the four write steps in order.
+TEST(FrameTable, AGroupOutOfOrderWithGapsWritesEachFramesOwnRows) {
+  const fs::path dir = test::temp_dir("frame-table-group");
+  const std::size_t n = 40;
+  BatchLayout layout = layout_of(n);
+  layout.histogram_bins = 3;
+  BatchFile::create(dir / "g.h5", layout);
+  const std::vector<std::size_t> group = {21, 3, 12, 6};  // pending rows (i % 3 == 0); 9 between
+  std::vector<std::vector<float>> maps;
+  std::vector<MapStats> stats;
+  std::vector<BatchFile::FrameWrite> writes;
+  for (std::size_t k : group) {
+    maps.push_back(std::vector<float>(8, float(k) + 0.5f));
+    MapStats s;
+    s.count = 8;
+    s.min = s.max = s.mean = double(k) + 0.5;
+    s.edges = {0.0, 1.0, 2.0, double(k)};
+    s.counts = {k, 2 * k, 3 * k};
+    s.below = k + 1;
+    stats.push_back(s);
+  }
+  for (std::size_t g = 0; g < group.size(); ++g) {
+    FrameRecord outcome;
+    outcome.atom_count = 500 + group[g];
+    outcome.total_charge = -0.5 * double(group[g]);
+    writes.push_back({group[g], maps[g].data(), outcome, &stats[g]});
+  }
+  std::map<std::size_t, std::vector<WriteStep>> steps;
+  {
+    BatchFile file(dir / "g.h5", true);
+    file.write_frames(writes, [&](std::size_t i, WriteStep s) { steps[i].push_back(s); });
+  }
+  const std::vector<WriteStep> in_order = {WriteStep::data_written, WriteStep::data_flushed,
+                                           WriteStep::status_written, WriteStep::status_flushed};
+  const BatchFile file(dir / "g.h5");
+  const std::vector<MapStats> stored = file.stats();
+  for (std::size_t g = 0; g < group.size(); ++g) {
+    const std::size_t k = group[g];
+    EXPECT_EQ(steps[k], in_order) << "frame " << k;
+    FrameRecord want = row(k, n);
+    want.status = FrameStatus::complete;
+    want.atom_count = 500 + k;
+    want.total_charge = -0.5 * double(k);
+    expect_same(file.frames()[k], want, k);
+    std::vector<float> back(8, -1.0f);
+    file.read_frame(k, back.data());
+    EXPECT_EQ(back, maps[g]) << "frame " << k;
+    EXPECT_EQ(stored[k].min, double(k) + 0.5) << "frame " << k;
+    EXPECT_EQ(stored[k].counts, (std::vector<std::uint64_t>{k, 2 * k, 3 * k})) << "frame " << k;
+    EXPECT_EQ(stored[k].below, k + 1) << "frame " << k;
+    EXPECT_EQ(stored[k].edges.back(), double(k)) << "frame " << k;
+  }
+  for (std::size_t k : {0, 9, 15, 24}) {  // around and between the group's frames
+    expect_same(file.frames()[k], row(k, n), k);
+    EXPECT_TRUE(std::isnan(stored[k].min)) << "frame " << k;
+  }
   fs::remove_all(dir);
 }

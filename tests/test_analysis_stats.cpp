@@ -114,6 +114,30 @@ TEST(Stats, GivenRangeCountsOutsideValues) {
   EXPECT_EQ(s.max, 2);
 }
 
+// Infinities and NaN counted apart wherever they fall: in the 8-value lanes the blocks are
+// summed in and in the tail after them; the extremes in the tail only.
+TEST(Stats, NonFiniteValuesApartInLanesAndTail) {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> v = {inf, 0.5f, -inf, NAN, 0.25f, -inf, inf, inf,        // lanes
+                          -0.75f, 0.5f, NAN, NAN, 0.0f, 0.125f, -0.25f, 0.5f,  // lanes
+                          inf, -9.0f, -inf, 7.0f, NAN};                        // tail
+  HistogramOptions o;
+  o.bins = 2;
+  o.lo = -1;
+  o.hi = 1;
+  const MapStats s = map_stats(v, o);
+  const Naive n = naive(v);
+  EXPECT_EQ(s.count, 10u);
+  EXPECT_EQ(s.non_finite, 11u);
+  EXPECT_EQ(s.min, -9.0);
+  EXPECT_EQ(s.max, 7.0);
+  EXPECT_NEAR(s.mean, n.mean, 1e-15);
+  EXPECT_NEAR(s.stddev, n.stddev, 1e-12 * n.stddev);
+  EXPECT_EQ(s.below, 1u);  // -9 (the infinities are not values outside the range)
+  EXPECT_EQ(s.above, 1u);  // 7
+  EXPECT_EQ(s.counts, (std::vector<std::uint64_t>{2, 6}));  // -0.75 -0.25 | 0 0.125 0.25 0.5 ×3
+}
+
 TEST(Stats, ConstantAndEmptyMapsAndBadOptions) {
   const std::vector<float> c(1000, 2.5f);
   const MapStats s = map_stats(c, {});

@@ -297,10 +297,12 @@ TEST(Hdf5Map, LargePlanesAreChunkedByRowsUnderOneMebibyte) {
   fs::remove_all(dir);
 }
 
-// hdf5::write_block: chunks a block covers whole are written directly, the rest (block ends, the
-// dataset's partial edge chunks) through H5Dwrite and the chunk cache; blocks out of order, split
-// chunks completed by a later block, chunks of planes, of rows and of 4-D frames, and a filtered
-// dataset (no direct writes) all read back as written, through HDF5's own reader.
+// hdf5::write_block: chunks a block covers whole are written directly, and so is a dataset's
+// partial edge chunk that a block holds all of (zero-padded: "planes" from plane 9, "rows",
+// "frames"), the rest (block ends, an edge chunk split between blocks: "split edge") through
+// H5Dwrite and the chunk cache; blocks out of order, split chunks completed by a later block,
+// chunks of planes, of rows and of 4-D frames, and a filtered dataset (no direct writes) all read
+// back as written, through HDF5's own reader.
 TEST(Hdf5Block, WholeChunksDirectAndTheRestThroughTheCacheReadBackAsWritten) {
   namespace h5 = hdf5;
   const fs::path dir = test::temp_dir("maps_h5block");
@@ -316,6 +318,7 @@ TEST(Hdf5Block, WholeChunksDirectAndTheRestThroughTheCacheReadBackAsWritten) {
       {"rows", {3, 7, 4}, {1, 3, 4}, false, {{2, 3}, {0, 2}}},
       {"frames", {4, 5, 6, 7}, {1, 2, 6, 7}, false, {{3, 4}, {0, 1}, {1, 3}}},
       {"deflate", {10, 6, 5}, {3, 6, 5}, true, {{0, 4}, {4, 10}}},
+      {"split edge", {11, 2, 3}, {4, 2, 3}, false, {{0, 9}, {9, 11}}},
   };
   {
     h5::Handle file = h5::create_file(path, path, "create");

@@ -250,18 +250,29 @@ struct BatchFile::Impl {
   // Each write opens its dataset and closes it after. (Kept open, a stopped MPI job's file read
   // fewer complete frames right after it stopped than its resume found a moment later:
   // CliMpi.StoppedJobResumedByAnotherJobEqualsTheSerialRun failed 1 run in 4 under load.)
-  // Writes the table row of frame i except what creation fixed (source, model, frame index, time)
-  // and its status: the checksum of its source as the table has it now, and the record's outcome.
-  void write_row(std::size_t i, const FrameRecord& r) const {
-    const std::int64_t atoms = std::int64_t(r.atom_count);
-    h5::write_string_element(dataset(kSha), i, frames.source(i).sha256, path);
-    h5::write_string_element(dataset(kMessage), i, r.message.substr(0, FrameTable::kMessageBytes), path);
-    h5::write_row(dataset(kAtoms), i, H5T_NATIVE_INT64, &atoms, path);
-    h5::write_row(dataset(kCharge), i, H5T_NATIVE_DOUBLE, &r.total_charge, path);
+  // Writes the table rows `rows` (ascending; records[k] is row k's outcome) except what creation
+  // fixed (source, model, frame index, time): the checksum of each row's source as the table has
+  // it now, and the outcome. One write a column for all the rows.
+  void write_rows(std::span<const std::size_t> rows, std::span<const FrameRecord* const> records) const {
+    const std::size_t n = rows.size();
+    const h5::Dataset sha_column = dataset(kSha), message_column = dataset(kMessage);
+    StringBlock sha(string_type(sha_column, path), n), message(string_type(message_column, path), n);
+    std::vector<std::int64_t> atoms(n);
+    std::vector<double> charge(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      sha.put(k, frames.source(rows[k]).sha256);
+      message.put(k, records[k]->message.substr(0, FrameTable::kMessageBytes));
+      atoms[k] = std::int64_t(records[k]->atom_count);
+      charge[k] = records[k]->total_charge;
+    }
+    h5::write_rows(sha_column, rows, sha.type.get(), sha.bytes.data(), path);
+    h5::write_rows(message_column, rows, message.type.get(), message.bytes.data(), path);
+    h5::write_rows(dataset(kAtoms), rows, H5T_NATIVE_INT64, atoms.data(), path);
+    h5::write_rows(dataset(kCharge), rows, H5T_NATIVE_DOUBLE, charge.data(), path);
   }
-  void write_status(std::size_t i, FrameStatus s) const {
-    const std::int8_t value = std::int8_t(s);
-    h5::write_row(dataset(kStatus), i, status_type(path).get(), &value, path);
+  void write_statuses(std::span<const std::size_t> rows, FrameStatus s) const {
+    const std::vector<std::int8_t> values(rows.size(), std::int8_t(s));
+    h5::write_rows(dataset(kStatus), rows, status_type(path).get(), values.data(), path);
   }
   void check_index(std::size_t i) const {
     if (i >= frames.size())
@@ -380,7 +391,8 @@ void BatchFile::write_stats(std::size_t index, const MapStats& stats) {
   b.check_index(index);
   if (b.bins == 0) throw Error(b.path.string() + ": has no stats datasets");
   std::lock_guard lock(io::hdf5::library_mutex());
-  h5::write_stats_row(b.file.get(), index, stats, std::size_t(b.bins), b.path);
+  const MapStats* row = &stats;
+  h5::write_stats_rows(b.file.get(), {&index, 1}, {&row, 1}, std::size_t(b.bins), b.path);
 }
 
 void BatchFile::write_frame(std::size_t index, const float* data, const FrameRecord& record,
@@ -390,14 +402,27 @@ void BatchFile::write_frame(std::size_t index, const float* data, const FrameRec
 }
 
 // One flush for the data of every frame of the group, then one for their statuses: a frame still
-// turns complete only after its data is flushed, and the group shares the two flushes.
+// turns complete only after its data is flushed, and the group shares the two flushes. Each table
+// column (and stats dataset) is written once for the group, the statuses too.
 void BatchFile::write_frames(std::span<const FrameWrite> group, const StepHook& hook) {
   Impl& b = *impl_;
   const fs::path& path = b.path;
+  std::vector<const FrameWrite*> in_order;
   for (const FrameWrite& f : group) {
     b.check_index(f.index);
     if (b.bins > 0 && !f.stats)
       throw Error(path.string() + ": frame " + std::to_string(f.index) + " needs its stats");
+    in_order.push_back(&f);
+  }
+  std::sort(in_order.begin(), in_order.end(),
+            [](const FrameWrite* x, const FrameWrite* y) { return x->index < y->index; });
+  std::vector<std::size_t> rows;
+  std::vector<const FrameRecord*> records;
+  std::vector<const MapStats*> stats;
+  for (const FrameWrite* f : in_order) {
+    rows.push_back(f->index);
+    records.push_back(&f->record);
+    stats.push_back(f->stats);
   }
   auto step = [&](WriteStep s) {
     if (hook)
@@ -405,11 +430,10 @@ void BatchFile::write_frames(std::span<const FrameWrite> group, const StepHook& 
   };
   {
     std::lock_guard lock(io::hdf5::library_mutex());
-    for (const FrameWrite& f : group) {
-      h5::write_map(b.potential.get(), f.index, b.grid, f.data, path, b.every_rank);
-      if (b.bins > 0) h5::write_stats_row(b.file.get(), f.index, *f.stats, std::size_t(b.bins), path);
-      b.write_row(f.index, f.record);
-    }
+    for (const FrameWrite* f : in_order)
+      h5::write_map(b.potential.get(), f->index, b.grid, f->data, path, b.every_rank);
+    if (b.bins > 0) h5::write_stats_rows(b.file.get(), rows, stats, std::size_t(b.bins), path);
+    b.write_rows(rows, records);
   }
   step(WriteStep::data_written);
   {
@@ -419,7 +443,7 @@ void BatchFile::write_frames(std::span<const FrameWrite> group, const StepHook& 
   step(WriteStep::data_flushed);
   {
     std::lock_guard lock(io::hdf5::library_mutex());
-    for (const FrameWrite& f : group) b.write_status(f.index, FrameStatus::complete);
+    b.write_statuses(rows, FrameStatus::complete);
   }
   step(WriteStep::status_written);
   {
@@ -435,8 +459,9 @@ void BatchFile::write_failure(std::size_t index, const FrameRecord& record) {
   Impl& b = *impl_;
   b.check_index(index);
   std::lock_guard lock(io::hdf5::library_mutex());
-  b.write_row(index, record);
-  b.write_status(index, FrameStatus::failed);
+  const FrameRecord* row = &record;
+  b.write_rows({&index, 1}, {&row, 1});
+  b.write_statuses({&index, 1}, FrameStatus::failed);
   b.flush();
   b.frames.set_outcome(index, FrameStatus::failed, record.atom_count, record.total_charge,
                        record.message);

@@ -35,21 +35,28 @@ void create_stats_datasets(hid_t file, std::size_t frames, std::size_t bins, con
                 edges.data(), path);
 }
 
-void write_stats_row(hid_t file, std::size_t frame, const MapStats& stats, std::size_t bins,
-                     const Path& path) {
-  if (stats.counts.size() != bins || stats.edges.size() != bins + 1)
-    throw Error(path.string() + ": frame " + std::to_string(frame) + " needs a histogram of " +
-                std::to_string(bins) + " bins");
-  const double row[kStatsColumns] = {stats.min,    stats.max,          stats.mean,
-                                     stats.stddev, double(stats.count), double(stats.non_finite)};
-  std::vector<std::uint64_t> counts(stats.counts);
-  counts.push_back(stats.below);
-  counts.push_back(stats.above);
-  write_row(open_dataset(file, names::stats, path), frame, H5T_NATIVE_DOUBLE, row, path);
-  write_row(open_dataset(file, names::histogram, path), frame, H5T_NATIVE_UINT64, counts.data(),
-            path);
-  write_row(open_dataset(file, names::edges, path), frame, H5T_NATIVE_DOUBLE, stats.edges.data(),
-            path);
+void write_stats_rows(hid_t file, std::span<const std::size_t> frames,
+                      std::span<const MapStats* const> stats, std::size_t bins, const Path& path) {
+  const std::size_t n = frames.size();
+  std::vector<double> rows(n * kStatsColumns), edges(n * (bins + 1));
+  std::vector<std::uint64_t> counts(n * (bins + 2));
+  for (std::size_t k = 0; k < n; ++k) {
+    const MapStats& s = *stats[k];
+    if (s.counts.size() != bins || s.edges.size() != bins + 1)
+      throw Error(path.string() + ": frame " + std::to_string(frames[k]) + " needs a histogram of " +
+                  std::to_string(bins) + " bins");
+    const double row[kStatsColumns] = {s.min,    s.max,          s.mean,
+                                       s.stddev, double(s.count), double(s.non_finite)};
+    std::copy_n(row, kStatsColumns, rows.begin() + std::ptrdiff_t(k * kStatsColumns));
+    const auto c = counts.begin() + std::ptrdiff_t(k * (bins + 2));
+    std::copy(s.counts.begin(), s.counts.end(), c);
+    c[std::ptrdiff_t(bins)] = s.below;
+    c[std::ptrdiff_t(bins) + 1] = s.above;
+    std::copy(s.edges.begin(), s.edges.end(), edges.begin() + std::ptrdiff_t(k * (bins + 1)));
+  }
+  write_rows(open_dataset(file, names::stats, path), frames, H5T_NATIVE_DOUBLE, rows.data(), path);
+  write_rows(open_dataset(file, names::histogram, path), frames, H5T_NATIVE_UINT64, counts.data(), path);
+  write_rows(open_dataset(file, names::edges, path), frames, H5T_NATIVE_DOUBLE, edges.data(), path);
 }
 
 std::vector<MapStats> read_stats_rows(hid_t file, const Path& path) {

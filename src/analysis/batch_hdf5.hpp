@@ -5,6 +5,7 @@
 #include <hdf5.h>
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -37,8 +38,9 @@ void bound_metadata_cache(hid_t file, const Path& path);
 // /analysis group must exist.
 void create_stats_datasets(hid_t file, std::size_t frames, std::size_t bins, const std::string& units,
                            const Path& path);
-void write_stats_row(hid_t file, std::size_t frame, const MapStats& stats, std::size_t bins,
-                     const Path& path);
+// The stats rows of frames `frames` (ascending; stats[k] is frame k's): one write a dataset.
+void write_stats_rows(hid_t file, std::span<const std::size_t> frames,
+                      std::span<const MapStats* const> stats, std::size_t bins, const Path& path);
 // Every row (frames × bins from the datasets' shapes).
 std::vector<MapStats> read_stats_rows(hid_t file, const Path& path);
 

@@ -3,6 +3,7 @@
 #include "dcsgrid/analysis/stats.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 
 #include <spdlog/fmt/fmt.h>
@@ -25,6 +26,88 @@ struct Partial {
   std::size_t count = 0, nan = 0, neg_inf = 0, pos_inf = 0;
   double min = INFINITY, max = -INFINITY, sum = 0;
 };
+
+// A block is summed in 8 lanes of GCC/Clang vector types, combined in lane order: scalar loops
+// with branches ran at 4 ns a value (a 1HPV frame on a 1 Å grid: 1.3 ms of stats), and GCC
+// vectorises no form of them that keeps NaN and infinities apart. The order depends on the block
+// only, not on the threads.
+using Floats = float __attribute__((vector_size(32)));
+using Doubles = double __attribute__((vector_size(32)));
+using Ints = std::int32_t __attribute__((vector_size(32)));
+using Longs = std::int64_t __attribute__((vector_size(32)));
+constexpr std::size_t kLanes = 8;
+
+Floats load(const float* v) {
+  Floats x;
+  std::memcpy(&x, v, sizeof x);
+  return x;
+}
+Doubles low_half(Floats x) { return __builtin_convertvector(__builtin_shufflevector(x, x, 0, 1, 2, 3), Doubles); }
+Doubles high_half(Floats x) { return __builtin_convertvector(__builtin_shufflevector(x, x, 4, 5, 6, 7), Doubles); }
+Longs low_half(Ints m) { return __builtin_convertvector(__builtin_shufflevector(m, m, 0, 1, 2, 3), Longs); }
+Longs high_half(Ints m) { return __builtin_convertvector(__builtin_shufflevector(m, m, 4, 5, 6, 7), Longs); }
+// -1 where x is finite (x - x is 0 there, NaN for NaN and ±inf), else 0.
+Ints finite_mask(Floats x) { return x - x == 0; }
+
+void add_value(Partial& p, float x) {
+  if (std::isfinite(x)) {
+    ++p.count;
+    p.sum += x;
+    p.min = std::min(p.min, double(x));
+    p.max = std::max(p.max, double(x));
+  } else {
+    ++(std::isnan(x) ? p.nan : x < 0 ? p.neg_inf : p.pos_inf);
+  }
+}
+
+Partial block_partial(const float* v, std::size_t begin, std::size_t end) {
+  Doubles sum_low{}, sum_high{};
+  Floats lo = Floats{} + INFINITY, hi = Floats{} - INFINITY;
+  Ints count{}, nan{}, neg_inf{};
+  std::size_t i = begin;
+  for (; i + kLanes <= end; i += kLanes) {
+    const Floats x = load(v + i);
+    const Ints f = finite_mask(x);
+    const Floats kept = f ? x : Floats{};
+    sum_low += low_half(kept);
+    sum_high += high_half(kept);
+    lo = (f & (x < lo)) ? x : lo;
+    hi = (f & (x > hi)) ? x : hi;
+    count -= f;
+    nan -= x != x;
+    neg_inf -= x == -INFINITY;
+  }
+  Partial p;
+  for (std::size_t l = 0; l < kLanes; ++l) {
+    p.sum += l < 4 ? sum_low[l] : sum_high[l - 4];
+    p.min = std::min(p.min, double(lo[l]));
+    p.max = std::max(p.max, double(hi[l]));
+    p.count += std::size_t(count[l]);
+    p.nan += std::size_t(nan[l]);
+    p.neg_inf += std::size_t(neg_inf[l]);
+  }
+  p.pos_inf = (i - begin) - p.count - p.nan - p.neg_inf;  // the rest of the lanes' values
+  for (; i < end; ++i) add_value(p, v[i]);
+  return p;
+}
+
+// Sum of (x - mean)^2 over the finite values of [begin, end), in lanes as block_partial.
+double block_squares(const float* v, std::size_t begin, std::size_t end, double mean) {
+  Doubles sum_low{}, sum_high{};
+  std::size_t i = begin;
+  for (; i + kLanes <= end; i += kLanes) {
+    const Floats x = load(v + i);
+    const Ints f = finite_mask(x);
+    const Doubles d_low = low_half(x) - mean, d_high = high_half(x) - mean;
+    sum_low += low_half(f) ? d_low * d_low : Doubles{};
+    sum_high += high_half(f) ? d_high * d_high : Doubles{};
+  }
+  double total = 0;
+  for (std::size_t l = 0; l < 4; ++l) total += sum_low[l] + sum_high[l];
+  for (; i < end; ++i)
+    if (std::isfinite(v[i])) total += (double(v[i]) - mean) * (double(v[i]) - mean);
+  return total;
+}
 
 // Runs block(b, begin, end) for every block of n values on OpenMP threads, then returns the
 // per-block results in block order.
@@ -51,23 +134,8 @@ MapStats map_stats(std::span<const float> values, const HistogramOptions& option
   validate(options);
   const std::size_t n = values.size();
   const float* v = values.data();
-  const std::vector<Partial> partials = per_block<Partial>(n, [&](std::size_t b, std::size_t e) {
-    Partial p;
-    for (std::size_t i = b; i < e; ++i) {
-      const double x = v[i];
-      if (std::isnan(x)) {
-        ++p.nan;
-      } else if (std::isinf(x)) {
-        ++(x < 0 ? p.neg_inf : p.pos_inf);
-      } else {
-        ++p.count;
-        p.sum += x;
-        p.min = std::min(p.min, x);
-        p.max = std::max(p.max, x);
-      }
-    }
-    return p;
-  });
+  const std::vector<Partial> partials = per_block<Partial>(
+      n, [&](std::size_t b, std::size_t e) { return block_partial(v, b, e); });
   Partial all;
   for (const Partial& p : partials) {
     all.count += p.count;
@@ -85,12 +153,8 @@ MapStats map_stats(std::span<const float> values, const HistogramOptions& option
     s.min = all.min;
     s.max = all.max;
     s.mean = all.sum / double(all.count);
-    const std::vector<double> squares = per_block<double>(n, [&](std::size_t b, std::size_t e) {
-      double sum = 0;
-      for (std::size_t i = b; i < e; ++i)
-        if (std::isfinite(v[i])) sum += (v[i] - s.mean) * (v[i] - s.mean);
-      return sum;
-    });
+    const std::vector<double> squares = per_block<double>(
+        n, [&](std::size_t b, std::size_t e) { return block_squares(v, b, e, s.mean); });
     double m2 = 0;
     for (double q : squares) m2 += q;
     s.stddev = std::sqrt(m2 / double(all.count));
@@ -177,8 +241,9 @@ FileStats file_stats(const FileStatsOptions& options) {
         io::hdf5::check(H5Ldelete(f, name, H5P_DEFAULT), path, std::string("replace /") + name);
     const std::size_t bins = std::size_t(options.histogram.bins);
     h5::create_stats_datasets(f, frames_in_file, bins, result.units, path);
-    for (std::size_t i = 0; i < result.maps.size(); ++i)
-      h5::write_stats_row(f, result.frames[i], result.maps[i], bins, path);
+    std::vector<const MapStats*> rows;
+    for (const MapStats& m : result.maps) rows.push_back(&m);
+    h5::write_stats_rows(f, result.frames, rows, bins, path);
     io::hdf5::check(io::hdf5::close_temporary_file(file), path, "finish writing the statistics");
   }
   atomic.commit();

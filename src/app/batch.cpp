@@ -1,5 +1,5 @@
-// run_batch: scan the inputs, create or reopen the batch file, then read, compute and write the
-// frames in a three-stage pipeline.
+// run_batch: scan the inputs, create or reopen the batch file, then read, compute, take the
+// statistics of and write the frames in a four-stage pipeline.
 #include "dcsgrid/app/batch.hpp"
 
 #include <omp.h>
@@ -213,12 +213,17 @@ constexpr std::size_t kMaxListedFailures = 100;
 struct ComputedItem {
   std::size_t index = 0;
   std::vector<float> data;
+  MapStats stats;  // filled by the stats stage when stats are on
   std::size_t atom_count = 0;
   double total_charge = 0;
   std::string error;
 };
 
-// The three stages and what they share. Any stage that hits an error that is not a frame's own
+// Frame buffers in flight: one being computed, one in the stats stage, the queues' and a group
+// being written.
+std::size_t frame_buffers(std::size_t queue_depth) { return queue_depth + 3; }
+
+// The four stages (read, compute, stats, write) and what they share. Any stage that hits an error that is not a frame's own
 // (a failed write, say) stores it and aborts every queue; run() rethrows it after the joins.
 class Pipeline {
  public:
@@ -227,26 +232,43 @@ class Pipeline {
   using FrameRead = std::function<AtomSet(std::size_t)>;
   Pipeline(const BatchOptions& o, FrameRead read_frame, BatchFile& file, engine::Backend& backend)
       : options_(o), read_frame_(std::move(read_frame)), file_(file), backend_(backend),
-        read_q_(o.queue_depth), computed_q_(o.queue_depth), free_buffers_(o.queue_depth + 2) {}
+        read_q_(o.queue_depth), computed_q_(o.queue_depth), analysed_q_(o.queue_depth),
+        free_buffers_(frame_buffers(o.queue_depth)) {}
 
   // Computes the frames `frames` hands out, `total` of them in this process at most.
   void run(FrameDispenser& frames, std::size_t total, BatchResult& result) {
-    for (std::size_t i = 0; i < options_.queue_depth + 2; ++i)
+    for (std::size_t i = 0; i < frame_buffers(options_.queue_depth); ++i)
       free_buffers_.push(std::vector<float>(file_.grid().point_count()));
     const auto t0 = clock_type::now();
-    std::thread reader([&] { guard([&] { read_stage(frames); }); });
-    std::thread computer([&] {
-      // OpenMP's thread count is per thread: a new thread starts from the default (every core).
+    // OpenMP's thread count is per thread: a new thread starts from the default (every core).
+    // Every stage that runs OpenMP loops (the parallel text parse, the engine, the statistics)
+    // keeps to the process's share: MPI ranks on one node divide the cores, and the writer's
+    // statistics on every core of each of 2 ranks on 2 cores (OpenMP teams spinning against each
+    // other) had made a 2-rank batch of small frames 2-4 times slower than one process.
+    auto threads = [&] {
       if (options_.compute.threads > 0) omp_set_num_threads(options_.compute.threads);
+    };
+    std::thread reader([&] {
+      threads();
+      guard([&] { read_stage(frames); });
+    });
+    std::thread computer([&] {
+      threads();
       guard([&] { compute_stage(); });
+    });
+    std::thread analyser([&] {
+      threads();
+      guard([&] { stats_stage(); });
     });
     std::thread writer([&] { guard([&] { write_stage(total, result); }); });
     reader.join();
     computer.join();
+    analyser.join();
     writer.join();
     result.pipeline_seconds = seconds_since(t0);
     result.read_busy = read_busy_;
     result.compute_busy = compute_busy_;
+    result.stats_busy = stats_busy_;
     result.write_busy = write_busy_;
     result.engine_setup = engine_setup_;
     result.engine_kernels = engine_kernels_;
@@ -272,6 +294,7 @@ class Pipeline {
   void abort_all() {
     read_q_.abort();
     computed_q_.abort();
+    analysed_q_.abort();
     free_buffers_.abort();
   }
 
@@ -328,21 +351,32 @@ class Pipeline {
     computed_q_.close();
   }
 
+  // Each computed frame's statistics, off the writer's path (the writer then only writes).
+  void stats_stage() {
+    while (auto item = computed_q_.pop()) {
+      if (options_.stats && item->error.empty()) {
+        const auto t0 = clock_type::now();
+        item->stats = map_stats(item->data, options_.histogram);
+        stats_busy_ += seconds_since(t0);
+      }
+      if (!analysed_q_.push(std::move(*item))) return;
+    }
+    analysed_q_.close();
+  }
+
   // Writes the computed frames as they come, each group of frames already waiting with one pair
   // of flushes (BatchFile::write_frames); failed frames are recorded one by one.
   void write_stage(std::size_t total, BatchResult& result) {
     std::size_t done = 0;
-    while (auto first = computed_q_.pop()) {
+    while (auto first = analysed_q_.pop()) {
       const auto t0 = clock_type::now();
       std::vector<ComputedItem> group;
       group.push_back(std::move(*first));
       while (group.size() < kMaxWriteGroup)
-        if (auto next = computed_q_.try_pop()) group.push_back(std::move(*next));
+        if (auto next = analysed_q_.try_pop()) group.push_back(std::move(*next));
         else break;
       std::vector<BatchFile::FrameWrite> writes;
-      std::vector<MapStats> stats(group.size());
-      for (std::size_t g = 0; g < group.size(); ++g) {
-        ComputedItem& item = group[g];
+      for (ComputedItem& item : group) {
         FrameRecord record;  // the outcome: the row's other fields are the table's
         record.atom_count = item.atom_count;
         record.total_charge = item.total_charge;
@@ -351,8 +385,7 @@ class Pipeline {
           if (fail_fast_stop_) break;  // the frames after it stay pending
           continue;
         }
-        if (options_.stats) stats[g] = map_stats(item.data, options_.histogram);
-        writes.push_back({item.index, item.data.data(), record, options_.stats ? &stats[g] : nullptr});
+        writes.push_back({item.index, item.data.data(), record, options_.stats ? &item.stats : nullptr});
       }
       if (!writes.empty()) file_.write_frames(writes, options_.step_hook);
       result.computed += writes.size();
@@ -386,9 +419,9 @@ class Pipeline {
   BatchFile& file_;
   engine::Backend& backend_;
   BoundedQueue<ReadItem> read_q_;
-  BoundedQueue<ComputedItem> computed_q_;
+  BoundedQueue<ComputedItem> computed_q_, analysed_q_;
   BoundedQueue<std::vector<float>> free_buffers_;
-  double read_busy_ = 0, compute_busy_ = 0, write_busy_ = 0;
+  double read_busy_ = 0, compute_busy_ = 0, stats_busy_ = 0, write_busy_ = 0;
   double engine_setup_ = 0, engine_kernels_ = 0;
   std::string device_;
   std::atomic<bool> fail_fast_stop_{false};
@@ -407,7 +440,7 @@ std::size_t queue_depth(const BatchOptions& o, const GridSpec& grid) {
 // before the batch file is made. An old file that is replaced is removed first: its bytes count
 // as free.
 void require_batch_room(const BatchOptions& o, const GridSpec& grid, std::size_t frames) {
-  require_host_memory(grid, queue_depth(o, grid) + 2);
+  require_host_memory(grid, frame_buffers(queue_depth(o, grid)));
   const std::uint64_t need = std::uint64_t(grid_bytes(grid)) * (frames + (o.ensemble ? 2 : 0));
   std::error_code ec;
   const std::uint64_t old = fs::is_regular_file(o.output, ec) ? fs::file_size(o.output, ec) : 0;
@@ -578,13 +611,13 @@ void create_file(const BatchOptions& o, const BatchInputs& in,
   BatchFile::create(o.output, layout);
 }
 
-// Computes the frames in todo (those `frames` hands this process) through the three-stage pipeline.
+// Computes the frames in todo (those `frames` hands this process) through the four-stage pipeline.
 void compute_frames(const BatchOptions& o, const BatchInputs& in, BatchFile& file,
                     const FrameRuns& todo, BatchDistribution& distribution, BatchResult& result) {
   BatchOptions run = o;
   distribution.choose_hardware(run.compute);
   run.queue_depth = queue_depth(o, file.grid());
-  require_host_memory(file.grid(), run.queue_depth + 2);
+  require_host_memory(file.grid(), frame_buffers(run.queue_depth));
   if (run.compute.threads > 0) omp_set_num_threads(run.compute.threads);
   auto backend = engine::make_backend(run.compute.device, run.compute.gpus);
   const engine::Method method = o.compute.methods.front();
@@ -738,7 +771,7 @@ nlohmann::json BatchResult::to_json() const {
                    {"ensemble", ensemble_seconds}}},
       {"frames_per_second", frames_per_second},
       {"stage_busy_share", {{"read", share(read_busy)}, {"compute", share(compute_busy)},
-                            {"write", share(write_busy)}}},
+                            {"stats", share(stats_busy)}, {"write", share(write_busy)}}},
       {"engine_seconds", {{"setup", engine_setup}, {"kernels", engine_kernels}}},
   };
 }

@@ -77,11 +77,12 @@ class MpiRanks final : public BatchDistribution {
 
   void sum_on_root(BatchResult& r) override {
     std::uint64_t computed = r.computed;
-    double busy[5] = {r.read_busy, r.compute_busy, r.write_busy, r.engine_setup, r.engine_kernels};
+    double busy[6] = {r.read_busy, r.compute_busy, r.write_busy, r.engine_setup, r.engine_kernels,
+                      r.stats_busy};
     double pipeline = r.pipeline_seconds;
     const bool root = is_root();
     MPI_Reduce(root ? MPI_IN_PLACE : &computed, &computed, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Reduce(root ? MPI_IN_PLACE : busy, busy, 5, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(root ? MPI_IN_PLACE : busy, busy, 6, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(root ? MPI_IN_PLACE : &pipeline, &pipeline, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (!root) return;
     r.computed = computed;
@@ -89,6 +90,7 @@ class MpiRanks final : public BatchDistribution {
     r.read_busy = busy[0] / ranks;
     r.compute_busy = busy[1] / ranks;
     r.write_busy = busy[2] / ranks;
+    r.stats_busy = busy[5] / ranks;
     r.engine_setup = busy[3];
     r.engine_kernels = busy[4];
     r.pipeline_seconds = pipeline;

@@ -163,14 +163,15 @@ void print_summary(const app::BatchResult& r, bool models_all) {
   std::fprintf(stderr, "       computed %zu, failed %zu, already complete %zu, pending %zu\n",
                r.computed, r.failed, r.skipped, r.pending);
   if (r.pipeline_seconds > 0) {
-    // Busy shares of the three concurrent stages; their sum above 100% is the overlap.
+    // Busy shares of the four concurrent stages; their sum above 100% is the overlap.
     auto percent = [&](double busy) { return 100 * busy / r.pipeline_seconds; };
     std::fprintf(stderr,
                  "       %.3g frames/s on %s (pipeline %.3f s, after a %.3f s scan of the inputs)\n"
-                 "       stages busy: read %.0f%%, compute %.0f%%, write %.0f%%; engine set-up "
-                 "%.3f s, kernels %.3f s\n",
+                 "       stages busy: read %.0f%%, compute %.0f%%, stats %.0f%%, write %.0f%%; "
+                 "engine set-up %.3f s, kernels %.3f s\n",
                  r.frames_per_second, r.device.c_str(), r.pipeline_seconds, r.scan_seconds,
-                 percent(r.read_busy), percent(r.compute_busy), percent(r.write_busy),
+                 percent(r.read_busy), percent(r.compute_busy), percent(r.stats_busy),
+                 percent(r.write_busy),
                  r.engine_setup, r.engine_kernels);
   }
   if (r.ensemble_seconds > 0)

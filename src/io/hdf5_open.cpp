@@ -24,10 +24,15 @@ namespace {
 // cleared.
 constexpr const char* kClearStatusFlags = "clear_status_flags";
 
-// File access through the default driver, or through MPI-IO for a file every rank opens.
-Handle file_access(const fs::path& path, bool every_rank) {
+// File access through the default driver, or through MPI-IO for a file every rank opens. A
+// writable serial open has no data sieve buffer: small writes into a table column (a batch's
+// rows and statuses) go to the file as they are, where the 64 kB buffer read 64 kB around each
+// and wrote them back (six times the bytes of a batch's frame rows).
+Handle file_access(const fs::path& path, bool writable, bool every_rank) {
   if (every_rank) return every_rank_access(path);
-  return checked_handle(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, path, "set up file access");
+  Handle access = checked_handle(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, path, "set up file access");
+  if (writable) check(H5Pset_sieve_buf_size(access.get(), 0), path, "set up file access");
+  return access;
 }
 
 // What a non-blocking flock(2) of the file finds, the probe's lock released at once: 0 when no
@@ -58,7 +63,7 @@ void require_no_other_process(const fs::path& path) {
 Handle open_file(const fs::path& path, bool writable, bool every_rank) {
   if (!fs::exists(path)) throw InputError(path.string(), 0, "no such file");
   if (H5Fis_hdf5(path.c_str()) <= 0) throw InputError(path.string(), 0, "not an HDF5 file");
-  Handle access = file_access(path, every_rank);
+  Handle access = file_access(path, writable, every_rank);
   hbool_t ignore_mark = true;
   // A library without the property refuses a marked file below, with HDF5's reason.
   if (!writable && H5Pset(access.get(), kClearStatusFlags, &ignore_mark) < 0) H5Eclear2(H5E_DEFAULT);
@@ -97,7 +102,7 @@ void clear_write_mark(const fs::path& path) {
   require_no_other_process(path);
   const std::string what = "clear the mark of a writer that did not close the file";
   std::lock_guard lock(library_mutex());
-  Handle access = file_access(path, false);
+  Handle access = file_access(path, true, false);
   // HDF5's exclusive lock through the open: a process that opened the file since the probe is
   // still refused (unless HDF5_USE_FILE_LOCKING=FALSE turns HDF5's locks off).
   check(H5Pset_file_locking(access.get(), true, false), path, what);

@@ -118,8 +118,9 @@ class BatchFile {
   using StepHook = std::function<void(std::size_t index, WriteStep step)>;
   void write_frame(std::size_t index, const float* data, const FrameRecord& record,
                    const MapStats* stats, const StepHook& hook = {});
-  // Several frames at once, with two flushes for the whole group instead of two a frame; the hook
-  // is called for every frame of the group after each step.
+  // Several frames at once (any order, distinct), with two flushes for the whole group instead of
+  // two a frame and one write a table column (the statuses too) for the group; the hook is called
+  // for every frame of the group after each step.
   struct FrameWrite {
     std::size_t index;
     const float* data;

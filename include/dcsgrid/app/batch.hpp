@@ -92,11 +92,12 @@ struct BatchResult {
   // Trajectory frames whose coordinates that pass decoded: every frame for the union box, one
   // with grid_from_first, none with a given box (the others are passed by their headers).
   std::size_t scan_frames_decoded = 0;
-  double pipeline_seconds = 0; // the three-stage pipeline, wall clock
+  double pipeline_seconds = 0; // the four-stage pipeline, wall clock
   double ensemble_seconds = 0;
   double frames_per_second = 0;  // computed / pipeline_seconds
-  // Busy time of each stage, seconds; share = busy / pipeline_seconds.
-  double read_busy = 0, compute_busy = 0, write_busy = 0;
+  // Busy time of each stage, seconds; share = busy / pipeline_seconds. stats: each frame's
+  // statistics and histogram (none without stats).
+  double read_busy = 0, compute_busy = 0, stats_busy = 0, write_busy = 0;
   // Inside compute: the engine's set-up (device start, uploads) and kernel seconds, summed.
   double engine_setup = 0, engine_kernels = 0;
   nlohmann::json to_json() const;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -85,10 +86,11 @@ std::vector<hsize_t> map_dims(std::optional<std::size_t> frames, const GridSpec&
 void write_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid,
                const float* data, const Path& path, bool every_rank);
 // Writes the block [start, start + count) of a float32 dataset from data (row-major over count).
-// The chunks it covers whole go to the file as they lie in memory (HDF5's direct chunk write)
-// where the dataset is chunked as maps are and without filters, unless every_rank (a file open
-// through MPI-IO, which has no direct chunk writes); the rest through H5Dwrite. `what` names the
-// write in an error.
+// The chunks it covers whole go to the file as they lie in memory (HDF5's direct chunk write),
+// and the dataset's partial edge chunk when the block holds all of it, zero-padded, where the
+// dataset is chunked as maps are and without filters, unless every_rank (a file open through
+// MPI-IO, which has no direct chunk writes); the rest through H5Dwrite. `what` names the write in
+// an error.
 void write_block(hid_t dataset, const std::vector<hsize_t>& start, const std::vector<hsize_t>& count,
                  const float* data, const Path& path, const std::string& what, bool every_rank);
 void read_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid, float* out,
@@ -103,16 +105,15 @@ Handle fixed_string_type(std::size_t size, const Path& path);
 // A 1-D fixed-length string dataset (size bytes each, zero padded; longer texts are cut).
 Dataset create_string_column(hid_t location, const char* name, const std::vector<std::string>& texts,
                              std::size_t size, const Path& path);
-// Row i of a 1-D or 2-D dataset (one element, or one row of the second dimension).
-void write_row(const Dataset& dataset, std::size_t i, hid_t memory_type, const void* data,
-               const Path& path);
 // Rows [first, first + rows) of a 1-D or 2-D dataset, from or into a contiguous buffer.
 void write_rows(const Dataset& dataset, std::size_t first, std::size_t rows, hid_t memory_type,
                 const void* data, const Path& path);
 void read_rows(const Dataset& dataset, std::size_t first, std::size_t rows, hid_t memory_type,
                void* out, const Path& path);
-void write_string_element(const Dataset& dataset, std::size_t i, const std::string& text,
-                          const Path& path);
+// Rows `rows` (ascending) of a 1-D or 2-D dataset from a buffer holding them in that order, in
+// one H5Dwrite whatever their spacing (a batch writes a group of frames' rows so).
+void write_rows(const Dataset& dataset, std::span<const std::size_t> rows, hid_t memory_type,
+                const void* data, const Path& path);
 void write_scalar(const Dataset& dataset, hid_t memory_type, const void* data, const Path& path);
 // InputError when n values of bytes_each bytes could not fit in the file holding dataset: sizes
 // read from a damaged file are checked before they size an allocation.
