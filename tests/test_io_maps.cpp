@@ -358,6 +358,64 @@ TEST(Hdf5Block, WholeChunksDirectAndTheRestThroughTheCacheReadBackAsWritten) {
   fs::remove_all(dir);
 }
 
+// --compress's chunks (shuffle, then deflate) are encoded by write_block on every core: each
+// stored chunk must be the very bytes HDF5's own filter pipeline stores for it (zlib is
+// deterministic), and read back through that pipeline as written, for smooth and random values,
+// two levels, and a partial edge chunk.
+TEST(Hdf5Block, ChunksEncodedInParallelAreTheBytesHdf5Stores) {
+  namespace h5 = hdf5;
+  const fs::path dir = test::temp_dir("maps_h5encode");
+  const fs::path path = dir / "encoded.h5";
+  const std::vector<hsize_t> dims{11, 24, 17}, chunk{3, 24, 17};
+  const std::size_t n = dims[0] * dims[1] * dims[2];
+  std::mt19937 rng(5);
+  std::normal_distribution<float> noise;
+  std::vector<float> smooth(n), random(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    smooth[i] = std::sin(0.01f * float(i)) / (1.0f + 0.001f * float(i));
+    random[i] = noise(rng);
+  }
+  h5::Handle file = h5::create_file(path, path, "create");
+  for (const int level : {1, 6})
+    for (const std::vector<float>* values : {&smooth, &random}) {
+      SCOPED_TRACE("level " + std::to_string(level) + (values == &smooth ? ", smooth" : ", random"));
+      h5::Handle space(H5Screate_simple(3, dims.data(), nullptr), H5Sclose);
+      h5::Handle create(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+      ASSERT_GE(H5Pset_chunk(create.get(), 3, chunk.data()), 0);
+      ASSERT_GE(H5Pset_shuffle(create.get()), 0);
+      ASSERT_GE(H5Pset_deflate(create.get(), unsigned(level)), 0);
+      std::array<h5::Handle, 2> sets;  // written by write_block, and by HDF5's pipeline
+      for (int k = 0; k < 2; ++k) {
+        const std::string name = "d" + std::to_string(level) + std::to_string(values == &smooth) + std::to_string(k);
+        sets[k] = h5::Handle(H5Dcreate2(file.get(), name.c_str(), H5T_IEEE_F32LE, space.get(),
+                                        H5P_DEFAULT, create.get(), H5P_DEFAULT),
+                             H5Dclose);
+        ASSERT_GE(sets[k].get(), 0);
+      }
+      h5::write_block(sets[0].get(), {0, 0, 0}, dims, values->data(), path, "write", false);
+      ASSERT_GE(H5Dwrite(sets[1].get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values->data()), 0);
+      ASSERT_GE(H5Fflush(file.get(), H5F_SCOPE_LOCAL), 0);
+      for (hsize_t z = 0; z < dims[0]; z += chunk[0]) {
+        const std::array<hsize_t, 3> at{z, 0, 0};
+        std::array<std::vector<unsigned char>, 2> stored;
+        for (int k = 0; k < 2; ++k) {
+          hsize_t size = 0;
+          ASSERT_GE(H5Dget_chunk_storage_size(sets[k].get(), at.data(), &size), 0);
+          stored[k].resize(size);
+          std::uint32_t mask = 1;
+          ASSERT_GE(H5Dread_chunk(sets[k].get(), H5P_DEFAULT, at.data(), &mask, stored[k].data()), 0);
+          EXPECT_EQ(mask, 0u) << "chunk at " << z << ": a filter was skipped";
+        }
+        EXPECT_EQ(stored[0], stored[1]) << "chunk at plane " << z;
+      }
+      std::vector<float> back(n, -1.0f);
+      ASSERT_GE(H5Dread(sets[0].get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back.data()), 0);
+      EXPECT_EQ(back, *values);
+    }
+  file = {};
+  fs::remove_all(dir);
+}
+
 TEST(Hdf5Map, NothingLeftOnDiskWithoutFinish) {
   const fs::path dir = test::temp_dir("maps_h5abort");
   const GridSpec g = small_grid();

@@ -1,5 +1,7 @@
 #include "dcsgrid/io/hdf5_maps.hpp"
 
+#include "hdf5_chunk_filters.hpp"
+
 #include <hdf5_hl.h>
 
 #include <algorithm>
@@ -416,17 +418,27 @@ void write_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& 
 
 namespace {
 
-// The chunk shape of a dataset whose whole chunks may be written as they lie in memory: float32
-// chunks without filters. Empty otherwise.
-std::vector<hsize_t> direct_chunk_shape(hid_t dataset, std::size_t rank, const Path& path) {
+// How a dataset's whole chunks may be written straight to the file: float32 chunks, stored as they
+// lie in memory or through shuffle and deflate (encoded here, on every core). Empty shape otherwise.
+struct DirectChunks {
+  std::vector<hsize_t> shape;
+  std::optional<ShuffleDeflate> filters;
+};
+
+DirectChunks direct_chunks(hid_t dataset, std::size_t rank, const Path& path) {
   const std::string what = "look at a dataset's storage";
   Handle type = checked_handle(H5Dget_type(dataset), H5Tclose, path, what);
   if (check(H5Tequal(type.get(), H5T_NATIVE_FLOAT), path, what) <= 0) return {};
   Handle create = checked_handle(H5Dget_create_plist(dataset), H5Pclose, path, what);
-  if (H5Pget_layout(create.get()) != H5D_CHUNKED || H5Pget_nfilters(create.get()) != 0) return {};
-  std::vector<hsize_t> chunk(rank);
-  if (check(H5Pget_chunk(create.get(), int(rank), chunk.data()), path, what) != int(rank)) return {};
-  return chunk;
+  if (H5Pget_layout(create.get()) != H5D_CHUNKED) return {};
+  DirectChunks direct;
+  if (H5Pget_nfilters(create.get()) != 0) {
+    direct.filters = shuffle_deflate_filters(create.get());
+    if (!direct.filters) return {};
+  }
+  direct.shape.resize(rank);
+  if (check(H5Pget_chunk(create.get(), int(rank), direct.shape.data()), path, what) != int(rank)) return {};
+  return direct;
 }
 
 void write_hyperslab(hid_t dataset, const std::vector<hsize_t>& start,
@@ -460,7 +472,7 @@ const float* padded_edge_chunk(const float* data, std::size_t values, std::size_
 // Map chunks are 1 along the leading dimensions, some length along one dimension (the split) and
 // whole along the rest; a block of whole inner dimensions then holds each chunk it covers as one
 // run of memory, which H5Dwrite_chunk writes without the chunk cache's copy and HDF5's selection
-// walk; so does the dataset's partial edge chunk when the block holds all of it that lies in the
+// walk (compressed maps: encoded first, in parallel, hdf5_chunk_filters.hpp); so does the dataset's partial edge chunk when the block holds all of it that lies in the
 // dataset (zero-padded). Chunks the block covers in part (at its ends) go through H5Dwrite and the
 // chunk cache, which completes them when a later block brings the rest.
 void write_block(hid_t dataset, const std::vector<hsize_t>& start, const std::vector<hsize_t>& count,
@@ -471,7 +483,8 @@ void write_block(hid_t dataset, const std::vector<hsize_t>& start, const std::ve
     throw Error(path.string() + ": cannot " + what + ": a block of another rank than the dataset's");
   // Under MPI-IO HDF5 has no direct chunk writes (and asking the file for its driver would copy
   // its communicator: a collective call, where each rank writes on its own).
-  const std::vector<hsize_t> chunk = every_rank ? std::vector<hsize_t>() : direct_chunk_shape(dataset, rank, path);
+  const DirectChunks direct_chunk = every_rank ? DirectChunks{} : direct_chunks(dataset, rank, path);
+  const std::vector<hsize_t>& chunk = direct_chunk.shape;
   std::size_t split = 0;
   while (!chunk.empty() && split + 1 < rank && chunk[split] == 1) ++split;
   bool direct = !chunk.empty();
@@ -501,15 +514,23 @@ void write_block(hid_t dataset, const std::vector<hsize_t>& start, const std::ve
       piece[split] = to - from;
       write_hyperslab(dataset, at, piece, row + (from - a) * inner, path, what);
     };
-    auto direct_write = [&](hsize_t z, const float* chunk_data) {
-      at[split] = z;
-      check(H5Dwrite_chunk(dataset, H5P_DEFAULT, 0, at.data(), c * inner * sizeof(float), chunk_data),
-            path, what);
+    // Chunks from z on, n of them, lying one after another from chunk_data.
+    auto direct_write = [&](hsize_t z, const float* chunk_data, hsize_t n) {
+      if (n == 0) return;
+      std::vector<std::vector<unsigned char>> encoded;
+      if (direct_chunk.filters) encoded = encode_chunks(chunk_data, c * inner, n, *direct_chunk.filters);
+      for (hsize_t k = 0; k < n; ++k) {
+        at[split] = z + k * c;
+        const void* bytes = encoded.empty() ? static_cast<const void*>(chunk_data + k * c * inner)
+                                            : encoded[k].data();
+        const std::size_t size = encoded.empty() ? c * inner * sizeof(float) : encoded[k].size();
+        check(H5Dwrite_chunk(dataset, H5P_DEFAULT, 0, at.data(), size, bytes), path, what);
+      }
     };
     through_cache(a, first);
-    for (hsize_t z = first; z < last; z += c) direct_write(z, row + (z - a) * inner);
+    direct_write(first, row + (first - a) * inner, (last - first) / c);
     if (a <= last && last == whole_end && b == dims[split] && last < b) {
-      direct_write(last, padded_edge_chunk(row + (last - a) * inner, (b - last) * inner, c * inner));
+      direct_write(last, padded_edge_chunk(row + (last - a) * inner, (b - last) * inner, c * inner), 1);
     } else {
       through_cache(last, b);
     }
