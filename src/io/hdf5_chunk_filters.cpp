@@ -25,17 +25,18 @@ std::optional<ShuffleDeflate> shuffle_deflate_filters(hid_t create_plist) {
   return ShuffleDeflate{int(level)};
 }
 
-std::vector<std::vector<unsigned char>> encode_chunks(const float* data, std::size_t chunk_values,
-                                                      std::size_t count, const ShuffleDeflate& filters) {
+std::vector<std::vector<unsigned char>> encode_chunks(std::span<const float* const> chunks,
+                                                      std::size_t chunk_values, const ShuffleDeflate& filters) {
+  const std::size_t count = chunks.size();
   std::vector<std::vector<unsigned char>> encoded(count);
   const std::size_t bytes = chunk_values * sizeof(float);
   int failed = Z_OK;
-#pragma omp parallel
+#pragma omp parallel if (count > 1)
   {
     std::vector<unsigned char> shuffled(bytes);
 #pragma omp for schedule(dynamic, 1)
     for (std::size_t c = 0; c < count; ++c) {
-      const auto* in = reinterpret_cast<const unsigned char*>(data + c * chunk_values);
+      const auto* in = reinterpret_cast<const unsigned char*>(chunks[c]);
       for (std::size_t v = 0; v < chunk_values; ++v)
         for (std::size_t b = 0; b < sizeof(float); ++b) shuffled[b * chunk_values + v] = in[v * sizeof(float) + b];
       uLongf size = compressBound(uLong(bytes));

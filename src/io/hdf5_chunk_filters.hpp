@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace dcsgrid::io::hdf5 {
@@ -19,10 +20,10 @@ struct ShuffleDeflate {
 // The dataset creation properties' filters when they are exactly shuffle then deflate.
 std::optional<ShuffleDeflate> shuffle_deflate_filters(hid_t create_plist);
 
-// Each of `count` consecutive chunks of chunk_values floats, shuffled (the bytes of every value
-// grouped by significance, as HDF5's shuffle filter stores them) and deflated (a zlib stream, as
-// HDF5's deflate filter stores it), encoded in parallel. Throws Error when zlib fails.
-std::vector<std::vector<unsigned char>> encode_chunks(const float* data, std::size_t chunk_values,
-                                                      std::size_t count, const ShuffleDeflate& filters);
+// Each chunk of chunk_values floats, shuffled (the bytes of every value grouped by significance,
+// as HDF5's shuffle filter stores them) and deflated (a zlib stream, as HDF5's deflate filter
+// stores it), the chunks encoded in parallel. Throws Error when zlib fails.
+std::vector<std::vector<unsigned char>> encode_chunks(std::span<const float* const> chunks,
+                                                      std::size_t chunk_values, const ShuffleDeflate& filters);
 
 }  // namespace dcsgrid::io::hdf5

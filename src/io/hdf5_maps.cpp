@@ -457,14 +457,11 @@ void write_hyperslab(hid_t dataset, const std::vector<hsize_t>& start,
 // The dataset's partial edge chunk, the block's last `values` values, zero-padded to a whole
 // chunk of `chunk_values` for a direct write. Through the chunk cache, HDF5 first read the chunk
 // from the file (a hole there: the kernel zeroed pages ahead of it), 44% of a batch run's time
-// on 1HPV frames (79 planes, chunks of 40). The buffer is kept per thread: one chunk, at most
-// about 1 MiB (map_chunk).
-const float* padded_edge_chunk(const float* data, std::size_t values, std::size_t chunk_values) {
-  thread_local std::vector<float> chunk;
-  chunk.resize(chunk_values);
+// on 1HPV frames (79 planes, chunks of 40). One chunk: at most about 1 MiB (map_chunk).
+std::vector<float> padded_edge_chunk(const float* data, std::size_t values, std::size_t chunk_values) {
+  std::vector<float> chunk(chunk_values, 0.0f);
   std::copy_n(data, values, chunk.begin());
-  std::fill(chunk.begin() + std::ptrdiff_t(values), chunk.end(), 0.0f);
-  return chunk.data();
+  return chunk;
 }
 
 }  // namespace
@@ -499,6 +496,23 @@ void write_block(hid_t dataset, const std::vector<hsize_t>& start, const std::ve
   const hsize_t whole_end = dims[split] / c * c;  // chunks from here on are partial edge chunks
   const hsize_t first = std::min(b, (a + c - 1) / c * c);
   const hsize_t last = std::max(first, std::min(b, whole_end) / c * c);
+  // Whole chunks to store: where, and their values. Compressed chunks are gathered from the whole
+  // block first, so that they are encoded together, on every core.
+  std::vector<std::vector<hsize_t>> chunk_at;
+  std::vector<const float*> chunk_values;
+  std::vector<std::vector<float>> padded;  // edge chunks, zero-padded copies
+  const auto store = [&] {
+    std::vector<std::vector<unsigned char>> encoded;
+    if (direct_chunk.filters) encoded = encode_chunks(chunk_values, c * inner, *direct_chunk.filters);
+    for (std::size_t k = 0; k < chunk_at.size(); ++k) {
+      const void* bytes = encoded.empty() ? static_cast<const void*>(chunk_values[k]) : encoded[k].data();
+      const std::size_t size = encoded.empty() ? c * inner * sizeof(float) : encoded[k].size();
+      check(H5Dwrite_chunk(dataset, H5P_DEFAULT, 0, chunk_at[k].data(), size, bytes), path, what);
+    }
+    chunk_at.clear();
+    chunk_values.clear();
+    padded.clear();
+  };
   std::vector<hsize_t> at(start), piece(count);
   for (hsize_t o = 0; o < outer; ++o) {
     hsize_t rest = o;  // o as an index over the leading dimensions
@@ -514,27 +528,22 @@ void write_block(hid_t dataset, const std::vector<hsize_t>& start, const std::ve
       piece[split] = to - from;
       write_hyperslab(dataset, at, piece, row + (from - a) * inner, path, what);
     };
-    // Chunks from z on, n of them, lying one after another from chunk_data.
-    auto direct_write = [&](hsize_t z, const float* chunk_data, hsize_t n) {
-      if (n == 0) return;
-      std::vector<std::vector<unsigned char>> encoded;
-      if (direct_chunk.filters) encoded = encode_chunks(chunk_data, c * inner, n, *direct_chunk.filters);
-      for (hsize_t k = 0; k < n; ++k) {
-        at[split] = z + k * c;
-        const void* bytes = encoded.empty() ? static_cast<const void*>(chunk_data + k * c * inner)
-                                            : encoded[k].data();
-        const std::size_t size = encoded.empty() ? c * inner * sizeof(float) : encoded[k].size();
-        check(H5Dwrite_chunk(dataset, H5P_DEFAULT, 0, at.data(), size, bytes), path, what);
-      }
+    auto direct_write = [&](hsize_t z, const float* values) {
+      at[split] = z;
+      chunk_at.push_back(at);
+      chunk_values.push_back(values);
+      if (!direct_chunk.filters) store();  // stored as they lie: nothing to gather
     };
     through_cache(a, first);
-    direct_write(first, row + (first - a) * inner, (last - first) / c);
+    for (hsize_t z = first; z < last; z += c) direct_write(z, row + (z - a) * inner);
     if (a <= last && last == whole_end && b == dims[split] && last < b) {
-      direct_write(last, padded_edge_chunk(row + (last - a) * inner, (b - last) * inner, c * inner), 1);
+      padded.push_back(padded_edge_chunk(row + (last - a) * inner, (b - last) * inner, c * inner));
+      direct_write(last, padded.back().data());
     } else {
       through_cache(last, b);
     }
   }
+  store();
 }
 
 void read_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid, float* out,
