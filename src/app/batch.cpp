@@ -219,9 +219,6 @@ struct ComputedItem {
   std::string error;
 };
 
-// Values of a frame per thread of its statistics (one thread summarises about 5·10^8 values a second).
-constexpr std::size_t kValuesPerStatsThread = std::size_t(1) << 22;
-
 // Frame buffers in flight: one being computed, one in the stats stage, the queues' and a group
 // being written.
 std::size_t frame_buffers(std::size_t queue_depth) { return queue_depth + 3; }
@@ -261,12 +258,10 @@ class Pipeline {
     });
     std::thread analyser([&] {
       threads();
-      // A frame's statistics on as few threads as its size needs: a team spread over every core
+      // The statistics on a quarter of the stage's cores at most: a team spread over every core
       // waits at each barrier for whichever of its threads the other stages displaced (one H100
-      // host: 1HPV frames' statistics on 16 threads set the pace at 117 frames/s; one thread does
-      // a frame in 0.6 ms).
-      omp_set_num_threads(int(std::clamp<std::size_t>(file_.grid().point_count() / kValuesPerStatsThread, 1,
-                                                       std::size_t(omp_get_max_threads()))));
+      // host: 1HPV frames' statistics on 16 threads set the pace at 117 frames/s).
+      omp_set_num_threads(std::max(1, omp_get_max_threads() / 4));
       guard([&] { stats_stage(); });
     });
     std::thread writer([&] { guard([&] { write_stage(total, result); }); });
