@@ -53,7 +53,11 @@ build() {
     cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DDCSGRID_FUZZ=ON >/dev/null
   fi
-  ninja -C "$BUILD" -j"$(nproc)" fuzz_targets >/dev/null
+  if ! ninja -C "$BUILD" -j"$(nproc)" fuzz_targets >"$BUILD/build.log" 2>&1; then
+    grep -E "error|FAILED" -A5 "$BUILD/build.log" | head -40 >&2
+    echo "fuzz.sh: the fuzz targets did not build (whole log: $BUILD/build.log)" >&2
+    return 1
+  fi
 }
 
 # Copies (decompressed) data files into a seed folder.

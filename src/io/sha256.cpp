@@ -10,6 +10,7 @@
 #include <vector>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
 #define DCSGRID_SHA_EXTENSIONS 1
 #endif
@@ -110,10 +111,14 @@ __attribute__((target("sha,sse4.1,ssse3"))) void compress_extensions(State& stat
   _mm_storeu_si128(reinterpret_cast<__m128i*>(state.data() + 4), _mm_alignr_epi8(dchg, feba, 8));
 }
 
+// CPUID (clang 14's __builtin_cpu_supports knows no "sha"): leaf 7 EBX bit 29 is SHA, leaf 1
+// ECX bits 19 and 9 are SSE4.1 and SSSE3.
 bool cpu_has_sha_extensions() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1") &&
-         __builtin_cpu_supports("ssse3");
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+  const bool sse = (c >> 19 & 1u) && (c >> 9 & 1u);
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return sse && (b >> 29 & 1u);
 }
 #else
 bool cpu_has_sha_extensions() { return false; }
