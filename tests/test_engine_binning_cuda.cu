@@ -68,7 +68,7 @@ struct Fixture {
     Box box;
     const int idx[3] = {ix, iy, iz};
     for (int a = 0; a < 3; ++a) {
-      const double lo = g.frame_origin[a] + g.axis[a].lower + idx[a] * g.axis[a].edge;
+      const double lo = g.frame_origin[a] + g.axis[a].lower() + idx[a] * g.axis[a].edge;
       box.lo[a] = lo + 0.1 * g.axis[a].edge;
       box.hi[a] = lo + 0.9 * g.axis[a].edge;
     }

@@ -106,8 +106,8 @@ TEST(CudaCutoff, EmptyFullAndOverflowingBins) {
     Box b;
     const int idx[3] = {ix, iy, iz};
     for (int a = 0; a < 3; ++a) {
-      b.lo[a] = g.frame_origin[a] + g.axis[a].lower + (idx[a] + 0.05) * g.axis[a].edge;
-      b.hi[a] = g.frame_origin[a] + g.axis[a].lower + (idx[a] + 0.95) * g.axis[a].edge;
+      b.lo[a] = g.frame_origin[a] + g.axis[a].lower() + (idx[a] + 0.05) * g.axis[a].edge;
+      b.hi[a] = g.frame_origin[a] + g.axis[a].lower() + (idx[a] + 0.95) * g.axis[a].edge;
     }
     return b;
   };
@@ -152,9 +152,9 @@ TEST(CudaCutoff, AtomsOnBinFacesAndGridPoints) {
     for (int j = 1; j < g.axis[1].bins; j += 3)
       for (int k = 0; k < g.axis[2].bins; k += 2) {
         // A bin corner, and the middle of a face.
-        const double x = g.frame_origin[0] + g.axis[0].lower + i * g.axis[0].edge;
-        const double y = g.frame_origin[1] + g.axis[1].lower + j * g.axis[1].edge;
-        const double z = g.frame_origin[2] + g.axis[2].lower + k * g.axis[2].edge;
+        const double x = g.frame_origin[0] + g.axis[0].lower() + i * g.axis[0].edge;
+        const double y = g.frame_origin[1] + g.axis[1].lower() + j * g.axis[1].edge;
+        const double z = g.frame_origin[2] + g.axis[2].lower() + k * g.axis[2].edge;
         atoms.push_back(x, y, z, q);
         atoms.push_back(x + 0.5 * g.axis[0].edge, y, z + 0.5 * g.axis[2].edge, -0.7 * q);
         q = -q * 1.01;

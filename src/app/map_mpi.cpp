@@ -156,7 +156,7 @@ std::array<double, 2> reach_in_z(const engine::PotentialRequest& request,
     if (!gpu_bins) continue;
     const engine::BinGeometry bins = engine::make_bin_geometry(grid, slab, rc);
     const engine::BinAxis& z = bins.axis[2];
-    const double bins_lo = double(bins.frame_origin[2]) + z.lower;
+    const double bins_lo = double(bins.frame_origin[2]) + z.lower();
     range[0] = std::min(range[0], bins_lo);
     range[1] = std::max(range[1], bins_lo + z.bins * z.edge);
   }

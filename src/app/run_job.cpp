@@ -129,8 +129,8 @@ std::vector<engine::Method> run_order(const std::vector<engine::Method>& methods
 struct Inputs {
   io::Structure structure;
   std::string sha256;
-  double read_seconds = 0;
   clock_type::time_point parse_begin, parse_end, hash_end;
+  double read_seconds() const { return std::chrono::duration<double>(parse_end - parse_begin).count(); }
 };
 
 // Reads the structure while its SHA-256 (provenance) is computed on another thread: hashing a
@@ -147,7 +147,6 @@ Inputs read_inputs(const Job& job) {
   in.parse_begin = clock_type::now();
   in.structure = io::read_structure(job.input, job.read);
   in.parse_end = clock_type::now();
-  in.read_seconds = std::chrono::duration<double>(in.parse_end - in.parse_begin).count();
   for (const auto& w : in.structure.warnings) spdlog::warn("{}", w);
   in.sha256 = hash.get();
   return in;
@@ -260,7 +259,7 @@ GridSpec read_and_lay_grid(const Job& job, Inputs& in, JobReport& report) {
     report.atoms = atoms.size();
     report.total_charge = atoms.total_charge();
     report.charge_source = in.structure.charge_source;
-    report.read_seconds = in.read_seconds;
+    report.read_seconds = in.read_seconds();
     spdlog::info("{}: {} atoms, total charge {:+.4f} e (charges from {})", report.input, atoms.size(),
                  report.total_charge, report.charge_source);
     refuse_out_of_range_atoms(in.structure);

@@ -124,9 +124,7 @@ BinGeometry make_bin_geometry(const GridSpec& grid, Slab slab, double radius, do
     BinAxis& ax = g.axis[a];
     ax.halo = -lo[a];
     ax.bins = ax.anchor(ax.bricks - 1) + hi[a] + 1;
-    ax.first_bin = ax.lattice_bin(ax.first_brick);
     ax.lattice_lower = g.first_point[a] - 0.5 * grid.spacing[a] - ax.halo * ax.edge;
-    ax.lower = ax.lattice_lower + ax.first_bin * ax.edge;
     bins *= ax.bins;
   }
   if (bins >= double(std::numeric_limits<std::int32_t>::max()))
@@ -141,7 +139,7 @@ BinLookup make_bin_lookup(const BinGeometry& g) {
     b.lower[a] = float(g.axis[a].lattice_lower);
     b.inv_edge[a] = float(1.0 / g.axis[a].edge);
     b.bins[a] = g.axis[a].bins;
-    b.first[a] = g.axis[a].first_bin;
+    b.first[a] = g.axis[a].first_bin();
   }
   return b;
 }

@@ -137,18 +137,18 @@ __global__ void __launch_bounds__(kColumns, 1)
     // depend on where its slab starts (binning.hpp).
     const int x0 = bx * kBrickPoints, y0 = by * kBrickPoints;
     const int z0 = (a.axis[2].first_brick + bz) * kBrickPoints;
-    const float px = fmaf(float(x0 + tx), a.spacing[0], a.first[0]);
-    const float py = fmaf(float(y0 + ty), a.spacing[1], a.first[1]);
+    const auto coordinate = [&a](int axis, int index) {
+      return fmaf(float(index), a.spacing[axis], a.first[axis]);
+    };
+    const float px = coordinate(0, x0 + tx), py = coordinate(1, y0 + ty);
     float pz[kBrickPoints];
 #pragma unroll
-    for (int k = 0; k < kBrickPoints; ++k) pz[k] = fmaf(float(z0 + k), a.spacing[2], a.first[2]);
+    for (int k = 0; k < kBrickPoints; ++k) pz[k] = coordinate(2, z0 + k);
     const float half_column = 0.5f * (pz[kBrickPoints - 1] - pz[0]);
     const float pz_mid = pz[0] + half_column;
     // The box of the brick's points.
-    const float box_lo[3] = {fmaf(float(x0), a.spacing[0], a.first[0]),
-                             fmaf(float(y0), a.spacing[1], a.first[1]), pz[0]};
-    const float box_hi[3] = {fmaf(float(x0 + kBrickPoints - 1), a.spacing[0], a.first[0]),
-                             fmaf(float(y0 + kBrickPoints - 1), a.spacing[1], a.first[1]),
+    const float box_lo[3] = {coordinate(0, x0), coordinate(1, y0), pz[0]};
+    const float box_hi[3] = {coordinate(0, x0 + kBrickPoints - 1), coordinate(1, y0 + kBrickPoints - 1),
                              pz[kBrickPoints - 1]};
     float acc[kBrickPoints];
 #pragma unroll

@@ -469,8 +469,9 @@ std::vector<float> padded_edge_chunk(const float* data, std::size_t values, std:
 // Map chunks are 1 along the leading dimensions, some length along one dimension (the split) and
 // whole along the rest; a block of whole inner dimensions then holds each chunk it covers as one
 // run of memory, which H5Dwrite_chunk writes without the chunk cache's copy and HDF5's selection
-// walk (compressed maps: encoded first, in parallel, hdf5_chunk_filters.hpp); so does the dataset's partial edge chunk when the block holds all of it that lies in the
-// dataset (zero-padded). Chunks the block covers in part (at its ends) go through H5Dwrite and the
+// walk (compressed maps: encoded first, in parallel, hdf5_chunk_filters.hpp); so does the
+// dataset's partial edge chunk when the block holds all of it that lies in the dataset
+// (zero-padded). Chunks the block covers in part (at its ends) go through H5Dwrite and the
 // chunk cache, which completes them when a later block brings the rest.
 void write_block(hid_t dataset, const std::vector<hsize_t>& start, const std::vector<hsize_t>& count,
                  const float* data, const Path& path, const std::string& what, bool every_rank) {
@@ -502,6 +503,7 @@ void write_block(hid_t dataset, const std::vector<hsize_t>& start, const std::ve
   std::vector<const float*> chunk_values;
   std::vector<std::vector<float>> padded;  // edge chunks, zero-padded copies
   const auto store = [&] {
+    if (chunk_at.empty()) return;
     std::vector<std::vector<unsigned char>> encoded;
     if (direct_chunk.filters) encoded = encode_chunks(chunk_values, c * inner, *direct_chunk.filters);
     for (std::size_t k = 0; k < chunk_at.size(); ++k) {

@@ -68,13 +68,15 @@ struct BinAxis {
   int first_brick = 0;     // brick 0's index among the whole grid's bricks (z only)
   int halo = 0;            // bins below brick 0's anchor bin
   int bins = 0;            // bins along the axis
-  int first_bin = 0;       // bin 0's index on the whole grid's bin lattice (z only)
-  double lattice_lower = 0;  // Å in the frame: the lower face of the lattice's bin 0
-  double lower = 0;          // Å in the frame: the lower face of bin 0
+  double lattice_lower = 0;  // Å in the frame: the lower face of the whole grid's bin lattice's bin 0
   // The bin holding the lower corner of the brick's pitch box.
   DCSGRID_HD int anchor(int brick) const {
-    return halo + lattice_bin(first_brick + brick) - lattice_bin(first_brick);
+    return halo + lattice_bin(first_brick + brick) - first_bin();
   }
+  // Bin 0's index on the whole grid's bin lattice (0 but along z).
+  DCSGRID_HD int first_bin() const { return lattice_bin(first_brick); }
+  // Å in the frame: the lower face of bin 0.
+  double lower() const { return lattice_lower + first_bin() * edge; }
   // The lattice bin holding the lower corner of a brick of the whole grid, less the halo.
   DCSGRID_HD int lattice_bin(int brick) const {
     return bricks_per_bin > 1 ? brick / bricks_per_bin : brick * bins_per_brick;

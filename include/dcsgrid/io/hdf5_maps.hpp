@@ -86,11 +86,11 @@ std::vector<hsize_t> map_dims(std::optional<std::size_t> frames, const GridSpec&
 void write_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid,
                const float* data, const Path& path, bool every_rank);
 // Writes the block [start, start + count) of a float32 dataset from data (row-major over count).
-// The chunks it covers whole go to the file as they lie in memory (HDF5's direct chunk write),
-// and the dataset's partial edge chunk when the block holds all of it, zero-padded, where the
-// dataset is chunked as maps are and without filters, unless every_rank (a file open through
-// MPI-IO, which has no direct chunk writes); the rest through H5Dwrite. `what` names the write in
-// an error.
+// The chunks it covers whole go to the file by HDF5's direct chunk write (as they lie in memory,
+// or shuffled and deflated on every core when those are the dataset's filters), and the dataset's
+// partial edge chunk when the block holds all of it, zero-padded, where the dataset is chunked as
+// maps are, unless every_rank (a file open through MPI-IO, which has no direct chunk writes); the
+// rest through H5Dwrite. `what` names the write in an error.
 void write_block(hid_t dataset, const std::vector<hsize_t>& start, const std::vector<hsize_t>& count,
                  const float* data, const Path& path, const std::string& what, bool every_rank);
 void read_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid, float* out,
