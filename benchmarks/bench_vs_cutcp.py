@@ -6,7 +6,9 @@ Tiles a PQR water box N×N×N times (the same density: each copy shifted by the 
   cutcp -i BOX.pqr -o LATTICE            (its own "Timer Wall Time" and /usr/bin/time's)
   dcsgrid BOX.pqr -o out.h5 --method cutoff --cutoff 12 --padding 0.5 --json
 (0.5 Å grid, 12 Å shifted cutoff: cutcp's published setting) and prints a table of wall times,
-dcsgrid's stage split and the ratio, and writes the rows as JSON.
+dcsgrid's stage split and the ratio, and writes the rows as JSON. Before every timed run the
+previous outputs are deleted and the page cache's dirty pages flushed (sync), so that no run
+writes while the one before is still being written back.
 
 usage: bench_vs_cutcp.py --dcsgrid BUILD/dcsgrid --water watbox.pqr [--cutcp PATH/cutcp]
                          [--tiles 1,3,5,8] [--repeat 3] [--work DIR] [--json OUT.json]
@@ -50,8 +52,12 @@ def tile(atoms, n, out):
     return serial
 
 
-def timed(command):
-    """Runs command; returns (wall seconds, stdout, stderr)."""
+def timed(command, output):
+    """Runs command, which writes output, from a clean start (output deleted, dirty pages written
+    back); returns (wall seconds, stdout, stderr)."""
+    if os.path.exists(output):
+        os.remove(output)
+    os.sync()
     t0 = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -61,14 +67,14 @@ def timed(command):
 
 
 def run_cutcp(cutcp, box, lattice):
-    wall, out, err = timed([cutcp, "-i", box, "-o", lattice])
+    wall, out, err = timed([cutcp, "-i", box, "-o", lattice], lattice)
     found = re.search(r"Timer Wall Time:\s*([0-9.eE+-]+)", out + err)
     return wall, float(found.group(1)) if found else float("nan")
 
 
 def run_dcsgrid(dcsgrid, box, out):
     wall, stdout, _ = timed([dcsgrid, box, "-o", out, "--method", "cutoff", "--cutoff", "12",
-                             "--padding", "0.5", "--json", "-q"])
+                             "--padding", "0.5", "--json", "-q"], out)
     return wall, json.loads(stdout)
 
 

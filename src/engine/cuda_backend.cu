@@ -19,6 +19,7 @@
 #include "dcsgrid/engine/cuda_device.hpp"
 #include "dcsgrid/engine/cuda_direct.cuh"
 #include "dcsgrid/engine/msm_cuda.hpp"
+#include "dcsgrid/engine/slab_plan.hpp"
 
 namespace dcsgrid::engine {
 
@@ -45,25 +46,10 @@ double seconds_since(Clock::time_point t0) {
 constexpr std::int64_t kMaxPlanesPerLaunch = 65535;  // gridDim.z
 constexpr std::size_t kDeviceMemoryReserve = std::size_t(256) << 20;
 // Host memory of one slab at most, whatever slab_bytes allows: each device pins two slab buffers
-// per run, and pinning is slow (two 256 MiB buffers took 0.24 s on an H200 host, 8% of a 512³
-// direct run on one GPU, and did not shrink with a second GPU); a smaller last slab also leaves
-// less of its copy after the last kernel.
-constexpr std::size_t kSlabHostBytes = std::size_t(32) << 20;
-
-// Slabs of equal size (the last may be smaller) covering range, at most cap planes each, and, when
-// the planes allow, at least two per device (so every device overlaps a kernel with the copy and
-// sink of the slab before) and a multiple of the device count (slab s runs on device s % count).
-std::vector<Slab> plan_slabs(Slab range, std::int64_t cap, std::int64_t devices) {
-  const std::int64_t planes = range.planes();
-  std::int64_t count = std::max((planes + cap - 1) / cap, std::min(planes, 2 * devices));
-  const std::int64_t balanced = (count + devices - 1) / devices * devices;
-  if (balanced <= planes) count = balanced;
-  const std::int64_t per_slab = (planes + count - 1) / count;
-  std::vector<Slab> slabs;
-  for (std::int64_t z = range.z_begin; z < range.z_end; z += per_slab)
-    slabs.push_back({z, std::min(range.z_end, z + per_slab)});
-  return slabs;
-}
+// per run, pinning takes about 0.4 ms a MiB and is on a short run's critical path, and more slabs
+// cost little (docs/performance.md); a smaller last slab also leaves less of its copy after the
+// last kernel.
+constexpr std::size_t kSlabHostBytes = std::size_t(16) << 20;
 
 // What the device threads and the calling thread share. Every wait returns early once the run is
 // aborted (a device failed, or the sink threw).
@@ -71,9 +57,12 @@ class Handoff {
  public:
   explicit Handoff(std::size_t devices) : capacity_(devices, -1) {}
 
-  // Device threads.
-  void post_capacity(std::size_t device, std::int64_t planes) {
-    update([&] { capacity_[device] = planes; });
+  // Device threads: the planes that fit on the device, and the method's plane multiple.
+  void post_capacity(std::size_t device, std::int64_t planes, std::int64_t plane_multiple) {
+    update([&] {
+      capacity_[device] = planes;
+      plane_multiple_ = std::max(plane_multiple_, plane_multiple);
+    });
   }
   // The slab plan, or nullptr when aborted.
   const std::vector<Slab>* wait_plan() {
@@ -98,12 +87,13 @@ class Handoff {
   }
 
   // The calling thread. The waits rethrow the first device error.
-  std::int64_t wait_capacities() {
+  // The planes that fit on every device, and the plane multiple.
+  std::pair<std::int64_t, std::int64_t> wait_capacities() {
     std::unique_lock lock(mutex_);
     wait(lock,
          [&] { return std::ranges::all_of(capacity_, [](std::int64_t c) { return c >= 0; }); });
     rethrow_locked();
-    return std::ranges::min(capacity_);
+    return {std::ranges::min(capacity_), plane_multiple_};
   }
   void set_plan(std::vector<Slab> slabs) {
     update([&] {
@@ -151,6 +141,7 @@ class Handoff {
   std::mutex mutex_;
   std::condition_variable cv_;
   std::vector<std::int64_t> capacity_;  // planes that fit on each device, −1 until known
+  std::int64_t plane_multiple_ = 1;
   bool planned_ = false;
   std::vector<Slab> slabs_;
   std::vector<const float*> ready_;  // per slab: its data on the host once copied
@@ -233,6 +224,8 @@ class DeviceWorker {
     return planes;
   }
 
+  std::int64_t plane_multiple() const { return layout_.plane_multiple; }
+
   void allocate(std::int64_t planes) {
     slot_.reserve(std::size_t(planes) * layout_.plane_bytes() / sizeof(float),
                   std::size_t(planes) * grid_.plane_size());
@@ -313,7 +306,7 @@ void device_thread(int device, std::size_t index, std::size_t count,
     DCSGRID_CUDA_CHECK(cudaSetDevice(device));
     if (!slot) slot = std::make_unique<DeviceSlot>();
     DeviceWorker worker(request, *slot);
-    handoff.post_capacity(index, worker.max_planes());
+    handoff.post_capacity(index, worker.max_planes(), worker.plane_multiple());
     const std::vector<Slab>* slabs = handoff.wait_plan();
     if (!slabs) return;
     std::vector<std::size_t> mine;
@@ -389,11 +382,13 @@ class CudaBackend final : public Backend {
       for (std::size_t d = 0; d < count; ++d)
         threads.emplace_back(device_thread, devices_[d], d, count, std::cref(request),
                              std::ref(slots[d]), std::ref(handoff), std::ref(results[d]));
-      const std::int64_t host_cap = std::int64_t(std::min(slab_bytes, kSlabHostBytes) /
-                                                 (request.grid.plane_size() * sizeof(float)));
-      const std::int64_t cap = std::clamp(std::min(host_cap, handoff.wait_capacities()),
-                                          std::int64_t(1), kMaxPlanesPerLaunch);
-      const std::vector<Slab> slabs = plan_slabs(range, cap, std::int64_t(count));
+      const std::size_t plane_bytes = request.grid.plane_size() * sizeof(float);
+      const auto [device_cap, plane_multiple] = handoff.wait_capacities();
+      const std::int64_t cap = slab_planes(
+          std::int64_t(std::min(slab_bytes, kSlabHostBytes) / plane_bytes),
+          std::min({std::int64_t(slab_bytes / plane_bytes), device_cap, kMaxPlanesPerLaunch}),
+          plane_multiple);
+      const std::vector<Slab> slabs = plan_slabs(range, cap, std::int64_t(count), plane_multiple);
       handoff.set_plan(slabs);
       for (std::size_t s = 0; s < slabs.size(); ++s) {
         const float* data = handoff.wait_ready(s);

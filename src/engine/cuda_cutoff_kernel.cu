@@ -229,7 +229,8 @@ SlabLayout cutoff_slab_layout(const GridSpec& grid) {
   const auto whole_bricks = [](std::int64_t n) {
     return (n + kBrickPoints - 1) / kBrickPoints * kBrickPoints;
   };
-  return {whole_bricks(grid.nx()), whole_bricks(grid.ny())};
+  // A slab that starts or ends inside a brick computes the brick's other planes too.
+  return {whole_bricks(grid.nx()), whole_bricks(grid.ny()), kBrickPoints};
 }
 
 void launch_cutoff_kernel(const BinGeometry& g, const DeviceBins& bins, const PairKernel& pair,

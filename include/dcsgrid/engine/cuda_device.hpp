@@ -130,6 +130,8 @@ namespace dcsgrid::engine {
 struct SlabLayout {
   std::int64_t pitch_x = 0;
   std::int64_t rows_per_plane = 0;
+  // Slabs whose bounds are multiples of this (planes of the whole grid) compute no plane twice.
+  std::int64_t plane_multiple = 1;
   std::size_t plane_bytes() const { return std::size_t(pitch_x) * rows_per_plane * sizeof(float); }
 };
 
