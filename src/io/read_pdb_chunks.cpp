@@ -65,17 +65,15 @@ class GemmiLines {
   std::size_t pos_ = 0;
 };
 
-// A piece may begin at line `at` (an ATOM/HETATM line) when the line before it, from `prev`, is
-// an ATOM, HETATM or ANISOU record that gemmi reads whole, as one line: the cut then falls
-// between two atoms of one model, so that the pieces' chains and residues can be joined. No
-// TER, header or trailer record begins a piece, and an ANISOU stays with its atom.
+// A piece may begin at line `at`, an ATOM/HETATM line, when the line before it is an ATOM, HETATM
+// or ANISOU record: the cut then falls between two atoms of one model, in a chain, so that the
+// pieces' chains and residues can be joined. No TER, header or trailer record begins a piece, and
+// an ANISOU stays with its atom. (A line longer than 120 bytes that gemmi reads as two stays in
+// one piece, where scan_records sees its lines as gemmi does.)
 bool can_cut_at(std::string_view text, std::size_t prev, std::size_t at) {
-  const std::string_view before = text.substr(prev, at - prev);
-  const Record r = record_of(before);
-  if (r != Record::atom && r != Record::anisou) return false;
-  for (std::size_t i = kGemmiLineBytes; i + 1 < before.size(); ++i)
-    if (static_cast<signed char>(before[i]) <= 0) return false;  // read as two lines
-  return record_of(text.substr(at)) == Record::atom;
+  const Record before = record_of(text.substr(prev, at - prev));
+  return (before == Record::atom || before == Record::anisou) &&
+         record_of(text.substr(at)) == Record::atom;
 }
 
 // The first place at or after `from` where a piece may begin; npos if none.
