@@ -1,6 +1,6 @@
 // Structure reading speed against awk summing four columns of the same file (issue 16's baseline),
 // serial (1 thread) and parallel (all threads), for PQR, PDBQT, XYZ and gzipped PQR made from one
-// water box; PDB against gemmi's own reader; optionally the whole
+// water box; PDB against gemmi's own reader, serial and in chunks on all threads; optionally the whole
 // `dcsgrid FILE -o x.h5 --spacing 20` process.
 //   bench_io_read [--atoms N (742875)] [--pqr FILE (instead of the water box)] [--dcsgrid BINARY]
 // Threads: OMP_NUM_THREADS. Writes io_read.json (see report.hpp).
@@ -21,6 +21,8 @@
 
 #include "dcsgrid/core/waterbox.hpp"
 #include "dcsgrid/io/read.hpp"
+#include "io/read_chunks.hpp"
+#include "io/read_pdb_chunks.hpp"
 #include "report.hpp"
 
 namespace dcsgrid::bench {
@@ -128,6 +130,20 @@ Timing best_command_timing(const std::string& command) {
   return best;
 }
 
+std::size_t atom_count(const gemmi::Structure& st) {
+  std::size_t n = 0;
+  for (const gemmi::Model& m : st.models)
+    for (const gemmi::Chain& c : m.chains)
+      for (const gemmi::Residue& r : c.residues) n += r.atoms.size();
+  return n;
+}
+
+std::string whole_file(const fs::path& path) {
+  std::string text(fs::file_size(path), '\0');
+  std::ifstream(path, std::ios::binary).read(text.data(), std::streamsize(text.size()));
+  return text;
+}
+
 class Bench {
  public:
   Bench()
@@ -166,19 +182,31 @@ class Bench {
     }
   }
 
-  // PDB: gemmi's own reader (atoms only) against ours (checks, gemmi, AMBER charges), serial.
+  // PDB: gemmi's own reader (atoms only), serial and in chunks on all threads (the text read in
+  // first for both), against ours (checks, gemmi, AMBER charges).
   void pdb(const fs::path& path) {
     const double mb = double(fs::file_size(path)) / 1e6;
     std::size_t gemmi_atoms = 0;
-    const Timing g = best_timing([&] {
-      const gemmi::Structure st = gemmi::read_pdb_file(path.string());
-      gemmi_atoms = 0;
-      for (const gemmi::Model& m : st.models)
-        for (const gemmi::Chain& c : m.chains)
-          for (const gemmi::Residue& r : c.residues) gemmi_atoms += r.atoms.size();
-    });
+    const Timing g = best_timing([&] { gemmi_atoms = atom_count(gemmi::read_pdb_file(path.string())); });
     add("PDB", "gemmi::read_pdb_file (no charges)", 1, mb, g, -1,
         std::to_string(gemmi_atoms) + " atoms");
+    const Timing m = best_timing([&] {
+      const std::string text = whole_file(path);
+      gemmi_atoms = atom_count(gemmi::read_pdb_from_memory(text.data(), text.size(), "box"));
+    });
+    add("PDB", "gemmi::read_pdb_from_memory (file read in)", 1, mb, m, -1,
+        std::to_string(gemmi_atoms) + " atoms");
+    const int all = omp_get_max_threads();
+    std::size_t chunked_atoms = 0;
+    const Timing c = best_timing([&] {
+      const std::string text = whole_file(path);
+      const auto st = io::detail::read_pdb_in_chunks(text, "box",
+                                                     io::detail::chunk_count(text.size(), 0));
+      chunked_atoms = st ? atom_count(*st) : 0;
+    });
+    add("PDB", "gemmi in chunks (" + std::to_string(all) + " threads, file read in)", all, mb, c,
+        -1, std::to_string(chunked_atoms) + " atoms, " + std::to_string(c.wall / m.wall) +
+                "x read_pdb_from_memory's time");
     for (const int threads : {1, 0}) {  // serial; the force-field tables beside the parse
       io::ReadOptions o;
       o.threads = threads;

@@ -5,6 +5,7 @@
 #include <gemmi/pdb.hpp>
 #include <gemmi/polyheur.hpp>
 #include <iterator>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -215,6 +216,43 @@ class Merger {
     return true;
   }
 
+  // Moves the atoms of residues that came again to their residues, after those already there and
+  // in file order, residue by residue in parallel, each residue's room made once. False when
+  // memory runs out.
+  bool move_appended_atoms() {
+    std::stable_sort(appends_.begin(), appends_.end(), [](const Append& a, const Append& b) {
+      return std::tie(a.chain, a.residue) < std::tie(b.chain, b.residue);
+    });
+    std::vector<std::size_t> starts;  // of each residue's appends
+    for (std::size_t i = 0; i < appends_.size(); ++i)
+      if (i == 0 || appends_[i].chain != appends_[i - 1].chain ||
+          appends_[i].residue != appends_[i - 1].residue)
+        starts.push_back(i);
+    starts.push_back(appends_.size());
+    bool failed = false;
+    const std::size_t residues = starts.size() - 1;
+#pragma omp parallel for schedule(dynamic, 64)
+    for (std::size_t g = 0; g < residues; ++g) {
+      const Append& first = appends_[starts[g]];
+      std::vector<gemmi::Atom>& atoms = model_.chains[first.chain].residues[first.residue].atoms;
+      std::size_t total = atoms.size();
+      for (std::size_t i = starts[g]; i < starts[g + 1]; ++i) total += appends_[i].from->atoms.size();
+      try {
+        atoms.reserve(total);
+      } catch (...) {  // exceptions must not leave an OpenMP region
+#pragma omp atomic write
+        failed = true;
+        continue;
+      }
+      for (std::size_t i = starts[g]; i < starts[g + 1]; ++i) {
+        std::vector<gemmi::Atom>& from = appends_[i].from->atoms;
+        atoms.insert(atoms.end(), std::make_move_iterator(from.begin()),
+                     std::make_move_iterator(from.end()));
+      }
+    }
+    return !failed;
+  }
+
  private:
   // Whether a TER record closed a chain that began with after_ter unset.
   static bool ter_seen(const gemmi::Chain& ch) {
@@ -254,13 +292,18 @@ class Merger {
         run.residues.push_back(std::move(r));
         continue;
       }
-      std::vector<gemmi::Atom>& atoms = run.residues[it->second].atoms;
-      atoms.insert(atoms.end(), std::make_move_iterator(r.atoms.begin()),
-                   std::make_move_iterator(r.atoms.end()));
+      appends_.push_back({model_.chains.size() - 1, it->second, &r});
     }
   }
 
+  // Atoms of a piece's residue that gemmi files under an earlier residue of the run.
+  struct Append {
+    std::size_t chain, residue;  // in the merged model
+    gemmi::Residue* from;        // in its piece
+  };
+
   gemmi::Model& model_;
+  std::vector<Append> appends_;  // in file order
   std::unordered_map<std::string, std::size_t> first_chain_;    // index of a name's first chain
   std::unordered_map<gemmi::ResidueId, std::size_t> run_index_;  // the last chain's residues
   bool indexed_ = false;
@@ -307,10 +350,11 @@ std::optional<gemmi::Structure> read_pdb_in_chunks(std::string_view text, const 
   gemmi::Structure& st = parts[0].st;
   if (last == 0) return std::move(st);  // as read up to an END record in the first piece
   Merger merger(st.models[0], parts[0].after_ter_at_start);
-  for (std::size_t i = 1; i <= last; ++i) {
+  for (std::size_t i = 1; i <= last; ++i)
     if (!merger.add(parts[i].st.models[0], parts[i].after_ter_at_start)) return std::nullopt;
-    parts[i].st = gemmi::Structure();  // free as we go
-  }
+  if (!merger.move_appended_atoms()) return std::nullopt;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t i = 1; i < parts.size(); ++i) parts[i].st = gemmi::Structure();
   finish_structure(st, parts[0].records.connections);
   return std::move(st);
 }
