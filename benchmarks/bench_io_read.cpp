@@ -1,7 +1,7 @@
 // Structure reading speed against awk summing four columns of the same file (issue 16's baseline),
 // serial (1 thread) and parallel (all threads), for PQR, PDBQT, XYZ and gzipped PQR made from one
-// water box; PDB against gemmi's own reader, serial and in chunks on all threads; optionally the whole
-// `dcsgrid FILE -o x.h5 --spacing 20` process.
+// water box; PDB against gemmi's own reader, serial and in chunks on all threads; optionally the
+// whole `dcsgrid FILE -o x.h5 --spacing 20` process.
 //   bench_io_read [--atoms N (742875)] [--pqr FILE (instead of the water box)] [--dcsgrid BINARY]
 // Threads: OMP_NUM_THREADS. Writes io_read.json (see report.hpp).
 #include <omp.h>
@@ -187,7 +187,8 @@ class Bench {
   void pdb(const fs::path& path) {
     const double mb = double(fs::file_size(path)) / 1e6;
     std::size_t gemmi_atoms = 0;
-    const Timing g = best_timing([&] { gemmi_atoms = atom_count(gemmi::read_pdb_file(path.string())); });
+    const Timing g =
+        best_timing([&] { gemmi_atoms = atom_count(gemmi::read_pdb_file(path.string())); });
     add("PDB", "gemmi::read_pdb_file (no charges)", 1, mb, g, -1,
         std::to_string(gemmi_atoms) + " atoms");
     const Timing m = best_timing([&] {

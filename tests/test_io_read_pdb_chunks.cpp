@@ -103,7 +103,8 @@ void compare_header(Differences& d, const gemmi::Structure& a, const gemmi::Stru
   d.check("", "entities", a.entities.size(), b.entities.size());
   for (std::size_t i = 0; i < a.entities.size() && d.first.empty(); ++i) {
     d.check("", "entity name", a.entities[i].name, b.entities[i].name);
-    d.check("", "entity subchains", joined(a.entities[i].subchains), joined(b.entities[i].subchains));
+    d.check("", "entity subchains", joined(a.entities[i].subchains),
+            joined(b.entities[i].subchains));
     d.check("", "entity sequence", joined(a.entities[i].full_sequence),
             joined(b.entities[i].full_sequence));
   }
@@ -175,7 +176,8 @@ struct AtomLine {
 
 std::string atom_line(const AtomLine& a) {
   char buf[128];
-  std::snprintf(buf, sizeof buf, "%-6s%5d %-4s%c%-3s%2s%4d%c   %8.3f%8.3f%8.3f%6.2f%6.2f      %-4s%2s%-2s",
+  std::snprintf(buf, sizeof buf,
+                "%-6s%5d %-4s%c%-3s%2s%4d%c   %8.3f%8.3f%8.3f%6.2f%6.2f      %-4s%2s%-2s",
                 a.record, a.serial % 100000, a.name, a.altloc, a.residue, a.chain, a.number % 10000,
                 a.icode, a.x, a.y, a.z, a.occ, a.b, a.segment, a.element, a.charge);
   return buf + a.extra + "\n";
@@ -365,7 +367,8 @@ TEST(IoReadPdbChunks, TerInALaterRunOfAChainWhoseFirstRunHadNone) {
   int serial = 1;
   const std::string text =
       residues({.chain = " C"}, 1, 4, &serial) + residues({.chain = " E"}, 1, 4, &serial) +
-      residues({.chain = " C"}, 5, 4, &serial) + "TER\n" + residues({.chain = " E"}, 5, 4, &serial) +
+      residues({.chain = " C"}, 5, 4, &serial) + "TER\n" +
+      residues({.chain = " E"}, 5, 4, &serial) +
       residues({.chain = " C"}, 9, 2, &serial) + "TER\n" + waters(" C", 100, 3, &serial) + "END\n";
   const gemmi::Structure reference = serial_parse(text);
   EXPECT_EQ(reference.models[0].chains[4].residues[0].entity_type, gemmi::EntityType::Polymer);

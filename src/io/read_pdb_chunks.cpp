@@ -236,7 +236,8 @@ class Merger {
       const Append& first = appends_[starts[g]];
       std::vector<gemmi::Atom>& atoms = model_.chains[first.chain].residues[first.residue].atoms;
       std::size_t total = atoms.size();
-      for (std::size_t i = starts[g]; i < starts[g + 1]; ++i) total += appends_[i].from->atoms.size();
+      for (std::size_t i = starts[g]; i < starts[g + 1]; ++i)
+        total += appends_[i].from->atoms.size();
       try {
         atoms.reserve(total);
       } catch (...) {  // exceptions must not leave an OpenMP region
