@@ -139,8 +139,27 @@ struct Piece {
   PieceRecords records;
   gemmi::Structure st;
   std::vector<char> after_ter_at_start;  // of each chain, as gemmi's reader set it in the piece
+  std::vector<std::size_t> first_ids, last_ids;  // hashed residue ids of its first, last chain
   bool failed = false;
 };
+
+// The hashes of a chain's residue ids, sorted: whether a piece's residues come again in the run
+// it continues, told without a hash map on the merge's serial path.
+std::vector<std::size_t> sorted_ids(const gemmi::Chain& ch) {
+  std::vector<std::size_t> ids;
+  ids.reserve(ch.residues.size());
+  for (const gemmi::Residue& r : ch.residues) ids.push_back(std::hash<gemmi::ResidueId>()(r));
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+bool share_an_id(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) {
+  for (std::size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    if (a[i] == b[j]) return true;
+    a[i] < b[j] ? ++i : ++j;
+  }
+  return false;
+}
 
 // gemmi's after_ter when it opens a chain: whether the model's first chain of that name was
 // closed by a TER record (which made its residues polymer). It skips later TER records of the
@@ -174,7 +193,12 @@ void parse_pieces(std::vector<Piece>& pieces, const std::string& name) {
         continue;
       }
       p.st = gemmi::read_pdb_from_memory(p.text.data(), p.text.size(), name);
-      if (p.st.models.size() == 1) p.after_ter_at_start = after_ter_at_chain_starts(p.st.models[0]);
+      if (p.st.models.size() != 1) continue;
+      const gemmi::Model& model = p.st.models[0];
+      p.after_ter_at_start = after_ter_at_chain_starts(model);
+      if (model.chains.empty()) continue;
+      p.first_ids = sorted_ids(model.chains.front());
+      p.last_ids = model.chains.size() == 1 ? p.first_ids : sorted_ids(model.chains.back());
     } catch (...) {  // exceptions must not leave an OpenMP region; the serial parse reports it
       p.failed = true;
     }
@@ -190,17 +214,19 @@ void make_water_or_non_polymer(gemmi::Residue& r) {
 // by ResidueId (gemmi's resmap); TER records' entity types as the serial reader would set them.
 class Merger {
  public:
-  explicit Merger(gemmi::Model& model, const std::vector<char>& after_ter_at_start)
-      : model_(model) {
+  explicit Merger(Piece& first) : model_(first.st.models[0]), run_ids_(first.last_ids) {
     for (std::size_t i = 0; i < model_.chains.size(); ++i)
       first_chain_.try_emplace(model_.chains[i].name, i);
-    after_ter_ = after_ter_at_start.back() || ter_seen(model_.chains.back());
+    after_ter_ = first.after_ter_at_start.back() || ter_seen(model_.chains.back());
   }
 
-  // Moves the piece's chains in; false where the serial entity types cannot be told.
-  bool add(gemmi::Model& piece, const std::vector<char>& local_after_ter) {
-    for (std::size_t j = 0; j < piece.chains.size(); ++j) {
-      gemmi::Chain& chain = piece.chains[j];
+  // Moves the piece's chains in; false where the serial entity types cannot be told. room: how
+  // many residues the run that the piece's first chain may continue takes from here on.
+  bool add(Piece& p, std::size_t room) {
+    const std::vector<char>& local_after_ter = p.after_ter_at_start;
+    std::vector<gemmi::Chain>& chains = p.st.models[0].chains;
+    for (std::size_t j = 0; j < chains.size(); ++j) {
+      gemmi::Chain& chain = chains[j];
       const bool continues = j == 0 && chain.name == model_.chains.back().name;
       const bool serial_after_ter = continues ? after_ter_ : first_chain_closed(chain.name);
       // The piece skipped TER records that the serial reader reads: where they were is lost.
@@ -208,9 +234,9 @@ class Merger {
       const bool ter = !local_after_ter[j] && ter_seen(chain);
       const bool retype = serial_after_ter && !local_after_ter[j];
       if (continues)
-        continue_run(chain, !serial_after_ter && ter, retype);
+        continue_run(chain, p.first_ids, room, !serial_after_ter && ter, retype);
       else
-        open_run(chain, retype);
+        open_run(chain, j + 1 == chains.size() ? p.last_ids : std::vector<std::size_t>(), retype);
       after_ter_ = serial_after_ter || ter;
     }
     return true;
@@ -265,26 +291,41 @@ class Merger {
     return it != first_chain_.end() && ter_seen(model_.chains[it->second]);
   }
 
-  void open_run(gemmi::Chain& chain, bool retype) {
+  // ids: of the chain's residues where a later piece may continue it.
+  void open_run(gemmi::Chain& chain, const std::vector<std::size_t>& ids, bool retype) {
     if (retype)
       for (gemmi::Residue& r : chain.residues) make_water_or_non_polymer(r);
     first_chain_.try_emplace(chain.name, model_.chains.size());
     model_.chains.push_back(std::move(chain));
+    run_ids_ = ids;
     run_index_.clear();
     indexed_ = false;
   }
 
   // ter: a TER record in the piece makes the whole run polymer, the residues before it included.
-  void continue_run(gemmi::Chain& chain, bool ter, bool retype) {
+  void continue_run(gemmi::Chain& chain, const std::vector<std::size_t>& ids, std::size_t room,
+                    bool ter, bool retype) {
     gemmi::Chain& run = model_.chains.back();
+    if (run.residues.capacity() < run.residues.size() + room)
+      run.residues.reserve(run.residues.size() + room);  // once a run
+    if (ter)
+      for (gemmi::Residue& r : run.residues) r.entity_type = gemmi::EntityType::Polymer;
+    if (!indexed_ && !share_an_id(run_ids_, ids)) {  // no residue comes again: all move in
+      if (retype)
+        for (gemmi::Residue& r : chain.residues) make_water_or_non_polymer(r);
+      run.residues.insert(run.residues.end(), std::make_move_iterator(chain.residues.begin()),
+                          std::make_move_iterator(chain.residues.end()));
+      std::vector<std::size_t> all(run_ids_.size() + ids.size());
+      std::merge(run_ids_.begin(), run_ids_.end(), ids.begin(), ids.end(), all.begin());
+      run_ids_ = std::move(all);
+      return;
+    }
     if (!indexed_) {
       run_index_.reserve(run.residues.size() + chain.residues.size());
       for (std::size_t i = 0; i < run.residues.size(); ++i)
         run_index_.try_emplace(run.residues[i], i);
       indexed_ = true;
     }
-    if (ter)
-      for (gemmi::Residue& r : run.residues) r.entity_type = gemmi::EntityType::Polymer;
     for (gemmi::Residue& r : chain.residues) {
       const auto [it, inserted] =
           run_index_.try_emplace(static_cast<const gemmi::ResidueId&>(r), run.residues.size());
@@ -306,10 +347,25 @@ class Merger {
   gemmi::Model& model_;
   std::vector<Append> appends_;  // in file order
   std::unordered_map<std::string, std::size_t> first_chain_;    // index of a name's first chain
-  std::unordered_map<gemmi::ResidueId, std::size_t> run_index_;  // the last chain's residues
-  bool indexed_ = false;
+  std::vector<std::size_t> run_ids_;  // of the last chain's residues, sorted (sorted_ids)
+  std::unordered_map<gemmi::ResidueId, std::size_t> run_index_;  // the last chain's residues,
+  bool indexed_ = false;  // kept once one of its residues came again
   bool after_ter_ = false;  // gemmi's after_ter at the end of the merged pieces
 };
+
+// For each piece, how many residues the run that its first chain may continue takes from there
+// on: that chain's and those of the pieces after that continue it (one-chain pieces between).
+std::vector<std::size_t> run_room(const std::vector<Piece>& parts, std::size_t last) {
+  std::vector<std::size_t> room(last + 1, 0);
+  for (std::size_t i = last; i >= 1; --i) {
+    const std::vector<gemmi::Chain>& chains = parts[i].st.models[0].chains;
+    room[i] = chains.front().residues.size();
+    if (i < last && chains.size() == 1 &&
+        parts[i + 1].st.models[0].chains.front().name == chains.front().name)
+      room[i] += room[i + 1];
+  }
+  return room;
+}
 
 // What gemmi's reader does once all lines are read, redone over the merged model: subchain names
 // (from the entity types), the entities' polymer subchains, the connection records.
@@ -350,9 +406,10 @@ std::optional<gemmi::Structure> read_pdb_in_chunks(std::string_view text, const 
   }
   gemmi::Structure& st = parts[0].st;
   if (last == 0) return std::move(st);  // as read up to an END record in the first piece
-  Merger merger(st.models[0], parts[0].after_ter_at_start);
+  Merger merger(parts[0]);
+  const std::vector<std::size_t> room = run_room(parts, last);
   for (std::size_t i = 1; i <= last; ++i)
-    if (!merger.add(parts[i].st.models[0], parts[i].after_ter_at_start)) return std::nullopt;
+    if (!merger.add(parts[i], room[i])) return std::nullopt;
   if (!merger.move_appended_atoms()) return std::nullopt;
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::size_t i = 1; i < parts.size(); ++i) parts[i].st = gemmi::Structure();
