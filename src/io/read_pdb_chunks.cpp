@@ -153,12 +153,13 @@ std::vector<std::size_t> sorted_ids(const gemmi::Chain& ch) {
   return ids;
 }
 
-bool share_an_id(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) {
+std::size_t shared_ids(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) {
+  std::size_t shared = 0;
   for (std::size_t i = 0, j = 0; i < a.size() && j < b.size();) {
-    if (a[i] == b[j]) return true;
-    a[i] < b[j] ? ++i : ++j;
+    if (a[i] == b[j]) ++shared, ++i, ++j;
+    else a[i] < b[j] ? ++i : ++j;
   }
-  return false;
+  return shared;
 }
 
 // gemmi's after_ter when it opens a chain: whether the model's first chain of that name was
@@ -310,13 +311,19 @@ class Merger {
       run.residues.reserve(run.residues.size() + room);  // once a run
     if (ter)
       for (gemmi::Residue& r : run.residues) r.entity_type = gemmi::EntityType::Polymer;
-    if (!indexed_ && !share_an_id(run_ids_, ids)) {  // no residue comes again: all move in
-      if (retype)
-        for (gemmi::Residue& r : chain.residues) make_water_or_non_polymer(r);
-      run.residues.insert(run.residues.end(), std::make_move_iterator(chain.residues.begin()),
+    // The common case: no residue comes again, but for the one a cut went through.
+    const std::size_t cut_residue = run.residues.back().matches(chain.residues.front()) ? 1 : 0;
+    if (!indexed_ && shared_ids(run_ids_, ids) == cut_residue) {
+      if (cut_residue) appends_.push_back({model_.chains.size() - 1, run.residues.size() - 1,
+                                           &chain.residues.front()});
+      const auto rest = chain.residues.begin() + std::ptrdiff_t(cut_residue);
+      if (retype) std::for_each(rest, chain.residues.end(), make_water_or_non_polymer);
+      run.residues.insert(run.residues.end(), std::make_move_iterator(rest),
                           std::make_move_iterator(chain.residues.end()));
-      std::vector<std::size_t> all(run_ids_.size() + ids.size());
-      std::merge(run_ids_.begin(), run_ids_.end(), ids.begin(), ids.end(), all.begin());
+      std::vector<std::size_t> all;
+      all.reserve(run_ids_.size() + ids.size());
+      std::set_union(run_ids_.begin(), run_ids_.end(), ids.begin(), ids.end(),
+                     std::back_inserter(all));
       run_ids_ = std::move(all);
       return;
     }
