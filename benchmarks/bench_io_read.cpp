@@ -1,6 +1,6 @@
 // Structure reading speed against awk summing four columns of the same file (issue 16's baseline),
 // serial (1 thread) and parallel (all threads), for PQR, PDBQT, XYZ and gzipped PQR made from one
-// water box; PDB against gemmi's own reader; optionally the whole
+// water box; PDB and mmCIF against gemmi's own readers; optionally the whole
 // `dcsgrid FILE -o x.h5 --spacing 20` process.
 //   bench_io_read [--atoms N (742875)] [--pqr FILE (instead of the water box)] [--dcsgrid BINARY]
 // Threads: OMP_NUM_THREADS. Writes io_read.json (see report.hpp).
@@ -15,6 +15,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <gemmi/cif.hpp>
+#include <gemmi/mmcif.hpp>
 #include <gemmi/pdb.hpp>
 #include <iterator>
 #include <string>
@@ -65,6 +67,30 @@ std::string pdb_text(const AtomSet& a) {
                   "HETATM%5zu %-4s WAT W%4zu    %8.3f%8.3f%8.3f  1.00  0.00           %s\n",
                   (i + 1) % 100000, kNames[i % 3], (i / 3 + 1) % 10000, a.x[i], a.y[i], a.z[i],
                   i % 3 == 0 ? "O" : "H");
+    text += line;
+  }
+  return text;
+}
+
+// The box as the waters of an mmCIF _atom_site loop (the columns the PDB archive writes), in chains
+// of 1,000 waters: gemmi 0.5.7 finds a residue by a linear search of its chain, which takes
+// minutes for 2.5e5 waters in one chain (docs/performance.md).
+std::string mmcif_text(const AtomSet& a) {
+  std::string text =
+      "data_box\nloop_\n_atom_site.group_PDB\n_atom_site.id\n_atom_site.type_symbol\n"
+      "_atom_site.label_atom_id\n_atom_site.label_alt_id\n_atom_site.label_comp_id\n"
+      "_atom_site.label_asym_id\n_atom_site.label_entity_id\n_atom_site.label_seq_id\n"
+      "_atom_site.pdbx_PDB_ins_code\n_atom_site.Cartn_x\n_atom_site.Cartn_y\n_atom_site.Cartn_z\n"
+      "_atom_site.occupancy\n_atom_site.B_iso_or_equiv\n_atom_site.pdbx_formal_charge\n"
+      "_atom_site.auth_seq_id\n_atom_site.auth_asym_id\n_atom_site.pdbx_PDB_model_num\n";
+  char line[128];
+  static const char* kNames[3] = {"O", "H1", "H2"};
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const std::size_t water = i / 3, chain = water / 1000;
+    std::snprintf(line, sizeof line,
+                  "HETATM %zu %s %s . WAT W%zu 1 . ? %.3f %.3f %.3f 1 0 ? %zu W%zu 1\n", i + 1,
+                  i % 3 == 0 ? "O" : "H", kNames[i % 3], chain, a.x[i], a.y[i], a.z[i],
+                  water % 1000 + 1, chain);
     text += line;
   }
   return text;
@@ -166,25 +192,29 @@ class Bench {
     }
   }
 
-  // PDB: gemmi's own reader (atoms only) against ours (checks, gemmi, AMBER charges), serial.
-  void pdb(const fs::path& path) {
+  // PDB or mmCIF: gemmi's own reader (atoms only) against ours (checks, gemmi, AMBER charges),
+  // on one thread and on all.
+  void macromolecule(const std::string& label, const fs::path& path) {
     const double mb = double(fs::file_size(path)) / 1e6;
+    const bool pdb = path.extension() == ".pdb";
     std::size_t gemmi_atoms = 0;
     const Timing g = best_timing([&] {
-      const gemmi::Structure st = gemmi::read_pdb_file(path.string());
+      const gemmi::Structure st = pdb ? gemmi::read_pdb_file(path.string())
+                                      : gemmi::make_structure(gemmi::cif::read_file(path.string()));
       gemmi_atoms = 0;
       for (const gemmi::Model& m : st.models)
         for (const gemmi::Chain& c : m.chains)
           for (const gemmi::Residue& r : c.residues) gemmi_atoms += r.atoms.size();
     });
-    add("PDB", "gemmi::read_pdb_file (no charges)", 1, mb, g, -1,
-        std::to_string(gemmi_atoms) + " atoms");
-    for (const int threads : {1, 0}) {  // serial; the force-field tables beside the parse
+    add(label, pdb ? "gemmi::read_pdb_file (no charges)" : "gemmi cif::read_file + make_structure",
+        1, mb, g, -1, std::to_string(gemmi_atoms) + " atoms");
+    for (const int threads : {1, 0}) {
       io::ReadOptions o;
       o.threads = threads;
       io::Structure s;
       const Timing t = best_timing([&] { s = io::read_structure(path, o); });
-      add("PDB", "dcsgrid (checks, gemmi, AMBER charges)", threads == 1 ? 1 : 2, mb, t, -1,
+      add(label, "dcsgrid (checks, gemmi, AMBER charges)", threads == 1 ? 1 : omp_get_max_threads(),
+          mb, t, -1,
           std::to_string(s.atoms.size()) + " atoms, " + std::to_string(t.wall / g.wall) +
               "x gemmi's time");
     }
@@ -244,6 +274,7 @@ int run(int argc, char** argv) {
   write_file(dir / "box.pdbqt", pdbqt_text(box));
   write_file(dir / "box.xyz", xyz_text(box));
   write_file(dir / "box.pdb", pdb_text(box));
+  write_file(dir / "box.cif", mmcif_text(box));
   std::ifstream in(pqr, std::ios::binary);
   write_gzip(dir / "box.pqr.gz", std::string(std::istreambuf_iterator<char>(in), {}));
 
@@ -252,7 +283,8 @@ int run(int argc, char** argv) {
   bench.file("PQR gzip -1", dir / "box.pqr.gz", false);
   bench.file("PDBQT", dir / "box.pdbqt", false);
   bench.file("XYZ", dir / "box.xyz", false);
-  bench.pdb(dir / "box.pdb");
+  bench.macromolecule("PDB", dir / "box.pdb");
+  bench.macromolecule("mmCIF", dir / "box.cif");
   if (!binary.empty()) bench.process(binary, pqr);
   bench.finish();
   fs::remove_all(dir);

@@ -189,6 +189,29 @@ gemmi::Structure parse(const TextFile& file, Format format) {
   }
 }
 
+// Our record check (whose error, naming the line, wins over gemmi's) and gemmi's parse. A PDB
+// file's check blanks its charge columns in place, so it comes first; an mmCIF file's runs beside
+// the parse unless threads is 1.
+std::pair<std::vector<RecordPosition>, gemmi::Structure> checked_parse(TextFile& file,
+                                                                       Format format, int threads) {
+  if (format == Format::pdb) {
+    std::vector<RecordPosition> positions = check_pdb_atom_records(file, threads);
+    return {std::move(positions), parse(file, format)};
+  }
+  auto checking = std::async(threads == 1 ? std::launch::deferred : std::launch::async,
+                             [&file] { return check_mmcif_atom_site(file); });
+  gemmi::Structure st;
+  std::exception_ptr parse_error;
+  try {
+    st = parse(file, format);
+  } catch (...) {
+    parse_error = std::current_exception();
+  }
+  std::vector<RecordPosition> positions = checking.get();
+  if (parse_error) std::rethrow_exception(parse_error);
+  return {std::move(positions), std::move(st)};
+}
+
 // One atom per name: of alternative locations the highest occupancy, the first on ties.
 std::vector<const gemmi::Atom*> resolve_altlocs(const std::vector<const gemmi::Atom*>& atoms) {
   std::vector<const gemmi::Atom*> kept;
@@ -273,17 +296,13 @@ Structure charged_structure(const TextFile& file, const std::vector<ChainRecord>
 
 std::vector<Structure> read_macromolecule(TextFile& file, Format format, int model,
                                           const ReadOptions& options) {
-  // The force-field tables load beside our record check and gemmi's parse. (The check of a PDB
-  // file blanks its charge columns in place, so it must come before the parse.)
+  // The force-field tables load beside our record check and gemmi's parse.
   auto loading = std::async(options.threads == 1 ? std::launch::deferred : std::launch::async,
                             [&options] {
                               return charge_tables(resolve_forcefield_dir(options.forcefield_dir),
                                                    options.forcefield);
                             });
-  const std::vector<RecordPosition> positions =
-      format == Format::pdb ? check_pdb_atom_records(file, options.threads)
-                            : check_mmcif_atom_site(file);
-  gemmi::Structure st = parse(file, format);
+  auto [positions, st] = checked_parse(file, format, options.threads);
   std::erase_if(st.models, [](const gemmi::Model& m) {
     return std::all_of(m.chains.begin(), m.chains.end(), [](const gemmi::Chain& c) {
       return std::all_of(c.residues.begin(), c.residues.end(),
