@@ -1,7 +1,7 @@
 // Structure reading speed against awk summing four columns of the same file (issue 16's baseline),
 // serial (1 thread) and parallel (all threads), for PQR, PDBQT, XYZ and gzipped PQR made from one
-// water box; PDB against gemmi's own reader, serial and in chunks on all threads; optionally the
-// whole `dcsgrid FILE -o x.h5 --spacing 20` process.
+// water box; PDB and mmCIF against gemmi's own readers, PDB also gemmi in chunks on all threads;
+// optionally the whole `dcsgrid FILE -o x.h5 --spacing 20` process.
 //   bench_io_read [--atoms N (742875)] [--pqr FILE (instead of the water box)] [--dcsgrid BINARY]
 // Threads: OMP_NUM_THREADS. Writes io_read.json (see report.hpp).
 #include <omp.h>
@@ -15,6 +15,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <gemmi/cif.hpp>
+#include <gemmi/mmcif.hpp>
 #include <gemmi/pdb.hpp>
 #include <iterator>
 #include <string>
@@ -67,6 +69,30 @@ std::string pdb_text(const AtomSet& a) {
                   "HETATM%5zu %-4s WAT W%4zu    %8.3f%8.3f%8.3f  1.00  0.00           %s\n",
                   (i + 1) % 100000, kNames[i % 3], (i / 3 + 1) % 10000, a.x[i], a.y[i], a.z[i],
                   i % 3 == 0 ? "O" : "H");
+    text += line;
+  }
+  return text;
+}
+
+// The box as the waters of an mmCIF _atom_site loop (the columns the PDB archive writes), in chains
+// of 1,000 waters: gemmi 0.5.7 finds a residue by a linear search of its chain, which takes
+// minutes for 2.5e5 waters in one chain (docs/performance.md).
+std::string mmcif_text(const AtomSet& a) {
+  std::string text =
+      "data_box\nloop_\n_atom_site.group_PDB\n_atom_site.id\n_atom_site.type_symbol\n"
+      "_atom_site.label_atom_id\n_atom_site.label_alt_id\n_atom_site.label_comp_id\n"
+      "_atom_site.label_asym_id\n_atom_site.label_entity_id\n_atom_site.label_seq_id\n"
+      "_atom_site.pdbx_PDB_ins_code\n_atom_site.Cartn_x\n_atom_site.Cartn_y\n_atom_site.Cartn_z\n"
+      "_atom_site.occupancy\n_atom_site.B_iso_or_equiv\n_atom_site.pdbx_formal_charge\n"
+      "_atom_site.auth_seq_id\n_atom_site.auth_asym_id\n_atom_site.pdbx_PDB_model_num\n";
+  char line[128];
+  static const char* kNames[3] = {"O", "H1", "H2"};
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const std::size_t water = i / 3, chain = water / 1000;
+    std::snprintf(line, sizeof line,
+                  "HETATM %zu %s %s . WAT W%zu 1 . ? %.3f %.3f %.3f 1 0 ? %zu W%zu 1\n", i + 1,
+                  i % 3 == 0 ? "O" : "H", kNames[i % 3], chain, a.x[i], a.y[i], a.z[i],
+                  water % 1000 + 1, chain);
     text += line;
   }
   return text;
@@ -182,23 +208,41 @@ class Bench {
     }
   }
 
-  // PDB: gemmi's own reader (atoms only), serial and in chunks on all threads (the text read in
-  // first for both), against ours (checks, gemmi, AMBER charges).
-  void pdb(const fs::path& path) {
+  // PDB or mmCIF: gemmi's own reader (atoms only) against ours (checks, gemmi, AMBER charges),
+  // on one thread and on all.
+  void macromolecule(const std::string& label, const fs::path& path) {
     const double mb = double(fs::file_size(path)) / 1e6;
+    const bool pdb = path.extension() == ".pdb";
     std::size_t gemmi_atoms = 0;
-    const Timing g =
-        best_timing([&] { gemmi_atoms = atom_count(gemmi::read_pdb_file(path.string())); });
-    add("PDB", "gemmi::read_pdb_file (no charges)", 1, mb, g, -1,
-        std::to_string(gemmi_atoms) + " atoms");
+    const Timing g = best_timing([&] {
+      gemmi_atoms = atom_count(pdb ? gemmi::read_pdb_file(path.string())
+                                   : gemmi::make_structure(gemmi::cif::read_file(path.string())));
+    });
+    add(label, pdb ? "gemmi::read_pdb_file (no charges)" : "gemmi cif::read_file + make_structure",
+        1, mb, g, -1, std::to_string(gemmi_atoms) + " atoms");
+    if (pdb) pdb_in_chunks(path, mb);
+    for (const int threads : {1, 0}) {
+      io::ReadOptions o;
+      o.threads = threads;
+      io::Structure s;
+      const Timing t = best_timing([&] { s = io::read_structure(path, o); });
+      add(label, "dcsgrid (checks, gemmi, AMBER charges)", threads == 1 ? 1 : omp_get_max_threads(),
+          mb, t, -1,
+          std::to_string(s.atoms.size()) + " atoms, " + std::to_string(t.wall / g.wall) +
+              "x gemmi's time");
+    }
+  }
+
+  // gemmi's PDB parse of the text read in, serial and in chunks on all threads (same run).
+  void pdb_in_chunks(const fs::path& path, double mb) {
+    std::size_t serial_atoms = 0, chunked_atoms = 0;
     const Timing m = best_timing([&] {
       const std::string text = whole_file(path);
-      gemmi_atoms = atom_count(gemmi::read_pdb_from_memory(text.data(), text.size(), "box"));
+      serial_atoms = atom_count(gemmi::read_pdb_from_memory(text.data(), text.size(), "box"));
     });
     add("PDB", "gemmi::read_pdb_from_memory (file read in)", 1, mb, m, -1,
-        std::to_string(gemmi_atoms) + " atoms");
+        std::to_string(serial_atoms) + " atoms");
     const int all = omp_get_max_threads();
-    std::size_t chunked_atoms = 0;
     const Timing c = best_timing([&] {
       const std::string text = whole_file(path);
       const auto st = io::detail::read_pdb_in_chunks(text, "box",
@@ -208,15 +252,6 @@ class Bench {
     add("PDB", "gemmi in chunks (" + std::to_string(all) + " threads, file read in)", all, mb, c,
         -1, std::to_string(chunked_atoms) + " atoms, " + std::to_string(c.wall / m.wall) +
                 "x read_pdb_from_memory's time");
-    for (const int threads : {1, 0}) {  // serial; the force-field tables beside the parse
-      io::ReadOptions o;
-      o.threads = threads;
-      io::Structure s;
-      const Timing t = best_timing([&] { s = io::read_structure(path, o); });
-      add("PDB", "dcsgrid (checks, gemmi, AMBER charges)", threads == 1 ? 1 : 2, mb, t, -1,
-          std::to_string(s.atoms.size()) + " atoms, " + std::to_string(t.wall / g.wall) +
-              "x gemmi's time");
-    }
   }
 
   void process(const fs::path& binary, const fs::path& path) {
@@ -273,6 +308,7 @@ int run(int argc, char** argv) {
   write_file(dir / "box.pdbqt", pdbqt_text(box));
   write_file(dir / "box.xyz", xyz_text(box));
   write_file(dir / "box.pdb", pdb_text(box));
+  write_file(dir / "box.cif", mmcif_text(box));
   std::ifstream in(pqr, std::ios::binary);
   write_gzip(dir / "box.pqr.gz", std::string(std::istreambuf_iterator<char>(in), {}));
 
@@ -281,7 +317,8 @@ int run(int argc, char** argv) {
   bench.file("PQR gzip -1", dir / "box.pqr.gz", false);
   bench.file("PDBQT", dir / "box.pdbqt", false);
   bench.file("XYZ", dir / "box.xyz", false);
-  bench.pdb(dir / "box.pdb");
+  bench.macromolecule("PDB", dir / "box.pdb");
+  bench.macromolecule("mmCIF", dir / "box.cif");
   if (!binary.empty()) bench.process(binary, pqr);
   bench.finish();
   fs::remove_all(dir);

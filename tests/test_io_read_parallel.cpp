@@ -1,9 +1,10 @@
-// The parallel text readers (PQR, PDBQT, XYZ) against the serial one (ReadOptions::threads = 1)
-// and against the values the test wrote: the same atoms, lines and models, and the same error
-// (file, line, problem) for every piece count, on files with LF and CRLF line ends, no final line
-// end, very long lines, models, and errors anywhere (in the last piece too). Piece counts are
-// forced (2 to 16) so that cuts fall at every kind of place, inside lines included; an absurd
-// count (100000) must be capped, not start that many threads.
+// The parallel text readers (PQR, PDBQT, XYZ; PDB's record check, residues and charges) against
+// the serial one (ReadOptions::threads = 1) and against the values the test wrote: the same
+// atoms, lines and models, and the same error (file, line, problem) for every piece count, on
+// files with LF and CRLF line ends, no final line end, very long lines, models, and errors
+// anywhere (in the last piece too). Piece counts are forced (2 to 16) so that cuts fall at every
+// kind of place, inside lines included; an absurd count (100000) must be capped, not start that
+// many threads.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -299,4 +300,84 @@ TEST(ReadParallel, NumbersEqualStrtodInEveryForm) {
     }
   }
   fs::remove_all(dir);
+}
+
+namespace {
+
+// A PDB file of waters (AMBER's WAT: O, H1, H2, residue numbers unique within a model) in
+// `models` models, with a long REMARK, a TER every 50 atoms and lines recorded in `atoms`; the
+// charges the AMBER table gives (TIP3P) written into the atoms' q.
+std::string make_pdb_waters(std::vector<WrittenAtom>& atoms, const TextOptions& o) {
+  static const char* kNames[3] = {"O  ", "H1 ", "H2 "};
+  std::vector<std::string> lines = {"REMARK " + std::string(200000, 'x'), "CRYST1    1.000"};
+  const std::size_t per_model = atoms.size() / std::size_t(o.models);
+  for (int m = 0; m < o.models; ++m) {
+    if (o.models > 1) lines.push_back("MODEL     " + std::to_string(m + 1));
+    for (std::size_t i = per_model * std::size_t(m); i < per_model * std::size_t(m + 1); ++i) {
+      if (i % 50 == 0) lines.push_back("TER");
+      WrittenAtom& a = atoms[i];
+      a.q = i % 3 == 0 ? "-0.834" : "0.417";
+      char buf[120];
+      std::snprintf(buf, sizeof buf, "HETATM%5zu  %s WAT W%4zu    %8s%8s%8s  1.00  0.00", i % 100000,
+                    kNames[i % 3], (i / 3) % 9999 + 1, a.x.c_str(), a.y.c_str(), a.z.c_str());
+      lines.push_back(buf);
+      a.line = lines.size();
+    }
+    if (o.models > 1) lines.push_back("ENDMDL");
+  }
+  lines.push_back("END");
+  std::string text;
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    text += lines[i] + (i + 1 < lines.size() || o.final_eol ? o.eol : "");
+  return text;
+}
+
+}  // namespace
+
+// PDB goes through gemmi; our record check, residue records and charges run in parallel.
+TEST(ReadParallel, PdbSameAtomsLinesChargesAndModelsForEveryPieceCount) {
+  for (const TextOptions& o : {TextOptions{}, TextOptions{"\r\n", false, 1},
+                               TextOptions{"\n", false, 1}, TextOptions{"\r\n", true, 3}}) {
+    SCOPED_TRACE("models " + std::to_string(o.models) + (o.eol == "\n" ? " LF" : " CRLF") +
+                 (o.final_eol ? "" : ", no final line end"));
+    std::vector<WrittenAtom> atoms = random_atoms_text(3006, 5);
+    const fs::path dir = temp_dir("parallel-pdb");
+    const fs::path path = dir / "waters.pdb";
+    write_text(path, make_pdb_waters(atoms, o));
+    const std::size_t per_model = atoms.size() / std::size_t(o.models);
+    for (const int threads : {1, 2, 3, 4, 7, 16, 0}) {
+      SCOPED_TRACE("threads " + std::to_string(threads));
+      const auto all = io::read_all_models(path, with_threads(threads));
+      ASSERT_EQ(all.size(), std::size_t(o.models));
+      for (int m = 0; m < o.models; ++m)
+        expect_atoms(all[std::size_t(m)], atoms, per_model * std::size_t(m),
+                     per_model * std::size_t(m + 1));
+    }
+    fs::remove_all(dir);
+  }
+}
+
+TEST(ReadParallel, PdbSameErrorsAsTheSerialReaderWhereverTheyAre) {
+  const std::vector<Injected> cases = {{0, "1.2.3", "not a number"},
+                                       {1500, "nan", "not finite"},
+                                       {3005, "1e39", "float32"}};  // the last atom
+  for (const bool crlf : {false, true})
+    for (const Injected& c : cases) {
+      SCOPED_TRACE("atom " + std::to_string(c.bad) + (crlf ? " CRLF" : ""));
+      std::vector<WrittenAtom> atoms = random_atoms_text(3006, 13);
+      atoms[c.bad].z = c.garbage;
+      if (c.bad + 10 < atoms.size()) atoms[c.bad + 10].x = "oops";
+      const fs::path dir = temp_dir("parallel-pdb-error");
+      const fs::path path = dir / "bad.pdb";
+      write_text(path, make_pdb_waters(atoms, {crlf ? "\r\n" : "\n", true, 1}));
+      const InputError serial = read_error(path, with_threads(1));
+      EXPECT_EQ(serial.file, path.string());
+      EXPECT_EQ(serial.line, atoms[c.bad].line);
+      EXPECT_NE(serial.problem.find(c.problem), std::string::npos) << serial.what();
+      for (const int threads : kPieceCounts) {
+        const InputError parallel = read_error(path, with_threads(threads));
+        EXPECT_EQ(std::string(parallel.what()), serial.what()) << "threads " << threads;
+      }
+      fs::remove_all(dir);
+    }
 }

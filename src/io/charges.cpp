@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <deque>
+#include <omp.h>
 #include <map>
 #include <optional>
 #include <set>
@@ -119,6 +120,30 @@ std::set<const ResidueRecord*> disulfide_cysteines(const std::vector<ChainRecord
   return bonded;
 }
 
+// What one residue's charges leave to report (empty: nothing), gathered per residue so that the
+// residues can be charged in parallel and reported in file order.
+struct ResidueNotes {
+  std::string unknown, relocated, non_integral;
+  std::size_t folded_hydrogens = 0;
+};
+
+std::string residue_label(const ResidueRecord& r, const std::string& chain) {
+  return r.name + " " + r.number + (chain.empty() ? "" : " " + chain);
+}
+
+// Charges for the atoms of one residue from its template.
+ResidueNotes apply(const ResidueRecord& r, const std::string& chain, const Template& t,
+                   double* charges);
+
+// How a residue gets its charges: an ion's, a template's, or none (its notes say why).
+struct ResiduePlan {
+  const ResidueRecord* residue;
+  const std::string* chain;
+  const Template* t = nullptr;
+  std::optional<double> ion_charge;
+  std::size_t first_atom = 0;  // in the structure's atom order
+};
+
 class Assigner {
  public:
   Assigner(const ChargeTables& tables, bool unknown_zero)
@@ -127,7 +152,7 @@ class Assigner {
         unknown_zero_(unknown_zero),
         ff_label_(upper(ff_.name)) {}
 
-  ChargeResult run(const std::vector<ChainRecord>& chains, const std::string& file);
+  ChargeResult run(const std::vector<ChainRecord>& chains, const std::string& file, int threads);
 
  private:
   Classified classify(const ResidueRecord& r) const;
@@ -136,10 +161,9 @@ class Assigner {
   const Template* table_template(const std::string& name);
   const Template* water_template();
   const Template* template_for(const ResidueRecord& r, const Classified& c, char terminus);
-  void apply(const ResidueRecord& r, const std::string& where, const Template& t, double* charges);
-  void unknown(const std::string& where, const std::string& what) {
-    unknown_.push_back(where + ": " + what);
-  }
+  // The templates (nullptr: an ion, or none found) and notes of every residue, in chain order.
+  void resolve(const ChainRecord& chain, std::vector<ResiduePlan>& plans,
+               std::vector<ResidueNotes>& notes);
 
   const ChargeTables& tables_;
   const ForceField& ff_;
@@ -147,8 +171,6 @@ class Assigner {
   std::string ff_label_;
   std::set<const ResidueRecord*> disulfides_;
   std::unordered_map<std::string, std::optional<Template>> cache_;
-  std::vector<std::string> unknown_, relocated_, non_integral_;
-  std::size_t folded_hydrogens_ = 0;
 };
 
 bool is_amino_topology(const TopologyResidue& t) {
@@ -297,13 +319,9 @@ const Template* Assigner::template_for(const ResidueRecord& r, const Classified&
   return nullptr;
 }
 
-std::string residue_label(const ResidueRecord& r, const std::string& chain) {
-  return r.name + " " + r.number + (chain.empty() ? "" : " " + chain);
-}
-
-// Charges for the atoms of one residue from its template.
-void Assigner::apply(const ResidueRecord& r, const std::string& where, const Template& t,
-                     double* charges) {
+ResidueNotes apply(const ResidueRecord& r, const std::string& chain, const Template& t,
+                   double* charges) {
+  ResidueNotes notes;
   std::vector<int> present(t.names.size(), -1);
   std::vector<std::string> unknown_atoms;
   for (std::size_t i = 0; i < r.atoms.size(); ++i) {
@@ -317,8 +335,8 @@ void Assigner::apply(const ResidueRecord& r, const std::string& where, const Tem
   if (!unknown_atoms.empty()) {
     std::string list;
     for (const std::string& a : unknown_atoms) list += (list.empty() ? "" : " ") + a;
-    unknown(where, "atom" + std::string(unknown_atoms.size() > 1 ? "s " : " ") + list + " not in " +
-                       t.label);
+    notes.unknown = residue_label(r, chain) + ": atom" +
+                    std::string(unknown_atoms.size() > 1 ? "s " : " ") + list + " not in " + t.label;
   }
 
   // Where an absent atom's charge goes: along its fold targets (hydrogen -> parent, OXT -> O)
@@ -352,16 +370,17 @@ void Assigner::apply(const ResidueRecord& r, const std::string& where, const Tem
       continue;
     }
     const int to = destination(int(k));
-    if (t.hydrogen[k] && to >= 0) ++folded_hydrogens_;
+    if (t.hydrogen[k] && to >= 0) ++notes.folded_hydrogens;
     if (!t.hydrogen[k] && t.names[k] != "OXT")
       relocated += " " + t.names[k] + "->" + (to >= 0 ? r.atoms[to].name : std::string("lost"));
     if (to >= 0) charges[to] += q;
   }
-  if (!relocated.empty()) relocated_.push_back(where + ":" + relocated);
+  if (!relocated.empty()) notes.relocated = residue_label(r, chain) + ":" + relocated;
   double total = 0;
   for (std::size_t i = 0; i < r.atoms.size(); ++i) total += charges[i];
   if (unknown_atoms.empty() && t.integral() && std::abs(total - std::round(total)) > 1e-3)
-    non_integral_.push_back(where + " (" + t.label + ": " + std::to_string(total) + ")");
+    notes.non_integral = residue_label(r, chain) + " (" + t.label + ": " + std::to_string(total) + ")";
+  return notes;
 }
 
 // "first 20 items; ... and N more"
@@ -372,88 +391,109 @@ std::string summarize(const std::vector<std::string>& items, std::size_t shown =
   return out;
 }
 
-ChargeResult Assigner::run(const std::vector<ChainRecord>& chains, const std::string& file) {
-  disulfides_ = disulfide_cysteines(chains);
-  ChargeResult result;
-  std::size_t total_atoms = 0;
-  for (const ChainRecord& chain : chains)
-    for (const ResidueRecord& r : chain.residues) total_atoms += r.atoms.size();
-  result.charges.assign(total_atoms, 0.0);
+void Assigner::resolve(const ChainRecord& chain, std::vector<ResiduePlan>& plans,
+                       std::vector<ResidueNotes>& notes) {
+  std::vector<Classified> kinds;
+  kinds.reserve(chain.residues.size());
+  for (const ResidueRecord& r : chain.residues) kinds.push_back(classify(r));
 
-  double* out = result.charges.data();
-  for (const ChainRecord& chain : chains) {
-    std::vector<Classified> kinds;
-    kinds.reserve(chain.residues.size());
-    for (const ResidueRecord& r : chain.residues) kinds.push_back(classify(r));
-
-    // Termini: the chain's first residue that is not water or an ion, and scanning back from
-    // its end past waters, ions and ligands, the last amino acid or nucleotide (not past a
-    // C-terminal cap).
-    std::vector<char> terminus(chain.residues.size(), 0);
-    const auto solvent = [&](std::size_t i) {
-      return kinds[i].kind == Kind::water || kinds[i].kind == Kind::ion;
-    };
-    for (std::size_t i = chain.residues.size(); i-- > 0;) {
-      const Kind k = kinds[i].kind;
-      if (k == Kind::amino) terminus[i] = 'C';
-      if (k == Kind::nucleic) terminus[i] = '3';
-      if (k == Kind::amino || k == Kind::nucleic ||
-          kCarboxyCaps.count(upper(chain.residues[i].name)))
-        break;
-    }
-    for (std::size_t i = 0; i < chain.residues.size(); ++i)  // OXT, or its altnames (OT2)
-      if (kinds[i].kind == Kind::amino &&
-          has_atom(chain.residues[i], tables_.topology.find("C" + kinds[i].base), "OXT"))
-        terminus[i] = 'C';
-    for (std::size_t i = 0; i < chain.residues.size(); ++i) {
-      if (solvent(i)) continue;
-      if (kinds[i].kind == Kind::amino) terminus[i] = 'N';
-      // A 5' end that keeps its phosphate stays the inner variant.
-      if (kinds[i].kind == Kind::nucleic && !has_atom(chain.residues[i], nullptr, "P"))
-        terminus[i] = '5';
+  // Termini: the chain's first residue that is not water or an ion, and scanning back from
+  // its end past waters, ions and ligands, the last amino acid or nucleotide (not past a
+  // C-terminal cap).
+  std::vector<char> terminus(chain.residues.size(), 0);
+  const auto solvent = [&](std::size_t i) {
+    return kinds[i].kind == Kind::water || kinds[i].kind == Kind::ion;
+  };
+  for (std::size_t i = chain.residues.size(); i-- > 0;) {
+    const Kind k = kinds[i].kind;
+    if (k == Kind::amino) terminus[i] = 'C';
+    if (k == Kind::nucleic) terminus[i] = '3';
+    if (k == Kind::amino || k == Kind::nucleic ||
+        kCarboxyCaps.count(upper(chain.residues[i].name)))
       break;
-    }
-
-    for (std::size_t i = 0; i < chain.residues.size(); ++i) {
-      const ResidueRecord& r = chain.residues[i];
-      const std::string where = residue_label(r, chain.name);
-      if (kinds[i].kind == Kind::ion) {
-        out[0] = kIonCharges.find(upper(r.name))->second;
-      } else if (const Template* t = template_for(r, kinds[i], terminus[i])) {
-        apply(r, where, *t, out);
-      } else {
-        unknown(where, "residue not in the " + ff_label_ + " table (" +
-                           std::to_string(r.atoms.size()) + " atoms)");
-      }
-      out += r.atoms.size();
-    }
+  }
+  for (std::size_t i = 0; i < chain.residues.size(); ++i)  // OXT, or its altnames (OT2)
+    if (kinds[i].kind == Kind::amino &&
+        has_atom(chain.residues[i], tables_.topology.find("C" + kinds[i].base), "OXT"))
+      terminus[i] = 'C';
+  for (std::size_t i = 0; i < chain.residues.size(); ++i) {
+    if (solvent(i)) continue;
+    if (kinds[i].kind == Kind::amino) terminus[i] = 'N';
+    // A 5' end that keeps its phosphate stays the inner variant.
+    if (kinds[i].kind == Kind::nucleic && !has_atom(chain.residues[i], nullptr, "P"))
+      terminus[i] = '5';
+    break;
   }
 
-  if (!unknown_.empty()) {
-    const std::string list = summarize(unknown_);
+  std::size_t first_atom = plans.empty() ? 0 : plans.back().first_atom + plans.back().residue->atoms.size();
+  for (std::size_t i = 0; i < chain.residues.size(); ++i) {
+    const ResidueRecord& r = chain.residues[i];
+    ResiduePlan& plan = plans.emplace_back(ResiduePlan{&r, &chain.name, nullptr, {}, first_atom});
+    ResidueNotes& note = notes.emplace_back();
+    first_atom += r.atoms.size();
+    if (kinds[i].kind == Kind::ion)
+      plan.ion_charge = kIonCharges.find(upper(r.name))->second;
+    else if (!(plan.t = template_for(r, kinds[i], terminus[i])))
+      note.unknown = residue_label(r, chain.name) + ": residue not in the " + ff_label_ +
+                     " table (" + std::to_string(r.atoms.size()) + " atoms)";
+  }
+}
+
+ChargeResult Assigner::run(const std::vector<ChainRecord>& chains, const std::string& file,
+                           int threads) {
+  disulfides_ = disulfide_cysteines(chains);
+  // Templates, chain by chain (the template cache is not shared); then the residues' charges
+  // in parallel; then the notes in file order.
+  std::vector<ResiduePlan> plans;
+  std::vector<ResidueNotes> notes;
+  for (const ChainRecord& chain : chains) resolve(chain, plans, notes);
+  ChargeResult result;
+  result.charges.assign(
+      plans.empty() ? 0 : plans.back().first_atom + plans.back().residue->atoms.size(), 0.0);
+  const int team = threads > 0 ? threads : omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 256) num_threads(team) if (plans.size() > 256)
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const ResiduePlan& p = plans[i];
+    double* out = result.charges.data() + p.first_atom;
+    if (p.ion_charge)
+      out[0] = *p.ion_charge;
+    else if (p.t)
+      notes[i] = apply(*p.residue, *p.chain, *p.t, out);
+  }
+  std::vector<std::string> unknown, relocated, non_integral;
+  std::size_t folded_hydrogens = 0;
+  for (ResidueNotes& n : notes) {
+    if (!n.unknown.empty()) unknown.push_back(std::move(n.unknown));
+    if (!n.relocated.empty()) relocated.push_back(std::move(n.relocated));
+    if (!n.non_integral.empty()) non_integral.push_back(std::move(n.non_integral));
+    folded_hydrogens += n.folded_hydrogens;
+  }
+
+  if (!unknown.empty()) {
+    const std::string list = summarize(unknown);
     if (!unknown_zero_)
       throw InputError(file, 0,
                        "cannot assign " + ff_label_ + " charges: " + list +
                            " (--unknown zero gives them charge 0)");
     result.warnings.push_back("charge 0 for atoms not in the " + ff_label_ + " table: " + list);
   }
-  if (folded_hydrogens_)
-    result.warnings.push_back("folded the charges of " + std::to_string(folded_hydrogens_) +
+  if (folded_hydrogens)
+    result.warnings.push_back("folded the charges of " + std::to_string(folded_hydrogens) +
                               " absent hydrogens onto their heavy atoms");
-  if (!relocated_.empty())
+  if (!relocated.empty())
     result.warnings.push_back("absent heavy atoms, charge moved to a bonded atom: " +
-                              summarize(relocated_));
-  if (!non_integral_.empty())
+                              summarize(relocated));
+  if (!non_integral.empty())
     result.warnings.push_back("residues with a non-integer net charge: " +
-                              summarize(non_integral_));
+                              summarize(non_integral));
   return result;
 }
 
 }  // namespace
 
 ChargeResult assign_charges(const std::vector<ChainRecord>& chains, const ChargeTables& tables,
-                            bool unknown_zero, const std::string& file) {
-  return Assigner(tables, unknown_zero).run(chains, file);
+                            bool unknown_zero, const std::string& file, int threads) {
+  return Assigner(tables, unknown_zero).run(chains, file, threads);
 }
 
 }  // namespace dcsgrid::io
