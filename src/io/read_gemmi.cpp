@@ -15,6 +15,7 @@
 #include "dcsgrid/io/charges.hpp"
 #include "dcsgrid/io/forcefield.hpp"
 #include "read_chunks.hpp"
+#include "read_pdb_chunks.hpp"
 #include "read_formats.hpp"
 
 namespace dcsgrid::io::detail {
@@ -190,13 +191,16 @@ gemmi::Structure parse(const TextFile& file, Format format) {
 }
 
 // Our record check (whose error, naming the line, wins over gemmi's) and gemmi's parse. A PDB
-// file's check blanks its charge columns in place, so it comes first; an mmCIF file's runs beside
-// the parse unless threads is 1.
+// file's check blanks its charge columns in place, so it comes first, and gemmi then parses large
+// files in pieces on several threads (read_pdb_chunks.hpp; the serial parse where that does not
+// apply or a piece fails); an mmCIF file's check runs beside the parse unless threads is 1.
 std::pair<std::vector<RecordPosition>, gemmi::Structure> checked_parse(TextFile& file,
                                                                        Format format, int threads) {
   if (format == Format::pdb) {
     std::vector<RecordPosition> positions = check_pdb_atom_records(file, threads);
-    return {std::move(positions), parse(file, format)};
+    std::optional<gemmi::Structure> pieces =
+        read_pdb_in_chunks(file.data, file.name, chunk_count(file.data.size(), threads));
+    return {std::move(positions), pieces ? std::move(*pieces) : parse(file, format)};
   }
   auto checking = std::async(threads == 1 ? std::launch::deferred : std::launch::async,
                              [&file] { return check_mmcif_atom_site(file); });
