@@ -137,6 +137,7 @@ struct Inputs {
 // large file took as long as reading it.
 Inputs read_inputs(const Job& job) {
   Inputs in;
+  in.parse_begin = clock_type::now();  // before the hash starts: a small file's hash ends at once
   std::future<std::string> hash =
       std::async(std::launch::async, [path = job.input, &in] {
         // Standard input: no file to hash.
@@ -144,7 +145,6 @@ Inputs read_inputs(const Job& job) {
         in.hash_end = clock_type::now();
         return sha256;
       });
-  in.parse_begin = clock_type::now();
   in.structure = io::read_structure(job.input, job.read);
   in.parse_end = clock_type::now();
   for (const auto& w : in.structure.warnings) spdlog::warn("{}", w);
