@@ -182,6 +182,18 @@ InputError read_error(const fs::path& path, const io::ReadOptions& o) {
   return InputError("", 0, "");
 }
 
+// The serial reader names the file, the line and the problem; every piece count says the same.
+void expect_the_serial_error(const fs::path& path, std::size_t line, const std::string& problem) {
+  const InputError serial = read_error(path, with_threads(1));
+  EXPECT_EQ(serial.file, path.string());
+  EXPECT_EQ(serial.line, line);
+  EXPECT_NE(serial.problem.find(problem), std::string::npos) << serial.what();
+  for (const int threads : kPieceCounts) {
+    const InputError parallel = read_error(path, with_threads(threads));
+    EXPECT_EQ(std::string(parallel.what()), serial.what()) << "threads " << threads;
+  }
+}
+
 }  // namespace
 
 TEST(ReadParallel, SameErrorsAsTheSerialReaderWhereverTheyAre) {
@@ -201,14 +213,7 @@ TEST(ReadParallel, SameErrorsAsTheSerialReaderWhereverTheyAre) {
         const fs::path dir = temp_dir("parallel-error");
         const fs::path path = dir / ("bad" + extension(k));
         write_text(path, text);
-        const InputError serial = read_error(path, with_threads(1));
-        EXPECT_EQ(serial.file, path.string());
-        EXPECT_EQ(serial.line, atoms[c.bad].line);
-        EXPECT_NE(serial.problem.find(c.problem), std::string::npos) << serial.what();
-        for (const int threads : kPieceCounts) {
-          const InputError parallel = read_error(path, with_threads(threads));
-          EXPECT_EQ(std::string(parallel.what()), serial.what()) << "threads " << threads;
-        }
+        expect_the_serial_error(path, atoms[c.bad].line, c.problem);
         fs::remove_all(dir);
       }
     }
@@ -370,14 +375,7 @@ TEST(ReadParallel, PdbSameErrorsAsTheSerialReaderWhereverTheyAre) {
       const fs::path dir = temp_dir("parallel-pdb-error");
       const fs::path path = dir / "bad.pdb";
       write_text(path, make_pdb_waters(atoms, {crlf ? "\r\n" : "\n", true, 1}));
-      const InputError serial = read_error(path, with_threads(1));
-      EXPECT_EQ(serial.file, path.string());
-      EXPECT_EQ(serial.line, atoms[c.bad].line);
-      EXPECT_NE(serial.problem.find(c.problem), std::string::npos) << serial.what();
-      for (const int threads : kPieceCounts) {
-        const InputError parallel = read_error(path, with_threads(threads));
-        EXPECT_EQ(std::string(parallel.what()), serial.what()) << "threads " << threads;
-      }
+      expect_the_serial_error(path, atoms[c.bad].line, c.problem);
       fs::remove_all(dir);
     }
 }
