@@ -46,7 +46,7 @@ double seconds_since(Clock::time_point t0) {
 constexpr std::int64_t kMaxPlanesPerLaunch = 65535;  // gridDim.z
 constexpr std::size_t kDeviceMemoryReserve = std::size_t(256) << 20;
 // Host memory of one slab at most, whatever slab_bytes allows: each device pins two slab buffers
-// per run, pinning takes about 0.4 ms a MiB and is on a short run's critical path, and more slabs
+// per run, pinning takes about 0.5 ms a MiB and is on a short run's critical path, and more slabs
 // cost little (docs/performance.md); a smaller last slab also leaves less of its copy after the
 // last kernel.
 constexpr std::size_t kSlabHostBytes = std::size_t(16) << 20;
