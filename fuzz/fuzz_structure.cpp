@@ -1,7 +1,8 @@
 // Structure readers (io::read_all_models, as `dcsgrid` and `batch` read inputs): PQR, PDB, mmCIF,
 // PDBQT, XYZ, MOL2, one target each (FUZZ_FILE_NAME gives the extension). The text formats read
-// in parallel pieces (PQR, PDBQT, XYZ: FUZZ_PARALLEL) are read twice, serially and in two
-// pieces, and must give the same atoms or the same error (read.hpp promises it).
+// in parallel pieces (PQR, PDBQT, XYZ, and PDB's checks, residues and charges: FUZZ_PARALLEL) are
+// read twice, serially and in two pieces, and must give the same atoms or the same error
+// (read.hpp promises it).
 #include <cstring>
 #include <optional>
 #include <string>

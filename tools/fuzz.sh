@@ -6,7 +6,7 @@
 #   tools/fuzz.sh --seeds-only            build the targets and the seed folders, run nothing
 #   tools/fuzz.sh --report [TARGET...]    the table and JSON of the last run, from its logs
 #
-# TARGET: pqr pdb mmcif pdbqt xyz mol2 psf prmtop dcd xtc trr netcdf dx ccp4 cube hdf5_map
+# TARGET: pqr pdb pdb_chunks mmcif pdbqt xyz mol2 psf prmtop dcd xtc trr netcdf dx ccp4 cube hdf5_map
 # hdf5_batch (default: all). Each runs for SECONDS (default 60), or until N executions when only
 # --runs is given (the first of the two limits when both are), J targets at a
 # time (default 1; --smoke: one a core), on its corpus build-fuzz/corpus/TARGET (kept between runs, so later runs start
@@ -23,7 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD=$ROOT/build-fuzz
-ALL_TARGETS=(pqr pdb mmcif pdbqt xyz mol2 psf prmtop dcd xtc trr netcdf dx ccp4 cube hdf5_map hdf5_batch)
+ALL_TARGETS=(pqr pdb pdb_chunks mmcif pdbqt xyz mol2 psf prmtop dcd xtc trr netcdf dx ccp4 cube hdf5_map hdf5_batch)
 
 seconds=60 time_given=0 runs="" jobs="" workers=0 report_only=0 prebuilt=0 seeds_only=0
 json=$BUILD/fuzz-results.json targets=() smoke=0
@@ -165,6 +165,7 @@ make_seeds() {
   seed_data "$s/pqr" 1d7h-min.pqr 1hpv_pdb2pqr_amber.pqr.gz
   gzip -c "$ROOT/data/1d7h-min.pqr" >"$s/pqr/1d7h-min.pqr.gz"  # the decompression path
   seed_data "$s/pdb" pept.pdb pept_3models.pdb 1a1p.pdb
+  seed_data "$s/pdb_chunks" pept.pdb pept_3models.pdb 1a1p.pdb
   seed_data "$s/mmcif" pept_3models.cif 1hpv.cif.gz
   seed_data "$s/pdbqt" 1pgp_lig.pdbqt
   seed_data "$s/xyz" nacl_plain.xyz water_dimer_2frames.xyz
