@@ -4,7 +4,6 @@
 #include <cctype>
 #include <cmath>
 #include <deque>
-#include <omp.h>
 #include <map>
 #include <optional>
 #include <set>
@@ -143,6 +142,11 @@ struct ResiduePlan {
   std::optional<double> ion_charge;
   std::size_t first_atom = 0;  // in the structure's atom order
 };
+
+// The atoms of the residues planned so far.
+std::size_t planned_atoms(const std::vector<ResiduePlan>& plans) {
+  return plans.empty() ? 0 : plans.back().first_atom + plans.back().residue->atoms.size();
+}
 
 class Assigner {
  public:
@@ -425,7 +429,7 @@ void Assigner::resolve(const ChainRecord& chain, std::vector<ResiduePlan>& plans
     break;
   }
 
-  std::size_t first_atom = plans.empty() ? 0 : plans.back().first_atom + plans.back().residue->atoms.size();
+  std::size_t first_atom = planned_atoms(plans);
   for (std::size_t i = 0; i < chain.residues.size(); ++i) {
     const ResidueRecord& r = chain.residues[i];
     ResiduePlan& plan = plans.emplace_back(ResiduePlan{&r, &chain.name, nullptr, {}, first_atom});
@@ -448,10 +452,8 @@ ChargeResult Assigner::run(const std::vector<ChainRecord>& chains, const std::st
   std::vector<ResidueNotes> notes;
   for (const ChainRecord& chain : chains) resolve(chain, plans, notes);
   ChargeResult result;
-  result.charges.assign(
-      plans.empty() ? 0 : plans.back().first_atom + plans.back().residue->atoms.size(), 0.0);
-  const int team = threads > 0 ? threads : omp_get_max_threads();
-#pragma omp parallel for schedule(dynamic, 256) num_threads(team) if (plans.size() > 256)
+  result.charges.assign(planned_atoms(plans), 0.0);
+#pragma omp parallel for schedule(dynamic, 256) if (threads != 1 && plans.size() > 256)
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const ResiduePlan& p = plans[i];
     double* out = result.charges.data() + p.first_atom;

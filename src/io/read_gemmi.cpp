@@ -6,7 +6,6 @@
 #include <cmath>
 #include <future>
 #include <optional>
-#include <omp.h>
 #include <gemmi/cif.hpp>
 #include <gemmi/mmcif.hpp>
 #include <gemmi/pdb.hpp>
@@ -263,8 +262,7 @@ std::vector<ChainRecord> chain_records(const gemmi::Model& model, int threads) {
   std::vector<ChainRecord> chains;
   for (const gemmi::Chain& ch : model.chains) {
     std::vector<std::vector<ResidueRecord>> split(ch.residues.size());
-    const int team = threads > 0 ? threads : omp_get_max_threads();
-#pragma omp parallel for schedule(dynamic, 256) num_threads(team) if (split.size() > 256)
+#pragma omp parallel for schedule(dynamic, 256) if (threads != 1 && split.size() > 256)
     for (std::size_t r = 0; r < split.size(); ++r) split[r] = residue_records(ch.residues[r]);
     ChainRecord c{ch.name, {}};
     for (std::vector<ResidueRecord>& records : split)

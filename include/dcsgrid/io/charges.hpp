@@ -47,8 +47,8 @@ struct ChargeResult {
   std::vector<std::string> warnings;
 };
 
-// Throws InputError(file, 0, ...) listing unknown residues/atoms unless unknown_zero. threads: 0
-// for every OpenMP thread, else that many (the residues are charged in parallel; the result and
+// Throws InputError(file, 0, ...) listing unknown residues/atoms unless unknown_zero. threads: as
+// ReadOptions::threads; anything but 1 charges the residues on OpenMP's threads (the result and
 // its messages do not depend on it).
 ChargeResult assign_charges(const std::vector<ChainRecord>& chains, const ChargeTables& tables,
                             bool unknown_zero, const std::string& file, int threads);

@@ -42,10 +42,12 @@ struct ReadOptions {
   int model = 1;
   // The format, whatever the file's name says; required for standard input ("-").
   std::optional<Format> format;
-  // Parallel parsing of the text formats (PQR, PDBQT, XYZ) on OpenMP's threads: 0 = pieces as
-  // suits the size and thread count, 1 = the serial reader, n = n pieces (tests place the cuts
-  // with it). For PDB and mmCIF, anything but 1 loads the force-field tables beside
-  // the parse. The atoms and errors are the same for every value.
+  // Parallel parsing of the text formats (PQR, PDBQT, XYZ, and PDB's record check) on OpenMP's
+  // threads: 0 = pieces as suits the size and thread count, 1 = the serial reader, n = n pieces
+  // (tests place the cuts with it). For PDB and mmCIF, anything but 1 also loads the force-field
+  // tables beside the parse, lets gemmi parse a large PDB file in pieces, checks an mmCIF file's
+  // atoms beside gemmi's parse, and builds residues and charges on OpenMP's threads. The atoms
+  // and errors are the same for every value.
   int threads = 0;
 };
 
