@@ -177,12 +177,12 @@ MsmOptions high_accuracy() {
 TEST(EngineMsmOptions, RefusesPhysicsWithoutAMultilevelForm) {
   Physics physics;
   physics.dielectric = 4.0;
-  EXPECT_NO_THROW(require_msm_physics(physics));
+  EXPECT_NO_THROW(require_constant_dielectric("msm", physics));
   physics.distance_dependent = true;
-  EXPECT_THROW(require_msm_physics(physics), Error);
+  EXPECT_THROW(require_constant_dielectric("msm", physics), Error);
   physics = {};
   physics.ionic_strength = 0.15;
-  EXPECT_NE(error_message([&] { require_msm_physics(physics); }).find("Debye"), std::string::npos);
+  EXPECT_NE(error_message([&] { require_constant_dielectric("msm", physics); }).find("Debye"), std::string::npos);
 }
 
 TEST(EngineMsm, RandomAtomsMeetTheTargets) {

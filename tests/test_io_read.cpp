@@ -99,6 +99,8 @@ TEST(ReadPqr, RealFileMatchesItsText) {
     const double q = std::stod(w[w.size() - 2]);
     total += q;
     EXPECT_NEAR(s.atoms.q[i], q, 1e-6);
+    ASSERT_TRUE(s.atoms.has_radii());
+    EXPECT_NEAR(s.atoms.r[i], std::stod(w.back()), 1e-6);
     if (i % 97 == 0 || i + 1 == lines.size())
       expect_atom_at(s.atoms, i, std::stod(w[w.size() - 5]), std::stod(w[w.size() - 4]),
                      std::stod(w[w.size() - 3]));
@@ -223,6 +225,20 @@ TEST(ReadPdb, RealFilesMatchTheirText) {
       expect_atom_at(s.atoms, i, c.x, c.y, c.z);
     }
   }
+}
+
+// CRYST1 (PDB) and _cell (mmCIF) give the structure's cell; files without one have none, and PDB
+// formats without radii give atoms without radii.
+TEST(ReadPdb, RecordedCellIsKept) {
+  const io::Structure pdb = io::read_structure(data_file("1hpv.pdb"), test_options());
+  ASSERT_TRUE(pdb.cell);
+  EXPECT_EQ(pdb.cell->lengths, (Vec3{63.4, 63.4, 83.8}));
+  EXPECT_EQ(pdb.cell->angles, (Vec3{90, 90, 120}));
+  EXPECT_FALSE(pdb.atoms.has_radii());
+  const io::Structure cif = io::read_structure(data_file("1hpv.cif.gz"), test_options());
+  ASSERT_TRUE(cif.cell);
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(cif.cell->lengths[i], pdb.cell->lengths[i], 1e-9);
+  EXPECT_FALSE(io::read_structure(data_file("pept.pdb"), test_options()).cell);
 }
 
 TEST(ReadPdb, AtomLinesPointAtTheirRecords) {

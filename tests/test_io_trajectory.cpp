@@ -526,13 +526,13 @@ TEST(IoTrajectory, UnitCellFromVectors) {
   const double cx = c * std::cos(be * rad),
                cy = c * (std::cos(al * rad) - std::cos(be * rad) * std::cos(ga * rad)) /
                     std::sin(ga * rad);
-  const auto cell = io::unit_cell_from_vectors(
+  const auto cell = io::cell_parameters_from_vectors(
       {{{a, 0, 0}, {b * std::cos(ga * rad), b * std::sin(ga * rad), 0},
         {cx, cy, std::sqrt(c * c - cx * cx - cy * cy)}}});
   ASSERT_TRUE(cell);
   const double want[6] = {a, b, c, al, be, ga};
   for (int k = 0; k < 6; ++k) EXPECT_NEAR((*cell)[k], want[k], 1e-9);
-  EXPECT_FALSE(io::unit_cell_from_vectors({}));
+  EXPECT_FALSE(io::cell_parameters_from_vectors({}));
 }
 
 }  // namespace

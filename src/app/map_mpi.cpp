@@ -20,8 +20,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "dcsgrid/engine/binning.hpp"
 #include "dcsgrid/engine/cuda_backend.hpp"
+#include "dcsgrid/engine/slab_atoms.hpp"
 #endif
 
 namespace dcsgrid::app {
@@ -38,9 +38,10 @@ std::vector<engine::Slab> rank_slabs(const engine::PotentialRequest& request, in
   const GridSpec& grid = request.grid;
   const std::int64_t begin = grid.nz() * rank / ranks, end = grid.nz() * (rank + 1) / ranks;
   const std::int64_t plane_bytes = std::int64_t(grid.plane_size() * sizeof(float));
-  // A backend's compute() builds msm's long-range grids again for every slab (one process builds
-  // them once a run): msm's slabs go up to the engine's default slab size.
-  const std::int64_t slab_bytes = request.method == engine::Method::msm ? std::int64_t(1) << 30 : std::int64_t(64) << 20;
+  // A backend's compute() repeats a method's run set-up for every slab (one process does it once a
+  // run, such as msm's long-range grids): such methods' slabs go up to the engine's default size.
+  const std::int64_t slab_bytes =
+      engine::describe(request.method).run_setup ? std::int64_t(1) << 30 : std::int64_t(64) << 20;
   const std::int64_t per_slab = std::max<std::int64_t>(1, slab_bytes / plane_bytes);
   std::vector<engine::Slab> slabs;
   for (std::int64_t z = begin; z < end; z += per_slab) slabs.push_back({z, std::min(end, z + per_slab)});
@@ -109,107 +110,33 @@ class RankSlabs final : public engine::Backend {
   std::unique_ptr<engine::Backend> inner_;
 };
 
-// Squared distance from v to [lo, hi]: the CPU cutoff engine's test of an atom near the grid box.
-double outside2(double v, double lo, double hi) {
-  const double d = v < lo ? lo - v : (v > hi ? v - hi : 0.0);
-  return d * d;
-}
-
-// The atoms that set the CPU cutoff engine's columns (cpu_cutoff.cpp, make_columns): among the
-// atoms within rc of the grid box, those of least and greatest y and z. With them, a subset of
-// the atoms is laid out in the same columns as the whole set, so each row sums its atoms in the
-// same order. Atom 0 too, so that no rank's set is empty.
-std::vector<std::size_t> column_anchors(const AtomSet& atoms, const GridSpec& grid, double rc) {
-  const auto far = grid.far_corner();
-  std::array<std::size_t, 4> best{0, 0, 0, 0};
-  bool any = false;
-  for (std::size_t a = 0; a < atoms.size(); ++a) {
-    if (!(outside2(atoms.x[a], grid.origin[0], far[0]) + outside2(atoms.y[a], grid.origin[1], far[1]) +
-              outside2(atoms.z[a], grid.origin[2], far[2]) < rc * rc))
-      continue;
-    if (!any) best.fill(a);
-    any = true;
-    if (atoms.y[a] < atoms.y[best[0]]) best[0] = a;
-    if (atoms.y[a] > atoms.y[best[1]]) best[1] = a;
-    if (atoms.z[a] < atoms.z[best[2]]) best[2] = a;
-    if (atoms.z[a] > atoms.z[best[3]]) best[3] = a;
-  }
-  std::vector<std::size_t> anchors(best.begin(), best.end());
-  anchors.push_back(0);
-  std::ranges::sort(anchors);
-  anchors.erase(std::unique(anchors.begin(), anchors.end()), anchors.end());
-  return anchors;
-}
-
-// The z range (Å) of the atoms a cutoff computation of these slabs can use: each slab's planes
-// widened by the radius and, on a GPU, by the z extent of the GPU engine's bins for it
-// (binning.hpp: the bricks overhang the slab and the bins the bricks), with a margin for rounding.
-// Empty (lo > hi) without slabs.
-std::array<double, 2> reach_in_z(const engine::PotentialRequest& request,
-                                 const std::vector<engine::Slab>& slabs, bool gpu_bins) {
-  const GridSpec& grid = request.grid;
-  const double rc = request.cutoff.radius;
-  std::array<double, 2> range{INFINITY, -INFINITY};
-  for (const engine::Slab& slab : slabs) {
-    range[0] = std::min(range[0], grid.position(0, 0, slab.z_begin)[2] - rc);
-    range[1] = std::max(range[1], grid.position(0, 0, slab.z_end - 1)[2] + rc);
-    if (!gpu_bins) continue;
-    const engine::BinGeometry bins = engine::make_bin_geometry(grid, slab, rc);
-    const engine::BinAxis& z = bins.axis[2];
-    const double bins_lo = double(bins.frame_origin[2]) + z.lower();
-    range[0] = std::min(range[0], bins_lo);
-    range[1] = std::max(range[1], bins_lo + z.bins * z.edge);
-  }
-  const double margin = 1e-3 + 1e-6 * std::max(std::abs(range[0]), std::abs(range[1]));
-  return {range[0] - margin, range[1] + margin};
-}
-
-// Rank 0: the atoms `rank` needs for a cutoff run of `request`, in their order in `atoms`.
-AtomSet cutoff_atoms_of(const AtomSet& atoms, const engine::PotentialRequest& request, int rank,
-                        bool gpu_bins, const std::vector<std::size_t>& anchors) {
-  const auto [lo, hi] = reach_in_z(request, rank_slabs(request, rank, mpi::size()), gpu_bins);
-  AtomSet out;
-  auto anchor = anchors.begin();
-  for (std::size_t a = 0; a < atoms.size(); ++a) {
-    const bool is_anchor = anchor != anchors.end() && *anchor == a;
-    if (is_anchor) ++anchor;
-    if (is_anchor || (atoms.z[a] >= lo && atoms.z[a] <= hi)) {
-      out.x.push_back(atoms.x[a]);
-      out.y.push_back(atoms.y[a]);
-      out.z.push_back(atoms.z[a]);
-      out.q.push_back(atoms.q[a]);
-    }
-  }
-  return out;
-}
-
 // Rank 0's `source` into `into` on every other rank (MPI_Bcast only reads the root's buffers).
 void broadcast_atoms(const AtomSet& source, AtomSet& into) {
   const bool root = mpi::rank() == 0;
-  unsigned long long n = source.size();
-  MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
-  const std::array<const std::vector<float>*, 4> from{&source.x, &source.y, &source.z, &source.q};
-  const std::array<std::vector<float>*, 4> to{&into.x, &into.y, &into.z, &into.q};
-  for (std::size_t i = 0; i < 4; ++i) {
-    if (!root) to[i]->resize(n);
-    float* buffer = root ? const_cast<float*>(from[i]->data()) : to[i]->data();
-    MPI_Bcast(buffer, message_count(n), MPI_FLOAT, 0, MPI_COMM_WORLD);
+  unsigned long long n[2] = {source.size(), source.has_radii()};
+  MPI_Bcast(n, 2, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+  const auto from = source.columns(n[1] != 0);
+  const auto to = into.columns(n[1] != 0);
+  for (std::size_t i = 0; i < from.size(); ++i) {
+    if (!root) to[i]->resize(n[0]);
+    float* buffer = root ? const_cast<float*>(from[i]->data()) : to[i]->data();  // MPI_Bcast reads the root's
+    MPI_Bcast(buffer, message_count(n[0]), MPI_FLOAT, 0, MPI_COMM_WORLD);
   }
 }
 
 void send_atoms(const AtomSet& atoms, int rank) {
-  const unsigned long long n = atoms.size();
-  MPI_Send(&n, 1, MPI_UNSIGNED_LONG_LONG, rank, 0, MPI_COMM_WORLD);
-  for (const std::vector<float>* v : {&atoms.x, &atoms.y, &atoms.z, &atoms.q})
-    MPI_Send(v->data(), message_count(n), MPI_FLOAT, rank, 0, MPI_COMM_WORLD);
+  const unsigned long long n[2] = {atoms.size(), atoms.has_radii()};
+  MPI_Send(n, 2, MPI_UNSIGNED_LONG_LONG, rank, 0, MPI_COMM_WORLD);
+  for (const std::vector<float>* v : atoms.columns(n[1] != 0))
+    MPI_Send(v->data(), message_count(n[0]), MPI_FLOAT, rank, 0, MPI_COMM_WORLD);
 }
 
 void receive_atoms(AtomSet& atoms) {
-  unsigned long long n = 0;
-  MPI_Recv(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  for (std::vector<float>* v : {&atoms.x, &atoms.y, &atoms.z, &atoms.q}) {
-    v->resize(n);
-    MPI_Recv(v->data(), message_count(n), MPI_FLOAT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  unsigned long long n[2] = {0, 0};
+  MPI_Recv(n, 2, MPI_UNSIGNED_LONG_LONG, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  for (std::vector<float>* v : atoms.columns(n[1] != 0)) {
+    v->resize(n[0]);
+    MPI_Recv(v->data(), message_count(n[0]), MPI_FLOAT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }
 }
 
@@ -266,9 +193,9 @@ const AtomSet& share_atoms(const AtomSet& root_atoms, const engine::PotentialReq
     receive_atoms(received);
     return received;
   }
-  const std::vector<std::size_t> anchors = column_anchors(root_atoms, request.grid, request.cutoff.radius);
   for (int rank = 1; rank < mpi::size(); ++rank) {
-    const AtomSet atoms = cutoff_atoms_of(root_atoms, request, rank, ranks_on_gpu[std::size_t(rank)] != 0, anchors);
+    const AtomSet atoms = engine::atoms_for_slabs(request, rank_slabs(request, rank, mpi::size()),
+                                                  ranks_on_gpu[std::size_t(rank)] != 0);
     spdlog::debug("rank {} computes from {} of the {} atoms (its planes' and the halo's)", rank, atoms.size(),
                   root_atoms.size());
     send_atoms(atoms, rank);

@@ -191,7 +191,7 @@ Hardware hardware_of(const engine::Backend& backend) {
 
 // Small systems: the fast methods' set-up costs more than the sum they save.
 void note_when_direct_is_cheaper(const PassReport& pass, const JobReport& report, const Hardware& hw) {
-  if (pass.method == engine::Method::direct) return;
+  if (engine::describe(pass.method).exact || engine::describe(pass.method).periodic) return;
   const double taken = pass.stats.setup_seconds + pass.compute_seconds();
   const double direct = direct_seconds_estimate(hw, double(report.atoms), double(report.grid.point_count()));
   if (direct < taken)
@@ -343,7 +343,7 @@ JobReport run_job(const Job& job, Observer& observer) {
   }
   const std::vector<engine::Method> order = run_order(compute.methods);
   AtomSet received;  // under mpirun, ranks other than 0: the atoms rank 0 sends
-  const bool every_atom = order.size() > 1 || order.front() != engine::Method::cutoff;
+  const bool every_atom = order.size() > 1 || !engine::describe(order.front()).local;
   const AtomSet& atoms = share_atoms(in.structure.atoms, make_request(compute, order.front(), in.structure.atoms, grid),
                                      every_atom, hw.gpu, received);
   std::vector<engine::PotentialRequest> requests;
@@ -423,7 +423,7 @@ nlohmann::json JobReport::to_json() const {
                                      {"overlapped", p.overlapped_seconds()},
                                      {"compare", p.compare_seconds},
                                      {"wall", p.wall_seconds}}}};
-    if (p.method == engine::Method::direct) j["evaluations_per_second"] = pairs / p.compute_seconds();
+    if (engine::describe(p.method).all_pairs) j["evaluations_per_second"] = pairs / p.compute_seconds();
     if (p.against_reference) j["comparison"] = p.against_reference->to_json();
     pass_list.push_back(j);
     setup += p.stats.setup_seconds;

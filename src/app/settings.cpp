@@ -68,7 +68,14 @@ std::vector<int> parse_gpu_list(const std::string& text) {
 
 void validate(const ComputeSettings& s) {
   if (s.methods.empty()) throw Error("no method to compute");
-  for (const auto m : s.methods) engine::validate_method(m, s.cutoff, s.msm, s.physics);
+  // Periodic and non-periodic maps are different potentials: comparing them measures nothing.
+  const bool periodic = engine::describe(s.methods.front()).periodic;
+  for (const auto m : s.methods)
+    if (engine::describe(m).periodic != periodic)
+      throw Error("--method " + method_list_name(s.methods) + " mixes periodic (ewald, pme) and non-periodic "
+                  "methods, whose maps are different potentials: list methods of one kind");
+  const AtomSet none;
+  for (const auto m : s.methods) engine::validate_method(make_request(s, m, none, GridSpec{}));
   if (s.auto_method) engine::validate(s.msm);
   if (s.threads < 0) throw Error("--threads must be 0 (all cores) or a positive count");
 }
@@ -82,6 +89,8 @@ engine::PotentialRequest make_request(const ComputeSettings& s, engine::Method m
   request.method = method;
   request.cutoff = s.cutoff;
   request.msm = s.msm;
+  request.cell = s.cell;
+  request.periodic = s.periodic;
   return request;
 }
 
@@ -90,7 +99,8 @@ io::MapMetadata map_metadata(const ComputeSettings& s, engine::Method method) {
 }
 
 std::optional<engine::Method> reference_method(const std::vector<engine::Method>& methods) {
-  if (std::ranges::find(methods, engine::Method::direct) != methods.end()) return engine::Method::direct;
+  const auto exact = std::ranges::find_if(methods, [](engine::Method m) { return engine::describe(m).exact; });
+  if (exact != methods.end()) return *exact;
   return std::nullopt;
 }
 

@@ -154,7 +154,7 @@ void print_summary(const app::JobReport& r) {
                engine::method_name(first.method).c_str(), r.device.c_str(), r.total_seconds,
                r.read_seconds, first.stats.setup_seconds, first.compute_seconds(), r.write_seconds,
                first.overlapped_seconds(),
-               first.method == engine::Method::direct
+               engine::describe(first.method).all_pairs
                    ? fmt::format(", {:.3g} evaluations/s", pairs / first.compute_seconds()).c_str()
                    : "");
   std::string spans;

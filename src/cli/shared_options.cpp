@@ -4,6 +4,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "dcsgrid/core/cell.hpp"
 #include "dcsgrid/core/units.hpp"
 
 namespace dcsgrid::cli {
@@ -126,6 +127,37 @@ void add_preset_option(CLI::App& app, ComputeOptions& o) {
   });
 }
 
+void add_periodic_options(CLI::App& app, ComputeOptions& o) {
+  const std::string group = "Periodic systems (--method ewald, pme; docs/periodic.md)";
+  app.add_option("--cell", o.cell,
+                 "Unit cell A,B,C[,ALPHA,BETA,GAMMA] (Å, degrees; angles default to 90). Without it a "
+                 "periodic method takes the input's own: PDB CRYST1, mmCIF _cell, each trajectory "
+                 "frame's box")
+      ->check(parses_with([](const std::string& c) { parse_cell(c); }, "A,B,C[,ALPHA,BETA,GAMMA]"))
+      ->group(group);
+  app.add_option("--pme-cutoff", o.periodic.real_cutoff,
+                 "Real-space cutoff of the Ewald splitting, Å (erfc(β·rc)/rc beyond it is dropped)")
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--pme-tolerance", o.periodic.tolerance,
+                 "erfc(β·cutoff) at the real-space cutoff; sets the Ewald coefficient β (GROMACS' "
+                 "ewald-rtol)")
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--pme-order", o.periodic.pme_order, "B-spline order of PME's charge spreading, 4..12")
+      ->check(CLI::Range(engine::kPmeMinOrder, engine::kPmeMaxOrder))
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--pme-spacing", o.periodic.mesh_spacing,
+                 "Largest spacing of PME's FFT mesh, Å (independent of --spacing)")
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--smooth", o.periodic.smooth_beta,
+                 "BETA: only the reciprocal part, the potential of Gaussian charges of Ewald factor BETA "
+                 "(1/Å) — what VMD's PMEpot writes (its default 0.25)")
+      ->group(group);
+}
+
 }  // namespace
 
 app::ComputeSettings ComputeOptions::settings() const {
@@ -136,6 +168,8 @@ app::ComputeSettings ComputeOptions::settings() const {
   s.cutoff = cutoff;
   s.cutoff.form = engine::parse_cutoff_form(cutoff_form);
   s.msm = msm;
+  s.periodic = periodic;
+  if (!cell.empty()) s.cell = parse_cell(cell);
   s.device = device;
   s.gpus = app::parse_gpu_list(gpus);
   s.threads = threads;
@@ -188,6 +222,8 @@ void add_compute_options(CLI::App& app, ComputeOptions& o, const std::string& me
       ->check(CLI::IsMember({4, 6, 8, 10}))
       ->capture_default_str()
       ->group(msm_group);
+
+  add_periodic_options(app, o);
 
   add_device_option(app, o.device, kHardwareGroup);
   app.add_option("--gpus", o.gpus, "GPUs to use: all or a list like 0,1")

@@ -57,6 +57,8 @@ struct ComputeOptions {
   std::string cutoff_form = "shifted";
   engine::CutoffOptions cutoff;
   engine::MsmOptions msm;
+  engine::PeriodicOptions periodic;
+  std::string cell;  // --cell A,B,C[,ALPHA,BETA,GAMMA]; empty: the input's own
   std::string device = "auto";
   std::string gpus = "all";
   int threads = 0;

@@ -1,67 +1,115 @@
-// The CPU backend: dispatches a request to the direct or cutoff kernel, or for msm to the cutoff
-// kernel's short-range form plus the long-range part (built once a run).
+// The CPU backend: one implementation class per method (CpuMethod), prepared once a run and then
+// asked for slabs, in the manner of OpenMM's kernel factory; kCpuMethods is the factory.
 #include "dcsgrid/engine/cpu_backend.hpp"
 
 #include <omp.h>
 
+#include <array>
 #include <chrono>
 #include <memory>
 #include <string>
 
+#include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/msm.hpp"
 
 namespace dcsgrid::engine {
 namespace {
 
+// One method prepared for one request: the constructor does the run's set-up (msm's long-range
+// grids, a whole-grid method's solve), compute() one slab.
+class CpuMethod {
+ public:
+  virtual ~CpuMethod() = default;
+  virtual void compute(Slab slab, float* out) = 0;
+};
+
+class DirectCpu final : public CpuMethod {
+ public:
+  explicit DirectCpu(const PotentialRequest& r) : request_(r), kernel_(make_pair_kernel(r.physics)) {}
+  void compute(Slab slab, float* out) override {
+    direct_sum_cpu(*request_.atoms, request_.grid, kernel_, slab, out);
+  }
+
+ private:
+  const PotentialRequest& request_;
+  PairKernel kernel_;
+};
+
+class CutoffCpu final : public CpuMethod {
+ public:
+  explicit CutoffCpu(const PotentialRequest& r) : request_(r), kernel_(make_pair_kernel(r.physics)) {}
+  void compute(Slab slab, float* out) override {
+    cutoff_sum_cpu(*request_.atoms, request_.grid, kernel_, request_.cutoff, slab, out);
+  }
+
+ private:
+  const PotentialRequest& request_;
+  PairKernel kernel_;
+};
+
+// The short-range part through the cutoff engine plus the long-range grids, built once a run.
+class MsmCpu final : public CpuMethod {
+ public:
+  explicit MsmCpu(const PotentialRequest& r)
+      : short_range_(msm_short_range(r)), kernel_(make_pair_kernel(r.physics)),
+        long_range_(*r.atoms, r.grid, kernel_.scale, r.msm) {}
+  void compute(Slab slab, float* out) override {
+    cutoff_sum_cpu(*short_range_.atoms, short_range_.grid, kernel_, short_range_.cutoff, slab, out);
+    long_range_.add_to(slab, out);
+  }
+
+ private:
+  PotentialRequest short_range_;
+  PairKernel kernel_;
+  MsmLongRange long_range_;
+};
+
+template <typename M>
+std::unique_ptr<CpuMethod> make(const PotentialRequest& request) {
+  return std::make_unique<M>(request);
+}
+
+using CpuMethodFactory = std::unique_ptr<CpuMethod> (*)(const PotentialRequest&);
+// Indexed by Method; nullptr where the CPU backend has no implementation.
+constexpr std::array<CpuMethodFactory, 5> kCpuMethods{
+    make<DirectCpu>,  // direct
+    make<CutoffCpu>,  // cutoff
+    make<MsmCpu>,     // msm
+    nullptr,          // ewald
+    nullptr,          // pme
+};
+
+CpuMethodFactory factory(Method m) {
+  const auto i = std::size_t(m);
+  return i < kCpuMethods.size() ? kCpuMethods[i] : nullptr;
+}
+
+std::unique_ptr<CpuMethod> make_cpu_method(const PotentialRequest& request) {
+  validate(request);
+  const CpuMethodFactory f = factory(request.method);
+  if (!f) throw Error("the cpu backend cannot compute the '" + method_name(request.method) + "' method");
+  if (describe(request.method).shape == MethodShape::whole_grid) require_host_memory(request.grid);
+  return f(request);
+}
+
 class CpuBackend final : public Backend {
  public:
   std::string name() const override { return "cpu"; }
-  bool supports(Method) const override { return true; }
+  bool supports(Method m) const override { return factory(m) != nullptr; }
   void compute(const PotentialRequest& request, Slab slab, float* out) override {
-    const PairKernel kernel = make_pair_kernel(request.physics);
-    switch (request.method) {
-      case Method::direct:
-        direct_sum_cpu(*request.atoms, request.grid, kernel, slab, out);
-        return;
-      case Method::cutoff:
-        cutoff_sum_cpu(*request.atoms, request.grid, kernel, request.cutoff, slab, out);
-        return;
-      case Method::msm: {
-        const PotentialRequest short_range = msm_short_range(request);
-        cutoff_sum_cpu(*request.atoms, request.grid, kernel, short_range.cutoff, slab, out);
-        if (long_range_)
-          long_range_->add_to(slab, out);
-        else
-          MsmLongRange(*request.atoms, request.grid, kernel.scale, request.msm).add_to(slab, out);
-        return;
-      }
-    }
+    make_cpu_method(request)->compute(slab, out);
   }
   RunStats run(const PotentialRequest& request, const SlabSink& sink,
                const Progress& progress) override {
-    double setup = 0;
-    if (request.method == Method::msm) {  // the grids once, then every slab interpolates from them
-      validate(request);
-      const auto t0 = std::chrono::steady_clock::now();
-      long_range_ = std::make_unique<MsmLongRange>(*request.atoms, request.grid,
-                                                   make_pair_kernel(request.physics).scale, request.msm);
-      setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    }
-    RunStats stats;
-    try {
-      stats = Backend::run(request, sink, progress);
-    } catch (...) {
-      long_range_.reset();
-      throw;
-    }
-    long_range_.reset();
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::unique_ptr<CpuMethod> method = make_cpu_method(request);
+    const double setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    RunStats stats = run_in_slabs(
+        request.grid, slab_bytes, [&](Slab slab, float* out) { method->compute(slab, out); }, sink, progress);
     stats.setup_seconds += setup;
     stats.device = "CPU, " + std::to_string(omp_get_max_threads()) + " threads";
     return stats;
   }
-
- private:
-  std::unique_ptr<MsmLongRange> long_range_;  // during an msm run
 };
 
 }  // namespace

@@ -23,17 +23,30 @@
 
 namespace dcsgrid::engine {
 
+namespace {
+
+using DeviceMethodFactory = std::unique_ptr<DeviceMethod> (*)(const PotentialRequest&, cudaStream_t);
+// Indexed by Method; nullptr where the CUDA backend has no implementation.
+constexpr std::array<DeviceMethodFactory, 5> kDeviceMethods{
+    make_direct_method,          // direct
+    make_cutoff_device_method,   // cutoff
+    make_msm_device_method,      // msm
+    nullptr,                     // ewald
+    nullptr,                     // pme
+};
+
+DeviceMethodFactory device_factory(Method m) {
+  const auto i = std::size_t(m);
+  return i < kDeviceMethods.size() ? kDeviceMethods[i] : nullptr;
+}
+
+}  // namespace
+
 std::unique_ptr<DeviceMethod> make_device_method(const PotentialRequest& request,
                                                  cudaStream_t stream) {
-  switch (request.method) {
-    case Method::direct:
-      return make_direct_method(request, stream);
-    case Method::cutoff:
-      return make_cutoff_device_method(request, stream);
-    case Method::msm:
-      return make_msm_device_method(request, stream);
-  }
-  throw Error("the cuda backend has no '" + method_name(request.method) + "' method");
+  const DeviceMethodFactory f = device_factory(request.method);
+  if (!f) throw Error("the cuda backend cannot compute the '" + method_name(request.method) + "' method");
+  return f(request, stream);
 }
 
 namespace {
@@ -333,7 +346,7 @@ class CudaBackend final : public Backend {
   explicit CudaBackend(std::vector<int> devices)
       : devices_(std::move(devices)), slots_(devices_.size()) {}
   std::string name() const override { return "cuda"; }
-  bool supports(Method) const override { return true; }
+  bool supports(Method m) const override { return device_factory(m) != nullptr; }
 
   void warm_up() override {
     for (const int device : devices_) {
@@ -367,7 +380,9 @@ class CudaBackend final : public Backend {
     if (!supports(request.method))
       throw Error("the cuda backend cannot compute the '" + method_name(request.method) +
                   "' method");
-    const std::size_t count = devices_.size();
+    // A whole-grid method solves the whole grid on each device it runs on: one device does it.
+    const std::size_t count =
+        describe(request.method).shape == MethodShape::whole_grid ? 1 : devices_.size();
     Handoff handoff(count);
     std::vector<DeviceResult> results(count);
     std::vector<std::unique_ptr<DeviceSlot>> slots(count);

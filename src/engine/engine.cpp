@@ -16,21 +16,6 @@
 
 namespace dcsgrid::engine {
 
-std::string method_name(Method m) {
-  switch (m) {
-    case Method::direct: return "direct";
-    case Method::cutoff: return "cutoff";
-    case Method::msm: return "msm";
-  }
-  return "?";
-}
-
-Method parse_method(const std::string& name) {
-  for (Method m : {Method::direct, Method::cutoff, Method::msm})
-    if (name == method_name(m)) return m;
-  throw Error("unknown method '" + name + "': use direct, cutoff or msm");
-}
-
 PotentialRequest msm_short_range(const PotentialRequest& request) {
   PotentialRequest s = request;
   s.method = Method::cutoff;
@@ -71,22 +56,37 @@ static void validate_msm_short(const CutoffOptions& c, const Physics& physics) {
                 "dielectric; it cannot be combined with Debye–Hückel screening (--ionic-strength)");
 }
 
-void validate_method(Method method, const CutoffOptions& c, const MsmOptions& msm,
-                     const Physics& physics) {
+void require_constant_dielectric(std::string_view method, const Physics& physics) {
+  const std::string name(method);
+  if (physics.distance_dependent)
+    throw Error(name + ": a distance-dependent dielectric (--ddd) has no splitting of 1/r for this "
+                "method; use --method direct or cutoff");
+  if (physics.ionic_strength > 0)
+    throw Error(name + ": Debye-Hückel screening (ionic strength " + fmt::format("{:g}", physics.ionic_strength) +
+                " mol/L) has no splitting of 1/r for this method; use --method direct or cutoff");
+}
+
+void validate_method(const PotentialRequest& request) {
+  const Physics& physics = request.physics;
+  const CutoffOptions& c = request.cutoff;
   validate(physics);
-  if (method == Method::msm) {
-    validate(msm);
-    require_msm_physics(physics);
-    if (c.bin_capacity < 0) throw Error("--bin-capacity must be positive (0 = prefix-sum bins)");
-  }
-  if (method == Method::cutoff) {
+  const MethodDescription& method = describe(request.method);
+  if (method.constant_dielectric) require_constant_dielectric(method.name, physics);
+  if (c.bin_capacity < 0) throw Error("--bin-capacity must be positive (0 = prefix-sum bins)");
+  if (request.method == Method::msm) validate(request.msm);
+  if (method.periodic) validate(request.periodic);
+  if (request.method == Method::cutoff) {
     if (!(c.radius > 0)) throw Error("--cutoff must be a positive radius in Å");
     if (c.form == CutoffForm::switched && !(c.switch_start >= 0 && c.switch_start < c.radius))
       throw Error("--switch-start must lie between 0 and the cutoff radius");
-    if (c.bin_capacity < 0) throw Error("--bin-capacity must be positive (0 = prefix-sum bins)");
     if (c.form == CutoffForm::msm_short) validate_msm_short(c, physics);
   }
 }
+
+// Where a method's unit cell can come from, for the message that refuses a run without one.
+static constexpr const char* kWhereCellsComeFrom =
+    "give --cell A,B,C[,ALPHA,BETA,GAMMA] (Å, degrees), or an input that carries one: a PDB "
+    "CRYST1 record, mmCIF _cell, or a trajectory frame's box";
 
 void validate(const PotentialRequest& request) {
   if (!request.atoms || request.atoms->empty()) throw Error("no atoms to compute a potential from");
@@ -103,24 +103,39 @@ void validate(const PotentialRequest& request) {
     throw Error(fmt::format("atom {} lies at ({:g}, {:g}, {:g}) Å: atoms must lie within ±1e18 Å "
                             "(float32 distances overflow beyond)",
                             i + 1, request.atoms->x[i], request.atoms->y[i], request.atoms->z[i]));
-  validate_method(request.method, request.cutoff, request.msm, request.physics);
+  const MethodDescription& method = describe(request.method);
+  if (method.periodic && !request.cell)
+    throw Error("--method " + std::string(method.name) + " computes a periodic potential and needs a unit cell: " +
+                kWhereCellsComeFrom);
+  if (method.needs_radii && !request.atoms->has_radii())
+    throw Error("--method " + std::string(method.name) +
+                " needs atomic radii: give a PQR input (its radius column), or a PDB/mmCIF input with "
+                "--forcefield so that radii come from the force field");
+  validate_method(request);
 }
 
 RunStats Backend::run(const PotentialRequest& request, const SlabSink& sink,
                       const Progress& progress) {
-  using clock = std::chrono::steady_clock;
   validate(request);
-  const GridSpec& grid = request.grid;
+  RunStats stats = run_in_slabs(
+      request.grid, slab_bytes, [&](Slab slab, float* out) { compute(request, slab, out); }, sink, progress);
+  stats.device = name();
+  return stats;
+}
+
+RunStats run_in_slabs(const GridSpec& grid, std::size_t slab_bytes,
+                      const std::function<void(Slab, float*)>& compute, const SlabSink& sink,
+                      const Progress& progress) {
+  using clock = std::chrono::steady_clock;
   const std::int64_t plane_bytes = std::int64_t(grid.plane_size() * sizeof(float));
   const std::int64_t planes_per_slab =
       std::clamp<std::int64_t>(std::int64_t(slab_bytes) / plane_bytes, 1, grid.nz());
   std::vector<float> buffer(grid.plane_size() * planes_per_slab);
   RunStats stats;
-  stats.device = name();
   for (std::int64_t z = 0; z < grid.nz(); z += planes_per_slab) {
     const Slab slab{z, std::min(grid.nz(), z + planes_per_slab)};
     const auto t0 = clock::now();
-    compute(request, slab, buffer.data());
+    compute(slab, buffer.data());
     const auto t1 = clock::now();
     sink(slab, buffer.data());
     const auto t2 = clock::now();

@@ -178,14 +178,6 @@ bool has_multilevel_form(const Physics& physics) {
   return !physics.distance_dependent && !(physics.ionic_strength > 0);
 }
 
-void require_msm_physics(const Physics& physics) {
-  if (physics.distance_dependent)
-    throw Error("msm: a distance-dependent dielectric has no multilevel form; use --method direct or cutoff");
-  if (physics.ionic_strength > 0)
-    throw Error("msm: Debye-Hückel screening (ionic strength " + std::to_string(physics.ionic_strength) +
-                " mol/L) has no multilevel form; use --method direct or cutoff");
-}
-
 MsmLongRange::MsmLongRange(const AtomSet& atoms, const GridSpec& output, float scale,
                            const MsmOptions& options)
     : plan_(make_msm_plan(atoms, output, options)), output_(output), scale_(scale) {

@@ -209,9 +209,9 @@ std::vector<Structure> models_from_marks(const TextFile& file, int model, AtomSe
       return;
     }
     const auto b = std::ptrdiff_t(begin), e = std::ptrdiff_t(end);
-    for (auto [to, from] :
-         {std::pair{&atoms.x, &all.x}, {&atoms.y, &all.y}, {&atoms.z, &all.z}, {&atoms.q, &all.q}})
-      to->insert(to->end(), from->begin() + b, from->begin() + e);
+    const bool radii = all.has_radii();
+    const auto to = atoms.columns(radii), from = all.columns(radii);
+    for (std::size_t c = 0; c < from.size(); ++c) to[c]->insert(to[c]->end(), from[c]->begin() + b, from[c]->begin() + e);
     models[slot].lines.insert(models[slot].lines.end(), lines.begin() + b, lines.begin() + e);
   };
   for (const std::size_t mark : marks) {

@@ -10,8 +10,8 @@ namespace dcsgrid::io::detail {
 // A smaller piece costs more to hand to a thread than its parse takes.
 constexpr std::size_t kMinChunkBytes = std::size_t(1) << 18;
 
-void reserve_atoms(AtomSet& atoms, std::vector<std::size_t>& lines, std::size_t n) {
-  for (std::vector<float>* v : {&atoms.x, &atoms.y, &atoms.z, &atoms.q}) {
+void reserve_atoms(AtomSet& atoms, std::vector<std::size_t>& lines, std::size_t n, bool radii) {
+  for (std::vector<float>* v : atoms.columns(radii)) {
     v->reserve(n);
     advise_huge_pages(v->data(), v->capacity() * sizeof(float));
   }
@@ -53,8 +53,10 @@ void join_atoms(std::vector<ChunkAtoms>& pieces, std::size_t first_line, AtomSet
     offsets[i + 1] = offsets[i] + pieces[i].atoms.size();
     if (i + 1 < pieces.size()) line_offsets[i + 1] = line_offsets[i] + pieces[i].line_count;
   }
-  reserve_atoms(atoms, lines, offsets.back());
-  for (std::vector<float>* v : {&atoms.x, &atoms.y, &atoms.z, &atoms.q}) v->resize(offsets.back());
+  // Radii travel with the atoms when the format gave them (every piece parses the same format).
+  const bool radii = std::ranges::any_of(pieces, [](const ChunkAtoms& p) { return p.atoms.has_radii(); });
+  reserve_atoms(atoms, lines, offsets.back(), radii);
+  for (std::vector<float>* v : atoms.columns(radii)) v->resize(offsets.back());
   lines.resize(offsets.back());
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::size_t i = 0; i < pieces.size(); ++i) {
@@ -65,6 +67,7 @@ void join_atoms(std::vector<ChunkAtoms>& pieces, std::size_t first_line, AtomSet
     std::memcpy(atoms.y.data() + offsets[i], a.y.data(), n);
     std::memcpy(atoms.z.data() + offsets[i], a.z.data(), n);
     std::memcpy(atoms.q.data() + offsets[i], a.q.data(), n);
+    if (radii) std::memcpy(atoms.r.data() + offsets[i], a.r.data(), n);
     const std::size_t shift = first_line - 1 + line_offsets[i];
     for (std::size_t k = 0; k < a.size(); ++k) lines[offsets[i] + k] = pieces[i].lines[k] + shift;
     pieces[i] = ChunkAtoms{};  // free as we go

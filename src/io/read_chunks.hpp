@@ -21,8 +21,8 @@ struct ChunkAtoms {
   bool failed = false;
 };
 
-// Room for n atoms and their lines, in 2 MiB pages where large.
-void reserve_atoms(AtomSet& atoms, std::vector<std::size_t>& lines, std::size_t n);
+// Room for n atoms (and their radii when radii) and their lines, in 2 MiB pages where large.
+void reserve_atoms(AtomSet& atoms, std::vector<std::size_t>& lines, std::size_t n, bool radii = false);
 
 // How many pieces to cut `bytes` of text into: threads = 0, a few per OpenMP thread (pieces of at
 // least 256 KiB, so small texts stay in one); threads = n, n pieces (of at least 4 KiB).

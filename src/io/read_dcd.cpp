@@ -45,7 +45,7 @@ class DcdReader final : public TrajectoryReader {
   std::uint64_t marker_at(const unsigned char* p) const {
     return layout_.marker == 8 ? load_u64(p, layout_.big) : load_u32(p, layout_.big);
   }
-  std::optional<UnitCell> decode_cell(const unsigned char* p) const;
+  std::optional<CellParameters> decode_cell(const unsigned char* p) const;
   void interleave(const unsigned char* const axes[3], std::size_t n, float* xyz) const;
   void check_marker(const unsigned char* p, std::uint64_t expected, std::uint64_t frame_start,
                     const char* what) const;
@@ -212,10 +212,10 @@ bool DcdReader::skip(FrameInfo& info) {
 // CHARMM order [A, gamma, B, beta, alpha, C]; the angles as cosines (CHARMM, NAMD > 2.5) or in
 // degrees (NAMD 2.5), or the symmetric cell matrix (newer CHARMM: negative entries or angles
 // beyond 180 give it away) as [h11, h21, h22, h31, h32, h33].
-std::optional<UnitCell> DcdReader::decode_cell(const unsigned char* p) const {
+std::optional<CellParameters> DcdReader::decode_cell(const unsigned char* p) const {
   double u[6];
   for (int i = 0; i < 6; ++i) u[i] = load_f64(p + 8 * i, layout_.big);
-  UnitCell cell{u[0], u[2], u[5], u[4], u[3], u[1]};
+  CellParameters cell{u[0], u[2], u[5], u[4], u[3], u[1]};
   if (cell[0] == 0 && cell[1] == 0 && cell[2] == 0) return std::nullopt;
   const bool cosines = std::abs(cell[3]) <= 1 && std::abs(cell[4]) <= 1 && std::abs(cell[5]) <= 1;
   if (cosines) {
@@ -225,7 +225,7 @@ std::optional<UnitCell> DcdReader::decode_cell(const unsigned char* p) const {
   bool matrix = false;
   for (int i = 0; i < 6; ++i) matrix |= cell[i] < 0 || (i >= 3 && cell[i] > 180);
   if (!matrix) return cell;
-  return unit_cell_from_vectors({{{u[0], u[1], u[3]}, {u[1], u[2], u[4]}, {u[3], u[4], u[5]}}});
+  return cell_parameters_from_vectors({{{u[0], u[1], u[3]}, {u[1], u[2], u[4]}, {u[3], u[4], u[5]}}});
 }
 
 }  // namespace

@@ -294,6 +294,20 @@ Structure charged_structure(const TextFile& file, const std::vector<ChainRecord>
   return s;
 }
 
+// gemmi reads CRYST1 and _cell; 1 × 1 × 1 Å is the placeholder of files without a crystal. An
+// impossible cell is left out with a warning: only periodic methods use it, and they then say
+// that the input has no cell.
+std::optional<UnitCell> recorded_cell(const TextFile& file, const gemmi::Structure& st,
+                                      std::vector<std::string>& warnings) {
+  if (!st.cell.is_crystal()) return std::nullopt;
+  try {
+    return make_cell({st.cell.a, st.cell.b, st.cell.c}, {st.cell.alpha, st.cell.beta, st.cell.gamma});
+  } catch (const Error& e) {
+    warnings.push_back(file.name + ": the recorded unit cell is ignored: " + e.what());
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 std::vector<Structure> read_macromolecule(TextFile& file, Format format, int model,
@@ -324,7 +338,13 @@ std::vector<Structure> read_macromolecule(TextFile& file, Format format, int mod
       models.push_back(charged_structure(file, chain_records(st.models[m - 1], options.threads),
                                          *tables, options));
   }
-  for (Structure& s : models) s.lines = lines_by_position(positions, s.atoms);
+  std::vector<std::string> cell_warnings;
+  const std::optional<UnitCell> cell = recorded_cell(file, st, cell_warnings);
+  for (Structure& s : models) {
+    s.lines = lines_by_position(positions, s.atoms);
+    s.cell = cell;
+    s.warnings.insert(s.warnings.end(), cell_warnings.begin(), cell_warnings.end());
+  }
   finish_models(file, model, count, models);
   return models;
 }

@@ -270,7 +270,7 @@ bool NetcdfReader::next(float* xyz, FrameInfo& info) {
     for (std::size_t i = 0; i < 3 * atoms_; ++i) xyz[i] *= scale_;
   number(info);
   if (lengths_ >= 0) {
-    UnitCell cell;
+    CellParameters cell;
     const std::size_t cell_start[2] = {f, 0}, cell_count[2] = {1, 3};
     check(nc_get_vara_double(ncid_, lengths_, cell_start, cell_count, cell.data()),
           where + ": cell_lengths");

@@ -29,7 +29,7 @@ void parse_pqr_atom(const TextFile& file, std::string_view line, std::size_t lin
                      "PQR atom record has " + std::to_string(n) + " fields, expected at most 11");
   double v[5];
   parse_fields(file, line_number, fields + (n - 5), kColumns, 5, v);
-  atoms.push_back(v[0], v[1], v[2], v[3]);
+  atoms.push_back(v[0], v[1], v[2], v[3], v[4]);
 }
 
 }  // namespace

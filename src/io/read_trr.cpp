@@ -133,7 +133,7 @@ bool TrrReader::decode_frame(std::int64_t frame, float* xyz, FrameInfo& info) {
   if (h.box) {
     float m[9];
     read_reals(9, h.real_size, 10.0, m);  // nm → Å
-    info.box = unit_cell_from_vectors(
+    info.box = cell_parameters_from_vectors(
         {{{m[0], m[1], m[2]}, {m[3], m[4], m[5]}, {m[6], m[7], m[8]}}});
   }
   file_.seek(file_.tell() + std::uint64_t(h.vir + h.pres));

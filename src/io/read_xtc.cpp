@@ -145,7 +145,7 @@ void XtcReader::read_head(std::int64_t frame, FrameInfo* info) {
   std::array<std::array<double, 3>, 3> box;
   for (int r = 0; r < 3; ++r)
     for (int c = 0; c < 3; ++c) box[r][c] = 10.0 * load_f32(head_ + 16 + 12 * r + 4 * c, true);
-  info->box = unit_cell_from_vectors(box);
+  info->box = cell_parameters_from_vectors(box);
 }
 
 CompressedHeader XtcReader::read_compressed_header(std::int64_t frame, std::uint64_t start) {

@@ -255,20 +255,21 @@ void check_atom_count(const std::string& topology_file, std::size_t topology_ato
                        std::to_string(trajectory.atom_count()));
 }
 
-std::optional<UnitCell> unit_cell_from_vectors(const std::array<std::array<double, 3>, 3>& v) {
-  const auto dot = [](const std::array<double, 3>& a, const std::array<double, 3>& b) {
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-  };
-  const double la = std::sqrt(dot(v[0], v[0])), lb = std::sqrt(dot(v[1], v[1])),
-               lc = std::sqrt(dot(v[2], v[2]));
-  if (!(la > 0 && lb > 0 && lc > 0)) return std::nullopt;
-  const auto angle = [&](const std::array<double, 3>& a, const std::array<double, 3>& b,
-                         double na, double nb) {
-    const double c = std::clamp(dot(a, b) / (na * nb), -1.0, 1.0);
-    return std::acos(c) * 180.0 / std::numbers::pi;
-  };
-  return UnitCell{la, lb, lc, angle(v[1], v[2], lb, lc), angle(v[0], v[2], la, lc),
-                  angle(v[0], v[1], la, lb)};
+std::optional<CellParameters> cell_parameters_from_vectors(const std::array<std::array<double, 3>, 3>& v) {
+  const std::optional<UnitCell> cell = cell_from_vectors(v);
+  if (!cell) return std::nullopt;
+  return CellParameters{cell->lengths[0], cell->lengths[1], cell->lengths[2],
+                        cell->angles[0],  cell->angles[1],  cell->angles[2]};
+}
+
+std::optional<UnitCell> frame_cell(const FrameInfo& frame) {
+  if (!frame.box) return std::nullopt;
+  const CellParameters& p = *frame.box;
+  try {
+    return make_cell({p[0], p[1], p[2]}, {p[3], p[4], p[5]});
+  } catch (const Error&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace dcsgrid::io

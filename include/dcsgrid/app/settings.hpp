@@ -31,6 +31,8 @@ struct ComputeSettings {
   bool auto_method = false;
   engine::CutoffOptions cutoff;
   engine::MsmOptions msm;
+  engine::PeriodicOptions periodic;
+  std::optional<UnitCell> cell;  // --cell; else the input's own, for periodic methods
   std::string device = "auto";  // auto, cpu, gpu
   std::vector<int> gpus;        // device ids; empty: all
   int threads = 0;              // CPU threads; 0: all cores
@@ -58,7 +60,8 @@ io::MapMetadata map_metadata(const ComputeSettings& settings, engine::Method met
 // Where each method's map goes in an HDF5 file: the reference (direct when computed, else the
 // first method) in /potential, every other method m in /potential_m.
 std::string dataset_name(const std::vector<engine::Method>& methods, engine::Method method);
-// The method every other map is compared with: direct, when it is among the methods.
+// The method every other map is compared with: the first exact one (direct; ewald among periodic
+// methods), when there is one among the methods.
 std::optional<engine::Method> reference_method(const std::vector<engine::Method>& methods);
 
 }  // namespace dcsgrid::app

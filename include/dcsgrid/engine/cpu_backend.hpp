@@ -13,7 +13,7 @@
 
 namespace dcsgrid::engine {
 
-// Supports Method::direct and Method::cutoff.
+// Every method with a CpuMethod (cpu_backend.cpp's kCpuMethods).
 std::unique_ptr<Backend> make_cpu_backend();
 
 // Direct summation over all atoms.

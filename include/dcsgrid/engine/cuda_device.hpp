@@ -156,7 +156,9 @@ class DeviceMethod {
 };
 
 // The method for request.method, on the current device. Defined in cuda_backend.cu: a new method
-// adds its case there.
+// adds its factory to kDeviceMethods there. A whole-grid method (MethodShape::whole_grid) solves
+// in its constructor, after checking that the solve fits the device's free memory, and its
+// enqueue copies planes of the solution.
 std::unique_ptr<DeviceMethod> make_device_method(const PotentialRequest& request,
                                                  cudaStream_t stream);
 

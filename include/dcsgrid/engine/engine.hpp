@@ -5,21 +5,20 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include <optional>
+
 #include "dcsgrid/core/atoms.hpp"
+#include "dcsgrid/core/cell.hpp"
 #include "dcsgrid/core/grid.hpp"
 #include "dcsgrid/core/physics.hpp"
+#include "dcsgrid/engine/method.hpp"
 #include "dcsgrid/engine/msm_plan.hpp"
+#include "dcsgrid/engine/periodic.hpp"
 
 namespace dcsgrid::engine {
-
-// direct: exact sum over all atoms; cutoff: atoms within a radius; msm: multilevel summation,
-// the exact potential's accuracy at the cutoff's cost (a short-range cutoff part with the
-// msm_short form plus a long-range part carried on nested grids, engine/msm.hpp).
-enum class Method { direct, cutoff, msm };
-std::string method_name(Method m);
-Method parse_method(const std::string& name);
 
 // Cutoff potential forms, for r < rc (zero beyond):
 //   truncated: q·g(r)                                  (discontinuous at rc)
@@ -48,6 +47,9 @@ struct PotentialRequest {
   Method method = Method::direct;
   CutoffOptions cutoff;  // method cutoff; msm takes its bin settings
   MsmOptions msm;
+  // The lattice of a periodic method (describe(method).periodic); ignored by the others.
+  std::optional<UnitCell> cell;
+  PeriodicOptions periodic;
 };
 // The short-range part of an msm request: the cutoff method with the msm_short form at the MSM
 // cutoff and softening, the request's bin settings kept.
@@ -101,16 +103,26 @@ class Backend {
   std::size_t slab_bytes = std::size_t(1) << 30;
 };
 
+// Computes the grid slab by slab with compute(slab, out) into one host buffer of at most
+// slab_bytes (at least one plane), handing each slab to sink in z order; the default Backend::run.
+RunStats run_in_slabs(const GridSpec& grid, std::size_t slab_bytes,
+                      const std::function<void(Slab, float*)>& compute, const SlabSink& sink,
+                      const Progress& progress);
+
 // "auto" (GPU when one is usable, else CPU with a notice), "cpu" or "gpu". gpus: device ids to
 // use, empty for all.
 std::unique_ptr<Backend> make_backend(const std::string& device, const std::vector<int>& gpus = {});
 // True when this build has the CUDA backend and a GPU is visible.
 bool gpu_available();
 
-// Checks a method's options and the physics it runs with. Throws Error.
-void validate_method(Method method, const CutoffOptions& cutoff, const MsmOptions& msm,
-                     const Physics& physics);
-// Checks a request before any work: atoms present, grid valid, then validate_method.
+// Checks the request's method: its options and the physics it runs with (not atoms, grid or
+// cell, so a bad option fails before any input is read). Throws Error.
+void validate_method(const PotentialRequest& request);
+// Throws Error, naming the method, unless the physics has a constant dielectric without
+// screening: the splittings of 1/r (msm's softening, Ewald's erfc) hold for 1/r only.
+void require_constant_dielectric(std::string_view method, const Physics& physics);
+// Checks a request before any work: atoms present (with radii where the method needs them), grid
+// valid, a cell for a periodic method, then validate_method.
 void validate(const PotentialRequest& request);
 
 // Computes the whole grid into memory (tests, small grids).

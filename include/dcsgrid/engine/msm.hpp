@@ -46,9 +46,8 @@ class MsmLongRange {
   std::array<MsmAxisWeights, 3> weights_;  // output points along x, y, z
 };
 
-// Throws Error unless the physics has a multilevel form: a constant dielectric. Distance-dependent
-// ε (1/r²) and Debye–Hückel screening have no splitting into γ here.
-void require_msm_physics(const Physics& physics);
+// True when the physics has a multilevel form: a constant dielectric. Distance-dependent ε (1/r²)
+// and Debye–Hückel screening have no splitting into γ here.
 bool has_multilevel_form(const Physics& physics);
 
 // The level operations, one after another, on the CPU (also the reference for the GPU engine).

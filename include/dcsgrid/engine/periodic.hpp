@@ -18,4 +18,9 @@ struct PeriodicOptions {
   double smooth_beta = 0;    // --smooth
 };
 
+inline constexpr int kPmeMinOrder = 4, kPmeMaxOrder = 12;
+
+// Throws Error naming the option when a setting is out of range.
+void validate(const PeriodicOptions& options);
+
 }  // namespace dcsgrid::engine

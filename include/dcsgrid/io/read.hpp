@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "dcsgrid/core/atoms.hpp"
+#include "dcsgrid/core/cell.hpp"
 
 namespace dcsgrid::io {
 
@@ -62,6 +63,9 @@ struct Structure {
   int models_in_file = 1;             // models the file holds
   std::vector<std::string> warnings;  // for the log: unknown atoms zeroed, hydrogens folded, ...
   std::string charge_source;          // "file" or the force field's name
+  // The crystal or MD cell the file records (PDB CRYST1, mmCIF _cell); absent where it has none
+  // or only the placeholder 1 × 1 × 1 Å cell of NMR and modelled entries.
+  std::optional<UnitCell> cell;
 };
 
 // Reads one model. Throws InputError (file, line where there is one, problem) on any malformed

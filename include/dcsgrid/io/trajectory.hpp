@@ -13,10 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "dcsgrid/core/cell.hpp"
+
 namespace dcsgrid::io {
 
 // Unit cell as lengths (Å) and angles (degrees): a, b, c, alpha, beta, gamma.
-using UnitCell = std::array<double, 6>;
+using CellParameters = std::array<double, 6>;
 
 struct FrameInfo {
   std::size_t file = 0;     // which file of a concatenation (its position in the list)
@@ -24,7 +26,7 @@ struct FrameInfo {
   std::int64_t serial = 0;  // frame number in the whole stream (across files), from 0
   std::int64_t step = -1;   // MD step where the format stores one, else -1
   double time_ps = 0;       // NaN where the format has no time
-  std::optional<UnitCell> box;  // absent where the file has no (or a zero) unit cell
+  std::optional<CellParameters> box;  // absent where the file has no (or a zero) unit cell
 };
 
 // A last frame cut short: the frames before it were returned, this one was not.
@@ -125,6 +127,9 @@ void check_atom_count(const std::string& topology_file, std::size_t topology_ato
 
 // Lengths and angles of the cell spanned by three vectors (rows of `vectors`, any length unit);
 // nullopt for a zero or degenerate cell.
-std::optional<UnitCell> unit_cell_from_vectors(const std::array<std::array<double, 3>, 3>& vectors);
+std::optional<CellParameters> cell_parameters_from_vectors(const std::array<std::array<double, 3>, 3>& vectors);
+// The frame's cell as the engine takes it; nullopt where the frame has none or an impossible one
+// (zero volume, angles out of range).
+std::optional<UnitCell> frame_cell(const FrameInfo& frame);
 
 }  // namespace dcsgrid::io
