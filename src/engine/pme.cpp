@@ -37,12 +37,17 @@ struct AxisSpline {
   double weight[kMaxOrder];
 };
 
-AxisSpline axis_spline(double u, int order, std::int64_t k) {
+// floor(u) wrapped into [0, K).
+std::int64_t first_point(double u, std::int64_t k) {
   const double base = std::floor(u);
+  const std::int64_t first = std::int64_t(base - std::floor(base / double(k)) * double(k));
+  return first >= k ? first - k : first;  // rounding of a base just below a multiple of K
+}
+
+AxisSpline axis_spline(double u, int order, std::int64_t k) {
   AxisSpline s;
-  s.first = std::int64_t(base - std::floor(base / double(k)) * double(k));
-  if (s.first >= k) s.first -= k;  // rounding of a base just below a multiple of K
-  bspline_weights(u - base, order, s.weight);
+  s.first = first_point(u, k);
+  bspline_weights(u - std::floor(u), order, s.weight);
   return s;
 }
 
@@ -177,24 +182,30 @@ void PmeReciprocal::spread(const AtomSet& atoms) {
     }
     return;
   }
-  // Counting sort of the atoms by the slab of their first plane.
-  std::vector<std::uint32_t> slab_of(atoms.size());
-  std::vector<std::size_t> start(std::size_t(slabs) + 1, 0);
+  // Counting sort of the atoms by the mesh row (plane, then row along b) their spline starts
+  // in: each slab's atoms are one run, and neighbouring atoms write neighbouring rows (cache).
+  const std::size_t rows = std::size_t(k[1] * k[2]);
+  std::vector<std::uint32_t> row_of(atoms.size());
+  std::vector<std::size_t> row_start(rows + 1, 0);
   for (std::size_t i = 0; i < atoms.size(); ++i) {
-    AxisSpline s[3];
-    splines(i, s);
-    slab_of[i] = std::uint32_t(s[2].first * slabs / k[2]);
-    ++start[slab_of[i] + 1];
+    const Vec3 f = cell_.fractional({atoms.x[i], atoms.y[i], atoms.z[i]});
+    row_of[i] = std::uint32_t(first_point(f[2] * double(k[2]), k[2]) * k[1] +
+                              first_point(f[1] * double(k[1]), k[1]));
+    ++row_start[row_of[i] + 1];
   }
-  for (std::size_t c = 1; c < start.size(); ++c) start[c] += start[c - 1];
-  std::vector<std::uint32_t> order_by_slab(atoms.size());
-  std::vector<std::size_t> fill(start.begin(), start.end() - 1);
-  for (std::size_t i = 0; i < atoms.size(); ++i) order_by_slab[fill[slab_of[i]]++] = std::uint32_t(i);
+  for (std::size_t r = 1; r <= rows; ++r) row_start[r] += row_start[r - 1];
+  std::vector<std::uint32_t> sorted(atoms.size());
+  std::vector<std::size_t> fill(row_start.begin(), row_start.end() - 1);
+  for (std::size_t i = 0; i < atoms.size(); ++i) sorted[fill[row_of[i]]++] = std::uint32_t(i);
+  // Slab c holds the planes z with z·slabs/K3 = c: from ⌈c·K3/slabs⌉ on.
+  std::vector<std::size_t> start(std::size_t(slabs) + 1);
+  for (std::int64_t c = 0; c <= slabs; ++c)
+    start[std::size_t(c)] = row_start[std::size_t((c * k[2] + slabs - 1) / slabs * k[1])];
   for (std::int64_t parity = 0; parity < 2; ++parity) {
 #pragma omp parallel for schedule(dynamic, 1)
     for (std::int64_t c = parity; c < slabs; c += 2)
       for (std::size_t n = start[c]; n < start[c + 1]; ++n) {
-        const std::uint32_t i = order_by_slab[n];
+        const std::uint32_t i = sorted[n];
         AxisSpline s[3];
         splines(i, s);
         spread_atom(atoms.q[i], s, order, k, mesh_.data());
@@ -212,9 +223,13 @@ void PmeReciprocal::add_to(const GridSpec& grid, Slab slab, float* out) const {
       background_ ? std::numbers::pi * total_charge_ /
                         (parameters_.beta * parameters_.beta * cell_.volume)
                   : 0.0;
-  // u1 = K1·(x a*x + y a*y + z a*z): its x part, the same on every row.
+  // u1 = K1·(x a*x + y a*y + z a*z): its x part, the same on every row; where a* lies along x
+  // (a*y = a*z = 0: b and c have no x component) the whole spline is, and is made once.
   std::vector<double> u1_x(static_cast<std::size_t>(nx));
   for (std::int64_t i = 0; i < nx; ++i) u1_x[std::size_t(i)] = double(k1) * grid.position(i, 0, 0)[0] * r[0][0];
+  const bool x_only = r[0][1] == 0 && r[0][2] == 0;
+  std::vector<AxisSpline> x_splines(x_only ? std::size_t(nx) : 0);
+  for (std::size_t i = 0; i < x_splines.size(); ++i) x_splines[i] = axis_spline(u1_x[i], p, k1);
 #pragma omp parallel
   {
     std::vector<double> plane(static_cast<std::size_t>(k1 * k2)), row(static_cast<std::size_t>(k1));
@@ -241,7 +256,8 @@ void PmeReciprocal::add_to(const GridSpec& grid, Slab slab, float* out) const {
         const double u1_yz = double(k1) * (y * r[0][1] + z * r[0][2]);
         float* dst = out + ((k - slab.z_begin) * ny + j) * nx;
         for (std::int64_t i = 0; i < nx; ++i) {
-          const AxisSpline s1 = axis_spline(u1_x[std::size_t(i)] + u1_yz, p, k1);
+          const AxisSpline s1 =
+              x_only ? x_splines[std::size_t(i)] : axis_spline(u1_x[std::size_t(i)] + u1_yz, p, k1);
           double v = 0;
           for (int m = 0; m < p; ++m) v += s1.weight[m] * row[std::size_t(below(s1.first, m, k1))];
           dst[i] += float(scale_ * (v - background));
