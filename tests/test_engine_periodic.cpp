@@ -498,6 +498,33 @@ TEST(Periodic, ReciprocalPartsMatchFloat64) {
   EXPECT_EQ(slabs, pme);
 }
 
+// One object, frame after frame (a trajectory in a fixed cell): each set_atoms replaces the last.
+TEST(Periodic, ReciprocalObjectsServeFrameAfterFrame) {
+  const UnitCell& cell = triclinic();
+  const GridSpec grid = grid_over_cell(cell, 0.0, 10);
+  const AtomSet first = atoms_in_cell(cell, 60, 15), second = atoms_in_cell(cell, 90, 16, -1.0);
+  const engine::PmeParameters pp = engine::resolve_pme(cell, {});
+  const engine::EwaldParameters ep = engine::resolve_ewald(cell, {});
+  engine::PmeReciprocal pme(cell, pp, scale());
+  engine::EwaldReciprocal ewald(cell, ep, scale());
+  pme.set_atoms(first);
+  ewald.set_atoms(first);
+  pme.set_atoms(second);
+  ewald.set_atoms(second);
+  std::vector<float> reused_pme(grid.point_count()), reused_ewald(grid.point_count());
+  pme.add_to(grid, Slab{0, grid.nz()}, reused_pme.data());
+  ewald.add_to(grid, Slab{0, grid.nz()}, reused_ewald.data());
+  engine::PmeReciprocal fresh_pme(cell, pp, scale());
+  engine::EwaldReciprocal fresh_ewald(cell, ep, scale());
+  fresh_pme.set_atoms(second);
+  fresh_ewald.set_atoms(second);
+  std::vector<float> new_pme(grid.point_count()), new_ewald(grid.point_count());
+  fresh_pme.add_to(grid, Slab{0, grid.nz()}, new_pme.data());
+  fresh_ewald.add_to(grid, Slab{0, grid.nz()}, new_ewald.data());
+  EXPECT_EQ(reused_pme, new_pme);
+  EXPECT_EQ(reused_ewald, new_ewald);
+}
+
 // A mesh too thin for two slabs of order − 1 planes (9 planes, order 8) spreads on one thread;
 // the result is the same reciprocal part.
 TEST(Periodic, SmallMeshSpreadsSerially) {
