@@ -73,12 +73,14 @@ const Row kRows[] = {
     {"cpu", Method::cutoff, CutoffForm::switched, 2, 1e-6},
     {"cpu", Method::cutoff, CutoffForm::msm_short, 2, 1e-6},
     {"cpu", Method::cutoff, CutoffForm::msm_short, 5, 1e-6},
+    {"cpu", Method::cutoff, CutoffForm::ewald_real, 2, 1e-6},
     {"gpu", Method::direct, {}, 2, 2e-5},
     {"gpu", Method::cutoff, CutoffForm::truncated, 2, 1e-5},
     {"gpu", Method::cutoff, CutoffForm::shifted, 2, 1e-5},
     {"gpu", Method::cutoff, CutoffForm::switched, 2, 1e-5},
     {"gpu", Method::cutoff, CutoffForm::msm_short, 2, 1e-5},
     {"gpu", Method::cutoff, CutoffForm::msm_short, 5, 1e-5},
+    {"gpu", Method::cutoff, CutoffForm::ewald_real, 2, 1e-5},
     {"cpu", Method::msm, {}, 2, 1e-3},
     {"gpu", Method::msm, {}, 2, 1e-3},
 };
@@ -154,6 +156,7 @@ double closed_form(const Row& row, const Physics& p, const CutoffOptions& cut, d
     }
     if (row.form == CutoffForm::msm_short)
       v = (1 / r - softening_series(row.softening_order, r_true / rc) / rc) / p.dielectric;
+    if (row.form == CutoffForm::ewald_real) v = g * std::erfc(cut.ewald_beta * r);
   }
   return q * kCoulomb * unit_per_kcal(p) * v;
 }
@@ -192,6 +195,7 @@ class Conformance : public ::testing::TestWithParam<Row> {
     c.form = row().form;
     c.switch_start = 0.7 * rc;
     c.softening_order = row().softening_order;
+    c.ewald_beta = 4.5 / rc;  // erfc(4.5) = 2e-10: no jump at rc above float rounding
     return c;
   }
   PotentialRequest request(const AtomSet& atoms, const GridSpec& grid, const Physics& physics,
@@ -204,10 +208,11 @@ class Conformance : public ::testing::TestWithParam<Row> {
     r.cutoff = cutoff(rc);
     return r;
   }
-  // The splitting of msm_short (and so msm) holds for 1/r only.
+  // The splittings of msm_short (and so msm) and ewald_real hold for 1/r only.
   bool supports(const Physics& p) const {
     const bool splits = row().method == Method::msm ||
-                        (row().method == Method::cutoff && row().form == CutoffForm::msm_short);
+                        (row().method == Method::cutoff && (row().form == CutoffForm::msm_short ||
+                                                            row().form == CutoffForm::ewald_real));
     return !(splits && (p.distance_dependent || p.ionic_strength > 0));
   }
 

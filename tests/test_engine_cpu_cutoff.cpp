@@ -12,6 +12,7 @@
 #include "dcsgrid/core/waterbox.hpp"
 #include "dcsgrid/engine/cpu_backend.hpp"
 #include "dcsgrid/engine/cutoff_form.hpp"
+#include "engine/cpu_simd.hpp"
 #include "helpers.hpp"
 
 using namespace dcsgrid;
@@ -24,6 +25,7 @@ CutoffOptions cutoff(double radius, CutoffForm form) {
   o.radius = radius;
   o.form = form;
   o.switch_start = 0.7 * radius;
+  o.ewald_beta = 3.0 / radius;
   return o;
 }
 
@@ -50,7 +52,7 @@ double check(const AtomSet& atoms, const GridSpec& grid, const Physics& physics,
 }
 
 const CutoffForm kForms[] = {CutoffForm::truncated, CutoffForm::shifted, CutoffForm::switched,
-                             CutoffForm::msm_short};
+                             CutoffForm::msm_short, CutoffForm::ewald_real};
 
 }  // namespace
 
@@ -158,6 +160,54 @@ TEST(CpuCutoff, RejectsBadOptions) {
   request.physics = Physics{};
   request.cutoff.softening_order = 0;
   EXPECT_THROW(validate(request), Error);
+}
+
+// The 8-lane erfc of the ewald_real form against the C library's double erfc on a dense sweep
+// of [0, 9] (erfc ≥ 4e-37, a normal float): relative error at most 4e-7 (a few float roundings),
+// 1e-7 in the mean square; beyond, no more than float's smallest normal.
+TEST(CpuCutoff, SimdErfcMatchesDoubleErfc) {
+  double worst = 0, worst_x = 0, sum2 = 0;
+  int count = 0;
+  for (int i = 0; i <= 900000; i += simd::kLanes) {
+    simd::v8f x;
+    for (int l = 0; l < simd::kLanes; ++l) x[l] = float((i + l) * 1e-5);
+    const simd::v8f got = simd::erfc_nonnegative(x);
+    for (int l = 0; l < simd::kLanes; ++l) {
+      const double exact = std::erfc(double(x[l]));
+      const double rel = std::abs(got[l] - exact) / exact;
+      sum2 += rel * rel;
+      ++count;
+      if (rel > worst) worst = rel, worst_x = x[l];
+    }
+  }
+  EXPECT_LT(worst, 4e-7) << "at x = " << worst_x;
+  EXPECT_LT(std::sqrt(sum2 / count), 1e-7);
+  const simd::v8f far = simd::erfc_nonnegative(simd::v8f{9.5f, 10, 12, 20, 50, 1e3f, 1e10f, 3e38f});
+  for (int l = 0; l < simd::kLanes; ++l) {
+    EXPECT_GE(far[l], 0.0f);
+    EXPECT_LE(far[l], 1.2e-38f) << l;
+  }
+  EXPECT_NEAR(simd::erfc_nonnegative(simd::splat(0.0f))[0], 1.0f, 2e-7);
+}
+
+// ewald_real: a positive, finite β and a constant dielectric, else an Error.
+TEST(CpuCutoff, EwaldRealNeedsBetaAndConstantDielectric) {
+  const AtomSet atoms = test::random_atoms(10, Box{{0, 0, 0}, {1, 1, 1}}, 1);
+  const GridSpec grid = grid_from_origin({0, 0, 0}, {4, 4, 4}, 1.0);
+  std::vector<float> out(grid.point_count());
+  CutoffOptions o = cutoff(5.0, CutoffForm::ewald_real);
+  for (const double beta : {0.0, -0.3, double(NAN), double(INFINITY)}) {
+    o.ewald_beta = beta;
+    EXPECT_THROW(cutoff_sum_cpu(atoms, grid, make_pair_kernel(Physics{}), o, Slab{0, 4}, out.data()),
+                 Error)
+        << beta;
+  }
+  o.ewald_beta = 0.3;
+  Physics ddd;
+  ddd.distance_dependent = true;
+  EXPECT_THROW(cutoff_sum_cpu(atoms, grid, make_pair_kernel(ddd), o, Slab{0, 4}, out.data()), Error);
+  EXPECT_EQ(parse_cutoff_form("ewald-real"), CutoffForm::ewald_real);
+  EXPECT_EQ(cutoff_form_name(CutoffForm::ewald_real), "ewald-real");
 }
 
 TEST(CpuCutoff, PartsAddTheirAtomsOnTheirOwnGrids) {

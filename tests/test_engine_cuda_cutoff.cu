@@ -129,11 +129,13 @@ TEST(CudaCutoff, EmptyFullAndOverflowingBins) {
 TEST(CudaCutoff, AllAtomsInOneBinMostlyOverflow) {
   DCSGRID_REQUIRE_GPU();
   const GridSpec grid = grid_from_origin({0.0, 0.0, 0.0}, {36, 30, 33}, 0.5);
-  // The overflow atoms go through the CPU engine: the same forms there (msm_short included).
-  for (const CutoffForm form : {CutoffForm::switched, CutoffForm::msm_short}) {
+  // The overflow atoms go through the CPU engine: the same forms there (msm_short and
+  // ewald_real included).
+  for (const CutoffForm form : {CutoffForm::switched, CutoffForm::msm_short, CutoffForm::ewald_real}) {
     CutoffOptions cutoff;
     cutoff.bin_capacity = 8;
     cutoff.form = form;
+    cutoff.ewald_beta = 0.35;
     Problem s(test::random_atoms(300, Box{{8.0, 8.0, 8.0}, {11.5, 11.5, 11.5}}, 6), cutoff);  // bin [7.75, 11.75)³
     s.set_grid(grid);
     CutoffSlabTimes times;

@@ -55,6 +55,9 @@ void check_cutoff(const CutoffOptions& o) {
   if (o.form == CutoffForm::switched && !(o.switch_start >= 0 && o.switch_start < o.radius))
     throw Error("switched cutoff: switch start " + std::to_string(o.switch_start) +
                 " must lie in [0, " + std::to_string(o.radius) + ")");
+  if (o.form == CutoffForm::ewald_real && !(o.ewald_beta > 0 && std::isfinite(o.ewald_beta)))
+    throw Error("ewald-real cutoff form: the Ewald coefficient must be positive and finite, got " +
+                std::to_string(o.ewald_beta) + " Å⁻¹");
 }
 
 // Squared distance from v to the interval [lo, hi].
@@ -256,8 +259,8 @@ void scatter_row(const RowAtoms& list, RowSums& s, const std::vector<v8f>& px,
                  const PairKernel& kernel, const CutoffParams& params) {
   const v8f min_r2 = splat(kernel.min_r2), exp2_kappa = splat(kernel.exp2_kappa);
   const CutoffCoefficients<float>& f = params.f;
-  const CutoffCoefficients<v8f> cut{splat(f.rc2), splat(f.inv_rc2), splat(f.inv_rc), splat(f.rs),
-                                    splat(f.inv_width)};
+  const CutoffCoefficients<v8f> cut{splat(f.rc2),  splat(f.inv_rc2),   splat(f.inv_rc),
+                                    splat(f.rs),   splat(f.inv_width), splat(f.beta)};
   std::int32_t lo = INT32_MAX, hi = -1;  // vectors touched since the last fold
   for (std::size_t a = 0; a < list.size; ++a) {
     const v8f ax = splat(list.x[a]), dyz2 = splat(list.dyz2[a]), q = splat(list.q[a]);

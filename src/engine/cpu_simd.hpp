@@ -172,6 +172,50 @@ inline v8f exp2_nonpositive(v8f x) {
   return p * std::bit_cast<v8f>(bits);
 }
 
+// e^{−(h + l)} for h ≥ 0 given as an unevaluated sum with |l| ≤ ulp(h) (a square split by FMA),
+// relative error about 1e-7 wherever the result is a normal float (h < 87), 0 beyond. −h = n·ln2
+// + r with ln2 in two parts (Cody–Waite): n·ln2_hi has few bits, so r is exact before l and the
+// small part come off, and the error does not grow with h as it would through exp2(h·log2 e).
+// e^r, |r| ≤ 0.35, by its Taylor series to degree 7 (truncation error 6e-9).
+inline v8f exp_negative_split(v8f h, v8f l) {
+  const v8f n = floor(fma(h, splat(-1.44269504f), splat(0.5f)));
+  v8f r = fma(n, splat(-0.693359375f), -h);  // ln2_hi = 355/512, exact products
+  r = fma(n, splat(2.12194440e-4f), r) - l;  // ln2 = ln2_hi − 2.12194440e-4
+  v8f p = splat(1.0f / 5040);
+  p = fma(p, r, splat(1.0f / 720));
+  p = fma(p, r, splat(1.0f / 120));
+  p = fma(p, r, splat(1.0f / 24));
+  p = fma(p, r, splat(1.0f / 6));
+  p = fma(p, r, splat(0.5f));
+  p = fma(p, r, splat(1.0f));
+  p = fma(p, r, splat(1.0f));
+  const v8i in_range = n >= splat(-126.0f);
+  const v8i bits = (__builtin_convertvector(max(n, splat(-126.0f)), v8i) + 127) << 23;
+  return select(in_range, p * std::bit_cast<v8f>(bits));
+}
+
+// erfc(x) for x ≥ 0 as e^{−x²}·t·P(s): t = 1/(1 + x) ∈ (1/11, 1] for x ≤ 10, s = 2.2·t − 1.2
+// ∈ [−1, 1], and P the degree-12 Chebyshev fit of erfc(x)·e^{x²}/t (1 at x = 0, 0.62 at x = 10;
+// fit error 1.4e-8 relative), whose small range keeps Horner's rule in float from cancelling.
+// t = 1/(1 + x) rather than 1/(1 + p·x) with p < 1: the rounding of t then moves x by no more
+// than its own rounding, where a smaller p magnifies it (2.5× at p = 0.4). t is a correctly
+// rounded division, and x² is split exactly (FMA) so that e^{−x²} keeps float precision for
+// large x. Relative error about 3e-7 (a few float roundings) up to x = 9 (erfc 4e-37;
+// tests/test_engine_cpu_cutoff.cpp measures it); 0 where erfc underflows float.
+inline v8f erfc_nonnegative(v8f x) {
+  const v8f t = splat(1.0f) / (x + splat(1.0f));
+  const v8f s = fma(t, splat(2.2f), splat(-1.2f));
+  static constexpr float kP[] = {3.84853579477e-5f, -1.14055451767e-4f, 4.98813145934e-5f,
+                                 3.00882992457e-4f, -8.48938713522e-4f, 1.12687011728e-3f,
+                                 3.50611455283e-4f, -6.00944977113e-3f, 1.43358061073e-2f,
+                                 -4.11168794342e-3f, -8.11263901451e-2f, 2.0003197622e-1f,
+                                 8.75976009432e-1f};
+  v8f p = splat(kP[0]);
+  for (int i = 1; i < 13; ++i) p = fma(p, s, splat(kP[i]));
+  const v8f h = x * x;
+  return (t * p) * exp_negative_split(h, fma(x, x, -h));
+}
+
 // Adds the 8 floats of v to the 8 doubles at sum (the per-point float64 accumulators).
 inline void add_to_double(double* sum, v8f v) {
 #ifdef DCSGRID_CPU_AVX2
@@ -206,6 +250,7 @@ struct ScalarMath<engine::simd::v8f> {
   static v8f recip(v8f x) { return engine::simd::rcp(x); }
   static v8f rsqrt(v8f x) { return engine::simd::rsqrt(x); }
   static v8f exp2(v8f x) { return engine::simd::exp2_nonpositive(x); }
+  static v8f erfc(v8f x) { return engine::simd::erfc_nonnegative(x); }
 };
 
 }  // namespace dcsgrid

@@ -31,15 +31,17 @@ std::string cutoff_form_name(CutoffForm f) {
     case CutoffForm::shifted: return "shifted";
     case CutoffForm::switched: return "switched";
     case CutoffForm::msm_short: return "msm-short";
+    case CutoffForm::ewald_real: return "ewald-real";
   }
   return "?";
 }
 
 CutoffForm parse_cutoff_form(const std::string& name) {
   for (CutoffForm f : {CutoffForm::truncated, CutoffForm::shifted, CutoffForm::switched,
-                        CutoffForm::msm_short})
+                        CutoffForm::msm_short, CutoffForm::ewald_real})
     if (name == cutoff_form_name(f)) return f;
-  throw Error("unknown cutoff form '" + name + "': use truncated, shifted, switched or msm-short");
+  throw Error("unknown cutoff form '" + name +
+              "': use truncated, shifted, switched, msm-short or ewald-real");
 }
 
 // The MSM splitting holds for 1/r only: the long-range part it leaves has no multilevel form

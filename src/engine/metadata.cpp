@@ -17,6 +17,8 @@ io::MapMetadata method_metadata(const Physics& p, Method method, const CutoffOpt
       meta.parameters["switch_start"] = fmt::format("{:g}", cutoff.switch_start);
     if (cutoff.form == CutoffForm::msm_short)
       meta.parameters["softening_order"] = fmt::format("{}", cutoff.softening_order);
+    if (cutoff.form == CutoffForm::ewald_real)
+      meta.parameters["ewald_beta"] = fmt::format("{:g}", cutoff.ewald_beta);
   }
   if (method == Method::msm) {
     meta.parameters["msm_cutoff"] = fmt::format("{:g}", msm.cutoff);

@@ -7,6 +7,8 @@
 //   msm_short: 1/r − γ_k(r_true²/rc²)/rc            MSM's short-range part (core/softening.hpp);
 //              γ at the unclamped distance, so that with the long-range part γ_k/rc the sum is
 //              exactly the clamped 1/r of the direct method
+//   ewald_real: erfc(β·r)/r                        the real-space part of the Ewald sum
+//              (engine/periodic.hpp), at the clamped distance; constant dielectric only
 // and 0 for r ≥ rc.
 #pragma once
 #include <type_traits>
@@ -26,6 +28,7 @@ struct CutoffCoefficients {
   T inv_rc;     // 1/rc
   T rs;         // switch start (switched form)
   T inv_width;  // 1/(rc − rs) (switched form)
+  T beta;       // Ewald coefficient β, Å⁻¹ (ewald_real form)
 };
 
 // CutoffOptions reduced to what a kernel needs, in float and in double.
@@ -41,9 +44,10 @@ inline CutoffParams make_cutoff_params(const CutoffOptions& o) {
   p.form = o.form;
   p.softening_order = o.softening_order;
   const double rc = o.radius;
-  p.d = {rc * rc, 1.0 / (rc * rc), 1.0 / rc, o.switch_start, 1.0 / (rc - o.switch_start)};
+  p.d = {rc * rc, 1.0 / (rc * rc), 1.0 / rc, o.switch_start, 1.0 / (rc - o.switch_start),
+         o.ewald_beta};
   p.f = {float(p.d.rc2), float(p.d.inv_rc2), float(p.d.inv_rc), float(p.d.rs),
-         float(p.d.inv_width)};
+         float(p.d.inv_width), float(p.d.beta)};
   return p;
 }
 
@@ -62,16 +66,20 @@ DCSGRID_HD T cutoff_pair_term(T r2, T r2c, T inv_r, T exp2_kappa, const CutoffCo
     const T t = M::max((r2c * inv_r - c.rs) * c.inv_width, M::constant(0.0));
     return g * M::neg_mul_add(t * t, M::neg_mul_add(M::constant(2.0), t, M::constant(3.0)),
                               M::constant(1.0));
-  } else {
+  } else if constexpr (C == CutoffForm::msm_short) {
     static_assert(P == PairForm::coulomb, "msm_short splits 1/r only");
     return g - softening_inside<K>(r2 * c.inv_rc2) * c.inv_rc;
+  } else {
+    static_assert(P == PairForm::coulomb, "ewald_real splits 1/r only");
+    return M::erfc(c.beta * (r2c * inv_r)) * g;
   }
 }
 
 // Calls fn(pair, form, order) with std::integral_constant values for every (pair form, cutoff
 // form, softening order) that exists: the one list of kernel instantiations. The softening
 // orders 1..kMaxSofteningOrder are all compiled (each is a short polynomial); order is 0 for the
-// forms other than msm_short. Throws Error for msm_short with a pair form other than Coulomb.
+// forms other than msm_short. Throws Error for msm_short or ewald_real with a pair form other
+// than Coulomb.
 template <typename Fn>
 void with_cutoff_term(PairForm pair, CutoffForm form, int softening_order, Fn&& fn) {
   using std::integral_constant;
@@ -95,6 +103,12 @@ void with_cutoff_term(PairForm pair, CutoffForm form, int softening_order, Fn&& 
   };
   with_pair_form(pair, [&](auto p) {
     using Zero = integral_constant<int, 0>;
+    const auto ewald = [&] {
+      if constexpr (decltype(p)::value != PairForm::coulomb)
+        throw Error("the ewald-real cutoff form needs a constant dielectric");
+      else
+        return fn(p, integral_constant<CutoffForm, CutoffForm::ewald_real>{}, Zero{});
+    };
     switch (form) {
       case CutoffForm::truncated:
         return fn(p, integral_constant<CutoffForm, CutoffForm::truncated>{}, Zero{});
@@ -103,6 +117,7 @@ void with_cutoff_term(PairForm pair, CutoffForm form, int softening_order, Fn&& 
       case CutoffForm::switched:
         return fn(p, integral_constant<CutoffForm, CutoffForm::switched>{}, Zero{});
       case CutoffForm::msm_short: return order(p);
+      case CutoffForm::ewald_real: return ewald();
     }
   });
 }

@@ -26,7 +26,9 @@ namespace dcsgrid::engine {
 //   switched:  q·g(r)·S(r), S a C1 cubic switch from 1 at r_switch to 0 at rc
 //   msm_short: q·(1/r − γ_k(r/rc)/rc) ("msm-short"), the short-range part of multilevel
 //              summation's splitting of 1/r (core/softening.hpp); constant dielectric only
-enum class CutoffForm { truncated, shifted, switched, msm_short };
+//   ewald_real: q·erfc(β·r)/r ("ewald-real"), the real-space part of the Ewald sum
+//              (engine/periodic.hpp), β = ewald_beta; constant dielectric only
+enum class CutoffForm { truncated, shifted, switched, msm_short, ewald_real };
 std::string cutoff_form_name(CutoffForm f);
 CutoffForm parse_cutoff_form(const std::string& name);
 
@@ -35,6 +37,7 @@ struct CutoffOptions {
   CutoffForm form = CutoffForm::shifted;
   double switch_start = 10.0;   // Å, for the switched form
   int softening_order = 2;      // k of γ_k (1..kMaxSofteningOrder), for the msm_short form
+  double ewald_beta = 0;        // Ewald coefficient β (Å⁻¹, > 0), for the ewald_real form
   // GPU bins: 0 = prefix-sum bins that hold every atom (the default, docs/performance.md says
   // why); N > 0 = N atoms per bin, the rest summed on the CPU while the kernel runs.
   int bin_capacity = 0;

@@ -1,12 +1,35 @@
-// Periodic methods' options: the Ewald sum (ewald) and smooth particle-mesh Ewald (pme), and
-// the Gaussian-smeared reciprocal part alone (--smooth, what VMD's PMEpot writes).
+// Periodic methods: the Ewald sum (ewald) and smooth particle-mesh Ewald (pme), and the
+// Gaussian-smeared reciprocal part alone (--smooth, what VMD's PMEpot writes). docs/periodic.md
+// gives the formulas, defaults and measured accuracy. In Gaussian units, with scale the Coulomb
+// factor of the physics (PairKernel::scale_d), the potential of charges q_i at r_i in a cell of
+// volume V is
+//   φ(r) = scale·[ Σ_i Σ_n q_i erfc(β|r − r_i − n|)/|r − r_i − n|      real part, images n
+//                + (4π/V) Σ_{k≠0} e^{−k²/4β²}/k² Re[S(k) e^{ik·r}]       reciprocal part
+//                − π Q/(β² V) ]                                          neutralising background
+// with S(k) = Σ_i q_i e^{−ik·r_i}, k = 2π m·reciprocal (m integer), Q = Σ q_i: tin-foil boundary,
+// k = 0 left out, so the potential averages to zero over the cell. The real part is the cutoff
+// engines' ewald_real form summed over periodic_images; the reciprocal part is EwaldReciprocal
+// (exact) or PmeReciprocal (B-spline mesh and FFT). The smooth map is the reciprocal part alone
+// (PmeReciprocal without background): the potential of Gaussian charges of Ewald factor β.
 #pragma once
+#include <array>
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "dcsgrid/core/atoms.hpp"
+#include "dcsgrid/core/cell.hpp"
+#include "dcsgrid/core/grid.hpp"
+#include "dcsgrid/engine/engine.hpp"
+#include "dcsgrid/prims/fft.hpp"
 
 namespace dcsgrid::engine {
 
 struct PeriodicOptions {
   // The real-space part is cut at real_cutoff (Å); the Ewald coefficient β is chosen so that
-  // erfc(β·real_cutoff) = tolerance (GROMACS' ewald-rtol), unless beta is set (> 0, Å⁻¹).
+  // erfc(β·real_cutoff) = tolerance (GROMACS' ewald-rtol), unless beta is set (> 0, Å⁻¹). The
+  // exact Ewald sum keeps the k vectors with e^{−k²/4β²} ≥ tolerance.
   double real_cutoff = 10.0;
   double tolerance = 1e-5;  // --pme-tolerance
   double beta = 0;
@@ -20,7 +43,121 @@ struct PeriodicOptions {
 
 inline constexpr int kPmeMinOrder = 4, kPmeMaxOrder = 12;
 
-// Throws Error naming the option when a setting is out of range.
+// Throws Error naming the option for a value out of range.
 void validate(const PeriodicOptions& options);
+
+// The β with erfc(β·real_cutoff) = tolerance, Å⁻¹.
+double ewald_beta_for(double real_cutoff, double tolerance);
+
+// The exact Ewald sum's parameters for a cell: β (options.beta, or from the cutoff and
+// tolerance), the real cutoff, and the k vectors summed: |k| ≤ k_cutoff = 2β·√(−ln tolerance)
+// (e^{−k²/4β²} ≥ tolerance), which lie within |m_i| ≤ kmax[i] = ⌈k_cutoff·|a_i|/2π⌉.
+struct EwaldParameters {
+  double beta = 0;         // Å⁻¹
+  double real_cutoff = 0;  // Å
+  double k_cutoff = 0;     // Å⁻¹
+  std::array<int, 3> kmax{};
+};
+EwaldParameters resolve_ewald(const UnitCell& cell, const PeriodicOptions& options);
+
+// PME's parameters: β and the real cutoff as for Ewald (for the smooth map β = smooth_beta and
+// no real part, real_cutoff 0), the B-spline order, and the mesh: along each lattice vector
+// fft_good_size(⌈|a_i| / mesh_spacing⌉) points, at least the order.
+struct PmeParameters {
+  double beta = 0;         // Å⁻¹
+  double real_cutoff = 0;  // Å; 0: the reciprocal part only (smooth map)
+  int order = 6;
+  std::array<std::size_t, 3> mesh{};
+};
+PmeParameters resolve_pme(const UnitCell& cell, const PeriodicOptions& options);
+
+// The cutoff options of the real-space part: the ewald_real form at real_cutoff.
+CutoffOptions ewald_real_space(double beta, double real_cutoff);
+
+// The most atom images periodic_images makes by default: 2^27 (2 GiB of float32 x, y, z, q).
+inline constexpr std::size_t kMaxPeriodicImages = std::size_t(1) << 27;
+
+// Every image r_i + n (n a lattice translation, n = 0 included) closer than `reach` to the box
+// `region`, so that the non-periodic cutoff engine with the ewald_real form at radius reach sums
+// the real-space part at any point of the region, points outside the cell included. Atoms may lie
+// anywhere (they are not wrapped first). Memory: 16 bytes an image, at most max_images images;
+// throws Error, with the count, when there would be more.
+AtomSet periodic_images(const AtomSet& atoms, const UnitCell& cell, const Box& region, double reach,
+                        std::size_t max_images = kMaxPeriodicImages);
+
+// The box holding a grid's points.
+Box grid_box(const GridSpec& grid);
+
+// The exact reciprocal part (and background), the reference for PME: S(k) for every k vector of
+// the parameters, in double, summed at each output point. Cost: atoms × k vectors to build,
+// points × k vectors to evaluate (OpenMP threads over k vectors, then over rows of points).
+class EwaldReciprocal {
+ public:
+  // scale: the physics' Coulomb factor (PairKernel::scale_d); background: add −πQ/(β²V).
+  // Throws Error when the k vectors would exceed kMaxEwaldVectors.
+  EwaldReciprocal(const UnitCell& cell, const EwaldParameters& parameters, double scale,
+                  bool background = true);
+  // Computes S(k) for these atoms (they may lie anywhere: only their fractional coordinates
+  // modulo 1 matter).
+  void set_atoms(const AtomSet& atoms);
+  // Adds scale·(reciprocal part + background) at planes [slab.z_begin, slab.z_end) of grid to out
+  // (plane_size · planes floats, x fastest). Threads may call it at once for disjoint slabs.
+  void add_to(const GridSpec& grid, Slab slab, float* out) const;
+
+  std::size_t vector_count() const { return coefficient_.size(); }
+
+ private:
+  UnitCell cell_;
+  EwaldParameters parameters_;
+  double scale_;
+  bool background_;
+  double total_charge_ = 0;
+  std::vector<std::array<int, 3>> m_;  // half of k space: S(−k) = conj S(k)
+  std::vector<double> coefficient_;    // 2·(4π/V)·e^{−k²/4β²}/k², both k and −k
+  std::vector<std::complex<double>> structure_factor_;  // S(k)
+};
+
+// The most k vectors EwaldReciprocal takes (half of k space): 2^24, 0.4 GiB.
+inline constexpr std::size_t kMaxEwaldVectors = std::size_t(1) << 24;
+// The most mesh points PmeReciprocal takes: 2^28 (8 GiB of mesh, spectrum and influence function).
+inline constexpr std::size_t kMaxPmeMeshPoints = std::size_t(1) << 28;
+
+// Smooth particle-mesh Ewald's reciprocal part (Essmann et al., J. Chem. Phys. 103 (1995) 8577):
+// charges spread onto a K1×K2×K3 mesh in fractional coordinates (triclinic cells included) with
+// cardinal B-splines of order p, transformed (real-to-complex FFT), multiplied by the influence
+// function (4π/V)·e^{−k²/4β²}/k² · |b1|²|b2|²|b3|² (the B-spline moduli), transformed back: the
+// potential on the mesh, which add_to interpolates at any output point with the same B-splines.
+class PmeReciprocal {
+ public:
+  // Builds the FFT plan and the influence function for the cell. scale as for EwaldReciprocal.
+  // Throws Error for an order outside 4..12 or a mesh beyond kMaxPmeMeshPoints.
+  PmeReciprocal(const UnitCell& cell, const PmeParameters& parameters, double scale,
+                bool background = true);
+  // Spreads the atoms' charges and solves for the mesh potential.
+  void set_atoms(const AtomSet& atoms);
+  // Adds scale·(interpolated mesh potential + background) at planes [slab.z_begin, slab.z_end)
+  // of grid to out. Threads may call it at once for disjoint slabs.
+  void add_to(const GridSpec& grid, Slab slab, float* out) const;
+
+  const PmeParameters& parameters() const { return parameters_; }
+  // The mesh potential without scale or background (K1·K2·K3, x fastest), for tests.
+  const std::vector<double>& mesh_potential() const { return mesh_; }
+
+ private:
+  void spread(const AtomSet& atoms);
+  UnitCell cell_;
+  PmeParameters parameters_;
+  double scale_;
+  bool background_;
+  double total_charge_ = 0;
+  prims::FftPlan3d fft_;
+  std::vector<double> influence_;  // on the half spectrum
+  std::vector<double> mesh_;       // charges, then potential
+  std::vector<std::complex<double>> spectrum_;
+};
+
+// M_p(w + j), j = 0..order−1, for w in [0, 1): the cardinal B-spline weights of the mesh points
+// floor(u) − j for a charge at mesh coordinate u, w = u − floor(u). order ≤ 12.
+void bspline_weights(double w, int order, double* weights);
 
 }  // namespace dcsgrid::engine

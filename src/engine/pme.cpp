@@ -1,0 +1,270 @@
+// Smooth particle-mesh Ewald's reciprocal part on the CPU (engine/periodic.hpp).
+//
+// A charge at mesh coordinate u = K·f (f fractional) spreads onto mesh points floor(u) − j,
+// j < p, with weights M_p(u − floor(u) + j) along each axis. With e^{2πi m·f} ≈ b(m)·Σ_k M_p(u −
+// k) e^{2πi m·k/K} on both the charges and the output point,
+//   φ(r) ≈ Σ_k M_p(u_r − k) φ_mesh(k),   φ_mesh = inverse FFT[ C(m)·|b(m)|²·forward FFT[Q] ],
+// C(m) = (4π/V)·e^{−k²/4β²}/k² (0 at m = 0), so spreading and interpolation use one set of
+// splines and the phases of b cancel.
+//
+// Spreading: the atoms are sorted by the slab of mesh planes (along c) that their spline starts
+// in; slabs are at least p − 1 planes thick, so an atom writes only into its slab and the one
+// below, and the even slabs, then the odd ones, are spread by threads side by side without
+// atomics. Interpolation: the lattice is lower triangular (UnitCell), so u3 depends on z only,
+// u2 on (y, z) and u1 on (x, y, z): each output plane first sums the p mesh planes its u3 needs
+// (K1·K2·p), each row then the p mesh rows its u2 needs (K1·p), each point p values: the work is
+// linear in points and mesh, not p³ a point.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/engine/periodic.hpp"
+
+namespace dcsgrid::engine {
+namespace {
+
+constexpr int kMaxOrder = 12;
+
+// One axis of a spline: the first mesh index (wrapped into [0, K)) and the p weights of the mesh
+// points first, first − 1, ..., first − p + 1 (wrapped).
+struct AxisSpline {
+  std::int64_t first = 0;
+  double weight[kMaxOrder];
+};
+
+// floor(u) wrapped into [0, K).
+std::int64_t first_point(double u, std::int64_t k) {
+  const double base = std::floor(u);
+  const std::int64_t first = std::int64_t(base - std::floor(base / double(k)) * double(k));
+  return first >= k ? first - k : first;  // rounding of a base just below a multiple of K
+}
+
+AxisSpline axis_spline(double u, int order, std::int64_t k) {
+  AxisSpline s;
+  s.first = first_point(u, k);
+  bspline_weights(u - std::floor(u), order, s.weight);
+  return s;
+}
+
+// The mesh index p steps below first, wrapped.
+inline std::int64_t below(std::int64_t first, int step, std::int64_t k) {
+  const std::int64_t i = first - step;
+  return i < 0 ? i + k : i;
+}
+
+// |b(m)|² = 1/|Σ_{k=0}^{p−2} M_p(k+1) e^{2πi m k/K}|² for m = 0..K−1. For odd orders the sum
+// vanishes at m = K/2 (even K); that entry takes the mean of its neighbours (as GROMACS does),
+// a term the e^{−k²/4β²} factor makes negligible anyway.
+std::vector<double> bspline_moduli(std::int64_t k, int order) {
+  double m_int[kMaxOrder];
+  bspline_weights(0.0, order, m_int);  // M_p(j), j = 0..p−1
+  std::vector<double> moduli(static_cast<std::size_t>(k));
+  for (std::int64_t m = 0; m < k; ++m) {
+    double re = 0, im = 0;
+    for (int j = 0; j + 1 < order; ++j) {
+      const double angle = 2 * std::numbers::pi * double(m * j % k) / double(k);
+      re += m_int[j + 1] * std::cos(angle);
+      im += m_int[j + 1] * std::sin(angle);
+    }
+    const double norm = re * re + im * im;
+    moduli[std::size_t(m)] = norm > 1e-10 ? 1.0 / norm : -1.0;
+  }
+  for (std::int64_t m = 0; m < k; ++m)
+    if (moduli[std::size_t(m)] < 0)
+      moduli[std::size_t(m)] = 0.5 * (moduli[std::size_t((m + k - 1) % k)] +
+                                      moduli[std::size_t((m + 1) % k)]);
+  return moduli;
+}
+
+// Adds q·M(u1)M(u2)M(u3) of one atom onto the mesh (K1·K2·K3, x fastest).
+void spread_atom(double q, const AxisSpline (&s)[3], int order, const std::array<std::int64_t, 3>& k,
+                 double* mesh) {
+  std::int64_t x[kMaxOrder];
+  for (int j = 0; j < order; ++j) x[j] = below(s[0].first, j, k[0]);
+  for (int j3 = 0; j3 < order; ++j3) {
+    const std::int64_t z = below(s[2].first, j3, k[2]);
+    for (int j2 = 0; j2 < order; ++j2) {
+      const std::int64_t y = below(s[1].first, j2, k[1]);
+      const double w = q * s[2].weight[j3] * s[1].weight[j2];
+      double* row = mesh + (z * k[1] + y) * k[0];
+      for (int j1 = 0; j1 < order; ++j1) row[x[j1]] += w * s[0].weight[j1];
+    }
+  }
+}
+
+}  // namespace
+
+PmeReciprocal::PmeReciprocal(const UnitCell& cell, const PmeParameters& p, double scale,
+                             bool background)
+    : cell_(cell), parameters_(p), scale_(scale), background_(background), fft_([&] {
+        if (p.order < 4 || p.order > kMaxOrder)
+          throw Error(fmt::format("--pme-order must lie in 4..{}, got {}", kMaxOrder, p.order));
+        if (!(p.beta > 0 && std::isfinite(p.beta)))
+          throw Error(fmt::format("PME: the Ewald coefficient must be positive, got {:g}", p.beta));
+        const double points = double(p.mesh[0]) * double(p.mesh[1]) * double(p.mesh[2]);
+        if (!(points <= double(kMaxPmeMeshPoints)))
+          throw Error(fmt::format("PME mesh {}x{}x{} has more than the {} points this run may "
+                                  "hold; use a larger --pme-spacing",
+                                  p.mesh[0], p.mesh[1], p.mesh[2], kMaxPmeMeshPoints));
+        for (int a = 0; a < 3; ++a)
+          if (p.mesh[a] < std::size_t(p.order))
+            throw Error(fmt::format("PME mesh: {} points along cell vector {} are fewer than the "
+                                    "B-spline order {}",
+                                    p.mesh[a], "abc"[a], p.order));
+        return p.mesh;
+      }()) {
+  // The interpolation's pass order relies on the lattice's lower triangular form.
+  const Mat3& r = cell.reciprocal;
+  if (r[1][0] != 0 || r[2][0] != 0 || r[2][1] != 0)
+    throw Error("PME: the cell's lattice vectors are not in the lower triangular convention");
+  const std::array<std::int64_t, 3> k{std::int64_t(p.mesh[0]), std::int64_t(p.mesh[1]),
+                                      std::int64_t(p.mesh[2])};
+  const std::array<std::vector<double>, 3> moduli{
+      bspline_moduli(k[0], p.order), bspline_moduli(k[1], p.order), bspline_moduli(k[2], p.order)};
+  const std::int64_t h = k[0] / 2 + 1;
+  influence_.assign(fft_.half_spectrum_size(), 0.0);
+  const double four_beta2 = 4 * p.beta * p.beta, prefactor = 4 * std::numbers::pi / cell.volume;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (std::int64_t m3 = 0; m3 < k[2]; ++m3)
+    for (std::int64_t m2 = 0; m2 < k[1]; ++m2)
+      for (std::int64_t m1 = 0; m1 < h; ++m1) {
+        // The signed frequency of each index: m, or m − K above K/2.
+        const double s1 = double(m1), s2 = double(2 * m2 > k[1] ? m2 - k[1] : m2),
+                     s3 = double(2 * m3 > k[2] ? m3 - k[2] : m3);
+        if (m1 == 0 && m2 == 0 && m3 == 0) continue;
+        double k2 = 0;
+        for (int d = 0; d < 3; ++d) {
+          const double kd = 2 * std::numbers::pi * (s1 * r[0][d] + s2 * r[1][d] + s3 * r[2][d]);
+          k2 += kd * kd;
+        }
+        influence_[std::size_t((m3 * k[1] + m2) * h + m1)] =
+            prefactor * std::exp(-k2 / four_beta2) / k2 * moduli[0][std::size_t(m1)] *
+            moduli[1][std::size_t(m2)] * moduli[2][std::size_t(m3)];
+      }
+  mesh_.assign(fft_.points(), 0.0);
+  spectrum_.assign(fft_.half_spectrum_size(), {});
+}
+
+void PmeReciprocal::set_atoms(const AtomSet& atoms) {
+  total_charge_ = atoms.total_charge();
+  spread(atoms);
+  fft_.forward_real(mesh_.data(), spectrum_.data());
+  const std::int64_t n = std::int64_t(spectrum_.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) spectrum_[i] *= influence_[i];
+  fft_.inverse_real(spectrum_.data(), mesh_.data());
+}
+
+void PmeReciprocal::spread(const AtomSet& atoms) {
+  const int order = parameters_.order;
+  const std::array<std::int64_t, 3> k{std::int64_t(parameters_.mesh[0]),
+                                      std::int64_t(parameters_.mesh[1]),
+                                      std::int64_t(parameters_.mesh[2])};
+  std::fill(mesh_.begin(), mesh_.end(), 0.0);
+  const auto splines = [&](std::size_t i, AxisSpline (&s)[3]) {
+    const Vec3 f = cell_.fractional({atoms.x[i], atoms.y[i], atoms.z[i]});
+    for (int a = 0; a < 3; ++a) s[a] = axis_spline(f[a] * double(k[a]), order, k[a]);
+  };
+  // Slabs of at least order − 1 planes, an even number of them (so that slab 0 and the last,
+  // which meet across the periodic boundary, differ in parity), about two a thread.
+  std::int64_t slabs = std::min<std::int64_t>(2 * omp_get_max_threads(), k[2] / (order - 1));
+  slabs -= slabs % 2;
+  if (slabs < 2) {
+    for (std::size_t i = 0; i < atoms.size(); ++i) {
+      AxisSpline s[3];
+      splines(i, s);
+      spread_atom(atoms.q[i], s, order, k, mesh_.data());
+    }
+    return;
+  }
+  // Counting sort of the atoms by the mesh row (plane, then row along b) their spline starts
+  // in: each slab's atoms are one run, and neighbouring atoms write neighbouring rows (cache).
+  const std::size_t rows = std::size_t(k[1] * k[2]);
+  std::vector<std::uint32_t> row_of(atoms.size());
+  std::vector<std::size_t> row_start(rows + 1, 0);
+  for (std::size_t i = 0; i < atoms.size(); ++i) {
+    const Vec3 f = cell_.fractional({atoms.x[i], atoms.y[i], atoms.z[i]});
+    row_of[i] = std::uint32_t(first_point(f[2] * double(k[2]), k[2]) * k[1] +
+                              first_point(f[1] * double(k[1]), k[1]));
+    ++row_start[row_of[i] + 1];
+  }
+  for (std::size_t r = 1; r <= rows; ++r) row_start[r] += row_start[r - 1];
+  std::vector<std::uint32_t> sorted(atoms.size());
+  std::vector<std::size_t> fill(row_start.begin(), row_start.end() - 1);
+  for (std::size_t i = 0; i < atoms.size(); ++i) sorted[fill[row_of[i]]++] = std::uint32_t(i);
+  // Slab c holds the planes z with z·slabs/K3 = c: from ⌈c·K3/slabs⌉ on.
+  std::vector<std::size_t> start(std::size_t(slabs) + 1);
+  for (std::int64_t c = 0; c <= slabs; ++c)
+    start[std::size_t(c)] = row_start[std::size_t((c * k[2] + slabs - 1) / slabs * k[1])];
+  for (std::int64_t parity = 0; parity < 2; ++parity) {
+#pragma omp parallel for schedule(dynamic, 1)
+    for (std::int64_t c = parity; c < slabs; c += 2)
+      for (std::size_t n = start[c]; n < start[c + 1]; ++n) {
+        const std::uint32_t i = sorted[n];
+        AxisSpline s[3];
+        splines(i, s);
+        spread_atom(atoms.q[i], s, order, k, mesh_.data());
+      }
+  }
+}
+
+void PmeReciprocal::add_to(const GridSpec& grid, Slab slab, float* out) const {
+  const int p = parameters_.order;
+  const std::int64_t k1 = std::int64_t(parameters_.mesh[0]), k2 = std::int64_t(parameters_.mesh[1]),
+                     k3 = std::int64_t(parameters_.mesh[2]);
+  const std::int64_t nx = grid.nx(), ny = grid.ny();
+  const Mat3& r = cell_.reciprocal;
+  const double background =
+      background_ ? std::numbers::pi * total_charge_ /
+                        (parameters_.beta * parameters_.beta * cell_.volume)
+                  : 0.0;
+  // u1 = K1·(x a*x + y a*y + z a*z): its x part, the same on every row; where a* lies along x
+  // (a*y = a*z = 0: b and c have no x component) the whole spline is, and is made once.
+  std::vector<double> u1_x(static_cast<std::size_t>(nx));
+  for (std::int64_t i = 0; i < nx; ++i) u1_x[std::size_t(i)] = double(k1) * grid.position(i, 0, 0)[0] * r[0][0];
+  const bool x_only = r[0][1] == 0 && r[0][2] == 0;
+  std::vector<AxisSpline> x_splines(x_only ? std::size_t(nx) : 0);
+  for (std::size_t i = 0; i < x_splines.size(); ++i) x_splines[i] = axis_spline(u1_x[i], p, k1);
+#pragma omp parallel
+  {
+    std::vector<double> plane(static_cast<std::size_t>(k1 * k2)), row(static_cast<std::size_t>(k1));
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t k = slab.z_begin; k < slab.z_end; ++k) {
+      const double z = grid.position(0, 0, k)[2];
+      // The plane: Σ over the p mesh planes of the point's u3.
+      const AxisSpline s3 = axis_spline(double(k3) * z * r[2][2], p, k3);
+      std::fill(plane.begin(), plane.end(), 0.0);
+      for (int j = 0; j < p; ++j) {
+        const double w = s3.weight[j];
+        const double* src = &mesh_[std::size_t(below(s3.first, j, k3) * k1 * k2)];
+        for (std::int64_t n = 0; n < k1 * k2; ++n) plane[std::size_t(n)] += w * src[n];
+      }
+      for (std::int64_t j = 0; j < ny; ++j) {
+        const double y = grid.position(0, j, 0)[1];
+        const AxisSpline s2 = axis_spline(double(k2) * (y * r[1][1] + z * r[1][2]), p, k2);
+        std::fill(row.begin(), row.end(), 0.0);
+        for (int m = 0; m < p; ++m) {
+          const double w = s2.weight[m];
+          const double* src = &plane[std::size_t(below(s2.first, m, k2) * k1)];
+          for (std::int64_t n = 0; n < k1; ++n) row[std::size_t(n)] += w * src[n];
+        }
+        const double u1_yz = double(k1) * (y * r[0][1] + z * r[0][2]);
+        float* dst = out + ((k - slab.z_begin) * ny + j) * nx;
+        for (std::int64_t i = 0; i < nx; ++i) {
+          const AxisSpline s1 =
+              x_only ? x_splines[std::size_t(i)] : axis_spline(u1_x[std::size_t(i)] + u1_yz, p, k1);
+          double v = 0;
+          for (int m = 0; m < p; ++m) v += s1.weight[m] * row[std::size_t(below(s1.first, m, k1))];
+          dst[i] += float(scale_ * (v - background));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace dcsgrid::engine
