@@ -50,6 +50,12 @@ struct BatchOptions {
   // The grid around the first selected frame (grown by padding) instead of the union of every
   // frame's box; atoms of later frames outside it still contribute to every grid point.
   bool grid_from_first = false;
+  // A trajectory cut mid-frame is an error naming the file, frame and byte offset; allowed, its
+  // frames before the cut are used and the cut frame is a failed row of the table (no gap hidden).
+  bool allow_truncated = false;
+  // As the main command: an atom far from all the others (a mistyped coordinate) fails its frame,
+  // unless allowed or a box is given.
+  bool allow_far_atoms = false;
   io::ReadOptions read;
 
   // The shared grid: the user's box when given, else the union of every input's box grown by
