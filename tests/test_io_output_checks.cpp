@@ -168,11 +168,13 @@ TEST(OutputChecks, OutputLockRefusesASecondProcess) {
   ASSERT_EQ(::pipe(release), 0);
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
-  if (child == 0) {  // holds the lock until told to let go
-    const io::OutputLock lock(output);
-    char byte = 1;
-    (void)!::write(ready[1], &byte, 1);
-    (void)!::read(release[0], &byte, 1);
+  if (child == 0) {  // holds the lock until told to let go, then releases it
+    {
+      const io::OutputLock lock(output);
+      char byte = 1;
+      (void)!::write(ready[1], &byte, 1);
+      (void)!::read(release[0], &byte, 1);
+    }
     ::_exit(0);
   }
   char byte = 0;
