@@ -93,8 +93,8 @@ void add_options(CLI::App& app, BatchCommandOptions& o) {
                "the union of every frame's box; atoms outside it still count")
       ->group(in);
   app.add_flag("--allow-truncated", b.allow_truncated,
-               "Trajectories: use the frames before a cut in a file that ends mid-frame (the cut "
-               "frame is recorded as failed) instead of refusing the batch")
+               "Trajectories: use the frames before the cut in a file that ends mid-frame (with a "
+               "warning) instead of refusing the batch")
       ->group(in);
   app.add_flag("--allow-far-atoms", b.allow_far_atoms,
                "Keep frames with an atom far from all the others (by default such a frame fails: a "
