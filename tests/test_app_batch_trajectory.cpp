@@ -9,7 +9,9 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <cstring>
 #include <iterator>
+#include <limits>
 
 #include "dcsgrid/app/batch.hpp"
 #include "dcsgrid/core/error.hpp"
@@ -385,8 +387,8 @@ TEST(BatchTrajectory, FrameTableMemoryPerFrame) {
   fs::remove_all(dir.parent_path());
 }
 
-// A trajectory cut inside its last frame: the batch keeps the frames before it (the cut one is
-// reported, not recorded) and computes them.
+// A trajectory cut inside its last frame, with --allow-truncated: the batch keeps the frames
+// before it (the cut one is reported, not recorded) and computes them.
 TEST(BatchTrajectory, TruncatedLastFrameLeavesTheFramesBeforeIt) {
   DCSGRID_REQUIRE_MDANALYSIS();
   const Inputs in = make_inputs("batch-traj-cut");
@@ -395,10 +397,108 @@ TEST(BatchTrajectory, TruncatedLastFrameLeavesTheFramesBeforeIt) {
   test::write_bytes(in.xtc, std::vector<char>(bytes.begin(), bytes.end() - 40));
   BatchOptions o = options(in, in.dir / "cut.h5");
   o.inputs = {in.topology.string(), in.xtc.string()};
+  EXPECT_THROW(run_batch(o), Error);  // refused unless allowed (issue 35)
+  o.allow_truncated = true;
   const BatchResult r = run_batch(o);
   EXPECT_EQ(r.frames, std::size_t(kFrames - 1));
   EXPECT_EQ(r.computed, std::size_t(kFrames - 1));
   const analysis::BatchFile file(o.output);
   EXPECT_EQ(file.frames().back().frame_index, kFrames - 2);
   fs::remove_all(in.dir);
+}
+
+namespace {
+
+// A synthetic DCD (test_io_trajectory_util.hpp) of 3 atoms: a 196-byte header, then frames of
+// three records (x, y, z) of 4 + 12 + 4 bytes.
+constexpr std::size_t kDcdHeader = 196, kDcdFrame = 60;
+
+struct SmallTrajectory {
+  fs::path dir, topology, dcd;
+};
+
+SmallTrajectory small_trajectory(const std::string& tag, std::int32_t frames) {
+  SmallTrajectory t{test::temp_dir(tag), {}, {}};
+  t.topology = t.dir / "top.pqr";
+  t.dcd = t.dir / "t.dcd";
+  test::write_pqr(t.topology, test::random_atoms(3, Box{{0, 0, 0}, {2, 2, 2}}, 3));
+  test::write_synthetic_dcd(t.dcd, 3, frames);
+  return t;
+}
+
+BatchOptions small_options(const SmallTrajectory& t) {
+  BatchOptions o;
+  o.inputs = {t.topology.string(), t.dcd.string()};
+  o.output = t.dir / "b.h5";
+  o.compute.device = "cpu";
+  o.grid.spacing = 1.0;
+  return o;
+}
+
+std::string error_of(const BatchOptions& o) {
+  try {
+    run_batch(o);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// Sets atom `atom`'s x in frame `frame` of a small DCD.
+void set_x(const fs::path& dcd, int frame, int atom, float x) {
+  std::vector<char> bytes = test::file_bytes(dcd);
+  std::memcpy(&bytes[kDcdHeader + kDcdFrame * std::size_t(frame) + 4 + 4 * std::size_t(atom)], &x, 4);
+  test::write_bytes(dcd, bytes);
+}
+
+}  // namespace
+
+// Issue 35, group 6: a DCD cut mid-frame gave the frames before the cut with exit 0, and with
+// `trunc.dcd full.dcd` the stream silently lost the cut file's tail. Now an error naming the file,
+// the frame and its byte offset, unless --allow-truncated.
+TEST(BatchTrajectory, TruncatedDcdIsAnErrorNamingFileFrameAndOffset) {
+  const SmallTrajectory t = small_trajectory("batch-traj-trunc", 5);
+  test::write_synthetic_dcd(t.dir / "full.dcd", 3, 5);
+  const std::vector<char> bytes = test::file_bytes(t.dcd);
+  test::write_bytes(t.dcd, std::vector<char>(bytes.begin(), bytes.end() - 10));
+  BatchOptions o = small_options(t);
+  o.inputs.push_back((t.dir / "full.dcd").string());
+  const std::string e = error_of(o);
+  EXPECT_NE(e.find(t.dcd.string() + ": frame 4 at byte offset " + std::to_string(kDcdHeader + 4 * kDcdFrame) +
+                   " is truncated"),
+            std::string::npos) << e;
+  EXPECT_NE(e.find("--allow-truncated"), std::string::npos) << e;
+  EXPECT_EQ(test::listing(t.dir), (std::vector<std::string>{"full.dcd", "t.dcd", "top.pqr"}));
+  o.allow_truncated = true;
+  const BatchResult r = run_batch(o);
+  EXPECT_EQ(r.computed, 9u);
+  const analysis::BatchFile file(o.output);
+  EXPECT_EQ(file.frames()[3].frame_index, 3);
+  EXPECT_EQ(file.frames().source(4).path, (t.dir / "full.dcd").string());
+  EXPECT_EQ(file.frames()[4].frame_index, 0);
+  fs::remove_all(t.dir);
+}
+
+// Issue 35, group 7: an atom 5,000 Å away in a DCD frame grew the grid instead of being refused,
+// and an inf or 1e30 coordinate stopped the batch with "the box with padding spans inf Å", naming
+// no file, frame or atom. Now the main command's checks, with the file, frame and atom.
+TEST(BatchTrajectory, FarOrOverflowingCoordinateNamesFileFrameAndAtom) {
+  const SmallTrajectory t = small_trajectory("batch-traj-far", 4);
+  BatchOptions o = small_options(t);
+  set_x(t.dcd, 2, 1, 5000.0f);
+  std::string e = error_of(o);
+  EXPECT_NE(e.find(t.dcd.string() + " (frame 2): atom 2 at (5000, "), std::string::npos) << e;
+  EXPECT_NE(e.find("from every other atom"), std::string::npos) << e;
+  for (const float bad : {std::numeric_limits<float>::infinity(), 1e30f}) {
+    set_x(t.dcd, 2, 1, bad);
+    e = error_of(o);
+    EXPECT_NE(e.find(t.dcd.string() + " (frame 2): atom 2 at ("), std::string::npos) << e;
+    EXPECT_NE(e.find("lies beyond ±1e18 Å"), std::string::npos) << e;
+  }
+  // With a box, frames are decoded only when computed: the frame fails with the same message.
+  o.grid.box = grid_from_origin({-2, -2, -2}, {4, 4, 4}, 1.0);
+  const BatchResult r = run_batch(o);
+  EXPECT_EQ(r.failed, 1u);
+  EXPECT_NE(r.failures.at(0).message.find("(frame 2): atom 2 at"), std::string::npos) << r.failures.at(0).message;
+  fs::remove_all(t.dir);
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/mount.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/output_lock.hpp"
 #include "helpers.hpp"
 #include "test_analysis_batch_util.hpp"
 
@@ -241,7 +243,7 @@ TEST_F(CliLimits, CoordinatesWhereFloat32DistancesOverflowAreRefused) {
   EXPECT_EQ(r.status, 3) << r.output;  // the frame fails, recorded
   const BatchFile file(dir / "b.h5");
   EXPECT_EQ(file.frames()[0].status, FrameStatus::failed);
-  EXPECT_NE(file.frames()[0].message.find("atom 1 lies at (3e+19, 0, 0)"), std::string::npos)
+  EXPECT_NE(file.frames()[0].message.find("far.xyz:3: this atom lies beyond"), std::string::npos)
       << file.frames()[0].message;
   EXPECT_EQ(test::listing(dir), (std::vector<std::string>{"b.h5", "far.xyz", "three.xyz"}));
 }
@@ -264,4 +266,86 @@ TEST_F(CliLimits, InterruptLeavesEveryOldOutputAsItWas) {
   EXPECT_EQ(bytes("pot.dx"), dx);
   EXPECT_EQ(bytes("pot.xmf"), xmf);
   EXPECT_EQ(test::listing(dir), (std::vector<std::string>{"pot.dx", "pot.h5", "pot.xmf", "three.xyz"}));
+}
+
+// Issue 35, group 5: charges of 1e36-3e38 (finite in float32) gave maps of inf/NaN with exit 0.
+// Now refused before any output, naming the largest charge; --allow-non-finite computes them and
+// warns of the values that are not finite.
+TEST_F(CliLimits, ChargesThatOverflowFloat32SumsAreRefused) {
+  test::write_text(dir / "huge.xyz", "2\nhuge\nNa 0 0 0 1e36\nCl 3 0 0 -3e38\n");
+  const std::string args = (dir / "huge.xyz").string() + " -o " + (dir / "a.h5").string() +
+                           " --origin -2,-2,-2 --dims 8,8,8 --spacing 1";
+  auto r = run_command(command_line(args));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("largest -3e+38 e on atom 2"), std::string::npos) << r.output;
+  EXPECT_EQ(test::listing(dir), (std::vector<std::string>{"huge.xyz", "three.xyz"}));
+  r = run_command(command_line(args + " --allow-non-finite"));
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("values are not finite (kept: --allow-non-finite)"), std::string::npos) << r.output;
+}
+
+// Issue 35, group 3: a second batch on a path that another process is writing (here the lock is
+// held by a child process, as a running batch holds it) is refused with that process's id, even
+// with --overwrite, and the file stays as it was. The child ends without releasing it (as kill -9
+// would): the next batch takes the lock over and leaves no lock file.
+TEST_F(CliLimits, SecondBatchWriterOfOnePathIsRefused) {
+  const fs::path out = dir / "b.h5";
+  const std::string batch = command_line("batch " + input + " -o " + out.string());
+  ASSERT_EQ(run_command(batch).status, 0);
+  const auto before = fs::last_write_time(out);
+  int ready[2], release[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(release), 0);
+  const pid_t writer = ::fork();
+  ASSERT_GE(writer, 0);
+  if (writer == 0) {
+    const io::OutputLock lock(out);
+    char byte = 1;
+    (void)!::write(ready[1], &byte, 1);
+    (void)!::read(release[0], &byte, 1);
+    ::_exit(0);
+  }
+  char byte = 0;
+  ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+  for (const std::string extra : {"", " --overwrite", " --resume"}) {
+    const auto r = run_command(batch + extra);
+    EXPECT_EQ(r.status, 1) << extra << r.output;
+    EXPECT_NE(r.output.find("is being written by another process (process " + std::to_string(writer) + ")"),
+              std::string::npos) << extra << r.output;
+  }
+  (void)!::write(release[1], &byte, 1);
+  ::waitpid(writer, nullptr, 0);
+  EXPECT_EQ(fs::last_write_time(out), before);
+  EXPECT_EQ(run_command(batch + " --overwrite").status, 0);
+  EXPECT_EQ(test::listing(dir), (std::vector<std::string>{"b.h5", "three.xyz"}));
+}
+
+// Issue 35, group 7: batch skipped the main command's far-atom check (an atom 4,950 Å away grew
+// the grid to 1674x21x20). The frame now fails, named by file and line, and the grid stays small.
+TEST_F(CliLimits, BatchRefusesAFarAtomAsTheMainCommandDoes) {
+  test::write_text(dir / "far.xyz", "3\nfar\nNa 0 0 0 1\nCl 3 0 0 -1\nO 4950 0 0 0.5\n");
+  test::write_text(dir / "list.txt", "three.xyz\nfar.xyz\n");
+  const fs::path out = dir / "b.h5";
+  auto r = run_command(command_line("batch @" + (dir / "list.txt").string() + " -o " + out.string()));
+  EXPECT_EQ(r.status, 3) << r.output;
+  const BatchFile file(out);
+  EXPECT_LT(file.grid().nx(), 100) << file.grid().describe();  // 47: three.xyz plus padding
+  EXPECT_EQ(file.frames()[0].status, FrameStatus::complete);
+  EXPECT_EQ(file.frames()[1].status, FrameStatus::failed);
+  EXPECT_NE(file.frames()[1].message.find("far.xyz:5: this atom lies 4947 Å from every other atom"),
+            std::string::npos) << file.frames()[1].message;
+  r = run_command(command_line("batch @" + (dir / "list.txt").string() + " -o " + out.string() +
+                               " --overwrite --allow-far-atoms"));
+  EXPECT_EQ(r.status, 0) << r.output;
+}
+
+// Issue 35, group 2, end to end: the input copied to pot.xmf was replaced by pot.h5's sidecar.
+TEST_F(CliLimits, SidecarThatIsTheInputIsRefused) {
+  fs::copy_file(input, dir / "pot.xmf");
+  const auto r = run_command(command_line((dir / "pot.xmf").string() + " --format xyz -o " +
+                                          (dir / "pot.h5").string()));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("(the sidecar of " + (dir / "pot.h5").string() + ") is the input"),
+            std::string::npos) << r.output;
+  EXPECT_EQ(test::listing(dir), (std::vector<std::string>{"pot.xmf", "three.xyz"}));
 }

@@ -1,15 +1,21 @@
 // Checks made on outputs before any compute (issue 21): a folder that takes no new file, and
-// sizes beyond the free space of the output's file system, refused with the figures.
+// sizes beyond the free space of the output's file system, refused with the figures. Issue 35:
+// one rule for every file written, XDMF sidecars included, and one writer a path (OutputLock,
+// held by another process).
 #include <gtest/gtest.h>
 
 #include <sys/mount.h>
+#include <sys/wait.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/output_checks.hpp"
+#include "dcsgrid/io/output_lock.hpp"
 #include "helpers.hpp"
 
 namespace fs = std::filesystem;
@@ -24,6 +30,13 @@ std::string error_of(const std::function<void()>& call) {
     return e.what();
   }
   return "(no error)";
+}
+
+void write_file(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 }  // namespace
@@ -107,5 +120,76 @@ TEST(OutputChecks, LeastMapBytesBoundTheFilesWritten) {
   compressed.compress = true;
   EXPECT_EQ(io::least_map_bytes(io::MapFormat::hdf5, grid, 3, compressed), 0u);
   EXPECT_EQ(io::least_map_bytes(io::MapFormat::hdf5, grid, 3, {}), 3 * grid.point_count() * sizeof(float));
+  fs::remove_all(dir);
+}
+
+// Issue 35, group 2: `cp in.pqr pot.xmf; dcsgrid pot.xmf --format pqr -o pot.h5` replaced the input
+// with the sidecar; -o b.h5 -o b.hdf5 wrote one b.xmf; any X.xmf was replaced when writing X.h5.
+TEST(OutputChecks, SidecarsFollowTheOutputsRule) {
+  const fs::path dir = test::temp_dir("outcheck_sidecar");
+  write_file(dir / "pot.xmf", "ATOM      1  N   ALA A   1       1.000   2.000   3.000 -0.3000 1.8240\n");
+  const auto h5 = [&](const char* name) { return io::MapOutputPath{dir / name, io::MapFormat::hdf5}; };
+  std::string e = error_of([&] { io::require_outputs_apart({h5("pot.h5")}, {dir / "pot.xmf"}); });
+  EXPECT_NE(e.find("pot.xmf (the sidecar of " + (dir / "pot.h5").string() + ") is the input"),
+            std::string::npos) << e;
+  // Not an input, but not ours either: kept, and the run refused.
+  e = error_of([&] { io::require_outputs_apart({h5("pot.h5")}, {}); });
+  EXPECT_NE(e.find("is not the XDMF sidecar of"), std::string::npos) << e;
+  e = error_of([&] { io::require_outputs_apart({h5("b.h5"), h5("b.hdf5")}, {}); });
+  EXPECT_NE(e.find("would also be written by output " + (dir / "b.h5").string()), std::string::npos) << e;
+  e = error_of([&] { io::require_outputs_apart({h5("c.h5"), {dir / "." / "c.h5", io::MapFormat::hdf5}}, {}); });
+  EXPECT_NE(e.find("would also be written by"), std::string::npos) << e;
+  EXPECT_NO_THROW(io::require_outputs_apart({h5("d.h5"), {dir / "d.dx", io::MapFormat::dx}}, {}));
+
+  // A sidecar of ours is replaced; one describing another map is not, by the checks or the writer.
+  const GridSpec grid = grid_from_origin({0, 0, 0}, {3, 3, 3}, 1.0);
+  const std::vector<float> data(grid.point_count(), 1.0f);
+  io::MapMetadata meta;
+  meta.units = "kT/e";
+  io::write_hdf5(dir / "e.h5", grid, data.data(), meta);
+  EXPECT_NO_THROW(io::require_outputs_apart({h5("e.h5")}, {}));
+  EXPECT_NO_THROW(io::write_hdf5(dir / "e.h5", grid, data.data(), meta));
+  e = error_of([&] { io::require_outputs_apart({h5("e.hdf5")}, {}); });
+  EXPECT_NE(e.find("e.xmf exists and is not the XDMF sidecar of"), std::string::npos) << e;
+  e = error_of([&] { io::write_hdf5(dir / "pot.h5", grid, data.data(), meta); });
+  EXPECT_NE(e.find("is not the XDMF sidecar of"), std::string::npos) << e;
+  EXPECT_EQ(read_file(dir / "pot.xmf").substr(0, 4), "ATOM");
+  EXPECT_FALSE(fs::exists(dir / "pot.h5"));
+  fs::remove_all(dir);
+}
+
+// Issue 35, group 3: two batches on one path both "succeeded". The lock, held by another process,
+// refuses this one with the holder's process id, and is free again once that process has ended.
+TEST(OutputChecks, OutputLockRefusesASecondProcess) {
+  const fs::path dir = test::temp_dir("outcheck_lock");
+  const fs::path output = dir / "b.h5";
+  int ready[2], release[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(release), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // holds the lock until told to let go, then releases it
+    {
+      const io::OutputLock lock(output);
+      char byte = 1;
+      (void)!::write(ready[1], &byte, 1);
+      (void)!::read(release[0], &byte, 1);
+    }
+    ::_exit(0);
+  }
+  char byte = 0;
+  ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+  const std::string e = error_of([&] { io::OutputLock second(output); });
+  EXPECT_NE(e.find(output.string() + " is being written by another process (process " +
+                   std::to_string(child) + ")"),
+            std::string::npos) << e;
+  EXPECT_TRUE(fs::exists(io::OutputLock::lock_path(output)));
+  (void)!::write(release[1], &byte, 1);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_FALSE(fs::exists(io::OutputLock::lock_path(output)));  // removed on release
+  { const io::OutputLock mine(output); }
+  EXPECT_TRUE(test::listing(dir).empty());
   fs::remove_all(dir);
 }

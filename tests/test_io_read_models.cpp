@@ -74,3 +74,28 @@ TEST(ReadEachModel, BrokenModelFailsAloneWithItsLine) {
   EXPECT_THROW(io::read_each_model(dir / "bad.xyz"), InputError);
   fs::remove_all(dir);
 }
+
+// Issue 35, group 7: `batch --models all` read a PDB with two MODEL 1 records block by block,
+// around the error the main command gives (gemmi's "duplicate MODEL number").
+TEST(ReadEachModel, DuplicateModelNumbersAreTheFilesError) {
+  const fs::path dir = test::temp_dir("each-model-dup");
+  std::string text = three_models(0);
+  text.replace(text.find("MODEL        2"), 14, "MODEL        1");
+  write(dir / "dup.pdb", text);
+  io::ReadOptions options;
+  options.unknown_zero = true;
+  std::string main_error, batch_error;
+  try {
+    io::read_all_models(dir / "dup.pdb", options);
+  } catch (const InputError& e) {
+    main_error = e.what();
+  }
+  try {
+    io::read_each_model(dir / "dup.pdb", options);
+  } catch (const InputError& e) {
+    batch_error = e.what();
+  }
+  EXPECT_NE(main_error.find("duplicate MODEL number"), std::string::npos) << main_error;
+  EXPECT_EQ(batch_error, main_error);
+  fs::remove_all(dir);
+}

@@ -22,6 +22,7 @@
 #include "batch_distribution.hpp"
 #include "batch_queue.hpp"
 #include "trajectory_frames.hpp"
+#include "atom_checks.hpp"
 #include "dcsgrid/analysis/ensemble.hpp"
 #include "clock.hpp"
 #include "dcsgrid/core/error.hpp"
@@ -31,6 +32,7 @@
 #include "dcsgrid/io/map_io.hpp"
 #include "dcsgrid/io/sha256.hpp"
 #include "dcsgrid/io/output_checks.hpp"
+#include "dcsgrid/io/output_lock.hpp"
 
 namespace dcsgrid::app {
 
@@ -117,6 +119,15 @@ struct Scan {
   std::string first_error;
 };
 
+// Whether a frame with an atom far from all the others fails, as in the main command.
+bool refuse_far_atoms(const BatchOptions& o) { return !o.grid.box && !o.allow_far_atoms; }
+
+// The atoms of a structure frame, checked as the main command checks its input (atom_checks.hpp).
+const AtomSet& checked_atoms(const io::Structure& s, const BatchOptions& o) {
+  check_atoms(s.atoms, {s.source, -1, &s.lines}, refuse_far_atoms(o));
+  return s.atoms;
+}
+
 Scan scan_inputs(const std::vector<std::string>& files, const BatchOptions& o) {
   const bool need_box = !o.grid.box.has_value();
   Scan scan;
@@ -144,8 +155,12 @@ Scan scan_inputs(const std::vector<std::string>& files, const BatchOptions& o) {
         for (const auto& m : io::read_each_model(file, o.read)) {  // a broken model fails alone
           record.model = m.model;
           scan.frames.push_back(record);
-          if (m.structure) add_box(m.structure->atoms);
-          else note_failure(file, Error(m.error));
+          try {
+            if (!m.structure) throw Error(m.error);
+            add_box(checked_atoms(*m.structure, o));
+          } catch (const std::exception& e) {
+            note_failure(file, e);
+          }
         }
       } catch (const std::exception& e) {
         note_failure(file, e);
@@ -156,7 +171,7 @@ Scan scan_inputs(const std::vector<std::string>& files, const BatchOptions& o) {
     }
     if (need_box) {
       try {
-        add_box(io::read_structure(file, o.read).atoms);
+        add_box(checked_atoms(io::read_structure(file, o.read), o));
       } catch (const std::exception& e) {
         note_failure(file, e);
       }
@@ -175,7 +190,7 @@ class FileFrames {
     if (!options_.models_all) {
       io::ReadOptions read = options_.read;
       read.model = model;
-      return io::read_structure(source, read).atoms;
+      return checked_atoms(io::read_structure(source, read), options_);
     }
     if (model == 0)
       throw Error(source + ": could not be read when the batch was set up, so its models are "
@@ -189,7 +204,7 @@ class FileFrames {
     for (const auto& m : cached_) {
       if (m.model != model) continue;
       if (!m.structure) throw Error(m.error);
-      return m.structure->atoms;
+      return checked_atoms(*m.structure, options_);
     }
     throw Error(fmt::format("{}: has no model {} any more", source, model));
   }
@@ -337,9 +352,11 @@ class Pipeline {
         request.atoms = &item->atoms;
         float* dst = buffer->data();
         try {
-          const engine::RunStats stats = backend_.run(request, [&](engine::Slab slab, const float* d) {
-            std::copy(d, d + plane * slab.planes(), dst + plane * slab.z_begin);
-          });
+          const engine::RunStats stats = backend_.run(
+              request, finite_slabs(request.allow_non_finite, request.grid, "frame's map",
+                                    [&](engine::Slab slab, const float* d) {
+                                      std::copy(d, d + plane * slab.planes(), dst + plane * slab.z_begin);
+                                    }));
           if (device_.empty()) device_ = stats.device;
           engine_setup_ += stats.setup_seconds;
           engine_kernels_ += stats.compute_seconds;
@@ -565,6 +582,8 @@ BatchInputs check_batch(const BatchOptions& o) {
   io::require_not_an_input(o.output, read_paths);
   if (in.trajectory) {
     in.trajectory->index_cache = frame_index_cache_path(o.output);
+    in.trajectory->allow_truncated = o.allow_truncated;
+    in.trajectory->refuse_far_atoms = refuse_far_atoms(o);
     in.topology = read_topology_atoms(in.trajectory->topology, o.read);
   }
   return in;
@@ -710,6 +729,9 @@ BatchResult run_batch(const BatchOptions& o) {
 
 BatchResult run_batch(const BatchOptions& o, BatchDistribution& d) {
   const BatchInputs in = check_batch(o);
+  // Held until the batch ends: a second writer of the path is refused, whatever its options.
+  std::optional<io::OutputLock> one_writer;
+  if (d.is_root()) one_writer.emplace(o.output);
   const nlohmann::json fingerprint = options_fingerprint(o, in.files);
   BatchResult result;
   result.output = o.output;

@@ -12,8 +12,11 @@
 #include <mutex>
 #include <thread>
 
+#include <spdlog/spdlog.h>
+
 #include "clock.hpp"
 #include "dcsgrid/analysis/batch_file.hpp"
+#include "dcsgrid/io/output_lock.hpp"
 #include "dcsgrid/analysis/ensemble.hpp"
 #include "dcsgrid/core/error.hpp"
 
@@ -53,9 +56,15 @@ engine::RunStats compute_map(engine::Backend& backend, const AtomSet& atoms, con
   require_support(backend, method);
   if (settings.threads > 0) omp_set_num_threads(settings.threads);
   observer.pass_started(engine::method_name(method));
+  std::size_t non_finite = 0;
   const engine::RunStats stats =
-      backend.run(request, sink, [&](double fraction) { observer.progress(fraction); });
+      backend.run(request, finite_slabs(request.allow_non_finite, grid, engine::method_name(method) + " map",
+                                        sink, &non_finite),
+                  [&](double fraction) { observer.progress(fraction); });
   observer.pass_finished();
+  if (non_finite > 0)
+    spdlog::warn("{} map: {} of {} values are not finite (kept: --allow-non-finite)",
+                 engine::method_name(method), non_finite, grid.point_count());
   return stats;
 }
 
@@ -94,6 +103,7 @@ struct FrameMaps::Impl {
   bool keep_maps;
   std::size_t depth;
 
+  std::optional<io::OutputLock> one_writer;  // held while the file is written; released after it
   std::optional<analysis::BatchFile> file;
   std::optional<analysis::EnsembleAccumulator> ensemble;
   clock_type::time_point started = clock_type::now();
@@ -129,6 +139,7 @@ struct FrameMaps::Impl {
 
   void open_file() {
     const FrameFile& f = file_options;
+    one_writer.emplace(f.path);
     if (fs::exists(f.path)) {
       if (!f.overwrite) throw Error(f.path.string() + " exists (overwrite it, or choose another name)");
       fs::remove(f.path);

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "dcsgrid/app/job.hpp"
+#include "atom_checks.hpp"
 #include "clock.hpp"
 #include "dcsgrid/app/mpi_context.hpp"
 #include "mpi_ranks.hpp"
@@ -152,33 +153,12 @@ Inputs read_inputs(const Job& job) {
   return in;
 }
 
-// A mistyped coordinate (99999 for 9.999) would stretch the grid around the atoms a thousandfold:
-// an atom far from all the others is an error naming its line, unless the user allows it.
-void refuse_far_atoms(const io::Structure& structure) {
-  const auto outlier = io::find_outlier(structure.atoms);
-  if (!outlier) return;
-  const std::size_t line = outlier->index < structure.lines.size() ? structure.lines[outlier->index] : 0;
-  throw InputError(structure.source, line,
-                   fmt::format("this atom lies {:.0f} Å from every other atom ({} such atom{}): a "
-                               "mistyped coordinate? A grid around all the atoms would be huge; "
-                               "use --allow-far-atoms if it is meant, or give a box",
-                               outlier->nearest_distance, outlier->count, outlier->count > 1 ? "s" : ""));
-}
-
 // Every output's least size against the free space of its file system, before any compute.
 void require_output_space(const Job& job, const GridSpec& grid, std::size_t maps) {
   std::vector<io::PlannedOutput> planned;
   for (const auto& out : job.outputs)
     planned.push_back({out.path, io::least_map_bytes(out.format, grid, maps, job.write)});
   io::require_free_space(planned);
-}
-
-// The engine refuses them too, by index; here the message names the line.
-void refuse_out_of_range_atoms(const io::Structure& structure) {
-  const std::size_t i = first_atom_out_of_range(structure.atoms);
-  if (i == structure.atoms.size()) return;
-  throw InputError(structure.source, i < structure.lines.size() ? structure.lines[i] : 0,
-                   "this atom lies beyond ±1e18 Å, where float32 distances overflow");
 }
 
 // --method auto keeps direct summation when it costs at most this much more than msm: in one run a
@@ -215,9 +195,11 @@ PassReport run_pass(engine::Backend& backend, const engine::PotentialRequest& re
   std::vector<float> reference;
   observer.pass_started(engine::method_name(request.method));
   const auto t0 = clock_type::now();
+  std::size_t non_finite = 0;
+  const std::string what = engine::method_name(request.method) + " map";
   pass.stats = backend.run(
       request,
-      [&](engine::Slab slab, const float* data) {
+      finite_slabs(request.allow_non_finite, grid, what, [&](engine::Slab slab, const float* data) {
         outputs.write(map, slab, data);
         if (!comparison || after_the_pass) return;
         const auto tc = clock_type::now();
@@ -225,10 +207,13 @@ PassReport run_pass(engine::Backend& backend, const engine::PotentialRequest& re
         outputs.read_back(0, slab, reference.data());
         comparison->add(slab.z_begin, slab.planes(), reference.data(), data);
         pass.compare_seconds += seconds_since(tc);
-      },
+      }, &non_finite),
       [&](double fraction) { observer.progress(fraction); });
   pass.wall_seconds = seconds_since(t0);
   observer.pass_finished();
+  if (non_finite > 0)
+    spdlog::warn("{}: {} of {} values are not finite (kept: --allow-non-finite)", what, non_finite,
+                 grid.point_count());
   if (compare && after_the_pass) outputs.share_written_planes();
   if (comparison) {
     const auto tc = clock_type::now();
@@ -262,8 +247,7 @@ GridSpec read_and_lay_grid(const Job& job, Inputs& in, JobReport& report) {
     report.read_seconds = in.read_seconds();
     spdlog::info("{}: {} atoms, total charge {:+.4f} e (charges from {})", report.input, atoms.size(),
                  report.total_charge, report.charge_source);
-    refuse_out_of_range_atoms(in.structure);
-    if (!job.grid.box && !job.allow_far_atoms) refuse_far_atoms(in.structure);
+    check_atoms(atoms, {in.structure.source, -1, &in.structure.lines}, !job.grid.box && !job.allow_far_atoms);
     grid = job.grid.resolve(bounding_box(atoms));
     if (grid.point_count() > job.max_points)
       throw Error(fmt::format("the grid would have {} points ({}, {:.3g} GiB of float32): more than "
@@ -294,9 +278,9 @@ OutputSpec output_spec(const fs::path& path) { return {path, io::map_format_from
 void validate(const Job& job) {
   validate(job.compute);
   if (job.outputs.empty()) throw Error("no output given (-o FILE)");
+  io::require_outputs_apart(job.outputs, {job.input});
   for (const auto& out : job.outputs) {
     io::require_writable_output(out.path);
-    io::require_not_an_input(out.path, {job.input});
     if (job.compute.methods.size() > 1 && !io::map_format_info(out.format).named_datasets)
       throw Error("--method " + method_list_name(job.compute.methods) +
                   " stores several maps and their comparison in one file: " + out.path.string() +

@@ -1,6 +1,9 @@
 #include "dcsgrid/app/settings.hpp"
 
 #include <algorithm>
+#include <cmath>
+
+#include <spdlog/fmt/fmt.h>
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/metadata.hpp"
@@ -91,7 +94,29 @@ engine::PotentialRequest make_request(const ComputeSettings& s, engine::Method m
   request.msm = s.msm;
   request.cell = s.cell;
   request.periodic = s.periodic;
+  request.allow_non_finite = s.allow_non_finite;
   return request;
+}
+
+engine::SlabSink finite_slabs(bool allow, const GridSpec& grid, const std::string& what,
+                              engine::SlabSink sink, std::size_t* non_finite) {
+  return [grid, what, sink = std::move(sink), non_finite, allow](
+             engine::Slab slab, const float* data) {
+    const std::size_t count = grid.plane_size() * std::size_t(slab.planes());
+    const float* bad = std::find_if(data, data + count, [](float v) { return !std::isfinite(v); });
+    if (bad != data + count) {
+      if (!allow) {
+        const std::size_t at = grid.plane_size() * std::size_t(slab.z_begin) + std::size_t(bad - data);
+        const std::size_t nx = std::size_t(grid.nx()), ny = std::size_t(grid.ny());
+        throw Error(fmt::format("{}: the value at grid point (x {}, y {}, z {}) is {}: the map is not "
+                                "finite, so it is not written (--allow-non-finite keeps such maps)",
+                                what, at % nx, at / nx % ny, at / (nx * ny), *bad));
+      }
+      if (non_finite)
+        *non_finite += std::size_t(std::count_if(bad, data + count, [](float v) { return !std::isfinite(v); }));
+    }
+    sink(slab, data);
+  };
 }
 
 io::MapMetadata map_metadata(const ComputeSettings& s, engine::Method method) {

@@ -1,5 +1,7 @@
 #include "trajectory_frames.hpp"
 
+#include "atom_checks.hpp"
+
 #include <map>
 
 #include <spdlog/spdlog.h>
@@ -64,6 +66,7 @@ TrajectoryScan scan_trajectory(const TrajectoryInputs& in, const AtomSet& topolo
     if (!reader->next(xyz.data(), info)) return false;
     ++scan.frames_decoded;
     io::set_coordinates(atoms, xyz.data());
+    check_atoms(atoms, {in.trajectories.at(info.file), info.index}, in.refuse_far_atoms);
     const Box b = bounding_box(atoms);
     scan.box = scan.box ? union_box(*scan.box, b) : b;
     return true;
@@ -77,7 +80,12 @@ TrajectoryScan scan_trajectory(const TrajectoryInputs& in, const AtomSet& topolo
     }
     scan.frames.add(sources[info.file], 1, info.index, info.time_ps);
   }
-  for (const auto& t : reader->truncations()) spdlog::warn("{} (the frames before it are used)", t.message());
+  for (const auto& t : reader->truncations()) {
+    if (!in.allow_truncated)
+      throw Error(t.message() + ": a trajectory cut short is refused (--allow-truncated uses the frames "
+                  "before the cut)");
+    spdlog::warn("{} (the frames before it are used: --allow-truncated)", t.message());
+  }
   if (scan.frames.empty()) throw Error("batch: the trajectories hold no (selected) frame");
   scan.frames.shrink_to_fit();
   return scan;
@@ -86,6 +94,7 @@ TrajectoryScan scan_trajectory(const TrajectoryInputs& in, const AtomSet& topolo
 TrajectoryFrames::TrajectoryFrames(const TrajectoryInputs& in, AtomSet topology,
                                    const std::optional<io::FrameSelection>& frames)
     : reader_(open_frames(in, topology.size(), frames)),
+      refuse_far_atoms_(in.refuse_far_atoms),
       files_(reader_->files()),
       topology_(std::move(topology)),
       xyz_(3 * topology_.size()) {}
@@ -107,6 +116,7 @@ AtomSet TrajectoryFrames::read(std::size_t index, const std::string& source, std
                          " is no longer where the batch found it (the trajectory changed?)");
   AtomSet atoms = topology_;
   io::set_coordinates(atoms, xyz_.data());
+  check_atoms(atoms, {source, frame_index}, refuse_far_atoms_);
   return atoms;
 }
 

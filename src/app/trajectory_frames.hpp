@@ -20,6 +20,12 @@ struct TrajectoryInputs {
   // Where the XTC/TRR frame indexes are kept between runs (io/frame_index_cache.hpp); empty:
   // indexed only when a seek needs it, and not kept.
   std::filesystem::path index_cache;
+  // A file cut mid-frame is an error (file, frame, byte offset) unless allowed: then the frames
+  // before the cut are used, with a warning.
+  bool allow_truncated = false;
+  // Each decoded frame is checked as the main command checks its input (atom_checks.hpp); an atom
+  // far from all the others is refused too when this is set.
+  bool refuse_far_atoms = true;
 };
 // The index cache of a batch output: next to it, so that it outlives --overwrite and serves a
 // re-run with another --frames as well as a --resume.
@@ -41,7 +47,8 @@ std::unique_ptr<io::TrajectoryReader> open_frames(const TrajectoryInputs& in, st
 // (their union box), or the first selected frame only (--grid-from-first).
 enum class BoxFrom { none, all_frames, first_frame };
 // One record per selected frame (its file, number in the file, time, the file's SHA-256) and the
-// box of the frames `box_from` names. Truncated last frames are logged and left out. Only the
+// box of the frames `box_from` names. A truncated last frame is an InputError unless
+// in.allow_truncated (then logged and left out); each decoded frame's atoms are checked. Only the
 // frames of the box are decoded: the others are passed by headers (TrajectoryReader::skip).
 struct TrajectoryScan {
   analysis::FrameTable frames;
@@ -63,6 +70,7 @@ class TrajectoryFrames {
 
  private:
   std::unique_ptr<io::TrajectoryReader> reader_;
+  bool refuse_far_atoms_;
   std::vector<std::string> files_;  // the stream's, to check each frame's source
   AtomSet topology_;
   std::vector<float> xyz_;

@@ -92,6 +92,14 @@ void add_options(CLI::App& app, BatchCommandOptions& o) {
                "Trajectories: the grid around the first selected frame (plus --padding) instead of "
                "the union of every frame's box; atoms outside it still count")
       ->group(in);
+  app.add_flag("--allow-truncated", b.allow_truncated,
+               "Trajectories: use the frames before the cut in a file that ends mid-frame (with a "
+               "warning) instead of refusing the batch")
+      ->group(in);
+  app.add_flag("--allow-far-atoms", b.allow_far_atoms,
+               "Keep frames with an atom far from all the others (by default such a frame fails: a "
+               "mistyped coordinate would stretch the grid)")
+      ->group(in);
   add_charge_options(app, b.read,
                      "Residues/atoms missing from the force field: error (the frame fails) or "
                      "zero (warn, charge 0)");

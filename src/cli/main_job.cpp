@@ -45,9 +45,11 @@ const char* kExamples = R"(Examples:
 Inputs: .pqr .pdb .ent .cif .mmcif .pdbqt .xyz, optionally .gz. PDB/mmCIF get charges from a
 pdb2pqr force-field table (missing hydrogens folded onto their heavy atoms).
 Outputs: .h5 (HDF5, /potential [nz][ny][nx] + pot.xmf for ParaView, netCDF-4 coordinates for
-xarray), .dx/.dx.gz (OpenDX), .ccp4/.mrc/.map, .cube (Gaussian, with the atoms).
+xarray), .dx/.dx.gz (OpenDX), .ccp4/.mrc/.map, .cube (Gaussian, with the atoms). An existing
+pot.xmf is replaced only when it is pot.h5's own sidecar.
 Potential: V(p) = k_C Σ q_i / (ε |p − r_i|), k_C = 332.0637 kcal·Å/(mol·e²); distances below
---min-distance count as --min-distance, so no point yields inf/NaN.
+--min-distance count as --min-distance, and charges whose sum could overflow float32 are refused,
+so every map written is finite (a value that is not is an error, unless --allow-non-finite).
 Other commands: info, compare, batch, merge, sample, similarity (run `dcsgrid COMMAND --help`).)";
 
 void add_options(CLI::App& app, MainOptions& o) {

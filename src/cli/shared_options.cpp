@@ -173,6 +173,7 @@ app::ComputeSettings ComputeOptions::settings() const {
   s.device = device;
   s.gpus = app::parse_gpu_list(gpus);
   s.threads = threads;
+  s.allow_non_finite = allow_non_finite;
   app::validate(s);
   return s;
 }
@@ -203,6 +204,10 @@ void add_compute_options(CLI::App& app, ComputeOptions& o, const std::string& me
                  "GPU cutoff and msm: atoms per bin, the rest summed on the CPU (0: prefix-sum "
                  "bins that hold every atom, the fastest on every input measured)")
       ->capture_default_str()
+      ->group(kMethodGroup);
+  app.add_flag("--allow-non-finite", o.allow_non_finite,
+               "Compute charges whose potential could overflow float32 and keep maps with inf/NaN "
+               "values (otherwise both are errors: every map written is finite)")
       ->group(kMethodGroup);
 
   const std::string msm_group = "Multilevel summation (--method msm)";

@@ -62,6 +62,7 @@ struct ComputeOptions {
   std::string device = "auto";
   std::string gpus = "all";
   int threads = 0;
+  bool allow_non_finite = false;
   // Throws Error for a bad method list or GPU list, then validates the settings.
   app::ComputeSettings settings() const;
 };

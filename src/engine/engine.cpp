@@ -90,6 +90,27 @@ static constexpr const char* kWhereCellsComeFrom =
     "give --cell A,B,C[,ALPHA,BETA,GAMMA] (Å, degrees), or an input that carries one: a PDB "
     "CRYST1 record, mmCIF _cell, or a trajectory frame's box";
 
+void require_bounded_potential(const PotentialRequest& request) {
+  if (!request.atoms || request.atoms->empty()) return;
+  const AtomSet& atoms = *request.atoms;
+  const PairKernel kernel = make_pair_kernel(request.physics);
+  const double min_r2 = double(kernel.min_r2);  // as the float32 kernels clamp
+  const double g_max = kernel.form == PairForm::distance_dependent ? 1.0 / min_r2 : 1.0 / std::sqrt(min_r2);
+  double charge_sum = 0;
+  std::size_t largest = 0;
+  for (std::size_t i = 0; i < atoms.size(); ++i) {
+    charge_sum += std::abs(double(atoms.q[i]));
+    if (std::abs(atoms.q[i]) > std::abs(atoms.q[largest])) largest = i;
+  }
+  const double bound = std::abs(kernel.scale_d) * g_max * charge_sum;
+  if (bound <= kMaxPotentialBound) return;  // false for NaN too
+  throw Error(fmt::format("the charges could drive the potential to {:.3g} (Σ|q| = {:.3g} e over {} atoms, "
+                          "largest {:g} e on atom {}; r_min {:g} Å), beyond what float32 maps hold "
+                          "(bound {:.3g}): are the charges in e? (--allow-non-finite computes anyway)",
+                          bound, charge_sum, atoms.size(), double(atoms.q[largest]), largest + 1,
+                          std::sqrt(min_r2), kMaxPotentialBound));
+}
+
 void validate(const PotentialRequest& request) {
   if (!request.atoms || request.atoms->empty()) throw Error("no atoms to compute a potential from");
   validate(request.grid);
@@ -114,6 +135,7 @@ void validate(const PotentialRequest& request) {
                 " needs atomic radii: give a PQR input (its radius column), or a PDB/mmCIF input with "
                 "--forcefield so that radii come from the force field");
   validate_method(request);
+  if (!request.allow_non_finite) require_bounded_potential(request);
 }
 
 RunStats Backend::run(const PotentialRequest& request, const SlabSink& sink,

@@ -1,6 +1,7 @@
 // HDF5 maps: the streaming writer, its XDMF sidecar, and the reader.
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
 #include <optional>
 #include <system_error>
 #include <type_traits>
@@ -35,6 +36,9 @@ std::string escape_xml(const std::string& text) {
   return out;
 }
 
+// The text every sidecar of `h5_name` holds: its datasets' references.
+std::string xdmf_reference(const std::string& h5_name) { return ">" + escape_xml(h5_name) + ":/"; }
+
 // Three numbers in z, y, x order, as XDMF wants for 3DCoRectMesh.
 template <typename T>
 std::string zyx(const std::array<T, 3>& v) {
@@ -54,8 +58,8 @@ std::string xdmf_text(const GridSpec& grid, const std::string& h5_name, const Ma
   for (const auto& name : datasets)
     attributes += R"(      <Attribute Name=")" + escape_xml(name) +
                   R"(" AttributeType="Scalar" Center="Node">
-        <DataItem Dimensions=")" + dims + R"(" NumberType="Float" Precision="4" Format="HDF">)" +
-                  escape_xml(h5_name) + ":/" + escape_xml(name) + R"(</DataItem>
+        <DataItem Dimensions=")" + dims + R"(" NumberType="Float" Precision="4" Format="HDF")" +
+                  xdmf_reference(h5_name) + escape_xml(name) + R"(</DataItem>
       </Attribute>
 )";
   return R"(<?xml version="1.0" ?>
@@ -125,6 +129,26 @@ std::string text_of_rank_0(std::string text) { return text; }
 
 }  // namespace
 
+fs::path xdmf_sidecar(const fs::path& h5) { return fs::path(h5).replace_extension(".xmf"); }
+
+void require_replaceable_sidecar(const fs::path& h5) {
+  const fs::path sidecar = xdmf_sidecar(h5);
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(sidecar, ec))) return;
+  // Our sidecars are a few kB; the head is enough to tell.
+  std::string head(64 << 10, '\0');
+  std::ifstream in(sidecar, std::ios::binary);
+  in.read(head.data(), std::streamsize(head.size()));
+  head.resize(std::size_t(std::max<std::streamsize>(in.gcount(), 0)));
+  const bool ours = fs::is_regular_file(sidecar, ec) && head.starts_with("<?xml") &&
+                    head.find("<Xdmf") != std::string::npos &&
+                    head.find(xdmf_reference(h5.filename().string())) != std::string::npos;
+  if (!ours)
+    throw Error(sidecar.string() + " exists and is not the XDMF sidecar of " + h5.string() +
+                ", which writing " + h5.string() + " would replace: move it away, or choose "
+                "another output name");
+}
+
 // One dataset the writer streams planes into.
 struct Stream {
   std::string name;
@@ -149,8 +173,9 @@ struct Hdf5MapWriter::Impl {
   Impl(const fs::path& path, const GridSpec& g, const MapMetadata& m, const WriteOptions& o, bool all)
       : every_rank(all), root(!all || world_rank() == 0), grid(g), meta(m), options(o) {
     if (root) {
+      require_replaceable_sidecar(path);
       h5.emplace(path);
-      xmf.emplace(fs::path(path).replace_extension(".xmf"));
+      xmf.emplace(xdmf_sidecar(path));
     }
     if (every_rank) {
       const std::string temp = text_of_rank_0(root ? h5->temp_path().string() : std::string());

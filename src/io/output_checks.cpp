@@ -24,6 +24,15 @@ fs::path folder_of(const fs::path& output) {
   return output.parent_path().empty() ? fs::path(".") : output.parent_path();
 }
 
+// Whether two paths name one file: the same inode where both exist (hard links, symlinks),
+// else the same path once symlinks, "." and ".." are resolved.
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+  const fs::path ca = fs::weakly_canonical(a, ec), cb = fs::weakly_canonical(b, ec);
+  return !ec && ca == cb;
+}
+
 double gib(std::uint64_t bytes) { return double(bytes) / double(1 << 30); }
 
 }  // namespace
@@ -39,6 +48,34 @@ void require_writable_output(const fs::path& output) {
     throw Error(fmt::format("cannot write {}: no new file can be made in {} ({})", output.string(),
                             dir.string(), std::strerror(errno)));
   ::close(fd);
+}
+
+std::vector<fs::path> files_written(const fs::path& output, MapFormat format) {
+  if (format == MapFormat::hdf5) return {output, xdmf_sidecar(output)};
+  return {output};
+}
+
+void require_outputs_apart(const std::vector<MapOutputPath>& outputs, const std::vector<fs::path>& inputs) {
+  struct Written {
+    fs::path file, output;  // the file, and the output that writes it
+  };
+  std::vector<Written> written;
+  for (const MapOutputPath& out : outputs)
+    for (const fs::path& file : files_written(out.path, out.format)) {
+      const std::string what = file == out.path ? "output " + file.string()
+                                                : file.string() + " (the sidecar of " + out.path.string() + ")";
+      for (const fs::path& input : inputs)
+        if (same_file(file, input))
+          throw Error(what + " is the input " + input.string() +
+                      ": choose another output name (the input would be replaced)");
+      for (const Written& w : written)
+        if (same_file(file, w.file))
+          throw Error(what + " would also be written by output " + w.output.string() +
+                      ": give outputs with different names");
+      written.push_back({file, out.path});
+    }
+  for (const MapOutputPath& out : outputs)
+    if (out.format == MapFormat::hdf5) require_replaceable_sidecar(out.path);
 }
 
 std::uint64_t free_bytes(const fs::path& path) {

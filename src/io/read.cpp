@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstring>
 #include <optional>
+#include <set>
 
 #include <spdlog/fmt/fmt.h>
 
@@ -92,6 +93,20 @@ std::string only_block(std::string_view text, const std::vector<std::pair<std::s
   return out;
 }
 
+// Whether two MODEL records of the blocks carry one number: the file as a whole is then refused
+// (gemmi: "duplicate MODEL number"), and its blocks must not be read one by one around that.
+bool repeats_a_model_number(std::string_view text, const std::vector<std::pair<std::size_t, std::size_t>>& blocks) {
+  std::set<std::string> numbers;
+  for (const auto& [begin, end] : blocks) {
+    const std::string_view line = text.substr(begin, std::min(text.find('\n', begin), end) - begin);
+    const std::string_view rest = line.substr(std::min<std::size_t>(5, line.size()));
+    const std::size_t first = rest.find_first_not_of(" \t\r");
+    const std::string number(first == std::string_view::npos ? std::string_view() : rest.substr(first));
+    if (!numbers.insert(number.substr(0, number.find_last_not_of(" \t\r") + 1)).second) return true;
+  }
+  return false;
+}
+
 constexpr std::pair<const char*, Format> kNames[] = {
     {"pqr", Format::pqr},   {"pdb", Format::pdb},     {"mmcif", Format::mmcif},
     {"cif", Format::mmcif}, {"pdbqt", Format::pdbqt}, {"xyz", Format::xyz},
@@ -150,7 +165,8 @@ std::vector<ModelRead> read_each_model(const std::filesystem::path& path, const 
   } catch (const InputError&) {
     // Only MODEL ... ENDMDL blocks can be told apart in a file that does not read as a whole.
     const bool blocks_possible = format == Format::pqr || format == Format::pdb || format == Format::pdbqt;
-    if (!blocks_possible || model_blocks(file.data).size() < 2) throw;
+    const auto blocks = model_blocks(file.data);
+    if (!blocks_possible || blocks.size() < 2 || repeats_a_model_number(file.data, blocks)) throw;
   }
   const auto blocks = model_blocks(file.data);
   for (std::size_t b = 0; b < blocks.size(); ++b) {

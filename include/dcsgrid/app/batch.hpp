@@ -50,6 +50,12 @@ struct BatchOptions {
   // The grid around the first selected frame (grown by padding) instead of the union of every
   // frame's box; atoms of later frames outside it still contribute to every grid point.
   bool grid_from_first = false;
+  // A trajectory cut mid-frame is an error naming the file, frame and byte offset; allowed, its
+  // frames before the cut are used, with a warning (the rows name each frame's file and number).
+  bool allow_truncated = false;
+  // As the main command: an atom far from all the others (a mistyped coordinate) fails its frame,
+  // unless allowed or a box is given.
+  bool allow_far_atoms = false;
   io::ReadOptions read;
 
   // The shared grid: the user's box when given, else the union of every input's box grown by
@@ -103,9 +109,10 @@ struct BatchResult {
   nlohmann::json to_json() const;
 };
 
-// Runs (or resumes) a batch. Throws Error for bad options, unreadable list files, an existing
-// output without overwrite/resume, a resume whose file does not match the options, and (with
-// fail_fast) the first failed frame, after recording it.
+// Runs (or resumes) a batch, holding io::OutputLock on the output throughout. Throws Error for bad
+// options, unreadable list files, an output another process is writing, an existing output
+// without overwrite/resume, a resume whose file does not match the options, a truncated
+// trajectory (unless allowed), and (with fail_fast) the first failed frame, after recording it.
 BatchResult run_batch(const BatchOptions& options);
 
 // The inputs with every @list expanded. Throws InputError for a list file that cannot be read.

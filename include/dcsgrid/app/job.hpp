@@ -22,15 +22,13 @@
 #include "dcsgrid/app/method_choice.hpp"
 #include "dcsgrid/app/settings.hpp"
 #include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/output_checks.hpp"
 #include "dcsgrid/io/read.hpp"
 
 namespace dcsgrid::app {
 
 // One output file, its format resolved from the extension once.
-struct OutputSpec {
-  std::filesystem::path path;
-  io::MapFormat format = io::MapFormat::hdf5;
-};
+using OutputSpec = io::MapOutputPath;
 // Throws Error for an unknown extension.
 OutputSpec output_spec(const std::filesystem::path& path);
 

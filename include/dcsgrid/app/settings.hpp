@@ -36,6 +36,9 @@ struct ComputeSettings {
   std::string device = "auto";  // auto, cpu, gpu
   std::vector<int> gpus;        // device ids; empty: all
   int threads = 0;              // CPU threads; 0: all cores
+  // --allow-non-finite: charges beyond the float32 bound are computed and maps with inf/NaN kept
+  // (with a warning); otherwise either is an error.
+  bool allow_non_finite = false;
 };
 
 // "direct", "cutoff", or a comma-separated list of methods ("direct,cutoff"); "both" stands for
@@ -50,6 +53,13 @@ std::vector<int> parse_gpu_list(const std::string& text);
 // Checks physics, methods and method options without atoms or a grid (so a bad option fails
 // before any input is read). Throws Error.
 void validate(const ComputeSettings& settings);
+
+// `sink` behind a check of each slab: a non-finite value is an Error naming its grid point and
+// `what` (the map), unless allow_non_finite, when the values not finite are counted in
+// `non_finite` (when given) instead.
+engine::SlabSink finite_slabs(bool allow_non_finite, const GridSpec& grid,
+                              const std::string& what, engine::SlabSink sink,
+                              std::size_t* non_finite = nullptr);
 
 // The request for one method of the settings.
 engine::PotentialRequest make_request(const ComputeSettings& settings, engine::Method method,

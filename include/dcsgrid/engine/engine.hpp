@@ -53,6 +53,9 @@ struct PotentialRequest {
   // The lattice of a periodic method (describe(method).periodic); ignored by the others.
   std::optional<UnitCell> cell;
   PeriodicOptions periodic;
+  // The user accepts inf/NaN values (--allow-non-finite): charges beyond the float32 bound
+  // (require_bounded_potential) are computed all the same.
+  bool allow_non_finite = false;
 };
 // The short-range part of an msm request: the cutoff method with the msm_short form at the MSM
 // cutoff and softening, the request's bin settings kept.
@@ -124,8 +127,19 @@ void validate_method(const PotentialRequest& request);
 // Throws Error, naming the method, unless the physics has a constant dielectric without
 // screening: the splittings of 1/r (msm's softening, Ewald's erfc) hold for 1/r only.
 void require_constant_dielectric(std::string_view method, const Physics& physics);
+// The bound that keeps the float32 sums finite. Every pair term is at most scale·|q_i|·g(r_min)
+// (g falls with r; the cutoff forms and MSM's short-range part are smaller), so every partial sum
+// of a point's potential is at most scale·g(r_min)·Σ|q_i| ≤ scale·g(r_min)·N·max|q_i|, with
+// scale = k_C·(unit factor)/ε (k_C = 332.0637 kcal·Å/(mol·e²)), g(r_min) = 1/r_min (1/r_min² with
+// ε(r) = 4r) and r_min the --min-distance as the kernels hold it (float32). Throws Error, naming
+// the largest charge, when that exceeds kMaxPotentialBound: FLT_MAX with a margin of 2^20 for
+// MSM's interpolated long-range grids and for the sums of squares statistics take.
+inline constexpr double kMaxPotentialBound = 3.4028234663852886e38 / 1048576.0;
+void require_bounded_potential(const PotentialRequest& request);
+
 // Checks a request before any work: atoms present (with radii where the method needs them), grid
-// valid, a cell for a periodic method, then validate_method.
+// valid, a cell for a periodic method, the charges within the bound (unless allow_non_finite),
+// then validate_method.
 void validate(const PotentialRequest& request);
 
 // Computes the whole grid into memory (tests, small grids).

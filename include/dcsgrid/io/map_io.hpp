@@ -74,6 +74,13 @@ struct WriteOptions {
 // publish() (collective too), renames both; share_written_planes() lets a rank read back planes
 // that other ranks wrote. A rank destroying the writer before finish() (an error) removes the
 // temporary and leaves the file's collective close undone, the job then being ended by MPI_Abort.
+// The XDMF sidecar written beside an HDF5 map: <stem>.xmf in the same folder.
+std::filesystem::path xdmf_sidecar(const std::filesystem::path& h5);
+// Throws Error when the sidecar of `h5` exists and is not ours to replace: only an XDMF text that
+// describes `h5` (an earlier run's sidecar of the same map) is replaced; anything else there (an
+// input copied to that name, another map's sidecar, a folder) is kept and the run refused.
+void require_replaceable_sidecar(const std::filesystem::path& h5);
+
 class Hdf5MapWriter {
  public:
   Hdf5MapWriter(const std::filesystem::path& path, const GridSpec& grid, const MapMetadata& meta,

@@ -16,6 +16,20 @@ namespace dcsgrid::io {
 // mode bits (root passes every mode check).
 void require_writable_output(const std::filesystem::path& output);
 
+// The files a map output writes: the output and, for HDF5, its XDMF sidecar (xdmf_sidecar).
+std::vector<std::filesystem::path> files_written(const std::filesystem::path& output, MapFormat format);
+
+// One rule for every file a run writes, sidecars included, checked before any work: none is one
+// of `inputs`, no two outputs write one file (-o b.h5 -o b.hdf5 share b.xmf; the same file under
+// two spellings), and an existing sidecar is replaced only when it is ours
+// (require_replaceable_sidecar). Throws Error naming the files.
+struct MapOutputPath {
+  std::filesystem::path path;
+  MapFormat format = MapFormat::hdf5;
+};
+void require_outputs_apart(const std::vector<MapOutputPath>& outputs,
+                           const std::vector<std::filesystem::path>& inputs);
+
 // Bytes free to this user on the file system that holds the existing `path` (statvfs).
 std::uint64_t free_bytes(const std::filesystem::path& path);
 
