@@ -332,6 +332,34 @@ TEST(Periodic, PmeMatchesFloat64WithDefaultsAndFinerSettings) {
   }
 }
 
+// The CPU backend's ewald and pme methods (the run a front end makes) against float64, with the
+// cell in the request; the smooth map through --smooth's option.
+TEST(Periodic, CpuBackendMethodsMatchFloat64) {
+  const auto cpu = engine::make_backend("cpu");
+  for (const UnitCell* cell : {&orthorhombic(), &triclinic()}) {
+    const AtomSet atoms = atoms_in_cell(*cell, 120, 8, 1.0);  // charged: the background counts
+    engine::PotentialRequest r;
+    r.atoms = &atoms;
+    r.grid = grid_over_cell(*cell, 2.0, 14);
+    r.physics = test_physics();
+    r.cell = *cell;
+    const std::vector<double> ref = reference_ewald(atoms, *cell, r.grid);
+    r.method = engine::Method::ewald;
+    EXPECT_LT(relative_l2(engine::compute_grid(*cpu, r), ref), 1e-5) << "ewald, " << cell->describe();
+    r.method = engine::Method::pme;
+    EXPECT_LT(relative_l2(engine::compute_grid(*cpu, r), ref), 1e-4) << "pme, " << cell->describe();
+    const ReferenceParts smooth = reference_parts(atoms, *cell, r.grid, 0.25, 0.01, false);
+    std::vector<double> smooth_ref(smooth.reciprocal);
+    for (double& v : smooth_ref) v *= scale();
+    r.periodic.smooth_beta = 0.25;
+    for (const engine::Method m : {engine::Method::ewald, engine::Method::pme}) {
+      r.method = m;
+      EXPECT_LT(relative_l2(engine::compute_grid(*cpu, r), smooth_ref), 1e-5)
+          << "smooth " << engine::method_name(m) << ", " << cell->describe();
+    }
+  }
+}
+
 // The smooth map against the float64 reciprocal sum of Gaussian charges of Ewald factor 0.25.
 TEST(Periodic, SmoothMapIsTheGaussianChargeReciprocalSum) {
   for (const UnitCell* cell : {&orthorhombic(), &triclinic()}) {

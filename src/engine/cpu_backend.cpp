@@ -4,6 +4,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <memory>
@@ -11,6 +12,7 @@
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/msm.hpp"
+#include "dcsgrid/engine/periodic.hpp"
 
 namespace dcsgrid::engine {
 namespace {
@@ -64,6 +66,35 @@ class MsmCpu final : public CpuMethod {
   MsmLongRange long_range_;
 };
 
+// The periodic methods: the real-space part through the cutoff engine over the atoms' images near
+// the grid (the ewald_real form), plus the reciprocal part R (EwaldReciprocal or PmeReciprocal),
+// both prepared once a run. The smooth map (--smooth) is the reciprocal part alone.
+template <typename R>
+class PeriodicCpu final : public CpuMethod {
+ public:
+  explicit PeriodicCpu(const PotentialRequest& r)
+      : grid_(r.grid), kernel_(make_pair_kernel(r.physics)), split_(periodic_split<R>(*r.cell, r.periodic)),
+        reciprocal_(*r.cell, split_.parameters, kernel_.scale_d, split_.background) {
+    reciprocal_.set_atoms(*r.atoms);
+    if (split_.real_cutoff > 0)
+      images_ = periodic_images(*r.atoms, *r.cell, grid_box(grid_), split_.real_cutoff);
+  }
+  void compute(Slab slab, float* out) override {
+    if (split_.real_cutoff > 0)
+      cutoff_sum_cpu(images_, grid_, kernel_, ewald_real_space(split_.beta, split_.real_cutoff), slab, out);
+    else
+      std::fill(out, out + grid_.plane_size() * slab.planes(), 0.0f);
+    reciprocal_.add_to(grid_, slab, out);
+  }
+
+ private:
+  GridSpec grid_;
+  PairKernel kernel_;
+  PeriodicSplit<R> split_;
+  R reciprocal_;
+  AtomSet images_;
+};
+
 template <typename M>
 std::unique_ptr<CpuMethod> make(const PotentialRequest& request) {
   return std::make_unique<M>(request);
@@ -75,8 +106,8 @@ constexpr std::array<CpuMethodFactory, 5> kCpuMethods{
     make<DirectCpu>,  // direct
     make<CutoffCpu>,  // cutoff
     make<MsmCpu>,     // msm
-    nullptr,          // ewald
-    nullptr,          // pme
+    make<PeriodicCpu<EwaldReciprocal>>,  // ewald
+    make<PeriodicCpu<PmeReciprocal>>,    // pme
 };
 
 CpuMethodFactory factory(Method m) {

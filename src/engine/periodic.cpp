@@ -133,6 +133,29 @@ PmeParameters resolve_pme(const UnitCell& cell, const PeriodicOptions& o) {
   return p;
 }
 
+template <>
+PeriodicSplit<EwaldReciprocal> periodic_split(const UnitCell& cell, const PeriodicOptions& options) {
+  PeriodicOptions o = options;
+  const bool smooth = o.smooth_beta > 0;
+  if (smooth) o.beta = o.smooth_beta;
+  PeriodicSplit<EwaldReciprocal> s;
+  s.parameters = resolve_ewald(cell, o);
+  s.beta = s.parameters.beta;
+  s.real_cutoff = smooth ? 0 : s.parameters.real_cutoff;
+  s.background = !smooth;
+  return s;
+}
+
+template <>
+PeriodicSplit<PmeReciprocal> periodic_split(const UnitCell& cell, const PeriodicOptions& options) {
+  PeriodicSplit<PmeReciprocal> s;
+  s.parameters = resolve_pme(cell, options);
+  s.beta = s.parameters.beta;
+  s.real_cutoff = s.parameters.real_cutoff;
+  s.background = options.smooth_beta <= 0;
+  return s;
+}
+
 CutoffOptions ewald_real_space(double beta, double real_cutoff) {
   CutoffOptions c;
   c.radius = real_cutoff;

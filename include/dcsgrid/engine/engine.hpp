@@ -16,7 +16,7 @@
 #include "dcsgrid/core/physics.hpp"
 #include "dcsgrid/engine/method.hpp"
 #include "dcsgrid/engine/msm_plan.hpp"
-#include "dcsgrid/engine/periodic.hpp"
+#include "dcsgrid/engine/periodic_options.hpp"
 
 namespace dcsgrid::engine {
 

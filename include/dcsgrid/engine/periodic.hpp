@@ -16,35 +16,17 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "dcsgrid/core/atoms.hpp"
 #include "dcsgrid/core/cell.hpp"
 #include "dcsgrid/core/grid.hpp"
 #include "dcsgrid/engine/engine.hpp"
+#include "dcsgrid/engine/periodic_options.hpp"
 #include "dcsgrid/prims/fft.hpp"
 
 namespace dcsgrid::engine {
-
-struct PeriodicOptions {
-  // The real-space part is cut at real_cutoff (Å); the Ewald coefficient β is chosen so that
-  // erfc(β·real_cutoff) = tolerance (GROMACS' ewald-rtol), unless beta is set (> 0, Å⁻¹). The
-  // exact Ewald sum keeps the k vectors with e^{−k²/4β²} ≥ tolerance.
-  double real_cutoff = 10.0;
-  double tolerance = 1e-5;  // --pme-tolerance
-  double beta = 0;
-  // pme: the B-spline order (4..12) and the mesh's largest spacing (Å); the mesh takes the
-  // FFT-friendly sizes (2^a 3^b 5^c 7^d) at or above cell length / mesh_spacing.
-  int pme_order = 6;
-  double mesh_spacing = 1.0;  // --pme-spacing
-  // > 0: only the reciprocal part, of Gaussian charges of Ewald factor smooth_beta (Å⁻¹).
-  double smooth_beta = 0;    // --smooth
-};
-
-inline constexpr int kPmeMinOrder = 4, kPmeMaxOrder = 12;
-
-// Throws Error naming the option for a value out of range.
-void validate(const PeriodicOptions& options);
 
 // The β with erfc(β·real_cutoff) = tolerance, Å⁻¹.
 double ewald_beta_for(double real_cutoff, double tolerance);
@@ -155,6 +137,24 @@ class PmeReciprocal {
   std::vector<double> mesh_;       // charges, then potential
   std::vector<std::complex<double>> spectrum_;
 };
+
+// How a periodic method splits the potential for a cell: the reciprocal part's parameters, the
+// real-space part's β and cutoff (0: none, the smooth map), and whether the neutralising
+// background is added. The smooth map (options.smooth_beta > 0) is the reciprocal part of
+// Gaussian charges of Ewald factor smooth_beta alone, without background (as VMD's PMEpot).
+template <typename Reciprocal>
+struct PeriodicSplit {
+  std::conditional_t<std::is_same_v<Reciprocal, PmeReciprocal>, PmeParameters, EwaldParameters> parameters;
+  double beta = 0;
+  double real_cutoff = 0;
+  bool background = true;
+};
+template <typename Reciprocal>
+PeriodicSplit<Reciprocal> periodic_split(const UnitCell& cell, const PeriodicOptions& options);
+template <>
+PeriodicSplit<EwaldReciprocal> periodic_split(const UnitCell& cell, const PeriodicOptions& options);
+template <>
+PeriodicSplit<PmeReciprocal> periodic_split(const UnitCell& cell, const PeriodicOptions& options);
 
 // M_p(w + j), j = 0..order−1, for w in [0, 1): the cardinal B-spline weights of the mesh points
 // floor(u) − j for a charge at mesh coordinate u, w = u − floor(u). order ≤ 12.
