@@ -73,7 +73,7 @@ inline void write_batch_file(const std::vector<std::string>& files, const std::f
   Box all = bounding_box(structures.front().atoms);
   for (const auto& s : structures) all = union_box(all, bounding_box(s.atoms));
   layout.grid = grid_around(all, spacing, padding);
-  layout.meta = engine::method_metadata(Physics{}, engine::Method::direct, {});
+  layout.meta = engine::method_metadata(engine::PotentialRequest{});
   layout.histogram_bins = analysis::HistogramOptions{}.bins;
   analysis::BatchFile::create(output, layout);
   analysis::BatchFile file(output, true);

@@ -166,6 +166,16 @@ void share_facts(std::size_t& atoms, double& total_charge, GridSpec& grid) {
   MPI_Bcast(grid.dims.data(), 3, MPI_INT64_T, 0, MPI_COMM_WORLD);
 }
 
+void share_cell(std::optional<UnitCell>& cell) {
+  if (!sharing_ranks()) return;
+  // Lengths, angles and a presence flag: every rank rebuilds the same cell from them.
+  std::array<double, 7> v{};
+  if (cell) v = {cell->lengths[0], cell->lengths[1], cell->lengths[2], cell->angles[0], cell->angles[1], cell->angles[2], 1};
+  MPI_Bcast(v.data(), 7, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  cell.reset();
+  if (v[6] != 0) cell = make_cell({v[0], v[1], v[2]}, {v[3], v[4], v[5]});
+}
+
 void share_methods(std::vector<engine::Method>& methods) {
   if (!sharing_ranks()) return;
   std::vector<int> codes(methods.size());
@@ -232,6 +242,7 @@ std::unique_ptr<engine::Backend> share_slabs_over_ranks(std::unique_ptr<engine::
 }
 void share_text(std::string&) {}
 void share_facts(std::size_t&, double&, GridSpec&) {}
+void share_cell(std::optional<UnitCell>&) {}
 void share_methods(std::vector<engine::Method>&) {}
 const AtomSet& share_atoms(const AtomSet& root_atoms, const engine::PotentialRequest&, bool, bool, AtomSet&) {
   return root_atoms;

@@ -38,6 +38,7 @@ std::unique_ptr<engine::Backend> share_slabs_over_ranks(std::unique_ptr<engine::
 void share_text(std::string& text);
 void share_facts(std::size_t& atoms, double& total_charge, GridSpec& grid);
 void share_methods(std::vector<engine::Method>& methods);
+void share_cell(std::optional<UnitCell>& cell);
 
 // Collective when sharing: the atoms this rank computes `request` from. Rank 0 (and a run without
 // sharing) keeps `root_atoms`, which it read. The other ranks receive into `received` and get it

@@ -231,6 +231,16 @@ PassReport run_pass(engine::Backend& backend, const engine::PotentialRequest& re
   return pass;
 }
 
+// The cell of a periodic run: --cell, else the input's own. Throws Error saying where one comes from.
+UnitCell periodic_cell(const ComputeSettings& compute, const io::Structure& structure) {
+  if (compute.cell) return *compute.cell;
+  if (structure.cell) return *structure.cell;
+  throw Error("--method " + method_list_name(compute.methods) + " computes a periodic potential, and " +
+              structure.source +
+              " records no unit cell (no CRYST1 record or mmCIF _cell, or only the 1 × 1 × 1 Å placeholder): "
+              "give one with --cell A,B,C[,ALPHA,BETA,GAMMA] (Å, degrees)");
+}
+
 // Reads the input, checks it and lays the grid around it, filling the report's input facts. Under
 // mpirun only rank 0 reads (`in` stays empty on the others) and the other ranks get the facts and
 // the grid from it.
@@ -247,8 +257,16 @@ GridSpec read_and_lay_grid(const Job& job, Inputs& in, JobReport& report) {
     report.read_seconds = in.read_seconds();
     spdlog::info("{}: {} atoms, total charge {:+.4f} e (charges from {})", report.input, atoms.size(),
                  report.total_charge, report.charge_source);
-    check_atoms(atoms, {in.structure.source, -1, &in.structure.lines}, !job.grid.box && !job.allow_far_atoms);
-    grid = job.grid.resolve(bounding_box(atoms));
+    // A periodic map wraps far atoms into the cell: only a non-periodic one refuses them.
+    const bool periodic = is_periodic(job.compute.methods);
+    check_atoms(atoms, {in.structure.source, -1, &in.structure.lines},
+                !job.grid.box && !job.allow_far_atoms && !periodic);
+    if (periodic) {
+      report.cell = periodic_cell(job.compute, in.structure);
+      spdlog::info("unit cell {}{}", report.cell->describe(), job.compute.cell ? " (--cell)" : " (from the input)");
+    }
+    grid = periodic && !job.grid.box ? grid_over_cell(*report.cell, job.grid.spacing)
+                                     : job.grid.resolve(bounding_box(atoms));
     if (grid.point_count() > job.max_points)
       throw Error(fmt::format("the grid would have {} points ({}, {:.3g} GiB of float32): more than "
                               "--max-points {} (raise it if you mean it, or give a box with --center "
@@ -257,6 +275,7 @@ GridSpec read_and_lay_grid(const Job& job, Inputs& in, JobReport& report) {
                               job.max_points));
   }
   share_facts(report.atoms, report.total_charge, grid);
+  share_cell(report.cell);
   share_text(report.charge_source);
   share_text(in.sha256);
   report.grid = grid;
@@ -320,6 +339,7 @@ JobReport run_job(const Job& job, Observer& observer) {
   const Hardware hw = hardware_of(*backend);
   MethodChoice choice;
   ComputeSettings compute = with_chosen_method(job.compute, hw, report.atoms, grid, kAutoSlackSeconds, &choice);
+  compute.cell = report.cell;
   share_methods(compute.methods);  // rank 0's choice, should the ranks' hardware differ
   if (job.compute.auto_method) {
     spdlog::info("{}", choice.reason);
@@ -376,7 +396,9 @@ JobReport run_job(const Job& job, Observer& observer) {
     }
     if (compare) share_text(comparison);
     if (!comparison.empty())
-      outputs.add_root_attribute("comparison_" + engine::method_name(order[m]) + "_vs_direct", comparison);
+      outputs.add_root_attribute(
+          "comparison_" + engine::method_name(order[m]) + "_vs_" + engine::method_name(*reference_method(order)),
+          comparison);
     report.device = pass.stats.device.empty() ? backend->name() : pass.stats.device;
     note_when_direct_is_cheaper(pass, report, hw);
     report.write_seconds += pass.write_seconds();

@@ -120,7 +120,12 @@ engine::SlabSink finite_slabs(bool allow, const GridSpec& grid, const std::strin
 }
 
 io::MapMetadata map_metadata(const ComputeSettings& s, engine::Method method) {
-  return engine::method_metadata(s.physics, method, s.cutoff, s.msm);
+  const AtomSet none;
+  return engine::method_metadata(make_request(s, method, none, GridSpec{}));
+}
+
+bool is_periodic(const std::vector<engine::Method>& methods) {
+  return std::ranges::any_of(methods, [](engine::Method m) { return engine::describe(m).periodic; });
 }
 
 std::optional<engine::Method> reference_method(const std::vector<engine::Method>& methods) {

@@ -106,7 +106,7 @@ void add_options(CLI::App& app, BatchCommandOptions& o) {
 
   add_grid_options(app, o.grid, "Grid, shared by every frame (default: all inputs' box plus --padding)",
                    "Margin around the union of the inputs' boxes, Å");
-  add_compute_options(app, o.compute, "direct (exact sum over all atoms), msm (multilevel summation) or cutoff", false);
+  add_compute_options(app, o.compute, method_help(false), false);
 
   const std::string file = "Batch file";
   auto* resume = app.add_flag("--resume", b.resume,

@@ -90,15 +90,7 @@ void add_options(CLI::App& app, MainOptions& o) {
           },
           "FORMAT"))
       ->group("Input and charges");
-  add_compute_options(app, o.compute,
-                      "direct (exact sum over all atoms), msm (multilevel summation: direct's "
-                      "accuracy to ~1e-4 at a cutoff's cost, the choice for large systems), cutoff "
-                      "(truncated at --cutoff: fast, but wrong far from a charged molecule), or a "
-                      "list such as direct,msm,cutoff: each map into the .h5 (/potential, "
-                      "/potential_msm, ...) with each fast map's error against direct; both = "
-                      "direct,cutoff; auto = direct where it is cheap, else msm, from the "
-                      "measured cost of each on this hardware (the choice is printed)",
-                      true);
+  add_compute_options(app, o.compute, method_help(true), true);
 
   const std::string out = "Output and messages";
   app.add_flag("--compress", o.compress,
@@ -172,7 +164,7 @@ void print_summary(const app::JobReport& r) {
                  name.c_str(), pass.dataset.c_str(), pass.stats.setup_seconds, pass.compute_seconds(),
                  first_seconds / pass_seconds, engine::method_name(first.method).c_str());
     if (pass.against_reference)
-      std::fprintf(stderr, "\n%s against direct summation:\n%s\n", name.c_str(),
+      std::fprintf(stderr, "\n%s against %s:\n%s\n", name.c_str(), engine::method_name(first.method).c_str(),
                    pass.against_reference->table().c_str());
   }
   for (const auto& out : r.outputs) std::fprintf(stderr, "      wrote %s\n", out.c_str());

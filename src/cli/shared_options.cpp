@@ -178,6 +178,18 @@ app::ComputeSettings ComputeOptions::settings() const {
   return s;
 }
 
+std::string method_help(bool lists) {
+  std::string help;
+  for (const engine::MethodDescription& d : engine::methods())
+    help += fmt::format("{}{} ({})", help.empty() ? "" : ", ", d.name, d.summary);
+  if (!lists) return help;
+  return help +
+         "; or a list such as direct,msm,cutoff: each map into the .h5 (/potential, /potential_msm, ...) "
+         "with each map's error against the list's exact method (direct; ewald among the periodic "
+         "methods, which are never mixed with the others); both = direct,cutoff; auto = direct where it "
+         "is cheap, else msm, from the measured cost of each on this hardware (the choice is printed)";
+}
+
 void add_compute_options(CLI::App& app, ComputeOptions& o, const std::string& method_help, bool lists) {
   add_physics_options(app, o.physics, o.units);
   add_preset_option(app, o);

@@ -68,6 +68,8 @@ struct ComputeOptions {
 };
 inline const std::string kMethodGroup = "Method";
 inline const std::string kHardwareGroup = "Hardware";
+// --method's help, from the method descriptions: one method, or (lists) a list of them and auto.
+std::string method_help(bool lists);
 // method_help describes --method; method lists are allowed when `lists` is true.
 void add_compute_options(CLI::App& app, ComputeOptions& o, const std::string& method_help, bool lists);
 

@@ -1,5 +1,6 @@
 #include "dcsgrid/core/grid.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -105,6 +106,32 @@ GridSpec grid_from_origin(const std::array<double, 3>& origin,
   grid.spacing = {spacing, spacing, spacing};
   validate(grid);
   return grid;
+}
+
+GridSpec grid_over_cell(const UnitCell& cell, double spacing) {
+  if (!(std::isfinite(spacing) && spacing > 0)) throw Error("the grid spacing must be a positive number of Å");
+  if (!cell.orthorhombic()) {
+    Box box{{0, 0, 0}, {0, 0, 0}};
+    for (int corner = 1; corner < 8; ++corner) {
+      const Vec3 p = cell.cartesian({double(corner & 1), double((corner >> 1) & 1), double((corner >> 2) & 1)});
+      for (int d = 0; d < 3; ++d) {
+        box.lo[d] = std::min(box.lo[d], p[d]);
+        box.hi[d] = std::max(box.hi[d], p[d]);
+      }
+    }
+    return grid_around(box, spacing, 0.0);
+  }
+  GridSpec g;
+  for (int d = 0; d < 3; ++d) {
+    const double points = std::ceil(cell.lengths[d] / spacing - 1e-9);
+    if (!(points <= double(std::int64_t(1) << 30)))
+      throw Error(fmt::format("the cell's edge of {:g} Å at spacing {:g} Å would take {:g} points", cell.lengths[d],
+                              spacing, points));
+    g.dims[d] = std::max<std::int64_t>(1, std::int64_t(points));
+    g.spacing[d] = cell.lengths[d] / double(g.dims[d]);
+  }
+  validate(g);
+  return g;
 }
 
 std::size_t grid_bytes(const GridSpec& grid) { return grid.point_count() * sizeof(float); }

@@ -2,10 +2,46 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "dcsgrid/engine/periodic.hpp"
+
 namespace dcsgrid::engine {
 
-io::MapMetadata method_metadata(const Physics& p, Method method, const CutoffOptions& cutoff,
-                                const MsmOptions& msm) {
+namespace {
+
+// The cell and the periodic split as run: β, the real-space cutoff, the mesh and order (pme).
+void add_periodic_parameters(const PotentialRequest& r, io::MapMetadata& meta) {
+  auto& p = meta.parameters;
+  if (r.periodic.smooth_beta > 0) p["smooth_beta"] = fmt::format("{:g}", r.periodic.smooth_beta);
+  if (!r.cell) return;
+  const UnitCell& c = *r.cell;
+  p["cell"] = fmt::format("{:g} {:g} {:g} {:g} {:g} {:g}", c.lengths[0], c.lengths[1], c.lengths[2], c.angles[0],
+                          c.angles[1], c.angles[2]);
+  const auto split = [&](const auto& s) {
+    p["ewald_beta"] = fmt::format("{:.9g}", s.beta);
+    p["real_cutoff"] = fmt::format("{:g}", s.real_cutoff);
+    p["neutralising_background"] = s.background ? "yes" : "no";
+  };
+  if (r.method == Method::ewald) {
+    const auto s = periodic_split<EwaldReciprocal>(c, r.periodic);
+    split(s);
+    p["ewald_kmax"] = fmt::format("{} {} {}", s.parameters.kmax[0], s.parameters.kmax[1], s.parameters.kmax[2]);
+    p["ewald_tolerance"] = fmt::format("{:g}", r.periodic.tolerance);
+  } else {
+    const auto s = periodic_split<PmeReciprocal>(c, r.periodic);
+    split(s);
+    p["pme_order"] = fmt::format("{}", s.parameters.order);
+    p["pme_mesh"] = fmt::format("{} {} {}", s.parameters.mesh[0], s.parameters.mesh[1], s.parameters.mesh[2]);
+    p["pme_tolerance"] = fmt::format("{:g}", r.periodic.tolerance);
+  }
+}
+
+}  // namespace
+
+io::MapMetadata method_metadata(const PotentialRequest& request) {
+  const Physics& p = request.physics;
+  const Method method = request.method;
+  const CutoffOptions& cutoff = request.cutoff;
+  const MsmOptions& msm = request.msm;
   io::MapMetadata meta;
   meta.units = unit_name(p.unit);
   meta.temperature = p.temperature;
@@ -26,6 +62,7 @@ io::MapMetadata method_metadata(const Physics& p, Method method, const CutoffOpt
     meta.parameters["msm_order"] = fmt::format("{}", msm.order);
     meta.parameters["softening_order"] = fmt::format("{}", softening_order_used(msm));
   }
+  if (describe(method).periodic) add_periodic_parameters(request, meta);
   meta.dielectric = p.dielectric;
   meta.dielectric_model = p.distance_dependent ? "distance-dependent 4r" : "constant";
   meta.ionic_strength = p.ionic_strength;

@@ -89,6 +89,7 @@ struct JobReport {
   std::string charge_source;
   GridSpec grid;
   std::string units;
+  std::optional<UnitCell> cell;  // periodic methods: the cell they ran with
   std::string device;
   std::vector<PassReport> passes;
   std::optional<MethodChoice> method_choice;  // --method auto

@@ -70,6 +70,8 @@ io::MapMetadata map_metadata(const ComputeSettings& settings, engine::Method met
 // Where each method's map goes in an HDF5 file: the reference (direct when computed, else the
 // first method) in /potential, every other method m in /potential_m.
 std::string dataset_name(const std::vector<engine::Method>& methods, engine::Method method);
+// True when the methods compute the periodic potential of a unit cell (validate allows no mix).
+bool is_periodic(const std::vector<engine::Method>& methods);
 // The method every other map is compared with: the first exact one (direct; ewald among periodic
 // methods), when there is one among the methods.
 std::optional<engine::Method> reference_method(const std::vector<engine::Method>& methods);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "dcsgrid/core/atoms.hpp"
+#include "dcsgrid/core/cell.hpp"
 
 namespace dcsgrid {
 
@@ -50,6 +51,12 @@ GridSpec grid_centered(const std::array<double, 3>& center, const std::array<dou
 // Origin plus point counts.
 GridSpec grid_from_origin(const std::array<double, 3>& origin, const std::array<std::int64_t, 3>& dims,
                           double spacing);
+
+// The default grid of a periodic map. An orthorhombic cell is tiled exactly: along each edge L,
+// n = ⌈L/spacing⌉ points at spacing L/n from the cell's origin, so the grid holds one period and no
+// point twice. A triclinic cell gets its bounding box at the spacing (points outside the cell take
+// their periodic values).
+GridSpec grid_over_cell(const UnitCell& cell, double spacing);
 
 // Bytes the float32 potential of this grid takes.
 std::size_t grid_bytes(const GridSpec& grid);

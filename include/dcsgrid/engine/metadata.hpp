@@ -6,9 +6,9 @@
 
 namespace dcsgrid::engine {
 
-// Units, temperature, method and its parameters, dielectric model, ionic strength, minimum
-// distance and program version; the caller adds atoms, input and command line.
-io::MapMetadata method_metadata(const Physics& physics, Method method, const CutoffOptions& cutoff,
-                                const MsmOptions& msm = {});
+// Units, temperature, method and its parameters (a periodic method's cell and split as run),
+// dielectric model, ionic strength, minimum distance and program version, from the request's
+// settings (its atoms and grid are not read); the caller adds atoms, input and command line.
+io::MapMetadata method_metadata(const PotentialRequest& request);
 
 }  // namespace dcsgrid::engine
