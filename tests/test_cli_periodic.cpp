@@ -1,0 +1,104 @@
+// The periodic methods end to end through the dcsgrid binary: where the cell comes from, the
+// default grid over the cell, a neutral system in a huge cell against Coulomb's law, the
+// comparison of pme with ewald, the metadata, and the refusals.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "dcsgrid/io/map_io.hpp"
+#include "helpers.hpp"
+
+namespace fs = std::filesystem;
+using namespace dcsgrid;
+using dcsgrid::test::run_command;
+
+namespace {
+
+std::string dcsgrid_cmd() { return test::dcsgrid_binary() + " --device cpu"; }
+
+void write_text(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+class CliPeriodic : public ::testing::Test {
+ protected:
+  void SetUp() override { dir = test::temp_dir("cli-periodic"); }
+  void TearDown() override { fs::remove_all(dir); }
+  fs::path dir;
+};
+
+// A neutral pair in a 150 Å cell: its periodic images and the tin-foil term change the potential
+// near it by about 5e-4 of its value (the images' fields fall as p/L³), so the Ewald and PME maps
+// match Coulomb's law of the lone pair to 2e-3; the run stores pme's error against ewald.
+TEST_F(CliPeriodic, NeutralPairInAHugeCellApproachesCoulombsLaw) {
+  write_text(dir / "pair.xyz", "2\nion pair\nNa 0 0 1.5 1.0\nCl 0 0 -1.5 -1.0\n");
+  const fs::path out = dir / "p.h5";
+  const auto r = run_command(dcsgrid_cmd() + " " + (dir / "pair.xyz").string() + " -o " + out.string() +
+                             " --method ewald,pme --cell 150,150,150 --center 0,0,0 --size 16,16,16 "
+                             "--spacing 2 --units kcal/mol/e -q");
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* dataset : {"potential", "potential_pme"}) {
+    const io::MapFile map = io::read_hdf5(out, dataset);
+    double err2 = 0, ref2 = 0;
+    for (std::size_t n = 0; n < map.data.size(); ++n) {
+      const auto ijk = map.grid.ijk(n);
+      const auto p = map.grid.position(ijk[0], ijk[1], ijk[2]);
+      const double r1 = std::max(0.5, std::hypot(p[0], p[1], p[2] - 1.5));
+      const double r2 = std::max(0.5, std::hypot(p[0], p[1], p[2] + 1.5));
+      const double coulomb = 332.0637 * (1 / r1 - 1 / r2);
+      err2 += (map.data[n] - coulomb) * (map.data[n] - coulomb);
+      ref2 += coulomb * coulomb;
+    }
+    EXPECT_LT(std::sqrt(err2 / ref2), 2e-3) << dataset;
+    EXPECT_EQ(map.meta.parameters.at("cell"), "150 150 150 90 90 90") << dataset;
+  }
+  EXPECT_EQ(io::read_hdf5(out, "potential").meta.method, "ewald");
+  const io::MapFile pme = io::read_hdf5(out, "potential_pme");
+  EXPECT_EQ(pme.meta.method, "pme");
+  EXPECT_EQ(pme.meta.parameters.at("pme_order"), "6");
+  EXPECT_EQ(pme.meta.parameters.at("pme_mesh"), "150 150 150");
+  const auto info = run_command(test::dcsgrid_binary() + " info " + out.string());
+  EXPECT_NE(info.output.find("cell=150 150 150 90 90 90"), std::string::npos) << info.output;
+}
+
+// A PDB's CRYST1 is the cell when --cell is absent; the grid tiles the cell by default.
+TEST_F(CliPeriodic, TheInputsCellAndTheCellsGrid) {
+  std::ifstream in(test::data_file("pept.pdb"));
+  std::ofstream pdb(dir / "boxed.pdb");
+  pdb << "CRYST1   40.000   36.000   30.000  90.00  90.00  90.00 P 1           1\n" << in.rdbuf();
+  pdb.close();
+  const fs::path out = dir / "s.h5";
+  const auto r = run_command(dcsgrid_cmd() + " " + (dir / "boxed.pdb").string() + " -o " + out.string() +
+                             " --method pme --smooth 0.25 --spacing 1.5 -q");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const io::MapFile map = io::read_hdf5(out);
+  EXPECT_EQ(map.grid.dims, (std::array<std::int64_t, 3>{27, 24, 20}));  // ⌈L/1.5⌉ points a period
+  for (int a = 0; a < 3; ++a) {
+    EXPECT_EQ(map.grid.origin[a], 0.0);
+    EXPECT_NEAR(map.grid.spacing[a] * double(map.grid.dims[a]), (std::array{40.0, 36.0, 30.0})[a], 1e-9);
+  }
+  EXPECT_EQ(map.meta.parameters.at("cell"), "40 36 30 90 90 90");
+  EXPECT_EQ(map.meta.parameters.at("smooth_beta"), "0.25");
+  EXPECT_EQ(map.meta.parameters.at("neutralising_background"), "no");
+}
+
+TEST_F(CliPeriodic, RefusalsSayWhatIsWrongAndLeaveNothing) {
+  write_text(dir / "one.xyz", "1\none\nNa 0 0 0 1.0\n");
+  const std::string base = dcsgrid_cmd() + " " + (dir / "one.xyz").string() + " -o " + (dir / "o.h5").string();
+  auto r = run_command(base + " --method pme");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("records no unit cell"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--cell"), std::string::npos) << r.output;
+  r = run_command(base + " --method ewald --cell 10,10,10,150,60,60");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("enclose no volume"), std::string::npos) << r.output;
+  r = run_command(base + " --method ewald --cell 10,0,10");
+  EXPECT_NE(r.status, 0);
+  r = run_command(base + " --method direct,pme --cell 10,10,10");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("mixes periodic"), std::string::npos) << r.output;
+  r = run_command(base + " --method pme --cell 10,10,10 --ddd");
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(test::listing(dir) == std::vector<std::string>{"one.xyz"}) << r.output;
+}
+
+}  // namespace
