@@ -102,3 +102,44 @@ TEST_F(CliPeriodic, RefusalsSayWhatIsWrongAndLeaveNothing) {
 }
 
 }  // namespace
+
+namespace {
+
+// The peptide with a CRYST1 record of the cell a × b × c (orthorhombic).
+void write_boxed_peptide(const fs::path& path, const std::string& cryst1) {
+  std::ifstream in(test::data_file("pept.pdb"));
+  std::ofstream pdb(path);
+  if (!cryst1.empty()) pdb << cryst1 << "\n";
+  pdb << in.rdbuf();
+}
+
+}  // namespace
+
+// batch computes each frame in its own cell (here structure files with different CRYST1), each
+// frame equal to the main command's map with that cell on the same grid; a frame without a cell
+// fails alone, naming its file.
+TEST_F(CliPeriodic, BatchTakesEachFramesCell) {
+  write_boxed_peptide(dir / "a.pdb", "CRYST1   40.000   40.000   40.000  90.00  90.00  90.00 P 1           1");
+  write_boxed_peptide(dir / "b.pdb", "CRYST1   44.000   42.000   38.000  90.00  90.00 100.00 P 1           1");
+  write_boxed_peptide(dir / "c.pdb", "");
+  const std::string grid = " --origin -6,-24,16 --dims 10,9,8 --spacing 1.5";
+  const fs::path out = dir / "batch.h5";
+  const auto r = run_command(test::dcsgrid_binary() + " batch " + (dir / "a.pdb").string() + " " +
+                             (dir / "b.pdb").string() + " " + (dir / "c.pdb").string() + " -o " + out.string() +
+                             " --device cpu --method pme" + grid + " -q");
+  EXPECT_NE(r.status, 0);  // frame c failed
+  EXPECT_NE(r.output.find("c.pdb frame"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("has no unit cell"), std::string::npos) << r.output;
+  for (const char* name : {"a", "b"}) {
+    const fs::path single = dir / (std::string(name) + ".h5");
+    const auto m = run_command(dcsgrid_cmd() + " " + (dir / (std::string(name) + ".pdb")).string() + " -o " +
+                               single.string() + " --method pme" + grid + " -q");
+    ASSERT_EQ(m.status, 0) << m.output;
+    const io::MapFile want = io::read_hdf5(single);
+    const io::MapFile got = io::read_hdf5_frame(out, name[0] == 'a' ? 0 : 1);
+    ASSERT_EQ(got.data.size(), want.data.size());
+    EXPECT_EQ(got.data, want.data) << name;
+  }
+  const io::MapFile a = io::read_hdf5_frame(out, 0), b = io::read_hdf5_frame(out, 1);
+  EXPECT_NE(a.data, b.data);  // two cells, two maps
+}

@@ -95,6 +95,12 @@ nlohmann::json options_fingerprint(const BatchOptions& o, const std::vector<std:
   if (const auto& m = o.compute.msm; o.compute.methods.front() == engine::Method::msm)
     j["msm"] = {{"cutoff", m.cutoff}, {"spacing", m.spacing}, {"order", m.order},
                 {"softening_order", engine::softening_order_used(m)}};
+  if (is_periodic(o.compute.methods)) {
+    const engine::PeriodicOptions& p = o.compute.periodic;
+    j["periodic"] = {{"real_cutoff", p.real_cutoff}, {"tolerance", p.tolerance}, {"pme_order", p.pme_order},
+                     {"mesh_spacing", p.mesh_spacing}, {"smooth_beta", p.smooth_beta}};
+    if (const auto& c = o.compute.cell) j["periodic"]["cell"] = {c->lengths, c->angles};
+  }
   if (const auto& box = o.grid.box)
     j["grid"] = {{"origin", box->origin}, {"spacing", box->spacing}, {"dims", box->dims}};
   else
@@ -116,11 +122,15 @@ std::string first_difference(const nlohmann::json& recorded, const nlohmann::jso
 struct Scan {
   analysis::FrameTable frames;
   std::optional<Box> box;
+  std::optional<UnitCell> first_cell;  // the first frame's, where it records one
   std::string first_error;
 };
 
-// Whether a frame with an atom far from all the others fails, as in the main command.
-bool refuse_far_atoms(const BatchOptions& o) { return !o.grid.box && !o.allow_far_atoms; }
+// Whether a frame with an atom far from all the others fails, as in the main command (a periodic
+// map wraps such atoms into the cell instead).
+bool refuse_far_atoms(const BatchOptions& o) {
+  return !o.grid.box && !o.allow_far_atoms && !is_periodic(o.compute.methods);
+}
 
 // The atoms of a structure frame, checked as the main command checks its input (atom_checks.hpp).
 const AtomSet& checked_atoms(const io::Structure& s, const BatchOptions& o) {
@@ -131,9 +141,10 @@ const AtomSet& checked_atoms(const io::Structure& s, const BatchOptions& o) {
 Scan scan_inputs(const std::vector<std::string>& files, const BatchOptions& o) {
   const bool need_box = !o.grid.box.has_value();
   Scan scan;
-  auto add_box = [&](const AtomSet& atoms) {
-    const Box b = bounding_box(atoms);
+  auto add_box = [&](const io::Structure& s) {
+    const Box b = bounding_box(checked_atoms(s, o));
     scan.box = scan.box ? union_box(*scan.box, b) : b;
+    if (!scan.first_cell) scan.first_cell = s.cell;
   };
   auto note_failure = [&](const std::string& file, const std::exception& e) {
     spdlog::warn("{}: {} (the frame will be recorded as failed)", file, e.what());
@@ -157,7 +168,7 @@ Scan scan_inputs(const std::vector<std::string>& files, const BatchOptions& o) {
           scan.frames.push_back(record);
           try {
             if (!m.structure) throw Error(m.error);
-            add_box(checked_atoms(*m.structure, o));
+            add_box(*m.structure);
           } catch (const std::exception& e) {
             note_failure(file, e);
           }
@@ -171,7 +182,7 @@ Scan scan_inputs(const std::vector<std::string>& files, const BatchOptions& o) {
     }
     if (need_box) {
       try {
-        add_box(checked_atoms(io::read_structure(file, o.read), o));
+        add_box(io::read_structure(file, o.read));
       } catch (const std::exception& e) {
         note_failure(file, e);
       }
@@ -186,11 +197,12 @@ Scan scan_inputs(const std::vector<std::string>& files, const BatchOptions& o) {
 class FileFrames {
  public:
   explicit FileFrames(const BatchOptions& o) : options_(o) {}
-  AtomSet read(const std::string& source, int model) {
+  FrameAtoms read(const std::string& source, int model) {
     if (!options_.models_all) {
       io::ReadOptions read = options_.read;
       read.model = model;
-      return checked_atoms(io::read_structure(source, read), options_);
+      const io::Structure s = io::read_structure(source, read);
+      return {checked_atoms(s, options_), s.cell};
     }
     if (model == 0)
       throw Error(source + ": could not be read when the batch was set up, so its models are "
@@ -204,7 +216,7 @@ class FileFrames {
     for (const auto& m : cached_) {
       if (m.model != model) continue;
       if (!m.structure) throw Error(m.error);
-      return checked_atoms(*m.structure, options_);
+      return {checked_atoms(*m.structure, options_), m.structure->cell};
     }
     throw Error(fmt::format("{}: has no model {} any more", source, model));
   }
@@ -217,7 +229,7 @@ class FileFrames {
 
 struct ReadItem {
   std::size_t index = 0;
-  AtomSet atoms;
+  FrameAtoms frame;
   std::string error;
 };
 // Frames written with one pair of flushes at most.
@@ -244,9 +256,10 @@ class Pipeline {
  public:
   // Reads the atoms of frame i of the file's table (ascending i). It runs beside the writer, so
   // it reads only the rows' fields that no write changes (source, model, frame index).
-  using FrameRead = std::function<AtomSet(std::size_t)>;
+  using FrameRead = std::function<FrameAtoms(std::size_t)>;
   Pipeline(const BatchOptions& o, FrameRead read_frame, BatchFile& file, engine::Backend& backend)
-      : options_(o), read_frame_(std::move(read_frame)), file_(file), backend_(backend),
+      : options_(o), periodic_(is_periodic(o.compute.methods)), read_frame_(std::move(read_frame)), file_(file),
+        backend_(backend),
         read_q_(o.queue_depth), computed_q_(o.queue_depth), analysed_q_(o.queue_depth),
         free_buffers_(frame_buffers(o.queue_depth)) {}
 
@@ -324,7 +337,7 @@ class Pipeline {
       ReadItem item;
       item.index = index;
       try {
-        item.atoms = read_frame_(index);
+        item.frame = read_frame_(index);
       } catch (const std::exception& e) {
         item.error = e.what();
       }
@@ -332,6 +345,18 @@ class Pipeline {
       if (!read_q_.push(std::move(item))) return;
     }
     read_q_.close();
+  }
+
+  // A periodic method's cell for a frame: --cell, else the frame's own (each frame's box of a
+  // trajectory, CRYST1 of a structure file).
+  std::optional<UnitCell> frame_cell(std::size_t index, const FrameAtoms& frame) const {
+    if (options_.compute.cell) return options_.compute.cell;
+    if (frame.cell) return frame.cell;
+    const analysis::FrameTable& table = file_.frames();
+    throw Error(fmt::format("{} frame {}: has no unit cell for the periodic method {} (give --cell "
+                            "A,B,C[,ALPHA,BETA,GAMMA])",
+                            table.source(index).path, table.frame_index(index),
+                            engine::method_name(options_.compute.methods.front())));
   }
 
   void compute_stage() {
@@ -347,11 +372,12 @@ class Pipeline {
         auto buffer = free_buffers_.pop();
         if (!buffer) return;
         const auto t0 = clock_type::now();
-        out.atom_count = item->atoms.size();
-        out.total_charge = item->atoms.total_charge();
-        request.atoms = &item->atoms;
+        out.atom_count = item->frame.atoms.size();
+        out.total_charge = item->frame.atoms.total_charge();
+        request.atoms = &item->frame.atoms;
         float* dst = buffer->data();
         try {
+          if (periodic_) request.cell = frame_cell(item->index, item->frame);
           const engine::RunStats stats = backend_.run(
               request, finite_slabs(request.allow_non_finite, request.grid, "frame's map",
                                     [&](engine::Slab slab, const float* d) {
@@ -436,6 +462,7 @@ class Pipeline {
 
  private:
   const BatchOptions& options_;
+  bool periodic_;  // a periodic method: each frame needs a cell
   FrameRead read_frame_;
   BatchFile& file_;
   engine::Backend& backend_;
@@ -606,12 +633,14 @@ void create_file(const BatchOptions& o, const BatchInputs& in,
                                      std::size_t& frames_decoded) {
   Scan scan;
   if (in.trajectory) {
-    const BoxFrom box_from = o.grid.box         ? BoxFrom::none
-                             : o.grid_from_first ? BoxFrom::first_frame
-                                                 : BoxFrom::all_frames;
+    // A periodic grid comes from the first frame's cell: that frame is decoded for it.
+    const BoxFrom box_from = o.grid.box                                           ? BoxFrom::none
+                             : o.grid_from_first || is_periodic(o.compute.methods) ? BoxFrom::first_frame
+                                                                                   : BoxFrom::all_frames;
     TrajectoryScan t = scan_trajectory(*in.trajectory, *in.topology, o.frames, box_from);
     scan.frames = std::move(t.frames);
     scan.box = t.box;
+    scan.first_cell = t.first_cell;
     frames_decoded = t.frames_decoded;
   } else {
     scan = scan_inputs(in.files, o);
@@ -622,6 +651,14 @@ void create_file(const BatchOptions& o, const BatchInputs& in,
                             in.files.size(), scan.first_error));
   BatchLayout layout;
   layout.grid = o.grid.resolve(scan.box.value_or(Box{}));
+  if (is_periodic(o.compute.methods) && !o.grid.box) {
+    const std::optional<UnitCell> cell = o.compute.cell ? o.compute.cell : scan.first_cell;
+    if (!cell)
+      throw Error("batch --method " + method_list_name(o.compute.methods) +
+                  ": the first frame records no unit cell to lay the grid over: give --cell "
+                  "A,B,C[,ALPHA,BETA,GAMMA], or the grid (--center and --size, or --origin and --dims)");
+    layout.grid = grid_over_cell(*cell, o.grid.spacing);
+  }
   validate(layout.grid);
   layout.meta = batch_metadata(o);
   layout.frames = std::move(scan.frames);

@@ -64,7 +64,7 @@ TrajectoryScan scan_trajectory(const TrajectoryInputs& in, const AtomSet& topolo
     const bool decode = box_from == BoxFrom::all_frames || (box_from == BoxFrom::first_frame && !scan.box);
     if (!decode) return reader->skip(info);
     if (!reader->next(xyz.data(), info)) return false;
-    ++scan.frames_decoded;
+    if (scan.frames_decoded++ == 0) scan.first_cell = io::frame_cell(info);
     io::set_coordinates(atoms, xyz.data());
     check_atoms(atoms, {in.trajectories.at(info.file), info.index}, in.refuse_far_atoms);
     const Box b = bounding_box(atoms);
@@ -99,7 +99,7 @@ TrajectoryFrames::TrajectoryFrames(const TrajectoryInputs& in, AtomSet topology,
       topology_(std::move(topology)),
       xyz_(3 * topology_.size()) {}
 
-AtomSet TrajectoryFrames::read(std::size_t index, const std::string& source, std::int64_t frame_index) {
+FrameAtoms TrajectoryFrames::read(std::size_t index, const std::string& source, std::int64_t frame_index) {
   if (index < next_) throw Error("internal: trajectory frames read out of order");
   if (index > next_ + 1 && reader_->can_seek() && reader_->frame_count()) {
     reader_->seek(std::int64_t(index));
@@ -114,10 +114,10 @@ AtomSet TrajectoryFrames::read(std::size_t index, const std::string& source, std
     throw InputError(source, 0,
                      "frame " + std::to_string(frame_index) +
                          " is no longer where the batch found it (the trajectory changed?)");
-  AtomSet atoms = topology_;
-  io::set_coordinates(atoms, xyz_.data());
-  check_atoms(atoms, {source, frame_index}, refuse_far_atoms_);
-  return atoms;
+  FrameAtoms frame{topology_, io::frame_cell(info)};
+  io::set_coordinates(frame.atoms, xyz_.data());
+  check_atoms(frame.atoms, {source, frame_index}, refuse_far_atoms_);
+  return frame;
 }
 
 }  // namespace dcsgrid::app

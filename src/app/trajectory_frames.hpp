@@ -53,10 +53,17 @@ enum class BoxFrom { none, all_frames, first_frame };
 struct TrajectoryScan {
   analysis::FrameTable frames;
   std::optional<Box> box;
+  std::optional<UnitCell> first_cell;  // the first decoded frame's cell, where it has one
   std::size_t frames_decoded = 0;  // 1 with BoxFrom::first_frame, 0 with BoxFrom::none
 };
 TrajectoryScan scan_trajectory(const TrajectoryInputs& in, const AtomSet& topology,
                                const std::optional<io::FrameSelection>& frames, BoxFrom box_from);
+
+// One frame's atoms and, where the frame records one, its unit cell.
+struct FrameAtoms {
+  AtomSet atoms;
+  std::optional<UnitCell> cell;
+};
 
 // Reads the frames in stream order, passing over (without decoding) the ones not asked for.
 class TrajectoryFrames {
@@ -66,7 +73,7 @@ class TrajectoryFrames {
   // The atoms of the stream's frame `index`, which scan_trajectory found as frame `frame_index`
   // of `source`; indexes rise between calls, a gap is crossed by a seek where the stream can (a
   // resume), else by skipping. Throws InputError when the stream no longer has that frame there.
-  AtomSet read(std::size_t index, const std::string& source, std::int64_t frame_index);
+  FrameAtoms read(std::size_t index, const std::string& source, std::int64_t frame_index);
 
  private:
   std::unique_ptr<io::TrajectoryReader> reader_;
