@@ -162,4 +162,13 @@ bool have_gpu() {
 #endif
 }
 
+std::string error_message(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 }  // namespace dcsgrid::test

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,9 @@ std::vector<T> kept(const std::vector<T>& values, const std::vector<char>& skip)
 // ||a − ref|| / ||ref|| over all entries.
 double relative_l2(const std::vector<float>& a, const std::vector<double>& ref);
 double relative_l2(const std::vector<float>& a, const std::vector<float>& ref);
+
+// The message of the dcsgrid::Error that call throws; empty when it throws none.
+std::string error_message(const std::function<void()>& call);
 
 // Runs a shell command, returns its exit status and captures stdout+stderr.
 struct CommandResult {

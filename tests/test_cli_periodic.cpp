@@ -15,6 +15,8 @@ using dcsgrid::test::run_command;
 
 namespace {
 
+// PDB inputs take their charges from the bundled pdb2pqr tables (data/pdb2pqr), not the installed ones.
+std::string tables() { return " --forcefield-dir " + test::data_file("pdb2pqr").string(); }
 std::string dcsgrid_cmd() { return test::dcsgrid_binary() + " --device cpu"; }
 
 void write_text(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
@@ -68,7 +70,7 @@ TEST_F(CliPeriodic, TheInputsCellAndTheCellsGrid) {
   pdb.close();
   const fs::path out = dir / "s.h5";
   const auto r = run_command(dcsgrid_cmd() + " " + (dir / "boxed.pdb").string() + " -o " + out.string() +
-                             " --method pme --smooth 0.25 --spacing 1.5 -q");
+                             " --method pme --smooth 0.25 --spacing 1.5 -q" + tables());
   ASSERT_EQ(r.status, 0) << r.output;
   const io::MapFile map = io::read_hdf5(out);
   EXPECT_EQ(map.grid.dims, (std::array<std::int64_t, 3>{27, 24, 20}));  // ⌈L/1.5⌉ points a period
@@ -126,14 +128,14 @@ TEST_F(CliPeriodic, BatchTakesEachFramesCell) {
   const fs::path out = dir / "batch.h5";
   const auto r = run_command(test::dcsgrid_binary() + " batch " + (dir / "a.pdb").string() + " " +
                              (dir / "b.pdb").string() + " " + (dir / "c.pdb").string() + " -o " + out.string() +
-                             " --device cpu --method pme" + grid + " -q");
+                             " --device cpu --method pme" + grid + " -q" + tables());
   EXPECT_NE(r.status, 0);  // frame c failed
   EXPECT_NE(r.output.find("c.pdb frame"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("has no unit cell"), std::string::npos) << r.output;
   for (const char* name : {"a", "b"}) {
     const fs::path single = dir / (std::string(name) + ".h5");
     const auto m = run_command(dcsgrid_cmd() + " " + (dir / (std::string(name) + ".pdb")).string() + " -o " +
-                               single.string() + " --method pme" + grid + " -q");
+                               single.string() + " --method pme" + grid + " -q" + tables());
     ASSERT_EQ(m.status, 0) << m.output;
     const io::MapFile want = io::read_hdf5(single);
     const io::MapFile got = io::read_hdf5_frame(out, name[0] == 'a' ? 0 : 1);

@@ -16,14 +16,7 @@
 namespace dcsgrid::engine {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_message;
 
 TEST(EngineMethods, EveryDescriptionIsFoundByItsIdAndName) {
   ASSERT_FALSE(methods().empty());
@@ -34,7 +27,7 @@ TEST(EngineMethods, EveryDescriptionIsFoundByItsIdAndName) {
     // An exact method is the reference of its kind; a periodic one needs a cell and never is local.
     if (d.periodic) EXPECT_FALSE(d.local) << d.name;
   }
-  const std::string message = error_of([] { parse_method("pmee"); });
+  const std::string message = error_message([] { parse_method("pmee"); });
   for (const MethodDescription& d : methods()) EXPECT_NE(message.find(d.name), std::string::npos) << message;
 }
 
@@ -49,7 +42,7 @@ TEST(EngineMethods, PeriodicMethodsWithoutACellAreRefusedSayingWhereACellComesFr
       EXPECT_NO_THROW(validate(r)) << d.name;
       continue;
     }
-    const std::string message = error_of([&] { validate(r); });
+    const std::string message = error_message([&] { validate(r); });
     EXPECT_NE(message.find("--cell"), std::string::npos) << message;
     EXPECT_NE(message.find("CRYST1"), std::string::npos) << message;
     r.cell = make_cell({10, 10, 10});
@@ -74,7 +67,7 @@ TEST(EngineMethods, TheCpuBackendComputesWhatItSaysItSupports) {
       ++supported;
       EXPECT_EQ(compute_grid(*cpu, r).size(), r.grid.point_count()) << d.name;
     } else {
-      EXPECT_NE(error_of([&] { compute_grid(*cpu, r); }).find(std::string(d.name)), std::string::npos) << d.name;
+      EXPECT_NE(error_message([&] { compute_grid(*cpu, r); }).find(std::string(d.name)), std::string::npos) << d.name;
     }
   }
   EXPECT_GE(supported, 3);  // direct, cutoff and msm at least

@@ -80,16 +80,7 @@ MsmOptions options_of_order(int order) {
   return o;
 }
 
-// The message of the Error fn throws; empty when it throws none.
-template <typename F>
-std::string error_message(F&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_message;
 
 AtomSet read_1hpv() {
   return io::read_structure(test::data_file("1hpv_pdb2pqr_amber.pqr.gz")).atoms;

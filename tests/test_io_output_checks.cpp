@@ -24,12 +24,8 @@ using namespace dcsgrid;
 namespace {
 
 std::string error_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
+  const std::string message = test::error_message(call);
+  return message.empty() ? "(no error)" : message;
 }
 
 void write_file(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
