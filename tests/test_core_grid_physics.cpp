@@ -2,10 +2,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+
+#include <omp.h>
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/grid.hpp"
 #include "dcsgrid/core/physics.hpp"
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/core/units.hpp"
 
 using namespace dcsgrid;
@@ -113,4 +117,33 @@ TEST(Physics, KernelForms) {
 
   p.distance_dependent = true;
   EXPECT_THROW(make_pair_kernel(p), Error);  // ddd with screening
+}
+
+// Issue 35 group 1: OMP_NUM_THREADS=100000 (OpenMP's default on every thread that sets none) and
+// --threads/threads= of 100000 made libgomp fail or crash. One bound holds for both.
+TEST(Threads, TeamsStayWithinTheBoundWhateverIsAsked) {
+  const int bound = max_threads();
+  EXPECT_EQ(bound, kThreadsPerHardwareThread * std::max(1, omp_get_num_procs()));
+  EXPECT_EQ(bounded_threads(1, "--threads"), 1);
+  EXPECT_EQ(bounded_threads(bound, "--threads"), bound);
+  EXPECT_EQ(bounded_threads(100000, "--threads"), bound);
+  EXPECT_EQ(bounded_threads(std::int64_t(1) << 62, "--threads"), bound);
+
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(100000);  // as OMP_NUM_THREADS=100000 leaves a new thread
+  EXPECT_EQ(team_size(), bound);
+  int team = 0;
+#pragma omp parallel num_threads(team_size())
+#pragma omp single
+  team = omp_get_num_threads();
+  EXPECT_LE(team, bound);
+  EXPECT_GE(team, 1);
+
+  set_openmp_threads(100000);
+  EXPECT_EQ(omp_get_max_threads(), bound);
+  set_openmp_threads(1);
+  EXPECT_EQ(team_size(), 1);
+  set_openmp_threads(0);  // 0 keeps the current default
+  EXPECT_EQ(omp_get_max_threads(), 1);
+  omp_set_num_threads(before);
 }

@@ -5,6 +5,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "dcsgrid/core/cell.hpp"
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/core/units.hpp"
 
 namespace dcsgrid::cli {
@@ -172,7 +173,7 @@ app::ComputeSettings ComputeOptions::settings() const {
   if (!cell.empty()) s.cell = parse_cell(cell);
   s.device = device;
   s.gpus = app::parse_gpu_list(gpus);
-  s.threads = threads;
+  s.threads = threads > 0 ? bounded_threads(threads, "--threads") : threads;
   s.allow_non_finite = allow_non_finite;
   app::validate(s);
   return s;
@@ -235,8 +236,11 @@ void add_compute_options(CLI::App& app, ComputeOptions& o, const std::string& me
       ->check(parses_with([](const std::string& g) { app::parse_gpu_list(g); }, "all|ID[,ID...]"))
       ->capture_default_str()
       ->group(kHardwareGroup);
-  app.add_option("--threads", o.threads, "CPU threads (0: all cores)")
-      ->check(CLI::Range(0, 4096))
+  app.add_option("--threads", o.threads,
+                 "CPU threads (0: all cores; more than " +
+                     std::to_string(kThreadsPerHardwareThread) +
+                     " per hardware thread are cut to that, with a warning)")
+      ->check(CLI::Range(0, std::numeric_limits<int>::max(), "NON-NEGATIVE"))
       ->capture_default_str()
       ->group(kHardwareGroup);
 }
