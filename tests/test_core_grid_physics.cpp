@@ -63,6 +63,39 @@ TEST(Grid, CenteredBoxAndBadInput) {
   EXPECT_THROW(grid_around(Box{}, 0.5, -1.0), Error);
 }
 
+// The message of what `make` throws, or "" when it throws nothing.
+template <typename Make>
+std::string error_of(Make make) {
+  try {
+    make();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Issue 35 group 8: --size 1e30 converted 2e30 points to int64 (undefined) and printed a grid
+// dimension of -9223372036854775807. Every axis is checked as a double, naming the size asked for.
+TEST(Grid, AxisPointCountsBeyondTheLimitAreRefusedBeforeConversion) {
+  std::string message = error_of([] { grid_centered({0, 0, 0}, {1e30, 1e30, 1e30}, 0.5); });
+  EXPECT_NE(message.find("--size 1e+30 Å along x: 2e+30 points at spacing 0.5 Å, more than 2^30"),
+            std::string::npos)
+      << message;
+  // Just past the limit: 2^30 steps are 2^30 + 1 points.
+  message = error_of([] { grid_centered({0, 0, 0}, {1, 1, double(kMaxAxisPoints)}, 1.0); });
+  EXPECT_NE(message.find("along z: 1.07e+09 points"), std::string::npos) << message;
+  EXPECT_NO_THROW(grid_centered({0, 0, 0}, {1, 1, double(kMaxAxisPoints - 1)}, 1.0));
+  Box far;
+  far.lo = {0, 0, 0};
+  far.hi = {1e300, 1, 1};
+  message = error_of([&] { grid_around(far, 0.5, 1.0); });
+  EXPECT_NE(message.find("the box with padding spans 1e+300 Å along x: 2e+300 points"), std::string::npos)
+      << message;
+  message = error_of([] { grid_from_origin({0, 0, 0}, {4, kMaxAxisPoints + 1, 4}, 1.0); });
+  EXPECT_NE(message.find("grid dimension y is 1073741825: more than 2^30 points"), std::string::npos)
+      << message;
+}
+
 TEST(Grid, RefusesGridsBeyondMemory) {
   const GridSpec huge = grid_from_origin({0, 0, 0}, {1 << 20, 1 << 20, 1 << 10}, 1.0);
   try {
