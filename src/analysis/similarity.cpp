@@ -172,6 +172,7 @@ SimilarityResult compute_similarity(const SimilarityOptions& o) {
   r.n = m.labels.size();
   r.points_used = m.kept;
   r.gram = gram_matrix(m.rows.data(), r.n, m.kept, o.device);
+  require_nonzero_maps(r.gram, r.labels);
   r.hodgkin = hodgkin_from_gram(r.gram, r.n);
   r.carbo = carbo_from_gram(r.gram, r.n);
   std::vector<double> distance(r.hodgkin.size());
