@@ -185,6 +185,17 @@ TEST(CompareMaps, GridsMustMatch) {
   b.origin[2] = 0.01;
   EXPECT_THROW(require_same_grid(a, b), Error);
   EXPECT_NO_THROW(require_same_grid(a, b, 0.05));  // 0.01 Å is 0.02 of the 0.5 Å spacing
+  // Issue 35 group 8: a NaN tolerance passed every comparison, so any grids "matched".
+  for (const double tolerance : {std::nan(""), std::numeric_limits<double>::infinity(), -0.1, 1.5}) {
+    try {
+      require_same_grid(a, b, tolerance);
+      FAIL() << "tolerance " << tolerance << " accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("must be a fraction of the spacing from 0 to 1"),
+                std::string::npos)
+          << e.what();
+    }
+  }
   b = a;
   b.spacing = {0.5, 0.5, 0.51};
   try {

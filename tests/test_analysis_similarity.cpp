@@ -81,6 +81,29 @@ TEST(Similarity, IndicesOnKnownCases) {
   EXPECT_THROW(hodgkin_from_gram(zero, 3), Error);
 }
 
+// Issue 35 group 11: similarity of all-zero maps gave NaN matrices with no word; such maps are
+// now named in an error.
+TEST(Similarity, ZeroMapsAreNamed) {
+  const std::vector<float> rows = {0, 0, 0, 1, 2, 3, 0, 0, 0};  // maps a (zero), b, c (zero)
+  const auto g = gram_matrix(rows.data(), 3, 3, "cpu");
+  try {
+    require_nonzero_maps(g, {"a.h5", "b.h5", "c.h5"});
+    FAIL() << "zero maps accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "similarity: maps a.h5, c.h5 are zero at every point compared: any "
+                           "similarity index with a zero map is 0/0");
+  }
+  const std::vector<float> one_zero = {1, 2, 3, 0, 0, 0};
+  try {
+    require_nonzero_maps(gram_matrix(one_zero.data(), 2, 3, "cpu"), {"x", "y"});
+    FAIL() << "a zero map accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("map y is zero"), std::string::npos) << e.what();
+  }
+  const std::vector<float> tiny = {1e-10f, 0, 0, 0, 0, 1};  // small but not zero: defined
+  EXPECT_NO_THROW(require_nonzero_maps(gram_matrix(tiny.data(), 2, 3, "cpu"), {"x", "y"}));
+}
+
 TEST(Similarity, AverageLinkageOrder) {
   // Points on a line at 0, 10, 1, 11, 2: clusters {0,1,2 at 0..2} and {10,11}.
   const std::vector<double> x = {0, 10, 1, 11, 2};

@@ -2,10 +2,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+
+#include <omp.h>
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/grid.hpp"
 #include "dcsgrid/core/physics.hpp"
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/core/units.hpp"
 
 using namespace dcsgrid;
@@ -57,6 +61,39 @@ TEST(Grid, CenteredBoxAndBadInput) {
   EXPECT_THROW(grid_centered({0, 0, 0}, {1, 1, 1}, 0.0), Error);
   EXPECT_THROW(grid_from_origin({0, 0, 0}, {0, 4, 4}, 1.0), Error);
   EXPECT_THROW(grid_around(Box{}, 0.5, -1.0), Error);
+}
+
+// The message of what `make` throws, or "" when it throws nothing.
+template <typename Make>
+std::string error_of(Make make) {
+  try {
+    make();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Issue 35 group 8: --size 1e30 converted 2e30 points to int64 (undefined) and printed a grid
+// dimension of -9223372036854775807. Every axis is checked as a double, naming the size asked for.
+TEST(Grid, AxisPointCountsBeyondTheLimitAreRefusedBeforeConversion) {
+  std::string message = error_of([] { grid_centered({0, 0, 0}, {1e30, 1e30, 1e30}, 0.5); });
+  EXPECT_NE(message.find("--size 1e+30 Å along x: 2e+30 points at spacing 0.5 Å, more than 2^30"),
+            std::string::npos)
+      << message;
+  // Just past the limit: 2^30 steps are 2^30 + 1 points.
+  message = error_of([] { grid_centered({0, 0, 0}, {1, 1, double(kMaxAxisPoints)}, 1.0); });
+  EXPECT_NE(message.find("along z: 1.07e+09 points"), std::string::npos) << message;
+  EXPECT_NO_THROW(grid_centered({0, 0, 0}, {1, 1, double(kMaxAxisPoints - 1)}, 1.0));
+  Box far;
+  far.lo = {0, 0, 0};
+  far.hi = {1e300, 1, 1};
+  message = error_of([&] { grid_around(far, 0.5, 1.0); });
+  EXPECT_NE(message.find("the box with padding spans 1e+300 Å along x: 2e+300 points"), std::string::npos)
+      << message;
+  message = error_of([] { grid_from_origin({0, 0, 0}, {4, kMaxAxisPoints + 1, 4}, 1.0); });
+  EXPECT_NE(message.find("grid dimension y is 1073741825: more than 2^30 points"), std::string::npos)
+      << message;
 }
 
 TEST(Grid, RefusesGridsBeyondMemory) {
@@ -113,4 +150,33 @@ TEST(Physics, KernelForms) {
 
   p.distance_dependent = true;
   EXPECT_THROW(make_pair_kernel(p), Error);  // ddd with screening
+}
+
+// Issue 35 group 1: OMP_NUM_THREADS=100000 (OpenMP's default on every thread that sets none) and
+// --threads/threads= of 100000 made libgomp fail or crash. One bound holds for both.
+TEST(Threads, TeamsStayWithinTheBoundWhateverIsAsked) {
+  const int bound = max_threads();
+  EXPECT_EQ(bound, kThreadsPerHardwareThread * std::max(1, omp_get_num_procs()));
+  EXPECT_EQ(bounded_threads(1, "--threads"), 1);
+  EXPECT_EQ(bounded_threads(bound, "--threads"), bound);
+  EXPECT_EQ(bounded_threads(100000, "--threads"), bound);
+  EXPECT_EQ(bounded_threads(std::int64_t(1) << 62, "--threads"), bound);
+
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(100000);  // as OMP_NUM_THREADS=100000 leaves a new thread
+  EXPECT_EQ(team_size(), bound);
+  int team = 0;
+#pragma omp parallel num_threads(team_size())
+#pragma omp single
+  team = omp_get_num_threads();
+  EXPECT_LE(team, bound);
+  EXPECT_GE(team, 1);
+
+  set_openmp_threads(100000);
+  EXPECT_EQ(omp_get_max_threads(), bound);
+  set_openmp_threads(1);
+  EXPECT_EQ(team_size(), 1);
+  set_openmp_threads(0);  // 0 keeps the current default
+  EXPECT_EQ(omp_get_max_threads(), 1);
+  omp_set_num_threads(before);
 }

@@ -1,7 +1,8 @@
 // Checks made on outputs before any compute (issue 21): a folder that takes no new file, and
 // sizes beyond the free space of the output's file system, refused with the figures. Issue 35:
-// one rule for every file written, XDMF sidecars included, and one writer a path (OutputLock,
-// held by another process).
+// one rule for every file written, XDMF sidecars included, one writer a path (OutputLock, held by
+// another process), and the temporaries of outputs removed when a library ends the process with
+// exit().
 #include <gtest/gtest.h>
 
 #include <sys/mount.h>
@@ -9,11 +10,13 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/io/atomic_file.hpp"
 #include "dcsgrid/io/output_checks.hpp"
 #include "dcsgrid/io/output_lock.hpp"
 #include "helpers.hpp"
@@ -187,5 +190,23 @@ TEST(OutputChecks, OutputLockRefusesASecondProcess) {
   EXPECT_FALSE(fs::exists(io::OutputLock::lock_path(output)));  // removed on release
   { const io::OutputLock mine(output); }
   EXPECT_TRUE(test::listing(dir).empty());
+  fs::remove_all(dir);
+}
+
+// Issue 35 group 1: libgomp's "Thread creation failed" ends the process with exit(1), past every
+// destructor, and left .o.h5.tmp-*. A program that installed the signal handlers loses its
+// temporaries at exit() too.
+TEST(AtomicFileDeathTest, ExitRemovesLiveTemporaries) {
+  const fs::path dir = test::temp_dir("atomic_exit");
+  EXPECT_EXIT(
+      {
+        io::remove_temporaries_on_signals();
+        io::AtomicFile out(dir / "o.h5");
+        std::ofstream(out.temp_path()) << "half a map";
+        if (!fs::exists(out.temp_path())) std::_Exit(3);
+        std::exit(1);  // as libgomp's gomp_fatal does
+      },
+      ::testing::ExitedWithCode(1), "");
+  EXPECT_TRUE(test::listing(dir).empty()) << test::listing(dir).front();
   fs::remove_all(dir);
 }

@@ -57,7 +57,8 @@ def potential(atoms: Atoms, grid: Grid | None = None, *, method: str = "direct",
                "shifted", "truncated" or "switched" from ``switch_start``), or a list such as
                "direct,cutoff": then a dict {method: Map}.
     device     "auto" (GPU when one is visible, else CPU), "cpu" or "gpu"; ``gpus``: device ids
-               ("0,1" or [0, 1]; None: all); ``threads``: CPU threads (0: all cores).
+               ("0,1" or [0, 1]; None: all); ``threads``: CPU threads (0: all cores; more
+               than 4 per hardware thread are cut to that, with a warning).
     units      "kT/e" (at ``temperature`` K), "kcal/mol/e", "kJ/mol/e" or "V".
     dielectric relative permittivity; ``distance_dependent``: ε(r) = 4r instead;
                ``ionic_strength`` (mol/L): Debye–Hückel screening.

@@ -115,7 +115,8 @@ def compare(reference: Map, test: Map, *, atoms: Atoms | None = None) -> dict:
 
 def similarity(maps: Sequence[Map], *, index: str = "hodgkin", device: str = "auto") -> np.ndarray:
     """The similarity matrix (n × n) of maps on one grid: ``index`` "hodgkin" (2<a,b>/(<a,a>+<b,b>),
-    as PIPSA), "carbo" (<a,b>/sqrt(<a,a><b,b>)) or "gram" (<a,b>)."""
+    as PIPSA), "carbo" (<a,b>/sqrt(<a,a><b,b>)) or "gram" (<a,b>). Raises Error naming the maps
+    that are zero everywhere (every index with them is 0/0)."""
     result = _core.similarity([m._data for m in maps], device)
     if index not in ("hodgkin", "carbo", "gram"):
         raise ValueError(f"index must be 'hodgkin', 'carbo' or 'gram', not {index!r}")

@@ -60,6 +60,10 @@ nlohmann::json ErrorSummary::to_json() const {
 }
 
 void require_same_grid(const GridSpec& reference, const GridSpec& test, double tolerance) {
+  if (!(tolerance >= 0 && tolerance <= 1))  // NaN too, which would pass every comparison below
+    throw Error(fmt::format("the grid tolerance must be a fraction of the spacing from 0 to 1, "
+                            "got {}",
+                            tolerance));
   if (reference.dims != test.dims)
     throw Error(fmt::format("the maps are on different grids: points {}x{}x{} against {}x{}x{}",
                             reference.nx(), reference.ny(), reference.nz(), test.nx(), test.ny(),

@@ -8,6 +8,7 @@
 
 #include "dcsgrid/analysis/compare.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 
 namespace dcsgrid::analysis {
 namespace {
@@ -124,7 +125,7 @@ std::vector<float> nearest_atom_distance(const AtomSet& atoms, const GridSpec& g
   const CellList cells = make_cells(atoms, grid, max_distance);
   std::vector<float> out(grid.point_count());
   const double reach2 = max_distance * max_distance;
-#pragma omp parallel for collapse(2) schedule(dynamic, 4)
+#pragma omp parallel for num_threads(team_size()) collapse(2) schedule(dynamic, 4)
   for (std::int64_t k = 0; k < grid.nz(); ++k)
     for (std::int64_t j = 0; j < grid.ny(); ++j)
       for (std::int64_t i = 0; i < grid.nx(); ++i) {

@@ -6,6 +6,7 @@
 
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/io/map_io.hpp"
 
 namespace dcsgrid::analysis {
@@ -16,7 +17,7 @@ void EnsembleAccumulator::add(const float* map) {
   ++count_;
   const double inv = 1.0 / double(count_);
   const std::size_t n = mean_.size();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for num_threads(team_size()) schedule(static)
   for (std::size_t i = 0; i < n; ++i) {
     const double x = map[i];
     const double delta = x - mean_[i];

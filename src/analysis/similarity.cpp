@@ -12,6 +12,7 @@
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/analysis/compare.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
 #include "dcsgrid/prims/gemm.hpp"
 #include "sample_device.hpp"
@@ -31,7 +32,7 @@ std::vector<std::uint8_t> distance_mask(const GridSpec& grid, const std::vector<
   const auto& h = grid.spacing;
   // Plane by plane (no two threads write the same point): clear the points of plane k within
   // distance of an atom, visiting only the atom's bounding square.
-#pragma omp parallel for schedule(dynamic)
+#pragma omp parallel for num_threads(team_size()) schedule(dynamic)
   for (std::int64_t k = 0; k < grid.nz(); ++k) {
     const double z = grid.origin[2] + k * h[2];
     std::uint8_t* plane = mask.data() + std::size_t(k) * grid.plane_size();
@@ -171,6 +172,7 @@ SimilarityResult compute_similarity(const SimilarityOptions& o) {
   r.n = m.labels.size();
   r.points_used = m.kept;
   r.gram = gram_matrix(m.rows.data(), r.n, m.kept, o.device);
+  require_nonzero_maps(r.gram, r.labels);
   r.hodgkin = hodgkin_from_gram(r.gram, r.n);
   r.carbo = carbo_from_gram(r.gram, r.n);
   std::vector<double> distance(r.hodgkin.size());

@@ -2,6 +2,8 @@
 #include <cmath>
 #include <limits>
 
+#include <spdlog/fmt/fmt.h>
+
 #include "dcsgrid/analysis/similarity.hpp"
 #include "dcsgrid/core/error.hpp"
 
@@ -42,6 +44,19 @@ std::vector<double> carbo_from_gram(const std::vector<double>& gram, std::size_t
     const double den = std::sqrt(aa) * std::sqrt(bb);
     return den > 0 ? ab / den : kNaN;
   });
+}
+
+void require_nonzero_maps(const std::vector<double>& gram, const std::vector<std::string>& labels) {
+  const std::size_t n = labels.size();
+  require_square(gram, n, "similarity");
+  std::vector<std::string> zero;
+  for (std::size_t a = 0; a < n; ++a)
+    if (gram[a * n + a] == 0) zero.push_back(labels[a]);
+  if (!zero.empty())
+    throw Error(fmt::format("similarity: {} {} {} zero at every point compared: any similarity "
+                            "index with a zero map is 0/0",
+                            zero.size() == 1 ? "map" : "maps", fmt::join(zero, ", "),
+                            zero.size() == 1 ? "is" : "are"));
 }
 
 // Agglomerative clustering with Lance–Williams updates for average linkage and a cached nearest

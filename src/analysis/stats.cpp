@@ -11,6 +11,7 @@
 #include "batch_hdf5.hpp"
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
 #include "dcsgrid/prims/histogram.hpp"
 
@@ -115,7 +116,7 @@ template <typename T, typename F>
 std::vector<T> per_block(std::size_t n, F&& block) {
   const std::size_t blocks = (n + kBlock - 1) / kBlock;
   std::vector<T> out(blocks);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for num_threads(team_size()) schedule(static)
   for (std::size_t b = 0; b < blocks; ++b) out[b] = block(b * kBlock, std::min(n, (b + 1) * kBlock));
   return out;
 }

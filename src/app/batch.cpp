@@ -26,6 +26,7 @@
 #include "dcsgrid/analysis/ensemble.hpp"
 #include "clock.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
 #include "dcsgrid/engine/engine.hpp"
 #include "dcsgrid/io/hdf5_open.hpp"
@@ -274,7 +275,7 @@ class Pipeline {
     // statistics on every core of each of 2 ranks on 2 cores (OpenMP teams spinning against each
     // other) had made a 2-rank batch of small frames 2-4 times slower than one process.
     auto threads = [&] {
-      if (options_.compute.threads > 0) omp_set_num_threads(options_.compute.threads);
+      set_openmp_threads(options_.compute.threads);
     };
     std::thread reader([&] {
       threads();
@@ -289,7 +290,7 @@ class Pipeline {
       // The statistics on a quarter of the stage's cores at most: a team spread over every core
       // waits at each barrier for whichever of its threads the other stages displaced (one H100
       // host: 1HPV frames' statistics on 16 threads set the pace at 117 frames/s).
-      omp_set_num_threads(std::max(1, omp_get_max_threads() / 4));
+      omp_set_num_threads(std::max(1, team_size() / 4));
       guard([&] { stats_stage(); });
     });
     std::thread writer([&] { guard([&] { write_stage(total, result); }); });
@@ -678,7 +679,7 @@ void compute_frames(const BatchOptions& o, const BatchInputs& in, BatchFile& fil
   distribution.choose_hardware(run.compute);
   run.queue_depth = queue_depth(o, file.grid());
   require_host_memory(file.grid(), frame_buffers(run.queue_depth));
-  if (run.compute.threads > 0) omp_set_num_threads(run.compute.threads);
+  set_openmp_threads(run.compute.threads);
   auto backend = engine::make_backend(run.compute.device, run.compute.gpus);
   const engine::Method method = o.compute.methods.front();
   if (!backend->supports(method))

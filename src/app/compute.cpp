@@ -1,8 +1,6 @@
 // Maps from atoms in memory: compute_map and the FrameMaps worker (compute.hpp).
 #include "dcsgrid/app/compute.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -19,6 +17,7 @@
 #include "dcsgrid/io/output_lock.hpp"
 #include "dcsgrid/analysis/ensemble.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 
 namespace dcsgrid::app {
 
@@ -54,7 +53,7 @@ engine::RunStats compute_map(engine::Backend& backend, const AtomSet& atoms, con
   const engine::PotentialRequest request = make_request(settings, method, atoms, grid);
   engine::validate(request);
   require_support(backend, method);
-  if (settings.threads > 0) omp_set_num_threads(settings.threads);
+  set_openmp_threads(settings.threads);
   observer.pass_started(engine::method_name(method));
   std::size_t non_finite = 0;
   const engine::RunStats stats =

@@ -1,6 +1,4 @@
 // run_job: read, lay the grid, compute each method's map slab by slab into the outputs (job.hpp).
-#include <omp.h>
-
 #include <algorithm>
 #include <chrono>
 #include <future>
@@ -15,6 +13,7 @@
 #include "dcsgrid/app/mpi_context.hpp"
 #include "mpi_ranks.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
 #include "dcsgrid/io/output_checks.hpp"
 #include "dcsgrid/io/sha256.hpp"
@@ -166,7 +165,7 @@ void require_output_space(const Job& job, const GridSpec& grid, std::size_t maps
 constexpr double kAutoSlackSeconds = 0.25;
 
 Hardware hardware_of(const engine::Backend& backend) {
-  return {backend.name() == "cuda", omp_get_max_threads()};
+  return {backend.name() == "cuda", team_size()};
 }
 
 // Small systems: the fast methods' set-up costs more than the sum they save.
@@ -312,7 +311,7 @@ JobReport run_job(const Job& job, Observer& observer) {
   validate(job);
   ComputeSettings hardware = job.compute;
   choose_rank_hardware(hardware);  // under mpirun: this rank's cores and GPU
-  if (hardware.threads > 0) omp_set_num_threads(hardware.threads);
+  set_openmp_threads(hardware.threads);
 
   // The backend starts (a GPU's context takes about 0.1 s) while the input is read.
   const auto since_start = [t_start](clock_type::time_point t) {

@@ -36,9 +36,7 @@ struct BatchCommandOptions {
   ComputeOptions compute;
   std::vector<double> histogram_range;
   bool no_stats = false;
-  bool json = false;
-  int verbose = 0;
-  bool quiet = false;
+  MessageOptions messages;
 };
 
 const char* kExamples = R"(Examples:
@@ -139,13 +137,11 @@ void add_options(CLI::App& app, BatchCommandOptions& o) {
                  "Histogram range LO,HI in the output unit (default: each frame's min to max)")
       ->delimiter(',')
       ->expected(2)
+      ->check(finite_number())
       ->excludes(no_stats)
       ->group(file);
 
-  const std::string out = "Output and messages";
-  app.add_flag("--json", o.json, "Print the run summary as JSON on stdout")->group(out);
-  app.add_flag("-v,--verbose", o.verbose, "More messages (-vv for all)")->group(out);
-  app.add_flag("-q,--quiet", o.quiet, "Only warnings and errors")->group(out);
+  add_message_options(app, o.messages, "Print the run summary as JSON on stdout");
 }
 
 // Turns the parsed text options into BatchOptions fields (bad physics or cutoff settings fail here,
@@ -209,11 +205,11 @@ int batch_command(int argc, char** argv) {
   BatchCommandOptions options;
   add_options(app, options);
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
-  setup_logging(options.verbose, options.quiet);
+  setup_logging(options.messages.verbose, options.messages.quiet);
   complete_batch_options(options, "dcsgrid " + joined_command_line(argc, argv));
 
   const bool root = app::mpi::rank() == 0;  // under mpirun, rank 0 reports for every rank
-  ProgressBar bar("batch", !options.quiet && root);
+  ProgressBar bar("batch", !options.messages.quiet && root);
   options.batch.progress = [&](std::size_t done, std::size_t total) {
     bar.update(double(done) / double(total));
   };
@@ -221,9 +217,9 @@ int batch_command(int argc, char** argv) {
   bar.finish();
   if (!root) return 0;
 
-  if (options.json)
+  if (options.messages.json)
     std::printf("%s\n", result.to_json().dump(2).c_str());
-  else if (!options.quiet)
+  else if (!options.messages.quiet)
     print_summary(result, options.batch.models_all);
   return result.failed > 0 ? kSomeFramesFailed : 0;
 }

@@ -14,6 +14,7 @@
 #include "dcsgrid/io/atomic_file.hpp"
 #include "dcsgrid/io/map_io.hpp"
 #include "dcsgrid/io/read.hpp"
+#include "shared_options.hpp"
 
 namespace dcsgrid::cli {
 namespace {
@@ -52,7 +53,7 @@ int compare_command(int argc, char** argv) {
   std::string reference, test, atoms_file, difference;
   analysis::CompareOptions options;
   io::ReadOptions read;
-  bool json = false;
+  MessageOptions messages;
   app.add_option("reference", reference,
                  "Reference map (any map format, FILE.h5:DATASET, FILE.h5#FRAME), e.g. direct "
                  "summation")
@@ -64,13 +65,14 @@ int compare_command(int argc, char** argv) {
   app.add_option("--shells", options.shell_edges,
                  "Shell edges by distance from the nearest atom, Å, ascending from 0")
       ->delimiter(',')
+      ->check(finite_number())
       ->capture_default_str();
   app.add_option("--bins", options.histogram_bins, "Bins of the error histogram")
       ->check(CLI::Range(1u, 1u << 20))
       ->capture_default_str();
   app.add_option("--grid-tolerance", options.grid_tolerance,
                  "Grids whose points lie within this fraction of the spacing are the same")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(finite_number(0.0, 1.0))
       ->capture_default_str();
   app.add_option("--difference", difference,
                  "Write TEST − REFERENCE as a map (by extension: " + io::map_format_list() + ")");
@@ -78,8 +80,9 @@ int compare_command(int argc, char** argv) {
                  "Charges for a PDB/mmCIF --atoms file (only positions matter here)")
       ->check(CLI::IsMember({"amber", "charmm", "parse"}))
       ->capture_default_str();
-  app.add_flag("--json", json, "Print the report as JSON on stdout");
+  add_message_options(app, messages, "Print the report as JSON on stdout");
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
+  setup_logging(messages.verbose, messages.quiet);
   // The difference map's format, parsed once, before any work (a bad name is refused now).
   std::optional<io::MapFormat> difference_format;
   if (!difference.empty()) {
@@ -115,7 +118,7 @@ int compare_command(int argc, char** argv) {
         io::write_map(difference, *difference_format, report.grid, report.difference.data(), meta);
     if (!warning.empty()) std::fprintf(stderr, "warning: %s\n", warning.c_str());
   }
-  if (json) {
+  if (messages.json) {
     nlohmann::json out = report.to_json();
     out["reference"] = reference;
     out["test"] = test;
@@ -124,7 +127,7 @@ int compare_command(int argc, char** argv) {
   } else {
     std::printf("reference %s\ntest      %s\n%s", reference.c_str(), test.c_str(),
                 report.table().c_str());
-    if (!difference.empty()) std::printf("wrote %s\n", difference.c_str());
+    if (!difference.empty() && !messages.quiet) std::printf("wrote %s\n", difference.c_str());
   }
   return 0;
 }

@@ -14,6 +14,7 @@
 #include "dcsgrid/cli/commands.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/map_io.hpp"
+#include "shared_options.hpp"
 
 namespace dcsgrid::cli {
 
@@ -123,7 +124,8 @@ int info_command(int argc, char** argv) {
                "frames and statistics",
                "dcsgrid info"};
   std::string file;
-  bool json = false, store = false;
+  bool store = false;
+  MessageOptions messages;
   analysis::HistogramOptions histogram;
   app.add_option("file", file,
                  "Map (" + io::map_format_list() + ") or batch file written by dcsgrid")
@@ -135,9 +137,10 @@ int info_command(int argc, char** argv) {
   app.add_option("--bins", histogram.bins, "Histogram bins when statistics are computed here")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
-  app.add_flag("--json", json, "Print as JSON");
+  add_message_options(app, messages, "Print as JSON");
   app.footer(kExamples);
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
+  setup_logging(messages.verbose, messages.quiet);
 
   const FileContents c = load(file, histogram, store);
   const GridSpec& grid = c.grid;
@@ -147,7 +150,7 @@ int info_command(int argc, char** argv) {
   const bool batch = c.batch, stored = c.stored;
   const std::size_t ensemble_frames = c.ensemble_frames;
 
-  if (json) {
+  if (messages.json) {
     nlohmann::json out = metadata_json(meta);
     out["file"] = file;
     out["grid"] = {{"dims", grid.dims}, {"origin", grid.origin}, {"spacing", grid.spacing}};

@@ -26,9 +26,7 @@ struct MainOptions {
   bool allow_far_atoms = false;
   std::string format;
   bool compress = false;
-  bool json = false;
-  int verbose = 0;
-  bool quiet = false;
+  MessageOptions messages;
 };
 
 const char* kExamples = R"(Examples:
@@ -92,15 +90,12 @@ void add_options(CLI::App& app, MainOptions& o) {
       ->group("Input and charges");
   add_compute_options(app, o.compute, method_help(true), true);
 
-  const std::string out = "Output and messages";
   app.add_flag("--compress", o.compress,
                "HDF5: shuffle + deflate (level 1) on every core: files 2/3 to 4/5 the size; "
                "it pays on disks slower than a few hundred MB/s (16 cores deflate ~420 MB/s; "
                "docs/performance.md)")
-      ->group(out);
-  app.add_flag("--json", o.json, "Print the run summary as JSON on stdout")->group(out);
-  app.add_flag("-v,--verbose", o.verbose, "More messages (-vv for all)")->group(out);
-  app.add_flag("-q,--quiet", o.quiet, "Only warnings and errors")->group(out);
+      ->group(kMessageGroup);
+  add_message_options(app, o.messages, "Print the run summary as JSON on stdout");
 }
 
 app::Job make_job(const MainOptions& o, const std::string& command_line) {
@@ -180,15 +175,15 @@ int main_job(int argc, char** argv) {
   MainOptions options;
   add_options(app, options);
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
-  setup_logging(options.verbose, options.quiet);
+  setup_logging(options.messages.verbose, options.messages.quiet);
   const app::Job job = make_job(options, joined_command_line(argc, argv));
   const bool root = app::mpi::rank() == 0;  // under mpirun, rank 0 reports for every rank
-  TerminalObserver observer(!options.quiet && root);
+  TerminalObserver observer(!options.messages.quiet && root);
   const app::JobReport report = app::run_job(job, observer);
   if (!root) return 0;
-  if (options.json)
+  if (options.messages.json)
     std::printf("%s\n", report.to_json().dump(2).c_str());
-  else if (!options.quiet)
+  else if (!options.messages.quiet)
     print_summary(report);
   return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "dcsgrid/analysis/batch_merge.hpp"
 #include "dcsgrid/cli/commands.hpp"
+#include "shared_options.hpp"
 
 namespace dcsgrid::cli {
 
@@ -32,7 +33,7 @@ int merge_command(int argc, char** argv) {
                "dcsgrid merge"};
   app.footer(kExamples);
   analysis::MergeOptions options;
-  bool json = false, quiet = false;
+  MessageOptions messages;
   std::vector<std::string> parts;
   app.add_option("parts", parts, "The parts (.h5 files written by batch --shard), in any order")
       ->required()
@@ -40,13 +41,13 @@ int merge_command(int argc, char** argv) {
   app.add_option("-o,--output", options.output, "Merged batch file to write (.h5)")->required();
   app.add_flag("--copy", options.copy, "Copy the maps into the merged file (else: refer to the parts)");
   app.add_flag("--overwrite", options.overwrite, "Replace an existing output");
-  app.add_flag("--json", json, "Print the summary as JSON on stdout");
-  app.add_flag("-q,--quiet", quiet, "Only errors");
+  add_message_options(app, messages, "Print the summary as JSON on stdout");
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
+  setup_logging(messages.verbose, messages.quiet);
   options.parts.assign(parts.begin(), parts.end());
 
   const analysis::MergeResult r = analysis::merge_batch_parts(options);
-  if (json)
+  if (messages.json)
     std::printf("%s\n", nlohmann::json{{"output", options.output.string()},
                                        {"parts", r.parts},
                                        {"frames", r.frames},
@@ -56,7 +57,7 @@ int merge_command(int argc, char** argv) {
                                        {"copied", options.copy}}
                             .dump(2)
                             .c_str());
-  else if (!quiet)
+  else if (!messages.quiet)
     std::fprintf(stderr, "merge: %zu parts, %zu frames (%zu complete, %zu failed, %zu pending) in %s%s\n",
                  r.parts, r.frames, r.complete, r.failed, r.pending, options.output.c_str(),
                  options.copy ? "" : " (maps in the parts)");

@@ -84,8 +84,7 @@ int sample_command(int argc, char** argv) {
   app.get_formatter()->column_width(34);
   analysis::SampleOptions options;
   std::string unknown = "error";
-  bool json = false, quiet = false;
-  int verbose = 0;
+  MessageOptions messages;
   app.add_option("map", options.map,
                  "Map (" + io::map_format_list() + "), or a batch file (every complete frame)")
       ->required()
@@ -125,26 +124,22 @@ int sample_command(int argc, char** argv) {
       ->capture_default_str()
       ->group(dev);
 
-  const std::string out = "Output and messages";
-  app.add_flag("--json", json,
-               "Print the result as JSON on stdout (with the values unless -o writes them)")
-      ->group(out);
-  app.add_flag("-v,--verbose", verbose, "More messages (-vv for all)")->group(out);
-  app.add_flag("-q,--quiet", quiet, "Only warnings and errors")->group(out);
+  add_message_options(app, messages,
+                      "Print the result as JSON on stdout (with the values unless -o writes them)");
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
-  setup_logging(verbose, quiet);
+  setup_logging(messages.verbose, messages.quiet);
   options.read.unknown_zero = unknown == "zero";
   if (!options.output_csv.empty())
     io::require_not_an_input(options.output_csv, {options.map, options.points});
 
   const analysis::SampleResult result = analysis::sample(options);
-  if (json) {
+  if (messages.json) {
     std::printf("%s\n", result.to_json(options.output_csv.empty()).dump(2).c_str());
     return 0;
   }
   if (options.output_csv.empty())
     print_values(result, analysis::is_batch_file(options.map));
-  else if (!quiet)
+  else if (!messages.quiet)
     std::fprintf(stderr, "wrote %s\n", options.output_csv.c_str());
   print_summary(result);
   return 0;

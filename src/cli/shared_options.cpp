@@ -1,13 +1,34 @@
 #include "shared_options.hpp"
 
+#include <cmath>
 #include <map>
 
 #include <spdlog/fmt/fmt.h>
 
 #include "dcsgrid/core/cell.hpp"
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/core/units.hpp"
 
 namespace dcsgrid::cli {
+
+CLI::Validator finite_number(double lo, double hi) {
+  const bool bounded = std::isfinite(lo) || std::isfinite(hi);
+  return CLI::Validator(
+      [lo, hi](std::string& text) {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value)) return text + " is not a number";
+        if (!std::isfinite(value)) return text + " is not a finite number";
+        if (value < lo || value > hi) return fmt::format("{} is not in [{:g}, {:g}]", text, lo, hi);
+        return std::string();
+      },
+      bounded ? fmt::format("in [{:g}, {:g}]", lo, hi) : std::string());
+}
+
+void add_message_options(CLI::App& app, MessageOptions& o, const std::string& json_help) {
+  app.add_flag("--json", o.json, json_help)->group(kMessageGroup);
+  app.add_flag("-v,--verbose", o.verbose, "More messages (-vv for all)")->group(kMessageGroup);
+  app.add_flag("-q,--quiet", o.quiet, "Only warnings and errors")->group(kMessageGroup);
+}
 
 void add_charge_options(CLI::App& app, io::ReadOptions& read, const std::string& unknown_help) {
   const std::string in = "Input and charges";
@@ -38,8 +59,14 @@ app::GridChoice GridOptions::choice() const {
 
 void add_grid_options(CLI::App& app, GridOptions& g, const std::string& group,
                       const std::string& padding_help) {
-  app.add_option("--spacing", g.spacing, "Grid spacing, Å")->capture_default_str()->group(group);
-  app.add_option("--padding", g.padding, padding_help)->capture_default_str()->group(group);
+  app.add_option("--spacing", g.spacing, "Grid spacing, Å")
+      ->check(finite_number())
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--padding", g.padding, padding_help)
+      ->check(finite_number())
+      ->capture_default_str()
+      ->group(group);
   const auto add_xyz = [&](const std::string& name, auto& values, const std::string& help) {
     return app.add_option(name, values, help)->delimiter(',')->expected(3)->group(group);
   };
@@ -47,6 +74,7 @@ void add_grid_options(CLI::App& app, GridOptions& g, const std::string& group,
   auto* size = add_xyz("--size", g.size, "Box edge lengths x,y,z (Å), with --center");
   auto* origin = add_xyz("--origin", g.origin, "Position of the first point x,y,z (Å), with --dims");
   auto* dims = add_xyz("--dims", g.dims, "Points along x,y,z, with --origin");
+  for (CLI::Option* lengths : {center, size, origin}) lengths->check(finite_number());
   center->needs(size);
   size->needs(center);
   origin->needs(dims);
@@ -60,19 +88,23 @@ namespace {
 void add_physics_options(CLI::App& app, Physics& physics, std::string& units) {
   const std::string phys = "Physics";
   app.add_option("--dielectric", physics.dielectric, "Relative permittivity ε")
+      ->check(finite_number())
       ->capture_default_str()
       ->group(phys);
   app.add_flag("--ddd", physics.distance_dependent, "Distance-dependent dielectric ε(r) = 4r")
       ->group(phys);
   app.add_option("--ionic-strength", physics.ionic_strength,
                  "Debye–Hückel screening by a 1:1 salt of this ionic strength, mol/L")
+      ->check(finite_number())
       ->capture_default_str()
       ->group(phys);
   app.add_option("--temperature", physics.temperature, "Temperature, K (for kT/e and screening)")
+      ->check(finite_number())
       ->capture_default_str()
       ->group(phys);
   app.add_option("--min-distance", physics.min_distance,
                  "Distances below this count as this, Å (keeps points on atoms finite)")
+      ->check(finite_number())
       ->capture_default_str()
       ->group(phys);
   app.add_option("--units", units, "Output unit: kT/e, kcal/mol/e, kJ/mol/e or V")
@@ -137,11 +169,13 @@ void add_periodic_options(CLI::App& app, ComputeOptions& o) {
       ->group(group);
   app.add_option("--pme-cutoff", o.periodic.real_cutoff,
                  "Real-space cutoff of the Ewald splitting, Å (erfc(β·rc)/rc beyond it is dropped)")
+      ->check(finite_number())
       ->capture_default_str()
       ->group(group);
   app.add_option("--pme-tolerance", o.periodic.tolerance,
                  "erfc(β·cutoff) at the real-space cutoff; sets the Ewald coefficient β (GROMACS' "
                  "ewald-rtol)")
+      ->check(finite_number())
       ->capture_default_str()
       ->group(group);
   app.add_option("--pme-order", o.periodic.pme_order, "B-spline order of PME's charge spreading, 4..12")
@@ -150,11 +184,13 @@ void add_periodic_options(CLI::App& app, ComputeOptions& o) {
       ->group(group);
   app.add_option("--pme-spacing", o.periodic.mesh_spacing,
                  "Largest spacing of PME's FFT mesh, Å (independent of --spacing)")
+      ->check(finite_number())
       ->capture_default_str()
       ->group(group);
   app.add_option("--smooth", o.periodic.smooth_beta,
                  "BETA: only the reciprocal part, the potential of Gaussian charges of Ewald factor BETA "
                  "(1/Å) — what VMD's PMEpot writes (its default 0.25)")
+      ->check(finite_number())
       ->group(group);
 }
 
@@ -172,7 +208,7 @@ app::ComputeSettings ComputeOptions::settings() const {
   if (!cell.empty()) s.cell = parse_cell(cell);
   s.device = device;
   s.gpus = app::parse_gpu_list(gpus);
-  s.threads = threads;
+  s.threads = threads > 0 ? bounded_threads(threads, "--threads") : threads;
   s.allow_non_finite = allow_non_finite;
   app::validate(s);
   return s;
@@ -202,6 +238,7 @@ void add_compute_options(CLI::App& app, ComputeOptions& o, const std::string& me
       ->capture_default_str()
       ->group(kMethodGroup);
   app.add_option("--cutoff", o.cutoff.radius, "Cutoff radius for the cutoff method, Å")
+      ->check(finite_number())
       ->capture_default_str()
       ->group(kMethodGroup);
   app.add_option("--cutoff-form", o.cutoff_form,
@@ -210,6 +247,7 @@ void add_compute_options(CLI::App& app, ComputeOptions& o, const std::string& me
       ->capture_default_str()
       ->group(kMethodGroup);
   app.add_option("--switch-start", o.cutoff.switch_start, "Where the switched form starts, Å")
+      ->check(finite_number())
       ->capture_default_str()
       ->group(kMethodGroup);
   app.add_option("--bin-capacity", o.cutoff.bin_capacity,
@@ -226,11 +264,13 @@ void add_compute_options(CLI::App& app, ComputeOptions& o, const std::string& me
   app.add_option("--msm-cutoff", o.msm.cutoff,
                  "Short-range radius a, Å: pairs nearer than a are summed directly, the smooth "
                  "rest on grids")
+      ->check(finite_number())
       ->capture_default_str()
       ->group(msm_group);
   app.add_option("--msm-spacing", o.msm.spacing,
                  "Finest MSM grid spacing h, Å (independent of --spacing; smaller: more accurate, "
                  "slower)")
+      ->check(finite_number())
       ->capture_default_str()
       ->group(msm_group);
   app.add_option("--msm-order", o.msm.order,
@@ -247,8 +287,11 @@ void add_compute_options(CLI::App& app, ComputeOptions& o, const std::string& me
       ->check(parses_with([](const std::string& g) { app::parse_gpu_list(g); }, "all|ID[,ID...]"))
       ->capture_default_str()
       ->group(kHardwareGroup);
-  app.add_option("--threads", o.threads, "CPU threads (0: all cores)")
-      ->check(CLI::Range(0, 4096))
+  app.add_option("--threads", o.threads,
+                 "CPU threads (0: all cores; more than " +
+                     std::to_string(kThreadsPerHardwareThread) +
+                     " per hardware thread are cut to that, with a warning)")
+      ->check(CLI::Range(0, std::numeric_limits<int>::max(), "NON-NEGATIVE"))
       ->capture_default_str()
       ->group(kHardwareGroup);
 }

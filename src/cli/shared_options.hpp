@@ -29,6 +29,23 @@ CLI::Validator parses_with(Parse parse, const std::string& description) {
       description);
 }
 
+// A check for a floating option: a finite number within [lo, hi]. CLI11's Range lets NaN through
+// (every comparison with it is false), so `--grid-tolerance nan` had skipped the grid check; every
+// floating option of every command takes this check instead.
+CLI::Validator finite_number(double lo = -std::numeric_limits<double>::infinity(),
+                             double hi = std::numeric_limits<double>::infinity());
+
+// --json, -v/--verbose and -q/--quiet, which every command takes alike: --json prints the result
+// as JSON on stdout; -q keeps only warnings and errors of the messages on stderr (summaries,
+// "wrote" lines, progress), never the result on stdout.
+struct MessageOptions {
+  bool json = false;
+  int verbose = 0;
+  bool quiet = false;
+};
+inline const std::string kMessageGroup = "Output and messages";
+void add_message_options(CLI::App& app, MessageOptions& o, const std::string& json_help);
+
 // A positive count up to INT_MAX (--model and the like): CLI11's PositiveNumber would print DBL_MAX,
 // all 309 digits of it, as the bound in its message.
 inline const CLI::Range kPositiveCount(1, std::numeric_limits<int>::max(), "POSITIVE");

@@ -28,8 +28,6 @@ constexpr std::size_t kWidestPrintedMatrix = 32;
 
 // Å; CLI11's NonNegativeNumber would name DBL_MAX in full in its message, and a mask beyond
 // a few tens of Å leaves no grid point anyway.
-const CLI::Range kMaskDistance(0.0, 1000.0);
-
 const char* kExamples = R"(Examples:
   dcsgrid similarity wt.h5 mut1.h5 mut2.h5            every pair of maps on one grid
   dcsgrid similarity frames.h5 -o sim.h5 -o sim.csv   the frames of a batch file
@@ -103,8 +101,7 @@ int similarity_command(int argc, char** argv) {
   app.get_formatter()->column_width(34);
   analysis::SimilarityOptions options;
   std::vector<std::string> outputs;
-  bool json = false, quiet = false;
-  int verbose = 0;
+  MessageOptions messages;
   app.add_option("maps", options.maps,
                  "Maps on one grid (" + io::map_format_list() +
                      "), or batch files (their complete frames)")
@@ -118,7 +115,7 @@ int similarity_command(int argc, char** argv) {
   const std::string mask = "Mask: compare the potential outside the molecules only";
   app.add_option("--mask-distance", options.mask_distance,
                  "Keep grid points farther than this from every atom, Å (0: every point)")
-      ->check(kMaskDistance)
+      ->check(finite_number(0.0, 1000.0))
       ->capture_default_str()
       ->group(mask);
   app.add_option("--mask-structure", options.mask_structures,
@@ -135,25 +132,21 @@ int similarity_command(int argc, char** argv) {
   const std::string dev = kHardwareGroup;
   add_device_option(app, options.device, dev);
 
-  const std::string out = "Output and messages";
-  app.add_flag("--json", json, "Print labels, Hodgkin and Carbó matrices and order as JSON")
-      ->group(out);
-  app.add_flag("-v,--verbose", verbose, "More messages (-vv for all)")->group(out);
-  app.add_flag("-q,--quiet", quiet, "Only warnings and errors")->group(out);
+  add_message_options(app, messages, "Print labels, Hodgkin and Carbó matrices and order as JSON");
   if (const auto status = parse_command_line(app, argc, argv, [&] { assign_outputs(outputs, options); }))
     return *status;
-  setup_logging(verbose, quiet);
+  setup_logging(messages.verbose, messages.quiet);
 
   // compute_similarity writes the -o files itself, each under a temporary name renamed when done.
   for (const auto& out : {options.output_h5, options.output_csv})
     if (!out.empty()) io::require_not_an_input(out, options.maps);
   const analysis::SimilarityResult result = analysis::compute_similarity(options);
-  if (json) {
+  if (messages.json) {
     std::printf("%s\n", result.to_json().dump(2).c_str());
     return 0;
   }
   print_result(result, options);
-  if (!quiet)
+  if (!messages.quiet)
     for (const auto& path : outputs) std::fprintf(stderr, "wrote %s\n", path.c_str());
   return 0;
 }

@@ -43,8 +43,10 @@ void validate(const GridSpec& grid) {
       throw Error(fmt::format("grid spacing must be positive and finite, got {}", grid.spacing[a]));
     if (!std::isfinite(grid.origin[a])) throw Error("grid origin is not finite");
   }
-  if (grid.dims[0] > (1 << 30) || grid.dims[1] > (1 << 30) || grid.dims[2] > (1 << 30))
-    throw Error("grid dimension above 2^30 points");
+  for (int a = 0; a < 3; ++a)
+    if (grid.dims[a] > kMaxAxisPoints)
+      throw Error(fmt::format("grid dimension {} is {}: more than 2^30 points", "xyz"[a],
+                              grid.dims[a]));
   // The point count must not wrap a 64-bit count (2^30 along each axis would).
   const double points = double(grid.dims[0]) * double(grid.dims[1]) * double(grid.dims[2]);
   if (points > double(kMaxGridPoints))
@@ -52,6 +54,16 @@ void validate(const GridSpec& grid) {
                             "beyond any memory or disk: the limit is 2^60 points",
                             grid.dims[0], grid.dims[1], grid.dims[2], points,
                             points * sizeof(float) / 0x1p30));
+}
+
+// The point count of an axis spanning `steps` spacings (steps + 1), checked while still a double:
+// converting a double beyond the integer's range is undefined (--size 1e30 had printed a grid
+// dimension of -9223372036854775807). `request` says what was asked for, for the message.
+static std::int64_t axis_points(double steps, double spacing, const std::string& request) {
+  if (!(steps >= 0 && steps < double(kMaxAxisPoints)))  // NaN too
+    throw Error(fmt::format("{}: {:.3g} points at spacing {:g} Å, more than 2^30 points", request,
+                            steps + 1, spacing));
+  return std::int64_t(steps) + 1;
 }
 
 static void require_spacing(double spacing) {
@@ -70,11 +82,9 @@ GridSpec grid_around(const Box& box, double spacing, double padding) {
     // The tolerance keeps a bound that is a multiple up to rounding from adding a point.
     const double first = std::floor((box.lo[a] - padding) / spacing + 1e-9);
     const double last = std::ceil((box.hi[a] + padding) / spacing - 1e-9);
-    if (!std::isfinite(first) || !std::isfinite(last) || last - first >= double(1 << 30))
-      throw Error(fmt::format("the box with padding spans {:g} Å along {} at spacing {:g} Å: "
-                              "more than 2^30 points",
-                              box.hi[a] - box.lo[a] + 2 * padding, "xyz"[a], spacing));
-    grid.dims[a] = std::int64_t(last - first) + 1;
+    grid.dims[a] = axis_points(last - first, spacing,
+                               fmt::format("the box with padding spans {:g} Å along {}",
+                                           box.hi[a] - box.lo[a] + 2 * padding, "xyz"[a]));
     grid.spacing[a] = spacing;
     grid.origin[a] = first * spacing;
   }
@@ -89,7 +99,8 @@ GridSpec grid_centered(const std::array<double, 3>& center, const std::array<dou
   for (int a = 0; a < 3; ++a) {
     if (!(size[a] >= 0) || !std::isfinite(size[a]))
       throw Error(fmt::format("--size must be non-negative edge lengths in Å, got {}", size[a]));
-    grid.dims[a] = std::int64_t(std::ceil(size[a] / spacing - 1e-9)) + 1;
+    grid.dims[a] = axis_points(std::ceil(size[a] / spacing - 1e-9), spacing,
+                               fmt::format("--size {:g} Å along {}", size[a], "xyz"[a]));
     grid.spacing[a] = spacing;
     grid.origin[a] = center[a] - spacing * double(grid.dims[a] - 1) / 2;
   }

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/engine/msm.hpp"
 #include "dcsgrid/engine/periodic.hpp"
 
@@ -138,7 +139,7 @@ class CpuBackend final : public Backend {
     RunStats stats = run_in_slabs(
         request.grid, slab_bytes, [&](Slab slab, float* out) { method->compute(slab, out); }, sink, progress);
     stats.setup_seconds += setup;
-    stats.device = "CPU, " + std::to_string(omp_get_max_threads()) + " threads";
+    stats.device = "CPU, " + std::to_string(team_size()) + " threads";
     return stats;
   }
 };

@@ -21,8 +21,6 @@
 // Threads take whole rows, so no two threads write one point, and the work follows the atoms:
 // rows far from every atom cost a few column look-ups, which keeps the GPU engine's small,
 // scattered overflow sets cheap.
-#include <omp.h>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -33,6 +31,7 @@
 #include "cpu_frame.hpp"
 #include "cpu_simd.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/engine/cpu_backend.hpp"
 #include "dcsgrid/engine/cutoff_form.hpp"
 
@@ -300,7 +299,7 @@ void cutoff_cpu(const AtomSet& atoms, const GridSpec& grid, const PairKernel& ke
   const std::vector<v8f> px = lane_offsets(grid);
   with_cutoff_term(kernel.form, options.form, options.softening_order,
                    [&](auto pair, auto form, auto order) {
-#pragma omp parallel num_threads(threads > 0 ? threads : omp_get_max_threads())
+#pragma omp parallel num_threads(threads > 0 ? threads : team_size())
       {
         RowAtoms list;
         RowSums sums{std::vector<v8f>(px.size()), std::vector<double>(px.size() * kLanes)};
@@ -336,14 +335,14 @@ void cutoff_accumulate_cpu(const AtomSet& atoms, const GridSpec& grid, const Pai
 void cutoff_accumulate_parts_cpu(const std::vector<CutoffPart>& parts, const PairKernel& kernel,
                                  const CutoffOptions& options) {
   const char* who = "cutoff_accumulate_parts_cpu";
-  if (parts.size() < std::size_t(omp_get_max_threads())) {
+  if (parts.size() < std::size_t(team_size())) {
     for (const CutoffPart& p : parts)
       cutoff_cpu(*p.atoms, p.grid, kernel, options, Slab{0, p.grid.nz()}, p.out, true, who);
     return;
   }
   check_cutoff(options);  // before the threads: an exception must not leave a parallel region
   for (const CutoffPart& p : parts) validate(p.grid);
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for num_threads(team_size()) schedule(dynamic, 1)
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const CutoffPart& p = parts[i];
     cutoff_cpu(*p.atoms, p.grid, kernel, options, Slab{0, p.grid.nz()}, p.out, true, who, 1);

@@ -30,6 +30,7 @@
 #include "cpu_frame.hpp"
 #include "cpu_simd.hpp"
 #include "dcsgrid/core/physics.hpp"
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/engine/cpu_backend.hpp"
 
 namespace dcsgrid::engine {
@@ -138,7 +139,7 @@ void direct_sum_cpu(const AtomSet& atoms, const GridSpec& grid, const PairKernel
   const DirectInput in{atoms, x, px, grid, kernel};
   const std::int64_t ny = grid.ny(), nx = grid.nx();
   with_pair_form(kernel.form, [&](auto form) {
-#pragma omp parallel
+#pragma omp parallel num_threads(team_size())
     {
       RowScratch scratch{std::vector<float>(kTile), std::vector<float>(kTile),
                          std::vector<double>(px.size() * kLanes)};

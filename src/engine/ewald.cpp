@@ -10,6 +10,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/engine/periodic.hpp"
 
 namespace dcsgrid::engine {
@@ -87,7 +88,7 @@ void EwaldReciprocal::set_atoms(const AtomSet& atoms) {
       for (int a = 0; a < 3; ++a) phase_table(f[a], kmax[a], -1.0, &phases[a][j * width[a]]);
     }
     const std::int64_t vectors = std::int64_t(m_.size());
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for num_threads(team_size()) schedule(static)
     for (std::int64_t k = 0; k < vectors; ++k) {
       const auto& m = m_[k];
       cplx sum = 0;
@@ -107,7 +108,7 @@ void EwaldReciprocal::add_to(const GridSpec& grid, Slab slab, float* out) const 
                         (parameters_.beta * parameters_.beta * cell_.volume)
                   : 0.0;
   const std::int64_t ny = grid.ny(), nx = grid.nx(), vectors = std::int64_t(m_.size());
-#pragma omp parallel
+#pragma omp parallel num_threads(team_size())
   {
     std::array<std::vector<cplx>, 3> phases;
     for (int a = 0; a < 3; ++a) phases[a].resize(std::size_t(2 * kmax[a] + 1));

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 
 namespace dcsgrid::engine {
 namespace {
@@ -20,7 +21,7 @@ std::vector<double> apply_along_axis(const std::vector<double>& in, Dims& dims, 
   const std::int64_t outer = axis == 2 ? 1 : (axis == 1 ? dims[2] : dims[1] * dims[2]);
   const std::int64_t n_in = dims[axis], n_out = std::int64_t(op.first.size());
   std::vector<double> out(std::size_t(outer * n_out * inner), 0.0);
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for num_threads(team_size()) collapse(2) schedule(static)
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t r = 0; r < n_out; ++r) {
       double* dst = &out[(o * n_out + r) * inner];
@@ -59,7 +60,7 @@ std::vector<double> stencil_potential(const MsmPlan& plan, int level, const std:
   const double level_scale = 1.0 / double(std::int64_t(1) << level);
   const std::vector<MsmStencilRow> rows = msm_stencil_rows(plan);
   std::vector<double> e(q.size());
-#pragma omp parallel for collapse(2) schedule(dynamic, 4)
+#pragma omp parallel for num_threads(team_size()) collapse(2) schedule(dynamic, 4)
   for (std::int64_t z = 0; z < n[2]; ++z)
     for (std::int64_t y = 0; y < n[1]; ++y)
       for (std::int64_t x0 = 0; x0 < n[0]; x0 += kBlock) {
@@ -93,7 +94,7 @@ std::vector<double> top_potential(const MsmPlan& plan, const std::vector<double>
       for (std::int64_t x = 0; x < n[0]; ++x, ++j)
         if (q[j] != 0.0) sources.push_back({x, y, z, q[j]});
   std::vector<double> e(q.size(), 0.0);
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for num_threads(team_size()) collapse(2) schedule(static)
   for (std::int64_t z = 0; z < n[2]; ++z)
     for (std::int64_t y = 0; y < n[1]; ++y)
       for (std::int64_t x = 0; x < n[0]; ++x) {
@@ -135,7 +136,7 @@ std::vector<double> msm_anterpolate(const MsmPlan& plan, const AtomSet& atoms) {
   for (std::size_t a = 0; a < atoms.size(); ++a) order[fill[chunk_of[a]]++] = a;
 
   for (int parity = 0; parity < 2; ++parity) {
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for num_threads(team_size()) schedule(dynamic, 1)
     for (std::int64_t c = parity; c < chunks; c += 2)
       for (std::size_t k = start[c]; k < start[c + 1]; ++k) {
         const std::size_t a = order[k];
@@ -206,7 +207,7 @@ void MsmLongRange::add_to(Slab slab, float* out) const {
   const MsmAxisWeights &wx = weights_[0], &wy = weights_[1], &wz = weights_[2];
   const std::int64_t x0 = wx.first.front(), nx = wx.first.back() + p - x0;
   const std::int64_t y0 = wy.first.front(), ny = wy.first.back() + p - y0;
-#pragma omp parallel
+#pragma omp parallel num_threads(team_size())
   {
     std::vector<double> plane(std::size_t(nx * ny)), row(static_cast<std::size_t>(nx));
 #pragma omp for schedule(dynamic, 1)

@@ -10,6 +10,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 
 namespace dcsgrid::engine {
 namespace {
@@ -176,7 +177,7 @@ AtomSet periodic_images(const AtomSet& atoms, const UnitCell& cell, const Box& r
   const auto position = [&](std::int64_t a) { return Vec3{atoms.x[a], atoms.y[a], atoms.z[a]}; };
   // Count first (memory is allocated only for a count within the limit), then fill.
   std::vector<std::size_t> offset(atoms.size() + 1, 0);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for num_threads(team_size()) schedule(static)
   for (std::int64_t a = 0; a < n; ++a)
     offset[a + 1] = for_each_image(cell, range, region, reach, position(a), [](const Vec3&) {});
   for (std::size_t a = 0; a < atoms.size(); ++a) offset[a + 1] += offset[a];
@@ -191,7 +192,7 @@ AtomSet periodic_images(const AtomSet& atoms, const UnitCell& cell, const Box& r
   images.y.resize(total);
   images.z.resize(total);
   images.q.resize(total);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for num_threads(team_size()) schedule(static)
   for (std::int64_t a = 0; a < n; ++a) {
     std::size_t i = offset[a];
     for_each_image(cell, range, region, reach, position(a), [&](const Vec3& q) {

@@ -14,8 +14,6 @@
 // u2 on (y, z) and u1 on (x, y, z): each output plane first sums the p mesh planes its u3 needs
 // (K1·K2·p), each row then the p mesh rows its u2 needs (K1·p), each point p values: the work is
 // linear in points and mesh, not p³ a point.
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -23,6 +21,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/engine/periodic.hpp"
 
 namespace dcsgrid::engine {
@@ -129,7 +128,7 @@ PmeReciprocal::PmeReciprocal(const UnitCell& cell, const PmeParameters& p, doubl
   const std::int64_t h = k[0] / 2 + 1;
   influence_.assign(fft_.half_spectrum_size(), 0.0);
   const double four_beta2 = 4 * p.beta * p.beta, prefactor = 4 * std::numbers::pi / cell.volume;
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for num_threads(team_size()) collapse(2) schedule(static)
   for (std::int64_t m3 = 0; m3 < k[2]; ++m3)
     for (std::int64_t m2 = 0; m2 < k[1]; ++m2)
       for (std::int64_t m1 = 0; m1 < h; ++m1) {
@@ -155,7 +154,7 @@ void PmeReciprocal::set_atoms(const AtomSet& atoms) {
   spread(atoms);
   fft_.forward_real(mesh_.data(), spectrum_.data());
   const std::int64_t n = std::int64_t(spectrum_.size());
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for num_threads(team_size()) schedule(static)
   for (std::int64_t i = 0; i < n; ++i) spectrum_[i] *= influence_[i];
   fft_.inverse_real(spectrum_.data(), mesh_.data());
 }
@@ -172,7 +171,7 @@ void PmeReciprocal::spread(const AtomSet& atoms) {
   };
   // Slabs of at least order − 1 planes, an even number of them (so that slab 0 and the last,
   // which meet across the periodic boundary, differ in parity), about two a thread.
-  std::int64_t slabs = std::min<std::int64_t>(2 * omp_get_max_threads(), k[2] / (order - 1));
+  std::int64_t slabs = std::min<std::int64_t>(2 * team_size(), k[2] / (order - 1));
   slabs -= slabs % 2;
   if (slabs < 2) {
     for (std::size_t i = 0; i < atoms.size(); ++i) {
@@ -202,7 +201,7 @@ void PmeReciprocal::spread(const AtomSet& atoms) {
   for (std::int64_t c = 0; c <= slabs; ++c)
     start[std::size_t(c)] = row_start[std::size_t((c * k[2] + slabs - 1) / slabs * k[1])];
   for (std::int64_t parity = 0; parity < 2; ++parity) {
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for num_threads(team_size()) schedule(dynamic, 1)
     for (std::int64_t c = parity; c < slabs; c += 2)
       for (std::size_t n = start[c]; n < start[c + 1]; ++n) {
         const std::uint32_t i = sorted[n];
@@ -230,7 +229,7 @@ void PmeReciprocal::add_to(const GridSpec& grid, Slab slab, float* out) const {
   const bool x_only = r[0][1] == 0 && r[0][2] == 0;
   std::vector<AxisSpline> x_splines(x_only ? std::size_t(nx) : 0);
   for (std::size_t i = 0; i < x_splines.size(); ++i) x_splines[i] = axis_spline(u1_x[i], p, k1);
-#pragma omp parallel
+#pragma omp parallel num_threads(team_size())
   {
     std::vector<double> plane(static_cast<std::size_t>(k1 * k2)), row(static_cast<std::size_t>(k1));
 #pragma omp for schedule(dynamic, 1)

@@ -3,6 +3,7 @@
 #include <array>
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <system_error>
@@ -43,9 +44,13 @@ void release_slot(int slot) {
   if (slot >= 0) g_temporaries[std::size_t(slot)].state.store(kFree);
 }
 
-extern "C" void remove_temporaries_and_exit(int signal_number) {
+extern "C" void remove_live_temporaries() {
   for (Slot& slot : g_temporaries)
     if (slot.state.load() == kLive) ::unlink(slot.path);  // async-signal-safe
+}
+
+extern "C" void remove_temporaries_and_exit(int signal_number) {
+  remove_live_temporaries();
   ::_exit(128 + signal_number);
 }
 
@@ -86,6 +91,9 @@ void remove_temporaries_on_signals() {
   action.sa_handler = remove_temporaries_and_exit;
   sigemptyset(&action.sa_mask);
   for (const int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &action, nullptr);
+  // A library that ends the process with exit() (libgomp's "Thread creation failed") skips our
+  // destructors; the temporaries still go.
+  std::atexit(remove_live_temporaries);
 }
 
 void require_not_an_input(const std::filesystem::path& output,

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 
 namespace dcsgrid::io {
 namespace {
@@ -453,7 +454,8 @@ ChargeResult Assigner::run(const std::vector<ChainRecord>& chains, const std::st
   for (const ChainRecord& chain : chains) resolve(chain, plans, notes);
   ChargeResult result;
   result.charges.assign(planned_atoms(plans), 0.0);
-#pragma omp parallel for schedule(dynamic, 256) if (threads != 1 && plans.size() > 256)
+#pragma omp parallel for num_threads(team_size()) schedule(dynamic, 256) \
+    if (threads != 1 && plans.size() > 256)
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const ResiduePlan& p = plans[i];
     double* out = result.charges.data() + p.first_atom;

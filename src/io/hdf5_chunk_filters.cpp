@@ -6,6 +6,7 @@
 #include <string>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 
 namespace dcsgrid::io::hdf5 {
 
@@ -31,7 +32,7 @@ std::vector<std::vector<unsigned char>> encode_chunks(std::span<const float* con
   std::vector<std::vector<unsigned char>> encoded(count);
   const std::size_t bytes = chunk_values * sizeof(float);
   int failed = Z_OK;
-#pragma omp parallel if (count > 1)
+#pragma omp parallel num_threads(team_size()) if (count > 1)
   {
     std::vector<unsigned char> shuffled(bytes);
 #pragma omp for schedule(dynamic, 1)

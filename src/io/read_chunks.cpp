@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "dcsgrid/core/threads.hpp"
 #include "read_text.hpp"
 
 namespace dcsgrid::io::detail {
@@ -27,7 +28,7 @@ std::size_t chunk_count(std::size_t bytes, int threads) {
   // (a busy machine) then delays its own piece only, not a whole share of the file.
   constexpr std::size_t kPiecesPerThread = 4;
   const std::size_t by_size = std::max<std::size_t>(1, bytes / kMinChunkBytes);
-  return std::min(kPiecesPerThread * std::size_t(omp_get_max_threads()), by_size);
+  return std::min(kPiecesPerThread * std::size_t(team_size()), by_size);
 }
 
 std::vector<std::string_view> split_at_lines(std::string_view text, std::size_t count) {
@@ -58,7 +59,7 @@ void join_atoms(std::vector<ChunkAtoms>& pieces, std::size_t first_line, AtomSet
   reserve_atoms(atoms, lines, offsets.back(), radii);
   for (std::vector<float>* v : atoms.columns(radii)) v->resize(offsets.back());
   lines.resize(offsets.back());
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for num_threads(team_size()) schedule(dynamic, 1)
   for (std::size_t i = 0; i < pieces.size(); ++i) {
     const AtomSet& a = pieces[i].atoms;
     const std::size_t n = a.size() * sizeof(float);

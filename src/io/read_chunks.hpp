@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dcsgrid/core/atoms.hpp"
+#include "dcsgrid/core/threads.hpp"
 
 namespace dcsgrid::io::detail {
 
@@ -43,7 +44,7 @@ std::vector<ChunkAtoms> scan_chunks(std::string_view text, std::size_t count,
                                     std::size_t bytes_per_atom, Scan scan) {
   const std::vector<std::string_view> pieces = split_at_lines(text, count);
   std::vector<ChunkAtoms> out(pieces.size());
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for num_threads(team_size()) schedule(dynamic, 1)
   for (std::size_t i = 0; i < pieces.size(); ++i) {
     try {
       reserve_atoms(out[i].atoms, out[i].lines, pieces[i].size() / bytes_per_atom + 1);

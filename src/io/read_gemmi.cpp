@@ -11,6 +11,7 @@
 #include <gemmi/pdb.hpp>
 #include <set>
 
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/io/charges.hpp"
 #include "dcsgrid/io/forcefield.hpp"
 #include "read_chunks.hpp"
@@ -262,7 +263,8 @@ std::vector<ChainRecord> chain_records(const gemmi::Model& model, int threads) {
   std::vector<ChainRecord> chains;
   for (const gemmi::Chain& ch : model.chains) {
     std::vector<std::vector<ResidueRecord>> split(ch.residues.size());
-#pragma omp parallel for schedule(dynamic, 256) if (threads != 1 && split.size() > 256)
+#pragma omp parallel for num_threads(team_size()) schedule(dynamic, 256) \
+    if (threads != 1 && split.size() > 256)
     for (std::size_t r = 0; r < split.size(); ++r) split[r] = residue_records(ch.residues[r]);
     ChainRecord c{ch.name, {}};
     for (std::vector<ResidueRecord>& records : split)

@@ -2,6 +2,7 @@
 #include <array>
 #include <cmath>
 
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/io/read.hpp"
 
 namespace dcsgrid::io {
@@ -39,7 +40,7 @@ std::optional<Outlier> find_outlier(const AtomSet& atoms, double min_gap) {
   const std::array<double, 3> center = sampled_median(atoms);
   const double cx = center[0], cy = center[1], cz = center[2];
   std::vector<double> radius(n);
-#pragma omp parallel for simd if (n > (std::size_t(1) << 16))
+#pragma omp parallel for simd num_threads(team_size()) if (n > (std::size_t(1) << 16))
   for (std::size_t i = 0; i < n; ++i) radius[i] = distance(atoms, i, cx, cy, cz);
 
   // The outermost `tail` radii in order: the gap is looked for among them.

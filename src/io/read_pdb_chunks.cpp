@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "dcsgrid/core/threads.hpp"
+
 namespace dcsgrid::io::detail {
 namespace {
 
@@ -184,7 +186,7 @@ bool records_allow(const PieceRecords& r, std::size_t index, std::size_t last) {
 }
 
 void parse_pieces(std::vector<Piece>& pieces, const std::string& name) {
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for num_threads(team_size()) schedule(dynamic, 1)
   for (std::size_t i = 0; i < pieces.size(); ++i) {
     Piece& p = pieces[i];
     try {
@@ -258,7 +260,7 @@ class Merger {
     starts.push_back(appends_.size());
     bool failed = false;
     const std::size_t residues = starts.size() - 1;
-#pragma omp parallel for schedule(dynamic, 64)
+#pragma omp parallel for num_threads(team_size()) schedule(dynamic, 64)
     for (std::size_t g = 0; g < residues; ++g) {
       const Append& first = appends_[starts[g]];
       std::vector<gemmi::Atom>& atoms = model_.chains[first.chain].residues[first.residue].atoms;
@@ -418,7 +420,7 @@ std::optional<gemmi::Structure> read_pdb_in_chunks(std::string_view text, const 
   for (std::size_t i = 1; i <= last; ++i)
     if (!merger.add(parts[i], room[i])) return std::nullopt;
   if (!merger.move_appended_atoms()) return std::nullopt;
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for num_threads(team_size()) schedule(dynamic, 1)
   for (std::size_t i = 1; i < parts.size(); ++i) parts[i].st = gemmi::Structure();
   finish_structure(st, parts[0].records.connections);
   return std::move(st);

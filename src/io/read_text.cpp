@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 #include "decompress.hpp"
 
 namespace dcsgrid::io::detail {
@@ -76,7 +77,8 @@ void check_text(const TextFile& file) {
   const unsigned char* bytes = reinterpret_cast<const unsigned char*>(file.data.data());
   const std::ptrdiff_t n = std::ptrdiff_t(file.data.size());
   unsigned char binary = 0;
-#pragma omp parallel for simd reduction(| : binary) if (n > (std::ptrdiff_t(1) << 22))
+#pragma omp parallel for simd num_threads(team_size()) reduction(| : binary) \
+    if (n > (std::ptrdiff_t(1) << 22))
   for (std::ptrdiff_t i = 0; i < n; ++i) binary |= is_binary_byte(bytes[i]);
   if (!binary) return;
   const auto bad = std::find_if(file.data.begin(), file.data.end(),

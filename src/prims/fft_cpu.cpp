@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 
 namespace dcsgrid::prims {
 namespace {
@@ -217,7 +218,7 @@ template <typename Fn>
 void for_each_batch(std::size_t n, std::size_t inner, std::size_t outer, std::size_t points,
                     Fn&& fn) {
   const std::size_t per_outer = (inner + kBatch - 1) / kBatch, batches = outer * per_outer;
-#pragma omp parallel if (points >= kMinParallelPoints)
+#pragma omp parallel num_threads(team_size()) if (points >= kMinParallelPoints)
   {
     std::vector<double> buffer(4 * n * kBatch);
     const Lines a{buffer.data(), buffer.data() + n * kBatch};

@@ -3,13 +3,12 @@
 // FMA with -march=x86-64-v3) keeps the whole C tile in registers. Threads share the packed panels
 // and split the (row block, column sliver) pairs; when that leaves threads idle and k is long
 // (Gram matrices of maps), k itself is split and the per-thread partial products summed in order.
-#include <omp.h>
-
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/prims/gemm.hpp"
 #include "gemm_checks.hpp"
 
@@ -117,7 +116,7 @@ inline void store_tile(const float (&acc)[MR][NR], int rows, int cols, float alp
 
 // C = beta·C, without reading C when beta is 0.
 void scale_c(std::int64_t m, std::int64_t n, float beta, float* c, std::int64_t ldc) {
-#pragma omp parallel for schedule(static) if (m * n > (1 << 16))
+#pragma omp parallel for num_threads(team_size()) schedule(static) if (m * n > (1 << 16))
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
 }
@@ -136,7 +135,7 @@ void gemm_blocked(const PanelSource& a, const PanelSource& bt, std::int64_t m, s
     for (std::int64_t pc = 0; pc < k; pc += KC) {
       const std::int64_t kc = std::min(KC, k - pc);
       const float beta_here = pc == 0 ? beta : 1.0f;
-#pragma omp parallel if (parallel)
+#pragma omp parallel num_threads(team_size()) if (parallel)
       {
         pack_slivers<MR>(a, 0, m, pc, kc, a_pack.data());
         pack_slivers<NR>(bt, jc, nc, pc, kc, b_pack.data());  // implicit barrier after each
@@ -169,7 +168,7 @@ void gemm_cpu(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, 
   const PanelSource pbt{b, ldb, op_b == Op::transpose};
 
   // Too few (row block, sliver) pairs to keep every thread busy, but a long k: split k.
-  const int threads = omp_get_max_threads();
+  const int threads = team_size();
   const std::int64_t items = (m + MC - 1) / MC * ((std::min(n, NC) + NR - 1) / NR);
   const std::int64_t k_parts = std::min<std::int64_t>(threads, k / (4 * KC));
   if (items < 2 * threads && k_parts > 1) {
@@ -185,7 +184,7 @@ void gemm_cpu(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, 
       }
       gemm_blocked(pa.from(0, k0), pbt.from(0, k0), m, n, k1 - k0, 1.0f, 0.0f, out, n, false);
     }
-#pragma omp parallel for schedule(static) if (m * n > (1 << 12))
+#pragma omp parallel for num_threads(team_size()) schedule(static) if (m * n > (1 << 12))
     for (std::int64_t i = 0; i < m; ++i)
       for (std::int64_t j = 0; j < n; ++j) {
         float sum = 0.0f;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 
 namespace dcsgrid::prims {
 namespace {
@@ -54,7 +55,7 @@ void count_keys(std::size_t n, const KeyBlock& key_block, std::uint32_t counters
   const std::size_t copy_size = std::size_t(copies) * counters;
   // A thread must have enough items to pay for zeroing and merging its copies.
   const std::size_t wanted = std::max<std::size_t>(1, n / std::max(min_items_per_thread, copy_size));
-  const int threads = int(std::min<std::size_t>(wanted, std::size_t(omp_get_max_threads())));
+  const int threads = int(std::min<std::size_t>(wanted, std::size_t(team_size())));
   std::vector<Counter> partial(std::size_t(threads) * copy_size);
   int used = 1;
 #pragma omp parallel num_threads(threads)

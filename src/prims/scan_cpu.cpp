@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "dcsgrid/core/threads.hpp"
+
 namespace dcsgrid::prims {
 namespace {
 
@@ -65,7 +67,7 @@ void scan_range(const T* in, T* out, std::size_t n, ScanKind kind, T carry) {
 template <typename T>
 void scan_cpu(const T* in, T* out, std::size_t n, ScanKind kind) {
   const std::size_t wanted = std::max<std::size_t>(1, n / min_items_per_thread);
-  const int threads = int(std::min<std::size_t>(wanted, std::size_t(omp_get_max_threads())));
+  const int threads = int(std::min<std::size_t>(wanted, std::size_t(team_size())));
   if (threads <= 1) {
     scan_range(in, out, n, kind, T(0));
     return;

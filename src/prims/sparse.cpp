@@ -6,6 +6,7 @@
 #include <string>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/prims/sparse.hpp"
 
 namespace dcsgrid::prims {
@@ -30,7 +31,8 @@ std::int64_t first_bad_column(const std::vector<std::int32_t>& columns, std::int
                               std::int32_t lowest) {
   const auto n = static_cast<std::int64_t>(columns.size());
   std::int64_t first = n;
-#pragma omp parallel for schedule(static) reduction(min : first) if (n > kParallelMin)
+#pragma omp parallel for num_threads(team_size()) schedule(static) reduction(min : first) \
+    if (n > kParallelMin)
   for (std::int64_t i = 0; i < n; ++i)
     if (columns[i] < lowest || columns[i] >= cols) first = std::min(first, i);
   return first == n ? -1 : first;
@@ -50,7 +52,8 @@ EllMatrix ell_part(const CsrMatrix& a, std::int64_t width) {
     fail("ELL", std::to_string(a.rows) + " rows of width " + std::to_string(width) + " is too large");
   e.columns.assign(static_cast<std::size_t>(a.rows * width), -1);
   e.values.assign(static_cast<std::size_t>(a.rows * width), 0.0f);
-#pragma omp parallel for schedule(static) if (a.rows * width > kParallelMin)
+#pragma omp parallel for num_threads(team_size()) schedule(static) \
+    if (a.rows * width > kParallelMin)
   for (std::int64_t r = 0; r < a.rows; ++r) {
     const std::int64_t begin = a.row_offsets[r], len = std::min(width, row_length(a, r));
     for (std::int64_t i = 0; i < len; ++i) {
@@ -73,7 +76,8 @@ CsrMatrix merge_to_csr(const EllMatrix& e, const std::vector<std::int32_t>& coo_
                        const std::vector<std::int32_t>& coo_columns,
                        const std::vector<float>& coo_values) {
   std::vector<std::int64_t> counts(static_cast<std::size_t>(e.rows), 0);
-#pragma omp parallel for schedule(static) if (e.rows * e.width > kParallelMin)
+#pragma omp parallel for num_threads(team_size()) schedule(static) \
+    if (e.rows * e.width > kParallelMin)
   for (std::int64_t r = 0; r < e.rows; ++r)
     for (std::int64_t i = 0; i < e.width; ++i) counts[r] += e.columns[i * e.rows + r] >= 0;
   for (std::int32_t r : coo_rows) ++counts[r];
@@ -84,7 +88,8 @@ CsrMatrix merge_to_csr(const EllMatrix& e, const std::vector<std::int32_t>& coo_
   c.columns.resize(static_cast<std::size_t>(c.row_offsets.back()));
   c.values.resize(c.columns.size());
   std::vector<std::int64_t> next(c.row_offsets.begin(), c.row_offsets.end() - 1);
-#pragma omp parallel for schedule(static) if (e.rows * e.width > kParallelMin)
+#pragma omp parallel for num_threads(team_size()) schedule(static) \
+    if (e.rows * e.width > kParallelMin)
   for (std::int64_t r = 0; r < e.rows; ++r)
     for (std::int64_t i = 0; i < e.width; ++i)
       if (const std::int32_t col = e.columns[i * e.rows + r]; col >= 0) {
@@ -151,7 +156,8 @@ void check(const HybridMatrix& a) {
 EllMatrix csr_to_ell(const CsrMatrix& a) {
   check(a);
   std::int64_t width = 0;
-#pragma omp parallel for schedule(static) reduction(max : width) if (a.rows > kParallelMin)
+#pragma omp parallel for num_threads(team_size()) schedule(static) reduction(max : width) \
+    if (a.rows > kParallelMin)
   for (std::int64_t r = 0; r < a.rows; ++r) width = std::max(width, row_length(a, r));
   return ell_part(a, width);
 }
@@ -183,7 +189,7 @@ HybridMatrix csr_to_hybrid(const CsrMatrix& a, std::int64_t ell_width) {
   h.coo_rows.resize(coo_count);
   h.coo_columns.resize(coo_count);
   h.coo_values.resize(coo_count);
-#pragma omp parallel for schedule(static) if (a.nnz() > kParallelMin)
+#pragma omp parallel for num_threads(team_size()) schedule(static) if (a.nnz() > kParallelMin)
   for (std::int64_t r = 0; r < a.rows; ++r)
     for (std::int64_t i = 0; i < overflow[r]; ++i) {
       const std::int64_t src = a.row_offsets[r] + width + i, dst = coo_offsets[r] + i;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/prims/sparse.hpp"
 
 namespace dcsgrid::prims {
@@ -49,7 +50,7 @@ std::int64_t balanced_row_begin(const CsrMatrix& a, int t, int threads) {
 // Calls row_fn(r) for every row, each thread taking a balanced contiguous range.
 template <typename RowFn>
 void for_rows_balanced(const CsrMatrix& a, RowFn&& row_fn) {
-#pragma omp parallel if (a.rows + a.nnz() > kParallelMin)
+#pragma omp parallel num_threads(team_size()) if (a.rows + a.nnz() > kParallelMin)
   {
     const int t = omp_get_thread_num(), threads = omp_get_num_threads();
     const std::int64_t begin = balanced_row_begin(a, t, threads);
@@ -60,7 +61,8 @@ void for_rows_balanced(const CsrMatrix& a, RowFn&& row_fn) {
 
 void ell_rows(const EllMatrix& a, const float* x, float* y) {
   constexpr std::int64_t block = 256;
-#pragma omp parallel for schedule(static) if (a.rows * a.width > kParallelMin)
+#pragma omp parallel for num_threads(team_size()) schedule(static) \
+    if (a.rows * a.width > kParallelMin)
   for (std::int64_t r0 = 0; r0 < a.rows; r0 += block) {
     const std::int64_t count = std::min(block, a.rows - r0);
     float sum[block] = {};
@@ -99,7 +101,7 @@ void spmv_cpu(const HybridMatrix& a, const float* x, float* y) {
   ell_rows(a.ell, x, y);
   // COO entries are sorted by row: each thread takes a range that starts at a row's first entry,
   // so every row's overflow is added by one thread, in order.
-#pragma omp parallel if (count > kParallelMin)
+#pragma omp parallel num_threads(team_size()) if (count > kParallelMin)
   {
     const int t = omp_get_thread_num(), threads = omp_get_num_threads();
     auto range_start = [&](int u) {

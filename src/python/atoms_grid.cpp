@@ -21,7 +21,7 @@ std::string shape_text(const py::array& a) {
 
 // The array as float32 (a copy when it is not already C-contiguous float32), checked to be finite.
 Array finite_array(const py::object& object, const char* what) {
-  Array a = Array::ensure(object);
+  Array a = Array::ensure(real_array(object, what));
   if (!a) {
     PyErr_Clear();
     throw py::value_error(std::string(what) + " must be an array of numbers");
@@ -42,13 +42,14 @@ Array positions_array(const py::object& positions) {
 }
 
 std::array<double, 3> triple(const py::object& value, const char* what) {
-  if (py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value)) {
-    const double v = value.cast<double>();
+  if (!py::isinstance<py::sequence>(value) && !py::isinstance<py::array>(value)) {
+    const double v = real_number(value, what);
     return {v, v, v};
   }
-  const auto v = value.cast<std::vector<double>>();
-  if (v.size() != 3) throw py::value_error(std::string(what) + " must be a number or 3 numbers");
-  return {v[0], v[1], v[2]};
+  const py::sequence items = py::reinterpret_borrow<py::sequence>(value);
+  if (py::len(items) != 3)
+    throw py::value_error(std::string(what) + " must be a number or 3 numbers");
+  return {real_number(items[0], what), real_number(items[1], what), real_number(items[2], what)};
 }
 
 py::array_t<float> positions_of(const AtomSet& set) {
@@ -66,9 +67,10 @@ GridSpec make_grid(const py::object& origin, const py::object& spacing, const py
   GridSpec g;
   g.origin = triple(origin, "origin");
   g.spacing = triple(spacing, "spacing");
-  const auto d = dims.cast<std::vector<std::int64_t>>();
-  if (d.size() != 3) throw py::value_error("dims must be 3 point counts (nx, ny, nz)");
-  g.dims = {d[0], d[1], d[2]};
+  if (!py::isinstance<py::sequence>(dims) || py::len(dims) != 3)
+    throw py::value_error("dims must be 3 point counts (nx, ny, nz)");
+  const py::sequence d = py::reinterpret_borrow<py::sequence>(dims);
+  g.dims = {whole_number(d[0], "dims"), whole_number(d[1], "dims"), whole_number(d[2], "dims")};
   validate(g);
   return g;
 }
@@ -97,6 +99,41 @@ AtomSet positions_of_any(const py::object& atoms) {
 }
 
 }  // namespace
+
+std::int64_t whole_number(const py::handle& value, const std::string& what) {
+  const py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+  if (!index) {
+    PyErr_Clear();
+    throw py::value_error(what + " must be a whole number, not " + std::string(py::repr(value)));
+  }
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0)
+    throw py::value_error(what + ": " + std::string(py::str(index)) + " is beyond 64 bits");
+  return v;
+}
+
+double real_number(const py::handle& value, const std::string& what) {
+  if (!PyComplex_Check(value.ptr()) && !py::isinstance<py::str>(value)) {
+    const double v = PyFloat_AsDouble(value.ptr());
+    if (!(v == -1.0 && PyErr_Occurred())) return v;
+    PyErr_Clear();
+  }
+  throw py::value_error(what + " must be real numbers, not " + std::string(py::repr(value)));
+}
+
+py::array real_array(const py::object& values, const std::string& what) {
+  py::array a = py::array::ensure(values);
+  if (!a) {
+    PyErr_Clear();
+    throw py::value_error(what + " must be an array of numbers");
+  }
+  const char kind = a.dtype().kind();
+  if (kind != 'i' && kind != 'u' && kind != 'f')
+    throw py::value_error(what + " must be real numbers, not an array of " +
+                          std::string(py::str(a.dtype())));
+  return a;
+}
 
 AtomSet atoms_from_arrays(const py::object& positions, const py::object& charges) {
   const Array p = positions_array(positions);

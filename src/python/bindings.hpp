@@ -5,6 +5,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "dcsgrid/core/atoms.hpp"
@@ -30,6 +32,17 @@ void bind_errors(py::module_& m);
 void bind_atoms_grid(py::module_& m);
 void bind_maps(py::module_& m);
 void bind_compute(py::module_& m);
+
+// A Python integer (int, numpy integer, bool) as int64; ValueError naming `what` for anything else
+// (5.5, "5", complex) or an integer beyond 64 bits, where pybind11's conversion says only "Unable
+// to cast". The bounds of the value itself are the caller's (the CLI's checks and messages).
+std::int64_t whole_number(const py::handle& value, const std::string& what);
+// A real Python number (float, int, numpy scalar) as a double; ValueError naming `what` otherwise
+// (complex numbers included: their imaginary part would be dropped).
+double real_number(const py::handle& value, const std::string& what);
+// `values` as a numpy array of real numbers (integers or floats); ValueError naming `what` for
+// complex, boolean, object or text arrays, which a cast to float32 would change or refuse.
+py::array real_array(const py::object& values, const std::string& what);
 
 // (N, 3) positions and (N,) charges (any real dtype; copied to float32, so non-contiguous input is
 // fine) as an AtomSet. Throws ValueError naming the problem: shape, length mismatch, NaN or inf.

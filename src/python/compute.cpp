@@ -9,6 +9,7 @@
 #include "bindings.hpp"
 #include "dcsgrid/app/compute.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 
 namespace dcsgrid::python {
 
@@ -50,7 +51,8 @@ std::vector<int> gpu_list(const py::object& gpus) {
 }
 
 app::ComputeSettings make_settings(const std::string& method, const std::string& device,
-                                   const py::object& gpus, int threads, const std::string& units,
+                                   const py::object& gpus, const py::object& threads,
+                                   const std::string& units,
                                    double dielectric, bool distance_dependent, double ionic_strength,
                                    double temperature, double min_distance, double cutoff,
                                    const std::string& cutoff_form, double switch_start) {
@@ -58,7 +60,10 @@ app::ComputeSettings make_settings(const std::string& method, const std::string&
   s.methods = app::parse_method_list(method);
   s.device = device;
   s.gpus = gpu_list(gpus);
-  s.threads = threads;
+  const std::int64_t asked = whole_number(threads, "threads");
+  if (asked < 0)
+    throw Error("threads must be 0 (all cores) or a positive count, got " + std::to_string(asked));
+  s.threads = asked > 0 ? bounded_threads(asked, "threads =") : 0;
   s.physics.unit = parse_unit(units);
   s.physics.dielectric = dielectric;
   s.physics.distance_dependent = distance_dependent;

@@ -9,6 +9,7 @@
 #include "dcsgrid/analysis/interpolation.hpp"
 #include "dcsgrid/analysis/similarity.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/units.hpp"
 
 namespace dcsgrid::python {
 
@@ -26,7 +27,7 @@ py::array values_view(py::object self) {
 // A map from an (nx, ny, nz) array on grid (copied into x-fastest order).
 MapData map_from_array(const py::array& values, const GridSpec& grid, const py::dict& metadata) {
   using FArray = py::array_t<float, py::array::f_style | py::array::forcecast>;
-  const FArray a = FArray::ensure(values);
+  const FArray a = FArray::ensure(real_array(values, "values"));
   if (!a) {
     PyErr_Clear();
     throw py::value_error("values must be an array of numbers");
@@ -84,6 +85,9 @@ py::dict similarity(const std::vector<const MapData*>& maps, const std::string& 
       std::copy(maps[i]->data.begin(), maps[i]->data.end(), rows.begin() + i * points);
     }
     gram = analysis::gram_matrix(rows.data(), n, points, device);
+    std::vector<std::string> labels;
+    for (std::size_t i = 0; i < n; ++i) labels.push_back(std::to_string(i));
+    analysis::require_nonzero_maps(gram, labels);
     hodgkin = analysis::hodgkin_from_gram(gram, n);
     carbo = analysis::carbo_from_gram(gram, n);
     std::vector<double> distance(n * n);
@@ -115,6 +119,7 @@ io::MapMetadata metadata_from_dict(const py::dict& d) {
   io::for_each_field(meta, [&](const char* name, auto& field) {
     if (d.contains(name)) field = d[name].cast<std::decay_t<decltype(field)>>();
   });
+  if (!meta.units.empty()) parse_unit(meta.units);  // Error naming the units the CLI knows
   if (d.contains("parameters"))
     meta.parameters = d["parameters"].cast<std::map<std::string, std::string>>();
   for (const auto& item : d) {

@@ -39,6 +39,9 @@ std::vector<double> gram_matrix_cuda(const float* device_maps, std::size_t n_map
 // is zero everywhere gets NaN.
 std::vector<double> hodgkin_from_gram(const std::vector<double>& gram, std::size_t n);
 std::vector<double> carbo_from_gram(const std::vector<double>& gram, std::size_t n);
+// Throws Error naming (by labels[i]) the maps that are zero at every point compared, <a,a> = 0:
+// every index of theirs is 0/0, so no similarity is reported rather than NaN.
+void require_nonzero_maps(const std::vector<double>& gram, const std::vector<std::string>& labels);
 
 // Leaf order of average-linkage (UPGMA) hierarchical clustering of n items with the symmetric
 // distance matrix d (n × n, row-major). Each merge puts the cluster holding the smaller original

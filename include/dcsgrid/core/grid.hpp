@@ -33,12 +33,14 @@ struct GridSpec {
   std::string describe() const;  // "129x129x129 points, 0.5 Å, origin (x, y, z)"
 };
 
+// The most points along one axis.
+inline constexpr std::int64_t kMaxAxisPoints = std::int64_t(1) << 30;
 // The most points a grid may have: 2^60 (4 EiB of float32, beyond any memory or disk), far
 // enough below 2^64 that point and byte counts never wrap.
 inline constexpr std::uint64_t kMaxGridPoints = std::uint64_t(1) << 60;
 
-// Throws Error unless dims are positive (at most 2^30 each, kMaxGridPoints in all) and spacing
-// is positive and finite.
+// Throws Error unless dims are positive (at most kMaxAxisPoints each, kMaxGridPoints in all) and
+// spacing is positive and finite.
 void validate(const GridSpec& grid);
 
 // A grid covering box grown by padding on every side, at the given spacing, its points on

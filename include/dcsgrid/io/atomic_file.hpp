@@ -29,7 +29,8 @@ class AtomicFile {
 };
 
 // Installs handlers for SIGINT, SIGTERM and SIGHUP that remove every live temporary and exit with
-// status 128 + the signal (130, 143, 129). For programs, not libraries (Python keeps its own).
+// status 128 + the signal (130, 143, 129), and removes them at exit() too (a library that ends the
+// process). For programs, not libraries (Python keeps its own).
 void remove_temporaries_on_signals();
 
 // Throws Error when `output` is the same file (device and inode, whatever the path's spelling)
