@@ -35,12 +35,15 @@ def _as_atoms(atoms: Any) -> Atoms:
 
 def _settings(method="direct", device="auto", gpus=None, threads=0, units="kT/e", dielectric=1.0,
               distance_dependent=False, ionic_strength=0.0, temperature=298.15, min_distance=0.5,
-              cutoff=12.0, cutoff_form="shifted", switch_start=10.0):
+              cutoff=12.0, cutoff_form="shifted", switch_start=10.0, cell=None, pme_order=6,
+              pme_spacing=1.0, pme_tolerance=1e-5, pme_cutoff=10.0, smooth=0.0):
     return _core.make_settings(
         method=method, device=device, gpus=gpus, threads=threads, units=units,
         dielectric=dielectric, distance_dependent=distance_dependent,
         ionic_strength=ionic_strength, temperature=temperature, min_distance=min_distance,
-        cutoff=cutoff, cutoff_form=cutoff_form, switch_start=switch_start)
+        cutoff=cutoff, cutoff_form=cutoff_form, switch_start=switch_start, cell=cell,
+        pme_order=pme_order, pme_spacing=pme_spacing, pme_tolerance=pme_tolerance,
+        pme_cutoff=pme_cutoff, smooth=smooth)
 
 
 def potential(atoms: Atoms, grid: Grid | None = None, *, method: str = "direct",
@@ -48,7 +51,9 @@ def potential(atoms: Atoms, grid: Grid | None = None, *, method: str = "direct",
               distance_dependent: bool = False, ionic_strength: float = 0.0,
               temperature: float = 298.15, min_distance: float = 0.5, cutoff: float = 12.0,
               cutoff_form: str = "shifted", switch_start: float = 10.0, spacing: float = 0.5,
-              padding: float = 10.0, gpus: Any = None, threads: int = 0):
+              padding: float = 10.0, gpus: Any = None, threads: int = 0, cell: Any = None,
+              pme_order: int = 6, pme_spacing: float = 1.0, pme_tolerance: float = 1e-5,
+              pme_cutoff: float = 10.0, smooth: float = 0.0):
     """The electrostatic potential of ``atoms`` on ``grid``: a :class:`Map`.
 
     atoms      Atoms (or an MDAnalysis Universe/AtomGroup with charges).
@@ -63,6 +68,12 @@ def potential(atoms: Atoms, grid: Grid | None = None, *, method: str = "direct",
     dielectric relative permittivity; ``distance_dependent``: ε(r) = 4r instead;
                ``ionic_strength`` (mol/L): Debye–Hückel screening.
     min_distance  Å: closer atoms count as this far, so a point on an atom stays finite.
+    cell       the unit cell of the periodic methods "ewald" (exact) and "pme" (smooth PME):
+               (A, B, C) or (A, B, C, ALPHA, BETA, GAMMA) in Å and degrees, or "A,B,C,...";
+               the default grid is then one period of the cell. ``pme_order`` (4..12),
+               ``pme_spacing`` (Å, the FFT mesh), ``pme_tolerance`` and ``pme_cutoff`` (Å) set
+               the Ewald split; ``smooth`` > 0: only the reciprocal part of Gaussian charges of
+               that Ewald factor (1/Å), as VMD's PMEpot writes (docs/periodic.md).
 
     The values are computed in float32 by the engine the ``dcsgrid`` command uses (same results);
     the GIL is released meanwhile and Ctrl-C raises KeyboardInterrupt. Raises Error for bad
@@ -71,9 +82,10 @@ def potential(atoms: Atoms, grid: Grid | None = None, *, method: str = "direct",
     atoms = _as_atoms(atoms)
     settings = _settings(method, device, gpus, threads, units, dielectric, distance_dependent,
                          ionic_strength, temperature, min_distance, cutoff, cutoff_form,
-                         switch_start)
+                         switch_start, cell, pme_order, pme_spacing, pme_tolerance, pme_cutoff,
+                         smooth)
     if grid is None:
-        grid = Grid.around(atoms, padding=padding, spacing=spacing)
+        grid = _core.default_grid(atoms, settings, spacing, padding)
     maps = [(name, Map._wrap(data)) for name, data in _core.potential(atoms, grid, settings)]
     return maps[0][1] if len(maps) == 1 else dict(maps)
 
@@ -134,7 +146,7 @@ def potentials(atoms: Any, frames: Any, grid: Grid | None = None, *, out: str | 
     atoms = _as_atoms(atoms)
     settings = _settings(**options)
     if grid is None:
-        grid = Grid.around(atoms, padding=padding, spacing=spacing)
+        grid = _core.default_grid(atoms, settings, spacing, padding)
     positions, count, source = _frame_source(frames)
     if out is None:
         core_frames = _core.FrameMaps(atoms, grid, settings, "", 0, source, False, False, False,

@@ -50,12 +50,31 @@ std::vector<int> gpu_list(const py::object& gpus) {
   return gpus.cast<std::vector<int>>();
 }
 
+// None, "A,B,C[,ALPHA,BETA,GAMMA]", or a sequence of 3 lengths (Å) or 3 lengths and 3 angles
+// (degrees), as --cell takes it.
+std::optional<UnitCell> unit_cell(const py::object& cell) {
+  if (cell.is_none()) return std::nullopt;
+  if (py::isinstance<py::str>(cell)) return parse_cell(cell.cast<std::string>());
+  std::vector<double> v;
+  try {
+    for (const py::handle item : cell) v.push_back(py::float_(item).cast<double>());
+  } catch (const py::error_already_set&) {
+    throw py::value_error("cell must be None, 'A,B,C[,ALPHA,BETA,GAMMA]' or a sequence of 3 or 6 numbers");
+  }
+  if (v.size() != 3 && v.size() != 6)
+    throw py::value_error("cell must hold 3 lengths (Å) or 3 lengths and 3 angles (degrees), got " +
+                          std::to_string(v.size()) + " numbers");
+  return make_cell({v[0], v[1], v[2]}, v.size() == 6 ? Vec3{v[3], v[4], v[5]} : Vec3{90, 90, 90});
+}
+
 app::ComputeSettings make_settings(const std::string& method, const std::string& device,
                                    const py::object& gpus, const py::object& threads,
                                    const std::string& units,
                                    double dielectric, bool distance_dependent, double ionic_strength,
                                    double temperature, double min_distance, double cutoff,
-                                   const std::string& cutoff_form, double switch_start) {
+                                   const std::string& cutoff_form, double switch_start,
+                                   const py::object& cell, int pme_order, double pme_spacing,
+                                   double pme_tolerance, double pme_cutoff, double smooth) {
   app::ComputeSettings s;
   s.methods = app::parse_method_list(method);
   s.device = device;
@@ -73,8 +92,30 @@ app::ComputeSettings make_settings(const std::string& method, const std::string&
   s.cutoff.radius = cutoff;
   s.cutoff.form = engine::parse_cutoff_form(cutoff_form);
   s.cutoff.switch_start = switch_start;
+  s.cell = unit_cell(cell);
+  s.periodic.pme_order = pme_order;
+  s.periodic.mesh_spacing = pme_spacing;
+  s.periodic.tolerance = pme_tolerance;
+  s.periodic.real_cutoff = pme_cutoff;
+  s.periodic.smooth_beta = smooth;
   app::validate(s);
   return s;
+}
+
+// The grid a run takes when none is given: one period of the cell for a periodic method (the
+// command line's default), else the atoms' box grown by padding.
+GridSpec default_grid(const Atoms& atoms, const app::ComputeSettings& s, double spacing, double padding) {
+  if (app::is_periodic(s.methods)) {
+    if (!s.cell)
+      throw Error("method " + app::method_list_name(s.methods) +
+                  " computes a periodic potential and needs a unit cell: cell=(A, B, C[, ALPHA, BETA, GAMMA]) "
+                  "in Å and degrees");
+    return grid_over_cell(*s.cell, spacing);
+  }
+  app::GridChoice g;
+  g.spacing = spacing;
+  g.padding = padding;
+  return g.resolve(bounding_box(atoms.set));
 }
 
 // The defaults of every keyword above and of the grid (the Python signatures are checked against
@@ -95,6 +136,12 @@ py::dict default_settings() {
   d["cutoff"] = s.cutoff.radius;
   d["cutoff_form"] = engine::cutoff_form_name(s.cutoff.form);
   d["switch_start"] = s.cutoff.switch_start;
+  d["cell"] = py::none();
+  d["pme_order"] = s.periodic.pme_order;
+  d["pme_spacing"] = s.periodic.mesh_spacing;
+  d["pme_tolerance"] = s.periodic.tolerance;
+  d["pme_cutoff"] = s.periodic.real_cutoff;
+  d["smooth"] = s.periodic.smooth_beta;
   d["spacing"] = g.spacing;
   d["padding"] = g.padding;
   return d;
@@ -225,7 +272,11 @@ void bind_compute(py::module_& m) {
   m.def("make_settings", &make_settings, py::kw_only(), py::arg("method"), py::arg("device"),
         py::arg("gpus"), py::arg("threads"), py::arg("units"), py::arg("dielectric"),
         py::arg("distance_dependent"), py::arg("ionic_strength"), py::arg("temperature"),
-        py::arg("min_distance"), py::arg("cutoff"), py::arg("cutoff_form"), py::arg("switch_start"));
+        py::arg("min_distance"), py::arg("cutoff"), py::arg("cutoff_form"), py::arg("switch_start"),
+        py::arg("cell"), py::arg("pme_order"), py::arg("pme_spacing"), py::arg("pme_tolerance"),
+        py::arg("pme_cutoff"), py::arg("smooth"));
+  m.def("default_grid", &default_grid, py::arg("atoms"), py::arg("settings"), py::arg("spacing"),
+        py::arg("padding"));
   m.def("default_settings", &default_settings);
   m.def("potential", &potential, py::arg("atoms"), py::arg("grid"), py::arg("settings"));
   m.def("gpu_available", &engine::gpu_available);
