@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <numbers>
 
-#include "dcsgrid/core/cell.hpp"
 #include "dcsgrid/core/scalar_math.hpp"  // DCSGRID_HD
 
 namespace dcsgrid::engine {
@@ -38,9 +37,11 @@ DCSGRID_HD std::int64_t bspline_first_point(double u, std::int64_t k) {
 
 // (4π/V)·e^{−k²/4β²}/k² at the frequency of FFT index (m1, m2, m3) of a K1×K2×K3 mesh (each index
 // is the signed frequency m, or m − K above K/2), k = 2π(s1 a* + s2 b* + s3 c*); 0 at k = 0.
-// The influence function is this times the B-spline moduli |b1|²|b2|²|b3|².
+// The influence function is this times the B-spline moduli |b1|²|b2|²|b3|². Matrix: Mat3 (rows
+// a*, b*, c*, UnitCell::reciprocal) or its device copy.
+template <typename Matrix>
 DCSGRID_HD double pme_ewald_factor(std::int64_t m1, std::int64_t m2, std::int64_t m3, std::int64_t k1,
-                                   std::int64_t k2, std::int64_t k3, const Mat3& reciprocal,
+                                   std::int64_t k2, std::int64_t k3, const Matrix& reciprocal,
                                    double beta, double volume) {
   const double s1 = double(2 * m1 > k1 ? m1 - k1 : m1), s2 = double(2 * m2 > k2 ? m2 - k2 : m2),
                s3 = double(2 * m3 > k3 ? m3 - k3 : m3);
