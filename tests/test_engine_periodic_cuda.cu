@@ -265,9 +265,9 @@ TEST(PeriodicCuda, PmeReciprocalPartMatchesFloat64AndTheCpu) {
   }
 }
 
-// The cuda backend's ewald and pme (real part through the cutoff kernel over the images, the
-// reciprocal part, the background of a charged system) against float64 and against the cpu
-// backend.
+// The cuda backend's ewald and pme (real part through the cutoff kernel over the images, with
+// prefix-sum and with fixed bins, the reciprocal part, the background of a charged system) against
+// float64 and against the cpu backend.
 TEST(PeriodicCuda, BackendEwaldAndPmeMatchFloat64AndTheCpu) {
   DCSGRID_REQUIRE_GPU();
   for (const UnitCell* cell : {&orthorhombic(), &triclinic()}) {
@@ -289,6 +289,13 @@ TEST(PeriodicCuda, BackendEwaldAndPmeMatchFloat64AndTheCpu) {
       EXPECT_LT(relative_l2(backend_map("gpu", pme_fine), ref), 1e-5) << "pme order 8, " << what;
       EXPECT_LT(relative_l2(gpu_ewald, backend_map("cpu", ewald)), 1e-5) << "ewald cpu/gpu, " << what;
       EXPECT_LT(relative_l2(gpu_pme, backend_map("cpu", pme)), 1e-5) << "pme cpu/gpu, " << what;
+      // Fixed bins of 2 images: most of the real part on the CPU overflow path (finish_on_host),
+      // before ewald's host reciprocal part.
+      for (auto r : {ewald, pme}) {
+        r.cutoff.bin_capacity = 2;
+        EXPECT_LT(relative_l2(backend_map("gpu", r), ref), r.method == Method::ewald ? 1e-5 : 1e-4)
+            << engine::method_name(r.method) << " with fixed bins, " << what;
+      }
     }
   }
 }
