@@ -19,6 +19,7 @@
 #include "dcsgrid/engine/cuda_device.hpp"
 #include "dcsgrid/engine/cuda_direct.cuh"
 #include "dcsgrid/engine/msm_cuda.hpp"
+#include "dcsgrid/engine/periodic_cuda.hpp"
 #include "dcsgrid/engine/slab_plan.hpp"
 
 namespace dcsgrid::engine {
@@ -31,8 +32,8 @@ constexpr std::array<DeviceMethodFactory, 5> kDeviceMethods{
     make_direct_method,          // direct
     make_cutoff_device_method,   // cutoff
     make_msm_device_method,      // msm
-    nullptr,                     // ewald
-    nullptr,                     // pme
+    make_ewald_device_method,    // ewald
+    make_pme_device_method,      // pme
 };
 
 DeviceMethodFactory device_factory(Method m) {

@@ -104,9 +104,7 @@ void EwaldReciprocal::set_atoms(const AtomSet& atoms) {
 void EwaldReciprocal::add_to(const GridSpec& grid, Slab slab, float* out) const {
   const std::array<int, 3>& kmax = parameters_.kmax;
   const double background =
-      background_ ? std::numbers::pi * total_charge_ /
-                        (parameters_.beta * parameters_.beta * cell_.volume)
-                  : 0.0;
+      background_ ? background_potential(total_charge_, parameters_.beta, cell_.volume) : 0.0;
   const std::int64_t ny = grid.ny(), nx = grid.nx(), vectors = std::int64_t(m_.size());
 #pragma omp parallel num_threads(team_size())
   {

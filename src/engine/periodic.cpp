@@ -1,5 +1,5 @@
-// The periodic methods' parameters, the atoms' images for the real-space part, and the
-// B-spline weights PME spreads and interpolates with (engine/periodic.hpp).
+// The periodic methods' parameters and the atoms' images for the real-space part
+// (engine/periodic.hpp).
 #include "dcsgrid/engine/periodic.hpp"
 
 #include <algorithm>
@@ -204,18 +204,6 @@ AtomSet periodic_images(const AtomSet& atoms, const UnitCell& cell, const Box& r
     });
   }
   return images;
-}
-
-void bspline_weights(double w, int order, double* m) {
-  // M_1 = 1 on [0, 1); M_n(x) = (x·M_{n−1}(x) + (n − x)·M_{n−1}(x − 1))/(n − 1), evaluated at
-  // x = w + j in place from the top down.
-  m[0] = 1;
-  for (int n = 2; n <= order; ++n) {
-    const double inv = 1.0 / (n - 1);
-    m[n - 1] = (1 - w) * m[n - 2] * inv;
-    for (int j = n - 2; j >= 1; --j) m[j] = ((w + j) * m[j] + (n - w - j) * m[j - 1]) * inv;
-    m[0] = w * m[0] * inv;
-  }
 }
 
 }  // namespace dcsgrid::engine

@@ -27,25 +27,16 @@
 namespace dcsgrid::engine {
 namespace {
 
-constexpr int kMaxOrder = 12;
-
 // One axis of a spline: the first mesh index (wrapped into [0, K)) and the p weights of the mesh
 // points first, first − 1, ..., first − p + 1 (wrapped).
 struct AxisSpline {
   std::int64_t first = 0;
-  double weight[kMaxOrder];
+  double weight[kMaxBsplineOrder];
 };
-
-// floor(u) wrapped into [0, K).
-std::int64_t first_point(double u, std::int64_t k) {
-  const double base = std::floor(u);
-  const std::int64_t first = std::int64_t(base - std::floor(base / double(k)) * double(k));
-  return first >= k ? first - k : first;  // rounding of a base just below a multiple of K
-}
 
 AxisSpline axis_spline(double u, int order, std::int64_t k) {
   AxisSpline s;
-  s.first = first_point(u, k);
+  s.first = bspline_first_point(u, k);
   bspline_weights(u - std::floor(u), order, s.weight);
   return s;
 }
@@ -56,11 +47,28 @@ inline std::int64_t below(std::int64_t first, int step, std::int64_t k) {
   return i < 0 ? i + k : i;
 }
 
-// |b(m)|² = 1/|Σ_{k=0}^{p−2} M_p(k+1) e^{2πi m k/K}|² for m = 0..K−1. For odd orders the sum
-// vanishes at m = K/2 (even K); that entry takes the mean of its neighbours (as GROMACS does),
-// a term the e^{−k²/4β²} factor makes negligible anyway.
+// Adds q·M(u1)M(u2)M(u3) of one atom onto the mesh (K1·K2·K3, x fastest).
+void spread_atom(double q, const AxisSpline (&s)[3], int order, const std::array<std::int64_t, 3>& k,
+                 double* mesh) {
+  std::int64_t x[kMaxBsplineOrder];
+  for (int j = 0; j < order; ++j) x[j] = below(s[0].first, j, k[0]);
+  for (int j3 = 0; j3 < order; ++j3) {
+    const std::int64_t z = below(s[2].first, j3, k[2]);
+    for (int j2 = 0; j2 < order; ++j2) {
+      const std::int64_t y = below(s[1].first, j2, k[1]);
+      const double w = q * s[2].weight[j3] * s[1].weight[j2];
+      double* row = mesh + (z * k[1] + y) * k[0];
+      for (int j1 = 0; j1 < order; ++j1) row[x[j1]] += w * s[0].weight[j1];
+    }
+  }
+}
+
+}  // namespace
+
+// For odd orders the sum vanishes at m = K/2 (even K); that entry takes the mean of its neighbours
+// (as GROMACS does), a term the e^{−k²/4β²} factor makes negligible anyway.
 std::vector<double> bspline_moduli(std::int64_t k, int order) {
-  double m_int[kMaxOrder];
+  double m_int[kMaxBsplineOrder];
   bspline_weights(0.0, order, m_int);  // M_p(j), j = 0..p−1
   std::vector<double> moduli(static_cast<std::size_t>(k));
   for (std::int64_t m = 0; m < k; ++m) {
@@ -80,71 +88,50 @@ std::vector<double> bspline_moduli(std::int64_t k, int order) {
   return moduli;
 }
 
-// Adds q·M(u1)M(u2)M(u3) of one atom onto the mesh (K1·K2·K3, x fastest).
-void spread_atom(double q, const AxisSpline (&s)[3], int order, const std::array<std::int64_t, 3>& k,
-                 double* mesh) {
-  std::int64_t x[kMaxOrder];
-  for (int j = 0; j < order; ++j) x[j] = below(s[0].first, j, k[0]);
-  for (int j3 = 0; j3 < order; ++j3) {
-    const std::int64_t z = below(s[2].first, j3, k[2]);
-    for (int j2 = 0; j2 < order; ++j2) {
-      const std::int64_t y = below(s[1].first, j2, k[1]);
-      const double w = q * s[2].weight[j3] * s[1].weight[j2];
-      double* row = mesh + (z * k[1] + y) * k[0];
-      for (int j1 = 0; j1 < order; ++j1) row[x[j1]] += w * s[0].weight[j1];
-    }
-  }
-}
-
-}  // namespace
-
-PmeReciprocal::PmeReciprocal(const UnitCell& cell, const PmeParameters& p, double scale,
-                             bool background)
-    : cell_(cell), parameters_(p), scale_(scale), background_(background), fft_([&] {
-        if (p.order < 4 || p.order > kMaxOrder)
-          throw Error(fmt::format("--pme-order must lie in 4..{}, got {}", kMaxOrder, p.order));
-        if (!(p.beta > 0 && std::isfinite(p.beta)))
-          throw Error(fmt::format("PME: the Ewald coefficient must be positive, got {:g}", p.beta));
-        const double points = double(p.mesh[0]) * double(p.mesh[1]) * double(p.mesh[2]);
-        if (!(points <= double(kMaxPmeMeshPoints)))
-          throw Error(fmt::format("PME mesh {}x{}x{} has more than the {} points this run may "
-                                  "hold; use a larger --pme-spacing",
-                                  p.mesh[0], p.mesh[1], p.mesh[2], kMaxPmeMeshPoints));
-        for (int a = 0; a < 3; ++a)
-          if (p.mesh[a] < std::size_t(p.order))
-            throw Error(fmt::format("PME mesh: {} points along cell vector {} are fewer than the "
-                                    "B-spline order {}",
-                                    p.mesh[a], "abc"[a], p.order));
-        return p.mesh;
-      }()) {
+void validate_pme(const UnitCell& cell, const PmeParameters& p) {
+  if (p.order < 4 || p.order > kMaxBsplineOrder)
+    throw Error(fmt::format("--pme-order must lie in 4..{}, got {}", kMaxBsplineOrder, p.order));
+  if (!(p.beta > 0 && std::isfinite(p.beta)))
+    throw Error(fmt::format("PME: the Ewald coefficient must be positive, got {:g}", p.beta));
+  const double points = double(p.mesh[0]) * double(p.mesh[1]) * double(p.mesh[2]);
+  if (!(points <= double(kMaxPmeMeshPoints)))
+    throw Error(fmt::format("PME mesh {}x{}x{} has more than the {} points this run may "
+                            "hold; use a larger --pme-spacing",
+                            p.mesh[0], p.mesh[1], p.mesh[2], kMaxPmeMeshPoints));
+  for (int a = 0; a < 3; ++a)
+    if (p.mesh[a] < std::size_t(p.order))
+      throw Error(fmt::format("PME mesh: {} points along cell vector {} are fewer than the "
+                              "B-spline order {}",
+                              p.mesh[a], "abc"[a], p.order));
   // The interpolation's pass order relies on the lattice's lower triangular form.
   const Mat3& r = cell.reciprocal;
   if (r[1][0] != 0 || r[2][0] != 0 || r[2][1] != 0)
     throw Error("PME: the cell's lattice vectors are not in the lower triangular convention");
+}
+
+double background_potential(double total_charge, double beta, double volume) {
+  return std::numbers::pi * total_charge / (beta * beta * volume);
+}
+
+PmeReciprocal::PmeReciprocal(const UnitCell& cell, const PmeParameters& p, double scale,
+                             bool background)
+    : cell_(cell), parameters_(p), scale_(scale), background_(background), fft_([&] {
+        validate_pme(cell, p);
+        return p.mesh;
+      }()) {
   const std::array<std::int64_t, 3> k{std::int64_t(p.mesh[0]), std::int64_t(p.mesh[1]),
                                       std::int64_t(p.mesh[2])};
   const std::array<std::vector<double>, 3> moduli{
       bspline_moduli(k[0], p.order), bspline_moduli(k[1], p.order), bspline_moduli(k[2], p.order)};
   const std::int64_t h = k[0] / 2 + 1;
   influence_.assign(fft_.half_spectrum_size(), 0.0);
-  const double four_beta2 = 4 * p.beta * p.beta, prefactor = 4 * std::numbers::pi / cell.volume;
 #pragma omp parallel for num_threads(team_size()) collapse(2) schedule(static)
   for (std::int64_t m3 = 0; m3 < k[2]; ++m3)
     for (std::int64_t m2 = 0; m2 < k[1]; ++m2)
-      for (std::int64_t m1 = 0; m1 < h; ++m1) {
-        // The signed frequency of each index: m, or m − K above K/2.
-        const double s1 = double(m1), s2 = double(2 * m2 > k[1] ? m2 - k[1] : m2),
-                     s3 = double(2 * m3 > k[2] ? m3 - k[2] : m3);
-        if (m1 == 0 && m2 == 0 && m3 == 0) continue;
-        double k2 = 0;
-        for (int d = 0; d < 3; ++d) {
-          const double kd = 2 * std::numbers::pi * (s1 * r[0][d] + s2 * r[1][d] + s3 * r[2][d]);
-          k2 += kd * kd;
-        }
+      for (std::int64_t m1 = 0; m1 < h; ++m1)
         influence_[std::size_t((m3 * k[1] + m2) * h + m1)] =
-            prefactor * std::exp(-k2 / four_beta2) / k2 * moduli[0][std::size_t(m1)] *
-            moduli[1][std::size_t(m2)] * moduli[2][std::size_t(m3)];
-      }
+            pme_ewald_factor(m1, m2, m3, k[0], k[1], k[2], cell.reciprocal, p.beta, cell.volume) *
+            moduli[0][std::size_t(m1)] * moduli[1][std::size_t(m2)] * moduli[2][std::size_t(m3)];
   mesh_.assign(fft_.points(), 0.0);
   spectrum_.assign(fft_.half_spectrum_size(), {});
 }
@@ -188,8 +175,8 @@ void PmeReciprocal::spread(const AtomSet& atoms) {
   std::vector<std::size_t> row_start(rows + 1, 0);
   for (std::size_t i = 0; i < atoms.size(); ++i) {
     const Vec3 f = cell_.fractional({atoms.x[i], atoms.y[i], atoms.z[i]});
-    row_of[i] = std::uint32_t(first_point(f[2] * double(k[2]), k[2]) * k[1] +
-                              first_point(f[1] * double(k[1]), k[1]));
+    row_of[i] = std::uint32_t(bspline_first_point(f[2] * double(k[2]), k[2]) * k[1] +
+                              bspline_first_point(f[1] * double(k[1]), k[1]));
     ++row_start[row_of[i] + 1];
   }
   for (std::size_t r = 1; r <= rows; ++r) row_start[r] += row_start[r - 1];
@@ -219,9 +206,7 @@ void PmeReciprocal::add_to(const GridSpec& grid, Slab slab, float* out) const {
   const std::int64_t nx = grid.nx(), ny = grid.ny();
   const Mat3& r = cell_.reciprocal;
   const double background =
-      background_ ? std::numbers::pi * total_charge_ /
-                        (parameters_.beta * parameters_.beta * cell_.volume)
-                  : 0.0;
+      background_ ? background_potential(total_charge_, parameters_.beta, cell_.volume) : 0.0;
   // u1 = K1·(x a*x + y a*y + z a*z): its x part, the same on every row; where a* lies along x
   // (a*y = a*z = 0: b and c have no x component) the whole spline is, and is made once.
   std::vector<double> u1_x(static_cast<std::size_t>(nx));

@@ -24,6 +24,7 @@
 #include "dcsgrid/core/grid.hpp"
 #include "dcsgrid/engine/engine.hpp"
 #include "dcsgrid/engine/periodic_options.hpp"
+#include "dcsgrid/engine/pme_math.hpp"
 #include "dcsgrid/prims/fft.hpp"
 
 namespace dcsgrid::engine {
@@ -138,6 +139,16 @@ class PmeReciprocal {
   std::vector<std::complex<double>> spectrum_;
 };
 
+// Throws Error unless PME can run with these parameters on this cell: order 4..12, β positive, a
+// mesh of at most kMaxPmeMeshPoints and at least the order along each vector, the lattice in the
+// lower triangular convention.
+void validate_pme(const UnitCell& cell, const PmeParameters& parameters);
+// |b(m)|² = 1/|Σ_{j=0}^{p−2} M_p(j+1) e^{2πi m j/K}|² for m = 0..K−1: the B-spline moduli of one
+// mesh axis of K points, order p.
+std::vector<double> bspline_moduli(std::int64_t k, int order);
+// πQ/(β²V): the cell average of the real part that the neutralising background removes.
+double background_potential(double total_charge, double beta, double volume);
+
 // How a periodic method splits the potential for a cell: the reciprocal part's parameters, the
 // real-space part's β and cutoff (0: none, the smooth map), and whether the neutralising
 // background is added. The smooth map (options.smooth_beta > 0) is the reciprocal part of
@@ -155,9 +166,5 @@ template <>
 PeriodicSplit<EwaldReciprocal> periodic_split(const UnitCell& cell, const PeriodicOptions& options);
 template <>
 PeriodicSplit<PmeReciprocal> periodic_split(const UnitCell& cell, const PeriodicOptions& options);
-
-// M_p(w + j), j = 0..order−1, for w in [0, 1): the cardinal B-spline weights of the mesh points
-// floor(u) − j for a charge at mesh coordinate u, w = u − floor(u). order ≤ 12.
-void bspline_weights(double w, int order, double* weights);
 
 }  // namespace dcsgrid::engine
