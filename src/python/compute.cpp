@@ -57,8 +57,8 @@ std::optional<UnitCell> unit_cell(const py::object& cell) {
   if (py::isinstance<py::str>(cell)) return parse_cell(cell.cast<std::string>());
   std::vector<double> v;
   try {
-    for (const py::handle item : cell) v.push_back(py::float_(item).cast<double>());
-  } catch (const py::error_already_set&) {
+    for (const py::handle item : cell) v.push_back(item.cast<double>());
+  } catch (const py::cast_error&) {
     throw py::value_error("cell must be None, 'A,B,C[,ALPHA,BETA,GAMMA]' or a sequence of 3 or 6 numbers");
   }
   if (v.size() != 3 && v.size() != 6)
