@@ -171,8 +171,10 @@ class TextBuilder final : public ByteSink {
     std::snprintf(code, sizeof code, "0x%02X", unsigned((unsigned char)*bad));
     throw InputError(name_, std::size_t(line),
                      std::string("binary data (byte ") + code + " at byte offset " +
-                         std::to_string(bad - text) + (decompressed_ ? " of the decompressed text" : "") +
-                         "), not a text file of the expected format");
+                         std::to_string(bad - text) +
+                         (decompressed_ ? " of the decompressed text), corrupt compressed data or "
+                                          "not a text file of the expected format"
+                                        : "), not a text file of the expected format"));
   }
 
   std::string name_;
@@ -198,7 +200,7 @@ void check_compression_label(const std::filesystem::path& path, const std::strin
 }
 
 // The plain text after `head`, read straight into the text in pieces: a small first one, so that
-// a binary file is refused before much of it is read, then large ones.
+// a binary file is refused before much of it is read, then large ones for a regular file.
 std::string read_plain(InputBytes& input, const std::string& name, std::string_view head) {
   const std::uint64_t size = input.size();
   TextBuilder text(name, false, size);
@@ -214,7 +216,7 @@ std::string read_plain(InputBytes& input, const std::string& name, std::string_v
     text.wrote(got, 0);
     done += got;
     if (got < want) break;
-    piece = std::size_t(64) << 20;
+    if (size) piece = std::size_t(64) << 20;  // a pipe is judged every MiB, as it comes
   }
   return text.take();
 }
