@@ -323,6 +323,25 @@ TEST(BatchTrajectory, FrameIndexCacheNextToTheOutput) {
 // whole batch, the resident set sampled after every write; after the first 400 frames it may grow
 // by a few MB at most (the frame table's records), far less than the 43 MB of coordinates that
 // pass after that.
+// Issue 35 group 9: an XTC batch that failed after its frames were indexed (here a shard with no
+// frame, found once the frames are counted) left the frame-index cache without a batch file.
+TEST(BatchTrajectory, FailedBatchLeavesNoFrameIndexCache) {
+  DCSGRID_REQUIRE_MDANALYSIS();
+  const Inputs in = make_inputs("batch-traj-index-fail");
+  if (HasFatalFailure()) return;
+  BatchOptions o = options(in, in.dir / "frames.h5");
+  o.inputs = {in.topology.string(), in.xtc.string()};
+  o.shard = Shard{0, kFrames + 1};  // frames [0, 5/6): none
+  EXPECT_THROW(run_batch(o), Error);
+  EXPECT_FALSE(fs::exists(o.output));
+  EXPECT_FALSE(fs::exists(in.dir / "frames.h5.frame-index"));
+  // A batch whose file exists keeps its cache, for --resume and other --frames.
+  o.shard.reset();
+  run_batch(o);
+  EXPECT_TRUE(fs::exists(in.dir / "frames.h5.frame-index"));
+  fs::remove_all(in.dir);
+}
+
 TEST(BatchTrajectory, LongTrajectoryInBoundedMemory) {
 #ifdef __SANITIZE_ADDRESS__
   GTEST_SKIP() << "ASan keeps freed memory in quarantine: resident memory is no measure here";

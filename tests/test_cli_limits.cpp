@@ -12,12 +12,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/io/map_io.hpp"
 #include "dcsgrid/io/output_lock.hpp"
+#include "dcsgrid/io/output_checks.hpp"
 #include "helpers.hpp"
 #include "test_analysis_batch_util.hpp"
 
@@ -451,4 +453,71 @@ TEST_F(CliLimits, SidecarThatIsTheInputIsRefused) {
   EXPECT_NE(r.output.find("(the sidecar of " + (dir / "pot.h5").string() + ") is the input"),
             std::string::npos) << r.output;
   EXPECT_EQ(test::listing(dir), (std::vector<std::string>{"pot.xmf", "three.xyz"}));
+}
+
+// Issue 35 group 12: a map written in full at the end (.dx, .dx.gz) that meets a full disk named
+// the hidden temporary it was staged under; the message names the output and the cause.
+TEST_F(CliLimits, DiskFullWhileWritingATextMapNamesTheOutput) {
+  const fs::path small = dir / "small";
+  Tmpfs mount(small, 0, "size=64k");
+  if (!mount.mounted()) GTEST_SKIP() << "a 64 KiB tmpfs needs root";
+  // 25^3 points pass the free-space check (2 bytes a value at least) but take ~10 as text;
+  // gzipped maps have no least size, and 60^3 points do not fit compressed either.
+  for (const auto& [name, dims] : {std::pair{"a.dx", "25,25,25"}, std::pair{"a.dx.gz", "60,60,60"}}) {
+    const auto r = run_command(command_line(input + " -o " + (small / name).string() +
+                                            " --origin -2,-2,-2 --spacing 0.2 --dims " + dims));
+    EXPECT_EQ(r.status, 1) << name << ": " << r.output;
+    EXPECT_NE(r.output.find("error: " + (small / name).string() + ": cannot "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("No space left on device"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find(".tmp-"), std::string::npos) << r.output;
+    EXPECT_TRUE(test::listing(small).empty()) << name;
+  }
+}
+
+// Issue 35 group 12: `info --store-stats` on a full disk said "Input/output error" (the copy the
+// statistics are written into failed on tmpfs); it names the file and says the disk is full.
+TEST_F(CliLimits, StoreStatsOnAFullDiskSaysSo) {
+  const fs::path small = dir / "small";
+  Tmpfs mount(small, 0, "size=256k");
+  if (!mount.mounted()) GTEST_SKIP() << "a 256 KiB tmpfs needs root";
+  const fs::path map = small / "m.h5";
+  auto r = run_command(command_line(input + " -o " + map.string() + " --origin -2,-2,-2 --spacing 0.2 --dims 20,20,20"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto before = fs::file_size(map);
+  test::write_text(small / "filler", std::string(std::size_t(io::free_bytes(small)) - 8192, 'x'));
+  r = run_command(test::dcsgrid_binary() + " info " + map.string() + " --store-stats");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("cannot add statistics to " + map.string()), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("disk full"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("Input/output error"), std::string::npos) << r.output;
+  EXPECT_EQ(fs::file_size(map), before);
+  EXPECT_EQ(test::listing(small), (std::vector<std::string>{"filler", "m.h5", "m.xmf"}));
+}
+
+// Issue 35 group 9: names and file content with control bytes reached the terminal raw (a file
+// named with an escape sequence; `batch @random.bin` wrote 117 kB with ESC bytes). Every echoed
+// byte is now printable, and the binary list file is refused at its first bad byte.
+TEST_F(CliLimits, MessagesNeverEchoControlBytes) {
+  const fs::path odd = dir / "esc\x1b[31mred.pqr";
+  test::write_text(odd, "REMARK fine\nATOM \x01\x1b[2J\n");
+  auto r = run_command(command_line("'" + odd.string() + "' -o " + (dir / "a.h5").string()));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("esc\\x1B[31mred.pqr:2: binary data (byte 0x01 at byte offset 17)"),
+            std::string::npos) << r.output;
+
+  std::string random(200000, '\0');
+  std::mt19937 bits(35);
+  for (char& c : random) c = char(bits() & 0xFF);
+  test::write_text(dir / "random.bin", random);
+  r = run_command(command_line("batch @" + (dir / "random.bin").string() + " -o " + (dir / "b.h5").string()));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_LT(r.output.size(), 400u) << r.output;
+  EXPECT_NE(r.output.find("random.bin:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(": binary data (byte 0x"), std::string::npos) << r.output;
+  for (const char c : r.output) EXPECT_TRUE(c == '\n' || (unsigned char)c >= 0x20) << int(c);
+
+  r = run_command("timeout 20 " + command_line("batch @/dev/zero -o " + (dir / "b.h5").string()));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("/dev/zero: is a character device"), std::string::npos) << r.output;
 }

@@ -394,6 +394,13 @@ TEST(ReadBroken, EveryMalformedInputNamesFileLineAndProblem) {
       {"nan.pqr", kPqrAtom + kPqrAtom + kPqrAtom + replaced(kPqrAtom, "16.781", "nan"), 4,
        "z coordinate is not finite"},
       {"inf_charge.pqr", replaced(kPqrAtom, "0.294", "inf"), 1, "charge is not finite"},
+      // Issue 35 group 12: a fractional residue number, and a stray column that shifted every
+      // number by one (the chain position then holds the residue number, here a coordinate).
+      {"residue_fraction.pqr", kPqrAtom + replaced(kPqrAtom, "GLY     1 ", "GLY   1.5 "), 2,
+       "the residue number (field 5 of 10) is '1.5', not an integer"},
+      {"stray_column.pqr", replaced(kPqrAtom, "1.821\n", "1.821   0.500\n"), 1,
+       "the residue number (field 6 of 11) is '21.421', not an integer"},
+      {"twelve_fields.pqr", replaced(kPqrAtom, "GLY ", "GLY A B "), 1, "has 12 fields"},
       {"no_atoms.pqr", "REMARK nothing here\nEND\n", 0, "no atoms"},
       {"empty.pqr", "", 0, "no atoms"},
       {"binary.pqr", binary, 3, "binary data"},
@@ -443,6 +450,25 @@ TEST(ReadBroken, EveryMalformedInputNamesFileLineAndProblem) {
       write_text(path, c.content);
     expect_input_error(path, c.line, c.problem);
   }
+  fs::remove_all(dir);
+}
+
+// pdb2pqr's residue numbers in free format: with a chain, with the chain run into a 4-digit
+// number (fixed columns 22-26), with an insertion code, and negative.
+TEST(ReadPqr, ResidueNumbersWithChainsAndInsertionCodes) {
+  const fs::path dir = temp_dir("pqr-residues");
+  write_text(dir / "r.pqr",
+             "ATOM      1  N   GLY A   1       1.000   2.000   3.000   0.100   1.500\n"
+             "ATOM   9999  N   GLY A1000       4.000   5.000   6.000   0.200   1.500\n"
+             "ATOM  10000  N   GLY A  52A      7.000   8.000   9.000   0.300   1.500\n"
+             "HETATM10001  O   HOH    -3      10.000  11.000  12.000  -0.800   1.500\n");
+  const io::Structure s = io::read_structure(dir / "r.pqr");
+  ASSERT_EQ(s.atoms.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(s.atoms.x[i], float(1 + 3 * i)) << i;
+    EXPECT_EQ(s.atoms.z[i], float(3 + 3 * i)) << i;
+  }
+  EXPECT_EQ(s.atoms.q[3], -0.8f);
   fs::remove_all(dir);
 }
 

@@ -13,6 +13,7 @@
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/output_checks.hpp"
 #include "dcsgrid/prims/histogram.hpp"
 
 namespace dcsgrid::analysis {
@@ -119,6 +120,27 @@ std::vector<T> per_block(std::size_t n, F&& block) {
 #pragma omp parallel for num_threads(team_size()) schedule(static)
   for (std::size_t b = 0; b < blocks; ++b) out[b] = block(b * kBlock, std::min(n, (b + 1) * kBlock));
   return out;
+}
+
+// The statistics are written into a copy of the file, renamed over it when complete. A copy that
+// meets a full disk reports only "Input/output error" on some file systems (tmpfs), so the free
+// space is compared with the file's size first, and again when a copy fails.
+void copy_for_statistics(const fs::path& path, const fs::path& copy) {
+  const fs::path folder = fs::absolute(path).parent_path();
+  const std::uint64_t size = fs::file_size(path);
+  const auto refuse_when_full = [&](const std::string& what) {
+    const std::uint64_t free = io::free_bytes(folder);
+    if (size >= free)
+      throw Error(fmt::format("cannot add statistics to {}: {}the copy they are written into needs "
+                              "{} bytes, but the disk holding {} has {} bytes free (disk full)",
+                              path.string(), what, size, folder.string(), free));
+  };
+  refuse_when_full("");
+  std::error_code ec;
+  fs::copy_file(path, copy, ec);
+  if (!ec) return;
+  refuse_when_full(ec.message() + ": ");
+  throw Error("cannot copy " + path.string() + " to add statistics: " + ec.message());
 }
 
 }  // namespace
@@ -228,9 +250,7 @@ FileStats file_stats(const FileStatsOptions& options) {
   // Into a copy, renamed over the original when complete.
   const fs::path& path = options.file;
   io::AtomicFile atomic(path);
-  std::error_code ec;
-  fs::copy_file(path, atomic.temp_path(), ec);
-  if (ec) throw Error("cannot copy " + path.string() + " to add statistics: " + ec.message());
+  copy_for_statistics(path, atomic.temp_path());
   io::hdf5::clear_write_mark(atomic.temp_path());  // a batch killed while writing: our copy opens
   {
     std::lock_guard lock(io::hdf5::library_mutex());

@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
@@ -31,6 +30,7 @@
 #include "dcsgrid/engine/engine.hpp"
 #include "dcsgrid/io/hdf5_open.hpp"
 #include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/read.hpp"
 #include "dcsgrid/io/sha256.hpp"
 #include "dcsgrid/io/output_checks.hpp"
 #include "dcsgrid/io/output_lock.hpp"
@@ -52,12 +52,14 @@ std::string trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
 }
 
+// One input a line; '#' starts a comment. The list is read as every text input is (judged as it
+// streams, so a binary or endless file is refused at once, naming the byte).
 void read_list_file(const fs::path& list, std::vector<std::string>& out) {
-  std::ifstream in(list);
-  if (!in) throw InputError(list.string(), 0, "cannot open the list file");
-  std::string line;
-  while (std::getline(in, line)) {
-    line = trim(line.substr(0, line.find('#')));
+  const std::string text = io::read_text_input(list);
+  for (std::size_t begin = 0; begin < text.size();) {
+    const std::size_t end = std::min(text.find('\n', begin), text.size());
+    const std::string line = trim(text.substr(begin, std::min(end, text.find('#', begin)) - begin));
+    begin = end + 1;
     if (line.empty()) continue;
     const fs::path p(line);
     out.push_back(p.is_absolute() || list.parent_path().empty() ? line
@@ -758,6 +760,14 @@ Checksums set_up_file(const BatchOptions& o, const BatchInputs& in, const nlohma
   return sha;
 }
 
+// The frame-index cache serves the batch file beside it: a run that fails before that file exists
+// (a grid too large, a shard with no frame) leaves no cache of its own behind.
+void remove_cache_without_output(const BatchOptions& o, const BatchInputs& in) {
+  if (!in.trajectory || fs::exists(o.output)) return;
+  std::error_code ec;
+  fs::remove(in.trajectory->index_cache, ec);
+}
+
 }  // namespace
 
 BatchResult run_batch(const BatchOptions& o) {
@@ -774,7 +784,13 @@ BatchResult run_batch(const BatchOptions& o, BatchDistribution& d) {
   BatchResult result;
   result.output = o.output;
   const auto t_scan = clock_type::now();
-  const Checksums sha = set_up_file(o, in, fingerprint, d, result.scan_frames_decoded);
+  Checksums sha;
+  try {
+    sha = set_up_file(o, in, fingerprint, d, result.scan_frames_decoded);
+  } catch (...) {
+    if (d.is_root()) remove_cache_without_output(o, in);
+    throw;
+  }
   result.scan_seconds = seconds_since(t_scan);
 
   // The file's table is the run's: one copy of it, updated by the file as frames are written.

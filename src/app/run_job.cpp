@@ -1,6 +1,7 @@
 // run_job: read, lay the grid, compute each method's map slab by slab into the outputs (job.hpp).
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <future>
 #include <memory>
 
@@ -140,8 +141,11 @@ Inputs read_inputs(const Job& job) {
   in.parse_begin = clock_type::now();  // before the hash starts: a small file's hash ends at once
   std::future<std::string> hash =
       std::async(std::launch::async, [path = job.input, &in] {
-        // Standard input: no file to hash.
-        std::string sha256 = path == "-" ? std::string() : io::sha256_file(path);
+        // Standard input, a named pipe (the reader's alone) or a device (refused by the reader):
+        // no file to hash.
+        std::error_code ec;
+        const bool regular = path != "-" && std::filesystem::is_regular_file(path, ec);
+        std::string sha256 = regular ? io::sha256_file(path) : std::string();
         in.hash_end = clock_type::now();
         return sha256;
       });

@@ -53,6 +53,13 @@ std::string rank_label() {
   return mpi::size() > 1 ? " (rank " + std::to_string(mpi::rank()) + ")" : "";
 }
 
+// An error message as the terminal receives it: no control bytes, whatever names or file content
+// it echoes (the readers cut what they quote; this bound is the last resort).
+void print_error(const char* kind, const char* message) {
+  std::fprintf(stderr, "dcsgrid: %s%s: %s\n", kind, rank_label().c_str(),
+               dcsgrid::printable(message, dcsgrid::kMaxMessageBytes).c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -64,11 +71,11 @@ int main(int argc, char** argv) {
     mpi::finish();
     return status;
   } catch (const dcsgrid::Error& e) {
-    std::fprintf(stderr, "dcsgrid: error%s: %s\n", rank_label().c_str(), e.what());
+    print_error("error", e.what());
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "dcsgrid: error%s: out of memory\n", rank_label().c_str());
+    print_error("error", "out of memory");
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "dcsgrid: internal error%s: %s\n", rank_label().c_str(), e.what());
+    print_error("internal error", e.what());
   }
   mpi::abort_job(1);  // the other ranks may be waiting for this one
   mpi::finish();

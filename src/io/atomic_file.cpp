@@ -5,6 +5,8 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <random>
 #include <system_error>
 
@@ -44,6 +46,20 @@ void release_slot(int slot) {
   if (slot >= 0) g_temporaries[std::size_t(slot)].state.store(kFree);
 }
 
+// The target of each live temporary, for messages (output_name); not read by signal handlers.
+std::mutex g_targets_mutex;
+std::map<std::filesystem::path, std::filesystem::path> g_targets;
+
+void remember_target(const std::filesystem::path& temp, const std::filesystem::path& target) {
+  std::lock_guard lock(g_targets_mutex);
+  g_targets[temp] = target;
+}
+
+void forget_target(const std::filesystem::path& temp) {
+  std::lock_guard lock(g_targets_mutex);
+  g_targets.erase(temp);
+}
+
 extern "C" void remove_live_temporaries() {
   for (Slot& slot : g_temporaries)
     if (slot.state.load() == kLive) ::unlink(slot.path);  // async-signal-safe
@@ -63,13 +79,17 @@ AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)
           ("." + target_.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
            std::to_string(rd() % 1000000));
   slot_ = register_temporary(temp_);
+  remember_target(temp_, target_);
 }
 
 AtomicFile::AtomicFile(std::filesystem::path target, std::filesystem::path temp)
-    : target_(std::move(target)), temp_(std::move(temp)), slot_(register_temporary(temp_)) {}
+    : target_(std::move(target)), temp_(std::move(temp)), slot_(register_temporary(temp_)) {
+  remember_target(temp_, target_);
+}
 
 AtomicFile::~AtomicFile() {
   release_slot(slot_);
+  forget_target(temp_);
   if (!committed_) {
     std::error_code ec;
     std::filesystem::remove(temp_, ec);
@@ -84,6 +104,15 @@ void AtomicFile::commit() {
   committed_ = true;
   release_slot(slot_);
   slot_ = -1;
+}
+
+std::filesystem::path output_name(const std::filesystem::path& path) {
+  std::lock_guard lock(g_targets_mutex);
+  std::filesystem::path name = path;
+  // A writer may stage its own temporary inside another's: follow the chain to the output.
+  for (auto it = g_targets.find(name); it != g_targets.end(); it = g_targets.find(name))
+    name = it->second;
+  return name;
 }
 
 void remove_temporaries_on_signals() {

@@ -102,12 +102,12 @@ std::string write_ccp4(const fs::path& path, const GridSpec& grid, const float* 
   validate(grid);
   for (auto n : grid.dims)
     if (n > std::numeric_limits<std::int32_t>::max())
-      throw Error(path.string() + ": CCP4 maps hold at most 2^31-1 points along an axis");
+      throw Error(output_name(path).string() + ": CCP4 maps hold at most 2^31-1 points along an axis");
   gemmi::Ccp4<float> map;
   try {
     map = make_header(grid, data, meta);
   } catch (const std::runtime_error& e) {  // gemmi::fail
-    throw Error(path.string() + ": cannot prepare the CCP4 header: " + e.what());
+    throw Error(output_name(path).string() + ": cannot prepare the CCP4 header: " + e.what());
   }
   AtomicFile target(path);
   OutputFile out(target.temp_path(), path);

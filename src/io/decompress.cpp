@@ -5,11 +5,11 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <climits>
 #include <memory>
+#include <stdexcept>
+#include <vector>
 
 #include "dcsgrid/core/error.hpp"
-#include "read_text.hpp"
 
 namespace dcsgrid::io::detail {
 namespace {
@@ -21,12 +21,14 @@ struct Step {
   const char* error = nullptr;  // corrupt data
 };
 
-// The three libraries behind one interface: reset() before each stream, run() as often as needed.
+// The three libraries behind one interface: reset() before each stream, run() as often as needed
+// (input_ends: `in` holds the last of the input).
 class Decoder {
  public:
   virtual ~Decoder() = default;
   virtual void reset() = 0;
-  virtual Step run(const char* in, std::size_t in_size, char* out, std::size_t out_size) = 0;
+  virtual Step run(const char* in, std::size_t in_size, char* out, std::size_t out_size,
+                   bool input_ends) = 0;
 };
 
 class GzipDecoder final : public Decoder {
@@ -36,7 +38,7 @@ class GzipDecoder final : public Decoder {
   }
   ~GzipDecoder() override { inflateEnd(&z_); }
   void reset() override { inflateReset(&z_); }
-  Step run(const char* in, std::size_t in_size, char* out, std::size_t out_size) override {
+  Step run(const char* in, std::size_t in_size, char* out, std::size_t out_size, bool) override {
     z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in));
     z_.avail_in = uInt(in_size);
     z_.next_out = reinterpret_cast<Bytef*>(out);
@@ -61,7 +63,7 @@ class Bzip2Decoder final : public Decoder {
     BZ2_bzDecompressEnd(&b_);
     init();
   }
-  Step run(const char* in, std::size_t in_size, char* out, std::size_t out_size) override {
+  Step run(const char* in, std::size_t in_size, char* out, std::size_t out_size, bool) override {
     b_.next_in = const_cast<char*>(in);
     b_.avail_in = unsigned(in_size);
     b_.next_out = out;
@@ -82,8 +84,8 @@ class Bzip2Decoder final : public Decoder {
   bz_stream b_{};
 };
 
-// liblzma reads concatenated .xz streams (and their padding) itself once told where the input
-// ends (LZMA_FINISH), so one reset serves the whole file.
+// liblzma reads concatenated .xz streams (and their padding) itself, and reports the end once told
+// the input ends (LZMA_FINISH), so one reset serves the whole file.
 class XzDecoder final : public Decoder {
  public:
   XzDecoder() { reset(); }
@@ -93,12 +95,13 @@ class XzDecoder final : public Decoder {
     x_ = LZMA_STREAM_INIT;
     if (lzma_stream_decoder(&x_, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK) throw std::bad_alloc();
   }
-  Step run(const char* in, std::size_t in_size, char* out, std::size_t out_size) override {
+  Step run(const char* in, std::size_t in_size, char* out, std::size_t out_size,
+           bool input_ends) override {
     x_.next_in = reinterpret_cast<const uint8_t*>(in);
     x_.avail_in = in_size;
     x_.next_out = reinterpret_cast<uint8_t*>(out);
     x_.avail_out = out_size;
-    const lzma_ret rc = lzma_code(&x_, LZMA_FINISH);
+    const lzma_ret rc = lzma_code(&x_, input_ends ? LZMA_FINISH : LZMA_RUN);
     Step s{in_size - x_.avail_in, out_size - x_.avail_out, rc == LZMA_STREAM_END, nullptr};
     if (rc == LZMA_DATA_ERROR || rc == LZMA_FORMAT_ERROR || rc == LZMA_OPTIONS_ERROR)
       s.error = "invalid data";
@@ -143,37 +146,90 @@ const char* compression_name(Compression c) {
   return "uncompressed";
 }
 
-std::string decompress(std::string_view bytes, Compression c, const std::string& name) {
+Compression compression_from_name(std::string_view file_name) {
+  const auto ends_with = [&](std::string_view suffix) {
+    if (file_name.size() < suffix.size()) return false;
+    for (std::size_t i = 0; i < suffix.size(); ++i)
+      if ((file_name[file_name.size() - suffix.size() + i] | 0x20) != suffix[i]) return false;
+    return true;
+  };
+  if (ends_with(".gz")) return Compression::gzip;
+  if (ends_with(".bz2")) return Compression::bzip2;
+  if (ends_with(".xz")) return Compression::xz;
+  return Compression::none;
+}
+
+namespace {
+
+// The compressed bytes not yet decoded, refilled from the source as the decoder takes them.
+class InputWindow {
+ public:
+  InputWindow(std::string_view head, ByteSource& source) : source_(source), bytes_(kPiece) {
+    if (head.size() > kPiece) throw std::logic_error("decompress: head larger than a piece");
+    std::copy(head.begin(), head.end(), bytes_.begin());
+    end_ = head.size();
+  }
+  std::string_view pending() const { return {bytes_.data() + begin_, end_ - begin_}; }
+  bool source_ended() const { return ended_; }
+  std::uint64_t consumed() const { return consumed_; }
+  void consume(std::size_t n) {
+    begin_ += n;
+    consumed_ += n;
+  }
+  // Moves what is pending to the front and reads more after it; false when the source has ended.
+  bool refill() {
+    if (ended_) return false;
+    std::copy(bytes_.begin() + std::ptrdiff_t(begin_), bytes_.begin() + std::ptrdiff_t(end_), bytes_.begin());
+    end_ -= begin_;
+    begin_ = 0;
+    const std::size_t got = source_.read(bytes_.data() + end_, bytes_.size() - end_);
+    end_ += got;
+    ended_ = got == 0;
+    return !ended_;
+  }
+
+ private:
+  static constexpr std::size_t kPiece = std::size_t(1) << 20;
+  ByteSource& source_;
+  std::vector<char> bytes_;
+  std::size_t begin_ = 0, end_ = 0;
+  std::uint64_t consumed_ = 0;
+  bool ended_ = false;
+};
+
+}  // namespace
+
+void decompress(Compression c, const std::string& name, std::string_view head, ByteSource& source,
+                ByteSink& sink) {
   const std::string kind = compression_name(c);
-  constexpr std::size_t kMaxCall = std::size_t(1) << 30;  // the libraries count in 32 bits
+  constexpr std::size_t kOutputPiece = std::size_t(4) << 20;
+  constexpr std::size_t kMagicBytes = 6;  // enough to tell whether another stream begins
   auto decoder = make_decoder(c);
-  std::string out;
-  out.reserve(std::max<std::size_t>(bytes.size() * 4, 1 << 16));
-  advise_huge_pages(out.data(), out.capacity());
-  out.resize(out.capacity());
-  std::size_t in_pos = 0, out_pos = 0;
+  InputWindow in(head, source);
   for (;;) {
-    if (out_pos == out.size()) out.resize(out.size() * 2);
-    const Step s = decoder->run(bytes.data() + in_pos, std::min(bytes.size() - in_pos, kMaxCall),
-                                out.data() + out_pos, std::min(out.size() - out_pos, kMaxCall));
-    in_pos += s.in_used;
-    out_pos += s.out_used;
+    if (in.pending().empty()) in.refill();
+    const std::string_view pending = in.pending();
+    const Step s = decoder->run(pending.data(), pending.size(), sink.room(kOutputPiece), kOutputPiece,
+                                in.source_ended());
+    in.consume(s.in_used);
+    sink.wrote(s.out_used, in.consumed());
     if (s.error) throw InputError(name, 0, "corrupt " + kind + " data: " + s.error);
     if (s.stream_end) {
-      if (in_pos == bytes.size()) break;
-      if (detect_compression(bytes.substr(in_pos)) != c)
+      while (in.pending().size() < kMagicBytes && in.refill()) {
+      }
+      if (in.pending().empty()) return;
+      if (detect_compression(in.pending()) != c)
         throw InputError(name, 0,
                          "data after the end of the " + kind + " stream (at byte offset " +
-                             std::to_string(in_pos) + " of " + std::to_string(bytes.size()) + ")");
+                             std::to_string(in.consumed()) + ")");
       decoder->reset();  // another stream follows, as `cat a.gz b.gz` makes
       continue;
     }
-    // With room to write and nothing consumed or produced, the input ended inside the stream.
-    if (s.in_used == 0 && s.out_used == 0)
+    // With room to write and nothing consumed or produced, the decoder needs more input; at the
+    // end of the input, the data ended inside the stream.
+    if (s.in_used == 0 && s.out_used == 0 && !in.refill())
       throw InputError(name, 0, "truncated " + kind + " data (the file ends inside the stream)");
   }
-  out.resize(out_pos);
-  return out;
 }
 
 }  // namespace dcsgrid::io::detail

@@ -9,12 +9,13 @@
 #include <cstring>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/io/atomic_file.hpp"
 
 namespace dcsgrid::io {
 
 OutputFile::OutputFile(const std::filesystem::path& disk_path, std::filesystem::path shown,
                        Compression compression)
-    : shown_(std::move(shown)) {
+    : shown_(output_name(shown)) {
   errno = 0;
   if (compression == Compression::gzip) {
     gz_ = gzopen(disk_path.c_str(), "wb");

@@ -149,6 +149,10 @@ Structure read_structure(const std::filesystem::path& path, const ReadOptions& o
   return std::move(read_models(path, options, options.model).front());
 }
 
+std::string read_text_input(const std::filesystem::path& path) {
+  return std::move(detail::load_text(path).data);
+}
+
 std::vector<Structure> read_all_models(const std::filesystem::path& path,
                                        const ReadOptions& options) {
   return read_models(path, options, 0);

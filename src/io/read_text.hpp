@@ -3,6 +3,7 @@
 // for the hot loops.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -23,9 +24,25 @@ void advise_huge_pages(void* begin, std::size_t bytes);
 inline constexpr const char* kStandardInputName = "<stdin>";
 std::string input_name(const std::filesystem::path& path);
 
-// Reads a whole file ("-": standard input), decompressing gzip, bzip2 or xz data (recognized by
-// content, whatever the name). Throws InputError when it is missing, unreadable, corrupt or
-// truncated compressed data, or binary (control bytes; the message names the line).
+// Bounds on an input's text, judged as it is read (load_text), so that no input can take more
+// memory than the limit before it is refused.
+struct InputLimits {
+  // The text (after decompression) an input may hold: $DCSGRID_MAX_INPUT_BYTES (a number of
+  // bytes, optionally with K, M, G or T), by default half the physical memory (at least 1 GiB).
+  std::uint64_t max_text_bytes = 0;
+  // Compressed data may decompress to at most this many times the compressed bytes consumed,
+  // once past 64 MiB of text: $DCSGRID_MAX_EXPANSION, by default 100 (structure files compress
+  // 4 to 12 times; a decompression bomb a thousand).
+  std::uint64_t max_expansion = 100;
+};
+// From the environment, read at each call; throws Error for a malformed value.
+InputLimits input_limits();
+
+// Reads a whole file ("-": standard input, a pipe or a terminal), decompressing gzip, bzip2 or xz
+// data (recognized by content), judging the text as it streams. Throws InputError when it is
+// missing, a directory or a device (/dev/zero never ends), unreadable, named .gz/.bz2/.xz but not
+// such data, corrupt or truncated compressed data, binary (control bytes; the message names the
+// byte offset and line), or beyond input_limits().
 TextFile load_text(const std::filesystem::path& path);
 
 // Lines of a text without their line ends ("\n" or "\r\n"), numbered from 1.

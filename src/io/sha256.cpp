@@ -191,6 +191,9 @@ std::string sha256_hex(std::span<const unsigned char> bytes, Sha256Engine engine
 }
 
 std::string sha256_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))  // a pipe is the reader's alone; a device never ends
+    throw InputError(path.string(), 0, "not a regular file, so its SHA-256 is not taken");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path.string(), 0, "cannot open the file to compute its SHA-256");
   Sha256 hash(Sha256Engine::best);

@@ -28,6 +28,10 @@ class AtomicFile {
   bool committed_ = false;
 };
 
+// The output a live temporary stands for (following temporaries staged inside temporaries), or
+// `path` itself: messages about writing a temporary name the file the user asked for.
+std::filesystem::path output_name(const std::filesystem::path& path);
+
 // Installs handlers for SIGINT, SIGTERM and SIGHUP that remove every live temporary and exit with
 // status 128 + the signal (130, 143, 129), and removes them at exit() too (a library that ends the
 // process). For programs, not libraries (Python keeps its own).

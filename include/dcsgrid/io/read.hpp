@@ -1,5 +1,6 @@
 // Reading atoms and charges. Formats, from the extension (before any .gz, .bz2 or .xz; the
-// compression is detected from the content, so a plain file named .gz reads too) or given:
+// compression is detected from the content, and a file named .gz, .bz2 or .xz must hold that
+// compression) or given:
 //   .pqr          whitespace-separated PQR (APBS, pdb2pqr): charge and radius at the line's end
 //   .pdbqt        AutoDock PDBQT: partial charge in columns 71-76; torsion-tree records skipped
 //   .xyz          frames of "count / comment / element x y z charge", or plain "x y z charge" lines
@@ -88,6 +89,14 @@ struct ModelRead {
 // InputError as read_all_models does when the blocks cannot be told apart.
 std::vector<ModelRead> read_each_model(const std::filesystem::path& path,
                                        const ReadOptions& options = {});
+
+// The whole text of a file ("-": standard input) as the readers above take it: decompressed by
+// content, and judged as it streams. Throws InputError naming the file for what they refuse: a
+// directory or a device, a name ending .gz/.bz2/.xz on other data, binary bytes (their byte
+// offset and line), corrupt compressed data, text beyond the input limits
+// ($DCSGRID_MAX_INPUT_BYTES, by default half the memory; $DCSGRID_MAX_EXPANSION, by default 100
+// times the compressed size once past 64 MiB).
+std::string read_text_input(const std::filesystem::path& path);
 
 // Atoms far from all the others, as a coordinate typed wrong (99999) makes: those beyond a gap
 // of more than min_gap Å in the atoms' distances from a central point (their sampled per-axis

@@ -19,7 +19,8 @@ bool sha256_uses_cpu_extensions();
 // Hex SHA-256 of the bytes.
 std::string sha256_hex(std::span<const unsigned char> bytes, Sha256Engine engine = Sha256Engine::best);
 
-// Hex SHA-256 of a file's bytes. Throws InputError naming the file when it cannot be read.
+// Hex SHA-256 of a regular file's bytes. Throws InputError naming the file when it cannot be read
+// or is not a regular file (a pipe or a device).
 std::string sha256_file(const std::filesystem::path& path);
 
 }  // namespace dcsgrid::io
