@@ -7,11 +7,20 @@
 
 namespace dcsgrid {
 
+std::vector<std::vector<float>*> AtomSet::columns(bool with_radii) {
+  std::vector<std::vector<float>*> c{&x, &y, &z, &q};
+  if (with_radii) c.push_back(&r);
+  return c;
+}
+
+std::vector<const std::vector<float>*> AtomSet::columns(bool with_radii) const {
+  std::vector<const std::vector<float>*> c{&x, &y, &z, &q};
+  if (with_radii) c.push_back(&r);
+  return c;
+}
+
 void AtomSet::reserve(std::size_t n) {
-  x.reserve(n);
-  y.reserve(n);
-  z.reserve(n);
-  q.reserve(n);
+  for (std::vector<float>* c : columns(!r.empty())) c->reserve(n);
 }
 
 void AtomSet::push_back(double px, double py, double pz, double charge) {
@@ -19,6 +28,11 @@ void AtomSet::push_back(double px, double py, double pz, double charge) {
   y.push_back(float(py));
   z.push_back(float(pz));
   q.push_back(float(charge));
+}
+
+void AtomSet::push_back(double px, double py, double pz, double charge, double radius) {
+  push_back(px, py, pz, charge);
+  r.push_back(float(radius));
 }
 
 double AtomSet::total_charge() const {

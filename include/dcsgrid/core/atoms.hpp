@@ -7,14 +7,21 @@
 namespace dcsgrid {
 
 // Positions in Å and charges in e, float32 as the kernels use them; sums over them are
-// taken in double (total_charge).
+// taken in double (total_charge). Radii (Å) are optional: r is empty where the input gave none
+// (a method that needs them refuses such a set), else it has one per atom.
 struct AtomSet {
   std::vector<float> x, y, z, q;
+  std::vector<float> r;
 
   std::size_t size() const { return q.size(); }
   bool empty() const { return q.empty(); }
+  bool has_radii() const { return !r.empty() && r.size() == q.size(); }
+  // The per-atom arrays, r included when with_radii: for code that moves whole atoms.
+  std::vector<std::vector<float>*> columns(bool with_radii);
+  std::vector<const std::vector<float>*> columns(bool with_radii) const;
   void reserve(std::size_t n);
   void push_back(double px, double py, double pz, double charge);
+  void push_back(double px, double py, double pz, double charge, double radius);
   double total_charge() const;
 };
 
