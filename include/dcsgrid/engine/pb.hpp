@@ -1,0 +1,77 @@
+// Poisson–Boltzmann electrostatics on a grid, as APBS's mg-manual computes it (docs/pb.md):
+//   −∇·ε(x)∇φ(x) + κ̄²(x)·φ(x) = 4π·scale·ρ(x)
+// with ε the solute (pdie) or solvent (sdie) dielectric by the molecular surface, κ̄² = sdie·κ²
+// where ions reach, ρ the atoms' charges (e/Å³) spread on the grid, and φ fixed on the grid's
+// outer faces (the boundary condition). The options are named after APBS's keywords.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "dcsgrid/core/atoms.hpp"
+#include "dcsgrid/core/grid.hpp"
+#include "dcsgrid/core/units.hpp"
+
+namespace dcsgrid::engine {
+
+// srfm: mol (probe-carved molecular surface), smol (mol with APBS's 9-point harmonic smoothing).
+enum class PbSurface { mol, smol };
+// chgm: spl0 (trilinear, 8 points), spl2 (APBS's cubic B-spline, 27-64 points).
+enum class PbChargeMap { spl0, spl2 };
+// bcfl: zero (φ = 0 on the faces), mdh (a Debye–Hückel sphere per atom, summed).
+enum class PbBoundary { zero, mdh };
+
+// One mobile ion species (APBS "ion charge C conc M radius R").
+struct PbIon {
+  double charge = 1.0;         // e
+  double concentration = 0.0;  // mol/L
+  double radius = 2.0;         // Å, widens the ion-exclusion layer around the atoms
+};
+
+struct PbOptions {
+  double pdie = 2.0;    // solute dielectric
+  double sdie = 78.54;  // solvent dielectric
+  std::vector<PbIon> ions;  // none: no salt (κ = 0)
+  double srad = 1.4;    // solvent probe radius, Å
+  PbSurface srfm = PbSurface::smol;
+  PbChargeMap chgm = PbChargeMap::spl2;
+  PbBoundary bcfl = PbBoundary::mdh;
+  double temp = kDefaultTemperature;  // K
+  double sdens = 10.0;  // surface points per Å² on each atom's probe sphere (APBS sdens)
+  // Stop when ‖f − A φ‖₂ / ‖f‖₂ falls below this (f: the right-hand side with the boundary's
+  // terms). APBS stops at an estimate near 1e-6; 1e-9 makes our map independent of the solver.
+  double tolerance = 1e-9;
+  int max_iterations = 100;  // preconditioned-CG iterations, one V-cycle each
+  bool nonlinear = false;    // full PB (sinh): not implemented yet, refused by validate
+};
+
+// Throws Error naming the option for values out of range, an ion set that is not neutral
+// (Σ c·z ≠ 0, as APBS refuses) and nonlinear (not implemented).
+void validate(const PbOptions& options);
+// "pdie 2, sdie 78.54, ions 0.15 M (1:1, r 2 Å), srad 1.4 Å, smol, spl2, mdh, 298.15 K", for logs.
+std::string describe(const PbOptions& options);
+
+// Ionic strength ½Σ c·z² (mol/L), the largest ion radius (Å) and κ̄² = sdie·κ² (1/Å²).
+double ionic_strength(const PbOptions& options);
+double max_ion_radius(const PbOptions& options);
+double kappa_bar_squared(const PbOptions& options);
+
+struct PbResult {
+  std::vector<double> potential;  // every grid point, x fastest, in the unit `scale` gives
+  // ‖f − A φ‖/‖f‖ before the first iteration and after each one.
+  std::vector<double> residual_history;
+  int iterations = 0;
+  // ½ Σ q·φ over the spread charges (APBS's linear "Total electrostatic energy"), in the
+  // potential's unit times e (kT for kT/e), and the same in kJ/mol (APBS prints kJ/mol).
+  double energy = 0.0;
+  double energy_kj_per_mol = 0.0;
+};
+
+// Solves the linearised PB equation on every point of grid. atoms must carry radii (has_radii)
+// and lie strictly inside the grid; scale converts e/Å to the output unit (k_C·unit factor, as
+// make_pair_kernel(physics).scale with dielectric 1: 560.4 for kT/e at 298.15 K). Throws Error
+// for bad options or atoms, and when the solver stops above the tolerance (the residual history
+// in the message).
+PbResult solve_pb(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options,
+                  double scale);
+
+}  // namespace dcsgrid::engine

@@ -1,0 +1,152 @@
+#include "dcsgrid/engine/pb.hpp"
+
+#include <cmath>
+#include <numbers>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/engine/pb_discretize.hpp"
+#include "dcsgrid/engine/pb_multigrid.hpp"
+
+namespace dcsgrid::engine {
+namespace {
+
+void require_positive(double value, const char* name) {
+  if (!(value > 0) || !std::isfinite(value))
+    throw Error(fmt::format("pb: {} must be positive, got {}", name, value));
+}
+
+// Atoms need radii and must lie strictly inside the grid's box: the surface and charge maps ignore
+// none of them, and no boundary point coincides with an atom.
+void check_atoms(const AtomSet& atoms, const GridSpec& grid) {
+  if (atoms.empty()) throw Error("pb: no atoms");
+  if (!atoms.has_radii())
+    throw Error("pb needs a radius for every atom (a PQR input, or force-field radii)");
+  const auto far = grid.far_corner();
+  for (std::size_t n = 0; n < atoms.size(); ++n) {
+    if (!(atoms.r[n] >= 0) || !std::isfinite(atoms.r[n]))
+      throw Error(fmt::format("pb: atom {} has radius {}; radii must be zero or positive", n + 1, atoms.r[n]));
+    const double p[3] = {atoms.x[n], atoms.y[n], atoms.z[n]};
+    for (int d = 0; d < 3; ++d)
+      if (!(p[d] > grid.origin[d] && p[d] < far[d]))
+        throw Error(fmt::format("pb: atom {} at ({}, {}, {}) Å is not inside the grid ({}); the grid "
+                                "must contain the molecule",
+                                n + 1, p[0], p[1], p[2], grid.describe()));
+  }
+}
+
+std::string residual_text(const std::vector<double>& history) {
+  std::string text;
+  for (std::size_t n = 0; n < history.size(); ++n) text += fmt::format("{}{:.3g}", n ? ", " : "", history[n]);
+  return text;
+}
+
+}  // namespace
+
+double ionic_strength(const PbOptions& options) {
+  double sum = 0;
+  for (const PbIon& ion : options.ions) sum += 0.5 * ion.concentration * ion.charge * ion.charge;
+  return sum;
+}
+
+double max_ion_radius(const PbOptions& options) {
+  double r = 0;
+  for (const PbIon& ion : options.ions) r = std::max(r, ion.radius);
+  return r;
+}
+
+double kappa_bar_squared(const PbOptions& options) {
+  const double kappa = debye_kappa(ionic_strength(options), options.sdie, options.temp);
+  return options.sdie * kappa * kappa;
+}
+
+void validate(const PbOptions& o) {
+  require_positive(o.pdie, "the solute dielectric (pdie)");
+  require_positive(o.sdie, "the solvent dielectric (sdie)");
+  require_positive(o.temp, "the temperature (K)");
+  require_positive(o.sdens, "the surface density (sdens, points/Å²)");
+  require_positive(o.tolerance, "the solver tolerance");
+  if (!(o.srad >= 0) || !std::isfinite(o.srad))
+    throw Error(fmt::format("pb: the probe radius (srad) must be zero or positive, got {}", o.srad));
+  if (o.max_iterations < 1)
+    throw Error(fmt::format("pb: the iteration limit must be at least 1, got {}", o.max_iterations));
+  double net = 0;
+  for (std::size_t n = 0; n < o.ions.size(); ++n) {
+    const PbIon& ion = o.ions[n];
+    if (!std::isfinite(ion.charge) || ion.charge == 0 || !(ion.concentration >= 0) ||
+        !std::isfinite(ion.concentration) || !(ion.radius >= 0) || !std::isfinite(ion.radius))
+      throw Error(fmt::format("pb: ion {} (charge {}, {} mol/L, radius {} Å) needs a non-zero charge, "
+                              "a concentration ≥ 0 and a radius ≥ 0",
+                              n + 1, ion.charge, ion.concentration, ion.radius));
+    net += ion.charge * ion.concentration;
+  }
+  if (std::abs(net) > 1e-9)
+    throw Error(fmt::format("pb: the ions are not neutral (Σ charge·concentration = {} mol/L)", net));
+  if (o.nonlinear) throw Error("pb: the nonlinear Poisson–Boltzmann equation is not implemented yet");
+}
+
+std::string describe(const PbOptions& o) {
+  std::string ions = o.ions.empty() ? "no ions" : "ions";
+  for (const PbIon& ion : o.ions)
+    ions += fmt::format(" {:+g}e {:g} M r {:g} Å;", ion.charge, ion.concentration, ion.radius);
+  if (!o.ions.empty()) ions.pop_back();
+  const char* surface = o.srfm == PbSurface::smol ? "smol" : "mol";
+  const char* charge = o.chgm == PbChargeMap::spl2 ? "spl2" : "spl0";
+  const char* boundary = o.bcfl == PbBoundary::mdh ? "mdh" : "zero";
+  return fmt::format("pdie {:g}, sdie {:g}, {}, srad {:g} Å, sdens {:g}, {}, {}, {}, {:g} K, {}", o.pdie,
+                     o.sdie, ions, o.srad, o.sdens, surface, charge, boundary, o.temp,
+                     o.nonlinear ? "nonlinear" : "linear");
+}
+
+PbResult solve_pb(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale) {
+  validate(options);
+  validate(grid);
+  require_positive(scale, "the unit scale");
+  if (grid.nx() < 3 || grid.ny() < 3 || grid.nz() < 3)
+    throw Error(fmt::format("pb: the grid ({}) needs at least 3 points along each axis", grid.describe()));
+  check_atoms(atoms, grid);
+  // About 17 float64 arrays of the grid at the peak (coefficients, solver vectors, coarse levels).
+  require_host_memory(grid, 34);
+
+  PbOperator op;
+  op.dims = grid.dims;
+  op.spacing = grid.spacing;
+  {
+    PbDielectric eps = pb_dielectric(atoms, grid, options);
+    op.eps_x = std::move(eps.eps_x);
+    op.eps_y = std::move(eps.eps_y);
+    op.eps_z = std::move(eps.eps_z);
+  }
+  op.c = pb_ion_accessibility(atoms, grid, options);
+  const double kappa2 = kappa_bar_squared(options);
+  for (double& c : op.c) c *= kappa2;
+
+  const std::vector<double> charge = pb_charge(atoms, grid, options.chgm);
+  const double volume = grid.spacing[0] * grid.spacing[1] * grid.spacing[2];
+  std::vector<double> f(charge.size());
+  for (std::size_t n = 0; n < f.size(); ++n) f[n] = 4 * std::numbers::pi * scale * charge[n] / volume;
+
+  PbResult result;
+  result.potential.assign(grid.point_count(), 0.0);
+  pb_boundary(atoms, grid, options, scale, result.potential);
+  MultigridOptions mg;
+  mg.tolerance = options.tolerance;
+  mg.max_iterations = options.max_iterations;
+  MultigridReport report = solve_multigrid(std::move(op), f, result.potential, mg);
+  result.residual_history = std::move(report.residual_history);
+  result.iterations = report.iterations;
+  if (!report.converged)
+    throw Error(fmt::format("pb: the solver did not reach the relative residual {:g} in {} iterations "
+                            "(residuals: {})",
+                            options.tolerance, options.max_iterations, residual_text(result.residual_history)));
+
+  double sum = 0;
+  for (std::size_t n = 0; n < charge.size(); ++n) sum += charge[n] * result.potential[n];
+  result.energy = 0.5 * sum;
+  // ½Σqφ/scale is in e²/Å; k_C turns it into kcal/mol.
+  result.energy_kj_per_mol = result.energy / scale * kCoulomb * 4.184;
+  return result;
+}
+
+}  // namespace dcsgrid::engine

@@ -1,0 +1,311 @@
+#include "dcsgrid/engine/pb_discretize.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <numbers>
+
+namespace dcsgrid::engine {
+namespace {
+
+using Vec3 = std::array<double, 3>;
+
+// APBS skips atoms with a radius below this (VSMALL) when it marks spheres.
+constexpr double kTinyRadius = 1e-9;
+
+// The points of one grid: its first point's position, spacing and counts.
+struct Lattice {
+  Vec3 min{}, h{};
+  std::array<std::int64_t, 3> n{};
+  std::size_t at(std::int64_t i, std::int64_t j, std::int64_t k) const {
+    return (std::size_t(k) * n[1] + j) * n[0] + i;
+  }
+};
+
+Lattice lattice_of(const GridSpec& grid, int shifted_axis = -1) {
+  Lattice l{grid.origin, grid.spacing, grid.dims};
+  if (shifted_axis >= 0) l.min[shifted_axis] += 0.5 * grid.spacing[shifted_axis];
+  return l;
+}
+
+// Sets value at every lattice point within r (≤) of centre, as APBS's markSphere (the same index
+// range and the same arithmetic, so that ties fall the same way).
+void mark_sphere(double r, const Vec3& centre, const Lattice& l, std::vector<double>& a, double value) {
+  const Vec3 pos = {centre[0] - l.min[0], centre[1] - l.min[1], centre[2] - l.min[2]};
+  const double r2 = r * r;
+  std::array<std::int64_t, 3> lo, hi;
+  for (int d = 0; d < 3; ++d) {
+    const double range = r + 0.5 * l.h[d];
+    lo[d] = std::max<std::int64_t>(0, std::int64_t(std::ceil((pos[d] - range) / l.h[d])));
+    hi[d] = std::min<std::int64_t>(l.n[d] - 1, std::int64_t(std::floor((pos[d] + range) / l.h[d])));
+  }
+  for (std::int64_t i = lo[0]; i <= hi[0]; ++i) {
+    const double dx2 = (pos[0] - l.h[0] * double(i)) * (pos[0] - l.h[0] * double(i));
+    for (std::int64_t j = lo[1]; j <= hi[1]; ++j) {
+      const double dy2 = (pos[1] - l.h[1] * double(j)) * (pos[1] - l.h[1] * double(j));
+      if (dx2 + dy2 > r2) continue;
+      for (std::int64_t k = lo[2]; k <= hi[2]; ++k) {
+        const double dz2 = (pos[2] - l.h[2] * double(k)) * (pos[2] - l.h[2] * double(k));
+        if (dz2 + dy2 + dx2 <= r2) a[l.at(i, j, k)] = value;
+      }
+    }
+  }
+}
+
+Vec3 position(const AtomSet& atoms, std::size_t n) { return {atoms.x[n], atoms.y[n], atoms.z[n]}; }
+
+// APBS's reference sphere (VaccSurf_refSphere): rings of constant θ, points evenly in φ.
+std::vector<Vec3> reference_sphere(int wanted) {
+  const int rings = int(std::floor(std::sqrt(std::numbers::pi * wanted / 4.0) + 0.5));
+  const double dtheta = std::numbers::pi / rings;
+  std::vector<Vec3> points;
+  for (int t = 0; t < rings; ++t) {
+    const double theta = dtheta * t;
+    const int count = int(std::floor(std::sin(theta) * 2 * rings + 0.5));
+    if (count == 0) continue;
+    const double dphi = 2 * std::numbers::pi / count;
+    for (int p = 0; p < count; ++p) {
+      const double phi = dphi * p;
+      points.push_back({std::cos(phi) * std::sin(theta), std::sin(phi) * std::sin(theta), std::cos(theta)});
+    }
+  }
+  return points;
+}
+
+// Atoms bucketed in cubes of edge `cell`, to find those whose probe-inflated sphere holds a point.
+class AtomCells {
+ public:
+  AtomCells(const AtomSet& atoms, double cell) : atoms_(atoms), cell_(cell) {
+    const Box box = bounding_box(atoms);
+    for (int d = 0; d < 3; ++d) {
+      lo_[d] = box.lo[d];
+      n_[d] = std::int64_t(std::floor((box.hi[d] - box.lo[d]) / cell)) + 1;
+    }
+    start_.assign(std::size_t(n_[0] * n_[1] * n_[2]) + 1, 0);
+    std::vector<std::size_t> cell_of(atoms.size());
+    for (std::size_t a = 0; a < atoms.size(); ++a) {
+      cell_of[a] = index(cell_coords(position(atoms, a)));
+      ++start_[cell_of[a] + 1];
+    }
+    for (std::size_t c = 1; c < start_.size(); ++c) start_[c] += start_[c - 1];
+    members_.resize(atoms.size());
+    std::vector<std::size_t> fill(start_.begin(), start_.end() - 1);
+    for (std::size_t a = 0; a < atoms.size(); ++a) members_[fill[cell_of[a]]++] = a;
+  }
+  // APBS's ivdwAccExclus: no atom other than self has the point within (radius + probe), strictly.
+  bool accessible(const Vec3& p, double probe, std::size_t self) const {
+    const auto c = cell_coords(p);
+    for (std::int64_t k = std::max<std::int64_t>(0, c[2] - 1); k <= std::min(n_[2] - 1, c[2] + 1); ++k)
+      for (std::int64_t j = std::max<std::int64_t>(0, c[1] - 1); j <= std::min(n_[1] - 1, c[1] + 1); ++j)
+        for (std::int64_t i = std::max<std::int64_t>(0, c[0] - 1); i <= std::min(n_[0] - 1, c[0] + 1); ++i) {
+          const std::size_t cell = index({i, j, k});
+          for (std::size_t m = start_[cell]; m < start_[cell + 1]; ++m) {
+            const std::size_t a = members_[m];
+            if (a == self) continue;
+            const double dx = p[0] - atoms_.x[a], dy = p[1] - atoms_.y[a], dz = p[2] - atoms_.z[a];
+            const double reach = atoms_.r[a] + probe;
+            if (dx * dx + dy * dy + dz * dz < reach * reach) return false;
+          }
+        }
+    return true;
+  }
+
+ private:
+  std::array<std::int64_t, 3> cell_coords(const Vec3& p) const {
+    std::array<std::int64_t, 3> c;
+    for (int d = 0; d < 3; ++d)
+      c[d] = std::clamp<std::int64_t>(std::int64_t(std::floor((p[d] - lo_[d]) / cell_)), 0, n_[d] - 1);
+    return c;
+  }
+  std::size_t index(const std::array<std::int64_t, 3>& c) const {
+    return std::size_t((c[2] * n_[1] + c[1]) * n_[0] + c[0]);
+  }
+  const AtomSet& atoms_;
+  double cell_;
+  Vec3 lo_{};
+  std::array<std::int64_t, 3> n_{};
+  std::vector<std::size_t> start_, members_;
+};
+
+// Every atom's probe-sphere points that no other atom covers (APBS's SAS points).
+std::vector<Vec3> accessible_surface_points(const AtomSet& atoms, const PbOptions& options) {
+  const double max_radius = *std::max_element(atoms.r.begin(), atoms.r.end());
+  const double list_radius = std::max(options.srad, max_ion_radius(options)) + 0.5;
+  const double outer = max_radius + list_radius;
+  const auto sphere = reference_sphere(int(std::ceil(4 * std::numbers::pi * outer * outer * options.sdens)));
+  const AtomCells cells(atoms, std::max(max_radius + options.srad, 0.5));
+  std::vector<std::vector<Vec3>> per_atom(atoms.size());
+#pragma omp parallel for schedule(dynamic, 16)
+  for (std::int64_t a = 0; a < std::int64_t(atoms.size()); ++a) {
+    if (atoms.r[a] < kTinyRadius) continue;
+    const double rad = atoms.r[a] + options.srad;
+    const Vec3 c = position(atoms, a);
+    for (const Vec3& s : sphere) {
+      const Vec3 p = {rad * s[0] + c[0], rad * s[1] + c[1], rad * s[2] + c[2]};
+      if (cells.accessible(p, options.srad, std::size_t(a))) per_atom[a].push_back(p);
+    }
+  }
+  std::vector<Vec3> points;
+  for (const auto& v : per_atom) points.insert(points.end(), v.begin(), v.end());
+  return points;
+}
+
+// APBS's smoothing of one face grid (fillcoCoefMolDielSmooth): the harmonic mean of the face
+// itself, the other two grids' faces at the same point and those of the 1/√2-spacing neighbours
+// that lie inside the grid. `own` is the axis of the grid being smoothed.
+double smoothed_face(const std::array<const std::vector<double>*, 3>& eps, const Lattice& l, int own,
+                     std::int64_t i, std::int64_t j, std::int64_t k) {
+  const int a1 = (own + 1) % 3, a2 = (own + 2) % 3;
+  std::array<std::int64_t, 3> p = {i, j, k};
+  auto value = [&](int axis, std::array<std::int64_t, 3> q) { return (*eps[axis])[l.at(q[0], q[1], q[2])]; };
+  double inverse_sum = 1 / value(own, p) + 1 / value(a1, p) + 1 / value(a2, p);
+  int count = 3;
+  for (int other : {a1, a2}) {
+    if (p[other] > 0) {
+      auto q = p;
+      --q[other];
+      inverse_sum += 1 / value(other, q);
+      ++count;
+    }
+  }
+  if (p[own] < l.n[own] - 1) {
+    auto q = p;
+    ++q[own];
+    inverse_sum += 1 / value(a1, q) + 1 / value(a2, q);
+    count += 2;
+    for (int other : {a1, a2}) {
+      if (p[other] > 0) {
+        auto s = q;
+        --s[other];
+        inverse_sum += 1 / value(other, s);
+        ++count;
+      }
+    }
+  }
+  return count / inverse_sum;
+}
+
+void smooth_dielectric(PbDielectric& d, const GridSpec& grid) {
+  const PbDielectric raw = d;
+  const std::array<const std::vector<double>*, 3> eps = {&raw.eps_x, &raw.eps_y, &raw.eps_z};
+  std::array<std::vector<double>*, 3> out = {&d.eps_x, &d.eps_y, &d.eps_z};
+  const Lattice l = lattice_of(grid);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t k = 0; k < l.n[2]; ++k)
+    for (std::int64_t j = 0; j < l.n[1]; ++j)
+      for (std::int64_t i = 0; i < l.n[0]; ++i)
+        for (int axis = 0; axis < 3; ++axis) (*out[axis])[l.at(i, j, k)] = smoothed_face(eps, l, axis, i, j, k);
+}
+
+double bspline2(double x) {  // APBS's charge B-spline, support [0, 3]
+  const double m2m = (x >= 0 && x <= 2) ? 1 - std::abs(x - 1) : 0.0;
+  const double m2 = (x >= 1 && x <= 3) ? 1 - std::abs(x - 2) : 0.0;
+  return (x >= 0 && x <= 3) ? 0.5 * x * m2m + 0.5 * (3 - x) * m2 : 0.0;
+}
+
+void spread_spl2(const Lattice& l, const Vec3& pos, double q, std::vector<double>& charge) {
+  std::array<std::int64_t, 3> lo, hi;
+  Vec3 f;
+  for (int d = 0; d < 3; ++d) {
+    f[d] = (pos[d] - l.min[d]) / l.h[d];
+    lo[d] = std::max<std::int64_t>(std::int64_t(std::floor(f[d])) - 1, 0);
+    hi[d] = std::min<std::int64_t>(std::int64_t(std::ceil(f[d])) + 1, l.n[d] - 1);
+  }
+  for (std::int64_t i = lo[0]; i <= hi[0]; ++i) {
+    const double wx = bspline2(1.5 + (double(i) - f[0]));
+    for (std::int64_t j = lo[1]; j <= hi[1]; ++j) {
+      const double wy = bspline2(1.5 + (double(j) - f[1]));
+      for (std::int64_t k = lo[2]; k <= hi[2]; ++k)
+        charge[l.at(i, j, k)] += q * wx * wy * bspline2(1.5 + (double(k) - f[2]));
+    }
+  }
+}
+
+void spread_spl0(const Lattice& l, const Vec3& pos, double q, std::vector<double>& charge) {
+  std::array<std::int64_t, 2> idx[3];
+  std::array<double, 2> w[3];
+  for (int d = 0; d < 3; ++d) {
+    const double f = (pos[d] - l.min[d]) / l.h[d];
+    idx[d] = {std::int64_t(std::floor(f)), std::int64_t(std::ceil(f))};
+    const double t = f - std::floor(f);
+    w[d] = {1 - t, t};
+  }
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 2; ++b)
+      for (int c = 0; c < 2; ++c)
+        charge[l.at(idx[0][a], idx[1][b], idx[2][c])] += q * w[0][a] * w[1][b] * w[2][c];
+}
+
+}  // namespace
+
+PbDielectric pb_dielectric(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options) {
+  PbDielectric d;
+  std::array<std::vector<double>*, 3> eps = {&d.eps_x, &d.eps_y, &d.eps_z};
+  const std::vector<Vec3> surface =
+      options.srad > kTinyRadius ? accessible_surface_points(atoms, options) : std::vector<Vec3>{};
+  // One face grid per thread: the marks of different atoms overlap, the grids do not.
+#pragma omp parallel for schedule(static, 1)
+  for (int axis = 0; axis < 3; ++axis) {
+    const Lattice l = lattice_of(grid, axis);
+    std::vector<double>& a = *eps[axis];
+    a.assign(grid.point_count(), options.sdie);
+    for (std::size_t n = 0; n < atoms.size(); ++n)
+      if (atoms.r[n] > kTinyRadius) mark_sphere(atoms.r[n] + options.srad, position(atoms, n), l, a, options.pdie);
+    for (const Vec3& p : surface) mark_sphere(options.srad, p, l, a, options.sdie);
+  }
+  if (options.srfm == PbSurface::smol) smooth_dielectric(d, grid);
+  return d;
+}
+
+std::vector<double> pb_ion_accessibility(const AtomSet& atoms, const GridSpec& grid,
+                                         const PbOptions& options) {
+  if (ionic_strength(options) <= 0) return std::vector<double>(grid.point_count(), 0.0);
+  std::vector<double> access(grid.point_count(), 1.0);
+  const Lattice l = lattice_of(grid);
+  const double ion_radius = max_ion_radius(options);
+  for (std::size_t n = 0; n < atoms.size(); ++n)
+    if (atoms.r[n] > kTinyRadius) mark_sphere(atoms.r[n] + ion_radius, position(atoms, n), l, access, 0.0);
+  return access;
+}
+
+std::vector<double> pb_charge(const AtomSet& atoms, const GridSpec& grid, PbChargeMap chgm) {
+  std::vector<double> charge(grid.point_count(), 0.0);
+  const Lattice l = lattice_of(grid);
+  for (std::size_t n = 0; n < atoms.size(); ++n) {
+    if (atoms.q[n] == 0) continue;
+    if (chgm == PbChargeMap::spl2) spread_spl2(l, position(atoms, n), atoms.q[n], charge);
+    else spread_spl0(l, position(atoms, n), atoms.q[n], charge);
+  }
+  return charge;
+}
+
+void pb_boundary(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale,
+                 std::vector<double>& phi) {
+  if (options.bcfl == PbBoundary::zero) return;
+  const double kappa = std::sqrt(kappa_bar_squared(options) / options.sdie);
+  const double pre = scale / options.sdie;
+  const Lattice l = lattice_of(grid);
+  std::vector<std::size_t> faces;
+  for (std::int64_t k = 0; k < l.n[2]; ++k)
+    for (std::int64_t j = 0; j < l.n[1]; ++j)
+      for (std::int64_t i = 0; i < l.n[0]; ++i)
+        if (i == 0 || j == 0 || k == 0 || i == l.n[0] - 1 || j == l.n[1] - 1 || k == l.n[2] - 1)
+          faces.push_back(l.at(i, j, k));
+#pragma omp parallel for schedule(static)
+  for (std::int64_t f = 0; f < std::int64_t(faces.size()); ++f) {
+    const auto ijk = grid.ijk(faces[f]);
+    const Vec3 p = grid.position(ijk[0], ijk[1], ijk[2]);
+    double sum = 0;
+    for (std::size_t n = 0; n < atoms.size(); ++n) {
+      const double dx = p[0] - atoms.x[n], dy = p[1] - atoms.y[n], dz = p[2] - atoms.z[n];
+      const double d = std::sqrt(dx * dx + dy * dy + dz * dz);
+      const double a = atoms.r[n];
+      sum += kappa > kTinyRadius ? atoms.q[n] / d * std::exp(-kappa * (d - a)) / (1 + kappa * a)
+                                 : atoms.q[n] / d;
+    }
+    phi[faces[f]] += pre * sum;
+  }
+}
+
+}  // namespace dcsgrid::engine
