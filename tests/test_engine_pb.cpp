@@ -139,15 +139,16 @@ TEST(PbDiscretize, ChargeSplinesKeepTheChargeAndItsCentre) {
     }
     EXPECT_NEAR(total, 1.5, 1e-12);
     // Both splines are symmetric about the atom: the first moment is the atom's position.
-    EXPECT_NEAR(m[0] / total, 0.13, 1e-9);
-    EXPECT_NEAR(m[1] / total, -0.31, 1e-9);
-    EXPECT_NEAR(m[2] / total, 0.27, 1e-9);
+    EXPECT_NEAR(m[0] / total, atoms.x[0], 1e-9);
+    EXPECT_NEAR(m[1] / total, atoms.y[0], 1e-9);
+    EXPECT_NEAR(m[2] / total, atoms.z[0], 1e-9);
   }
 }
 
 TEST(PbDiscretize, MolecularSurfaceAndIonExclusion) {
-  // Two touching atoms: the probe cannot enter the crevice between them at the midpoint plane
-  // (re-entrant region), while a point beyond a probe's reach from both is solvent.
+  // Two touching atoms of radius 1.6: on their midplane the probe (1.4) comes no closer to the
+  // axis than y = √(3² − 1.6²) = 2.54, so the crevice at y = 0.875 (outside both atoms, within
+  // r + srad of both) stays solute (re-entrant), while y = 1.375 is within the probe's reach.
   const GridSpec grid = cube_grid(41, 0.25);
   AtomSet atoms;
   atoms.push_back(-1.6, 0, 0, 0.0, 1.6);
@@ -165,7 +166,8 @@ TEST(PbDiscretize, MolecularSurfaceAndIonExclusion) {
     return grid.index(i, j, k);
   };
   EXPECT_EQ(eps.eps_y[at(-1.6, 0, 0)], 2.0);     // atom centre
-  EXPECT_EQ(eps.eps_y[at(0, 1.5, 0)], 2.0);      // crevice: within r + srad of both, no probe fits
+  EXPECT_EQ(eps.eps_y[at(0, 0.75, 0)], 2.0);     // eps_y's point at y = 0.875: re-entrant
+  EXPECT_EQ(eps.eps_y[at(0, 1.25, 0)], 78.54);   // at y = 1.375: the probe reaches it
   EXPECT_EQ(eps.eps_y[at(-4.5, 0, 0)], 78.54);   // beyond r + srad
   EXPECT_EQ(eps.eps_y[at(-1.6, 0, 2.5)], 78.54); // within r + srad but a probe touches it
   const auto access = pb_ion_accessibility(atoms, grid, options);
