@@ -6,6 +6,9 @@
 #include <cstdint>
 #include <numbers>
 
+#include "dcsgrid/core/physics.hpp"
+#include "dcsgrid/engine/cpu_backend.hpp"
+
 namespace dcsgrid::engine {
 namespace {
 
@@ -283,28 +286,45 @@ std::vector<double> pb_charge(const AtomSet& atoms, const GridSpec& grid, PbChar
 void pb_boundary(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale,
                  std::vector<double>& phi) {
   if (options.bcfl == PbBoundary::zero) return;
+  // mdh is a Debye–Hückel sum with each charge raised to q·exp(κa)/(1 + κa): the CPU direct
+  // kernel's, run on each face as a one-plane grid whose normal is made its z axis (the kernel
+  // vectorises along x).
   const double kappa = std::sqrt(kappa_bar_squared(options) / options.sdie);
-  const double pre = scale / options.sdie;
+  PairKernel kernel;
+  kernel.form = kappa > 0 ? PairForm::debye_huckel : PairForm::coulomb;
+  kernel.scale_d = scale / options.sdie;
+  kernel.kappa_d = kappa;
+  kernel.exp2_kappa_d = -kappa * std::numbers::log2e;
+  kernel.min_r2_d = 1e-12;  // atoms lie strictly inside the grid, never on a face
+  kernel.scale = float(kernel.scale_d);
+  kernel.exp2_kappa = float(kernel.exp2_kappa_d);
+  kernel.min_r2 = float(kernel.min_r2_d);
   const Lattice l = lattice_of(grid);
-  std::vector<std::size_t> faces;
-  for (std::int64_t k = 0; k < l.n[2]; ++k)
-    for (std::int64_t j = 0; j < l.n[1]; ++j)
-      for (std::int64_t i = 0; i < l.n[0]; ++i)
-        if (i == 0 || j == 0 || k == 0 || i == l.n[0] - 1 || j == l.n[1] - 1 || k == l.n[2] - 1)
-          faces.push_back(l.at(i, j, k));
-#pragma omp parallel for schedule(static)
-  for (std::int64_t f = 0; f < std::int64_t(faces.size()); ++f) {
-    const auto ijk = grid.ijk(faces[f]);
-    const Vec3 p = grid.position(ijk[0], ijk[1], ijk[2]);
-    double sum = 0;
+  for (int normal = 0; normal < 3; ++normal) {
+    const int u = (normal + 1) % 3, v = (normal + 2) % 3;
+    AtomSet turned;
+    turned.reserve(atoms.size());
     for (std::size_t n = 0; n < atoms.size(); ++n) {
-      const double dx = p[0] - atoms.x[n], dy = p[1] - atoms.y[n], dz = p[2] - atoms.z[n];
-      const double d = std::sqrt(dx * dx + dy * dy + dz * dz);
+      const Vec3 p = position(atoms, n);
       const double a = atoms.r[n];
-      sum += kappa > kTinyRadius ? atoms.q[n] / d * std::exp(-kappa * (d - a)) / (1 + kappa * a)
-                                 : atoms.q[n] / d;
+      turned.push_back(p[u], p[v], p[normal], atoms.q[n] * std::exp(kappa * a) / (1 + kappa * a));
     }
-    phi[faces[f]] += pre * sum;
+    for (std::int64_t side : {std::int64_t(0), l.n[normal] - 1}) {
+      GridSpec face;
+      face.origin = {l.min[u], l.min[v], l.min[normal] + double(side) * l.h[normal]};
+      face.spacing = {l.h[u], l.h[v], l.h[normal]};
+      face.dims = {l.n[u], l.n[v], 1};
+      std::vector<float> values(face.point_count());
+      direct_sum_cpu(turned, face, kernel, Slab{0, 1}, values.data());
+      for (std::int64_t b = 0; b < l.n[v]; ++b)
+        for (std::int64_t a = 0; a < l.n[u]; ++a) {
+          std::array<std::int64_t, 3> ijk;
+          ijk[normal] = side;
+          ijk[u] = a;
+          ijk[v] = b;
+          phi[l.at(ijk[0], ijk[1], ijk[2])] = values[std::size_t(b) * l.n[u] + a];
+        }
+    }
   }
 }
 

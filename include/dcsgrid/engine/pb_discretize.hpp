@@ -31,8 +31,9 @@ std::vector<double> pb_ion_accessibility(const AtomSet& atoms, const GridSpec& g
 // lose the points outside (as APBS, which clamps them onto the faces).
 std::vector<double> pb_charge(const AtomSet& atoms, const GridSpec& grid, PbChargeMap chgm);
 
-// Adds the boundary values onto the outer faces of phi (interior untouched): mdh sums
-// scale·q·exp(−κ(d − a))/((1 + κa)·sdie·d) over the atoms, a the atom's radius; zero adds nothing.
+// Sets the boundary values on the outer faces of phi (interior untouched): mdh sums
+// scale·q·exp(−κ(d − a))/((1 + κa)·sdie·d) over the atoms, a the atom's radius (float32 terms
+// summed in double, about 1e-7 relative); zero leaves phi as it is.
 void pb_boundary(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale,
                  std::vector<double>& phi);
 
