@@ -76,7 +76,7 @@ std::vector<Vec3> reference_sphere(int wanted) {
   return points;
 }
 
-// Atoms bucketed in cubes of edge `cell`, to find those whose probe-inflated sphere holds a point.
+// Atoms bucketed in cubes of edge `cell`, to find the atoms near a place.
 class AtomCells {
  public:
   AtomCells(const AtomSet& atoms, double cell) : atoms_(atoms), cell_(cell) {
@@ -96,22 +96,27 @@ class AtomCells {
     std::vector<std::size_t> fill(start_.begin(), start_.end() - 1);
     for (std::size_t a = 0; a < atoms.size(); ++a) members_[fill[cell_of[a]]++] = a;
   }
-  // APBS's ivdwAccExclus: no atom other than self has the point within (radius + probe), strictly.
-  bool accessible(const Vec3& p, double probe, std::size_t self) const {
+  // The atoms other than self whose centres lie within reach + their radius of p.
+  void near(const Vec3& p, double reach, std::size_t self, std::vector<std::size_t>& out) const {
+    out.clear();
     const auto c = cell_coords(p);
-    for (std::int64_t k = std::max<std::int64_t>(0, c[2] - 1); k <= std::min(n_[2] - 1, c[2] + 1); ++k)
-      for (std::int64_t j = std::max<std::int64_t>(0, c[1] - 1); j <= std::min(n_[1] - 1, c[1] + 1); ++j)
-        for (std::int64_t i = std::max<std::int64_t>(0, c[0] - 1); i <= std::min(n_[0] - 1, c[0] + 1); ++i) {
+    const std::int64_t span = std::int64_t(std::ceil(reach / cell_)) + 1;
+    std::array<std::int64_t, 3> lo, hi;
+    for (int d = 0; d < 3; ++d) {
+      lo[d] = std::max<std::int64_t>(0, c[d] - span);
+      hi[d] = std::min(n_[d] - 1, c[d] + span);
+    }
+    for (std::int64_t k = lo[2]; k <= hi[2]; ++k)
+      for (std::int64_t j = lo[1]; j <= hi[1]; ++j)
+        for (std::int64_t i = lo[0]; i <= hi[0]; ++i) {
           const std::size_t cell = index({i, j, k});
           for (std::size_t m = start_[cell]; m < start_[cell + 1]; ++m) {
             const std::size_t a = members_[m];
-            if (a == self) continue;
             const double dx = p[0] - atoms_.x[a], dy = p[1] - atoms_.y[a], dz = p[2] - atoms_.z[a];
-            const double reach = atoms_.r[a] + probe;
-            if (dx * dx + dy * dy + dz * dz < reach * reach) return false;
+            const double limit = reach + atoms_.r[a];
+            if (a != self && dx * dx + dy * dy + dz * dz <= limit * limit) out.push_back(a);
           }
         }
-    return true;
   }
 
  private:
@@ -131,6 +136,24 @@ class AtomCells {
   std::vector<std::size_t> start_, members_;
 };
 
+// APBS's ivdwAccExclus: none of the candidate atoms has p within (radius + probe), strictly.
+// The last atom that covered a point is tried first: neighbouring sphere points share it.
+bool accessible(const AtomSet& atoms, const Vec3& p, double probe, const std::vector<std::size_t>& candidates,
+                std::size_t& last_cover) {
+  const auto covers = [&](std::size_t a) {
+    const double dx = p[0] - atoms.x[a], dy = p[1] - atoms.y[a], dz = p[2] - atoms.z[a];
+    const double reach = atoms.r[a] + probe;
+    return dx * dx + dy * dy + dz * dz < reach * reach;
+  };
+  if (last_cover < candidates.size() && covers(candidates[last_cover])) return false;
+  for (std::size_t c = 0; c < candidates.size(); ++c)
+    if (covers(candidates[c])) {
+      last_cover = c;
+      return false;
+    }
+  return true;
+}
+
 // Every atom's probe-sphere points that no other atom covers (APBS's SAS points).
 std::vector<Vec3> accessible_surface_points(const AtomSet& atoms, const PbOptions& options) {
   const double max_radius = *std::max_element(atoms.r.begin(), atoms.r.end());
@@ -139,14 +162,22 @@ std::vector<Vec3> accessible_surface_points(const AtomSet& atoms, const PbOption
   const auto sphere = reference_sphere(int(std::ceil(4 * std::numbers::pi * outer * outer * options.sdens)));
   const AtomCells cells(atoms, std::max(max_radius + options.srad, 0.5));
   std::vector<std::vector<Vec3>> per_atom(atoms.size());
-#pragma omp parallel for schedule(dynamic, 16)
-  for (std::int64_t a = 0; a < std::int64_t(atoms.size()); ++a) {
-    if (atoms.r[a] < kTinyRadius) continue;
-    const double rad = atoms.r[a] + options.srad;
-    const Vec3 c = position(atoms, a);
-    for (const Vec3& s : sphere) {
-      const Vec3 p = {rad * s[0] + c[0], rad * s[1] + c[1], rad * s[2] + c[2]};
-      if (cells.accessible(p, options.srad, std::size_t(a))) per_atom[a].push_back(p);
+#pragma omp parallel
+  {
+    std::vector<std::size_t> candidates;
+#pragma omp for schedule(dynamic, 16)
+    for (std::int64_t a = 0; a < std::int64_t(atoms.size()); ++a) {
+      if (atoms.r[a] < kTinyRadius) continue;
+      const double rad = atoms.r[a] + options.srad;
+      const Vec3 c = position(atoms, a);
+      // An atom covers a point of this sphere only if its centre is within rad + its radius +
+      // srad of c (a hair more, so rounding never drops one).
+      cells.near(c, rad + options.srad + 1e-6, std::size_t(a), candidates);
+      std::size_t last_cover = 0;
+      for (const Vec3& s : sphere) {
+        const Vec3 p = {rad * s[0] + c[0], rad * s[1] + c[1], rad * s[2] + c[2]};
+        if (accessible(atoms, p, options.srad, candidates, last_cover)) per_atom[a].push_back(p);
+      }
     }
   }
   std::vector<Vec3> points;
