@@ -185,51 +185,42 @@ std::vector<Vec3> accessible_surface_points(const AtomSet& atoms, const PbOption
   return points;
 }
 
-// APBS's smoothing of one face grid (fillcoCoefMolDielSmooth): the harmonic mean of the face
-// itself, the other two grids' faces at the same point and those of the 1/√2-spacing neighbours
-// that lie inside the grid. `own` is the axis of the grid being smoothed.
-double smoothed_face(const std::array<const std::vector<double>*, 3>& eps, const Lattice& l, int own,
-                     std::int64_t i, std::int64_t j, std::int64_t k) {
-  const int a1 = (own + 1) % 3, a2 = (own + 2) % 3;
-  std::array<std::int64_t, 3> p = {i, j, k};
-  auto value = [&](int axis, std::array<std::int64_t, 3> q) { return (*eps[axis])[l.at(q[0], q[1], q[2])]; };
-  double inverse_sum = 1 / value(own, p) + 1 / value(a1, p) + 1 / value(a2, p);
-  int count = 3;
-  for (int other : {a1, a2}) {
-    if (p[other] > 0) {
-      auto q = p;
-      --q[other];
-      inverse_sum += 1 / value(other, q);
-      ++count;
-    }
-  }
-  if (p[own] < l.n[own] - 1) {
-    auto q = p;
-    ++q[own];
-    inverse_sum += 1 / value(a1, q) + 1 / value(a2, q);
-    count += 2;
-    for (int other : {a1, a2}) {
-      if (p[other] > 0) {
-        auto s = q;
-        --s[other];
-        inverse_sum += 1 / value(other, s);
-        ++count;
-      }
-    }
-  }
-  return count / inverse_sum;
-}
-
+// APBS's smoothing (fillcoCoefMolDielSmooth): each face value becomes the harmonic mean of itself,
+// the other two grids' faces at the same point and those of the 1/√2-spacing neighbours that lie
+// inside the grid.
 void smooth_dielectric(PbDielectric& d, const GridSpec& grid) {
-  const PbDielectric raw = d;
-  const std::array<const std::vector<double>*, 3> eps = {&raw.eps_x, &raw.eps_y, &raw.eps_z};
-  std::array<std::vector<double>*, 3> out = {&d.eps_x, &d.eps_y, &d.eps_z};
   const Lattice l = lattice_of(grid);
+  const std::array<std::size_t, 3> stride = {1, std::size_t(l.n[0]), std::size_t(l.n[0] * l.n[1])};
+  std::array<std::vector<double>*, 3> eps = {&d.eps_x, &d.eps_y, &d.eps_z};
+  std::array<std::vector<double>, 3> inv;
+  for (int axis = 0; axis < 3; ++axis) {
+    inv[axis].resize(eps[axis]->size());
+    std::transform(eps[axis]->begin(), eps[axis]->end(), inv[axis].begin(), [](double e) { return 1 / e; });
+  }
+  for (int own = 0; own < 3; ++own) {
+    const int a1 = (own + 1) % 3, a2 = (own + 2) % 3;
+    const std::vector<double> &io = inv[own], &i1 = inv[a1], &i2 = inv[a2];
+    std::vector<double>& out = *eps[own];
 #pragma omp parallel for schedule(static)
-  for (std::int64_t k = 0; k < l.n[2]; ++k)
-    for (std::int64_t j = 0; j < l.n[1]; ++j)
-      for (std::int64_t i = 0; i < l.n[0]; ++i)
-        for (int axis = 0; axis < 3; ++axis) (*out[axis])[l.at(i, j, k)] = smoothed_face(eps, l, axis, i, j, k);
+    for (std::int64_t k = 0; k < l.n[2]; ++k)
+      for (std::int64_t j = 0; j < l.n[1]; ++j)
+        for (std::int64_t i = 0; i < l.n[0]; ++i) {
+          const std::array<std::int64_t, 3> idx = {i, j, k};
+          const std::size_t p = l.at(i, j, k);
+          double sum = io[p] + i1[p] + i2[p];
+          int count = 3;
+          if (idx[a1] > 0) sum += i1[p - stride[a1]], ++count;
+          if (idx[a2] > 0) sum += i2[p - stride[a2]], ++count;
+          if (idx[own] < l.n[own] - 1) {
+            const std::size_t q = p + stride[own];
+            sum += i1[q] + i2[q];
+            count += 2;
+            if (idx[a1] > 0) sum += i1[q - stride[a1]], ++count;
+            if (idx[a2] > 0) sum += i2[q - stride[a2]], ++count;
+          }
+          out[p] = count / sum;
+        }
+  }
 }
 
 double bspline2(double x) {  // APBS's charge B-spline, support [0, 3]
