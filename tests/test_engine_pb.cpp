@@ -175,6 +175,30 @@ TEST(PbDiscretize, MolecularSurfaceAndIonExclusion) {
   EXPECT_EQ(access[at(-1.6, 0, 3.75)], 1.0);
 }
 
+TEST(PbDiscretize, BoundariesOfOneIon) {
+  // For one atom at the centre of its box, sdh's sphere is the atom and its monopole term is
+  // mdh's: both are q·exp(−κ(d − a))/((1 + κa)·sdie·d) on every face point.
+  const GridSpec grid = cube_grid(9, 1.5, {1, 2, 3});
+  AtomSet atoms;
+  atoms.push_back(1.0, 2.0, 3.0, -1.5, 1.8);
+  PbOptions options;
+  options.ions = {{2, 0.05, 1.5}, {-1, 0.1, 1.5}};
+  const double kappa = debye_kappa(ionic_strength(options), options.sdie, options.temp);
+  for (PbBoundary bcfl : {PbBoundary::mdh, PbBoundary::sdh}) {
+    options.bcfl = bcfl;
+    std::vector<double> phi(grid.point_count(), 7.0);
+    pb_boundary(atoms, grid, options, kScaleKcal, phi);
+    for (std::size_t n = 0; n < phi.size(); ++n) {
+      const auto ijk = grid.ijk(n);
+      const bool face = ijk[0] % 8 == 0 || ijk[1] % 8 == 0 || ijk[2] % 8 == 0;
+      const double d = distance(grid, n, {1, 2, 3});
+      const double exact = kScaleKcal * -1.5 * std::exp(-kappa * (d - 1.8)) / ((1 + kappa * 1.8) * 78.54 * d);
+      if (face) EXPECT_NEAR(phi[n], exact, 2e-6 * std::abs(exact)) << keyword(bcfl) << " point " << n;
+      else EXPECT_EQ(phi[n], 7.0) << "interior point " << n << " changed";
+    }
+  }
+}
+
 TEST(PbSolve, BornIonPotentialAndSolvationEnergy) {
   // An ion of radius 2 Å near the centre of 81³ points, 0.25 Å (off the lattice's symmetry
   // points: centred on a grid point, whose R = 8h sphere meets the lattice in a special way, the
@@ -289,12 +313,12 @@ std::pair<io::MapFile, double> run_apbs(const std::filesystem::path& pqr, const 
      << "  dime " << grid.nx() << ' ' << grid.ny() << ' ' << grid.nz() << "\n"
      << "  grid " << grid.spacing[0] << ' ' << grid.spacing[1] << ' ' << grid.spacing[2] << "\n"
      << "  gcent " << c(0) << ' ' << c(1) << ' ' << c(2) << "\n  mol 1\n  lpbe\n"
-     << "  bcfl " << (o.bcfl == PbBoundary::mdh ? "mdh" : "zero") << "\n"
+     << "  bcfl " << keyword(o.bcfl) << "\n"
      << "  pdie " << o.pdie << "\n  sdie " << o.sdie << "\n";
   for (const PbIon& ion : o.ions)
     in << "  ion charge " << ion.charge << " conc " << ion.concentration << " radius " << ion.radius << "\n";
-  in << "  srfm " << (o.srfm == PbSurface::smol ? "smol" : "mol") << "\n"
-     << "  chgm " << (o.chgm == PbChargeMap::spl2 ? "spl2" : "spl0") << "\n"
+  in << "  srfm " << keyword(o.srfm) << "\n"
+     << "  chgm " << keyword(o.chgm) << "\n"
      << "  sdens " << o.sdens << "\n  srad " << o.srad << "\n  swin 0.3\n  temp " << o.temp << "\n"
      << "  calcenergy total\n  calcforce no\n  write pot dx " << (dir / "apbs_pot").string()
      << "\nend\nquit\n";
@@ -379,6 +403,12 @@ PbOptions apbs_preset() {
 }  // namespace
 
 TEST(PbApbs, SmoothSurfaceSplineChargesMdhInSalt) { expect_apbs_map(apbs_preset(), 1e-3); }
+
+TEST(PbApbs, SingleSphereBoundary) {
+  PbOptions o = apbs_preset();
+  o.bcfl = PbBoundary::sdh;
+  expect_apbs_map(o, 1e-3);
+}
 
 TEST(PbApbs, MolSurfaceTrilinearChargesNoSalt) {
   PbOptions o;

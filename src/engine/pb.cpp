@@ -44,6 +44,17 @@ std::string residual_text(const std::vector<double>& history) {
 
 }  // namespace
 
+const char* keyword(PbSurface srfm) { return srfm == PbSurface::smol ? "smol" : "mol"; }
+const char* keyword(PbChargeMap chgm) { return chgm == PbChargeMap::spl2 ? "spl2" : "spl0"; }
+const char* keyword(PbBoundary bcfl) {
+  switch (bcfl) {
+    case PbBoundary::zero: return "zero";
+    case PbBoundary::sdh: return "sdh";
+    case PbBoundary::mdh: break;
+  }
+  return "mdh";
+}
+
 double ionic_strength(const PbOptions& options) {
   double sum = 0;
   for (const PbIon& ion : options.ions) sum += 0.5 * ion.concentration * ion.charge * ion.charge;
@@ -91,11 +102,8 @@ std::string describe(const PbOptions& o) {
   for (const PbIon& ion : o.ions)
     ions += fmt::format(" {:+g}e {:g} M r {:g} Å;", ion.charge, ion.concentration, ion.radius);
   if (!o.ions.empty()) ions.pop_back();
-  const char* surface = o.srfm == PbSurface::smol ? "smol" : "mol";
-  const char* charge = o.chgm == PbChargeMap::spl2 ? "spl2" : "spl0";
-  const char* boundary = o.bcfl == PbBoundary::mdh ? "mdh" : "zero";
   return fmt::format("pdie {:g}, sdie {:g}, {}, srad {:g} Å, sdens {:g}, {}, {}, {}, {:g} K, {}", o.pdie,
-                     o.sdie, ions, o.srad, o.sdens, surface, charge, boundary, o.temp,
+                     o.sdie, ions, o.srad, o.sdens, keyword(o.srfm), keyword(o.chgm), keyword(o.bcfl), o.temp,
                      o.nonlinear ? "nonlinear" : "linear");
 }
 

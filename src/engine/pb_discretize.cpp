@@ -305,9 +305,73 @@ std::vector<double> pb_charge(const AtomSet& atoms, const GridSpec& grid, PbChar
   return charge;
 }
 
+namespace {
+
+// Calls fn(index, position) for every point on the grid's six outer faces, in parallel.
+template <typename Fn>
+void for_each_face_point(const GridSpec& grid, Fn&& fn) {
+  const Lattice l = lattice_of(grid);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t k = 0; k < l.n[2]; ++k)
+    for (std::int64_t j = 0; j < l.n[1]; ++j) {
+      const bool whole_row = k == 0 || j == 0 || k == l.n[2] - 1 || j == l.n[1] - 1;
+      const std::int64_t step = whole_row ? 1 : l.n[0] - 1;
+      for (std::int64_t i = 0; i < l.n[0]; i += step) fn(l.at(i, j, k), grid.position(i, j, k));
+    }
+}
+
+// APBS's sdh (bcfl_sdh, multipolebc): the molecule as a sphere around the centre of its atoms' box,
+// radius max(|x − c| + r), holding its charge, dipole and traceless quadrupole (APBS's 1.5·Σq(xx −
+// r²/3)/3), each term screened outside the sphere as a multipole in a dielectric sphere in salt.
+void sdh_boundary(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale,
+                  std::vector<double>& phi) {
+  const Vec3 c = bounding_box(atoms).center();
+  double size = 0, charge = 0;
+  Vec3 dipole{};
+  std::array<double, 9> quad{};
+  for (std::size_t n = 0; n < atoms.size(); ++n) {
+    const Vec3 p = position(atoms, n);
+    const Vec3 d = {p[0] - c[0], p[1] - c[1], p[2] - c[2]};
+    size = std::max(size, std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) + atoms.r[n]);
+    const double q = atoms.q[n];
+    charge += q;
+    const double trace = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) / 3;
+    for (int a = 0; a < 3; ++a) {
+      dipole[a] += q * d[a];
+      for (int b = 0; b < 3; ++b) quad[3 * a + b] += 0.5 * q * (d[a] * d[b] - (a == b ? trace : 0.0));
+    }
+  }
+  const double kappa = std::sqrt(kappa_bar_squared(options) / options.sdie);
+  const double eps_r = options.sdie / options.pdie, ka = kappa * size;
+  for_each_face_point(grid, [&](std::size_t index, const Vec3& p) {
+    const Vec3 d = {p[0] - c[0], p[1] - c[1], p[2] - c[2]};
+    const double r = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    double t0 = 1 / (options.sdie * r), t1 = -1 / (options.sdie * r * r * r),
+           t2 = 3 / (options.sdie * r * r * r * r * r);
+    if (kappa < kTinyRadius) {
+      t1 *= 3 * eps_r / (1 + 2 * eps_r);
+      t2 *= 5 * eps_r / (2 + 3 * eps_r);
+    } else {
+      const double kr = kappa * r, screen = std::exp(ka - kr);
+      t0 *= screen / (1 + ka);
+      t1 *= 3 * eps_r * screen * (1 + kr) / (1 + ka + eps_r * (2 + 2 * ka + ka * ka));
+      t2 *= 5 * eps_r * screen * (3 + 3 * kr + kr * kr) /
+            (6 + 6 * ka + 2 * ka * ka + eps_r * (9 + 9 * ka + 4 * ka * ka + ka * ka * ka));
+    }
+    double quadrupole = 0;
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b) quadrupole += quad[3 * a + b] * d[a] * d[b];
+    const double dipole_term = dipole[0] * d[0] + dipole[1] * d[1] + dipole[2] * d[2];
+    phi[index] = scale * (charge * t0 - dipole_term * t1 + quadrupole * t2);
+  });
+}
+
+}  // namespace
+
 void pb_boundary(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale,
                  std::vector<double>& phi) {
   if (options.bcfl == PbBoundary::zero) return;
+  if (options.bcfl == PbBoundary::sdh) return sdh_boundary(atoms, grid, options, scale, phi);
   // mdh is a Debye–Hückel sum with each charge raised to q·exp(κa)/(1 + κa): the CPU direct
   // kernel's, run on each face as a one-plane grid whose normal is made its z axis (the kernel
   // vectorises along x).

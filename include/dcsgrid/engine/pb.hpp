@@ -17,8 +17,14 @@ namespace dcsgrid::engine {
 enum class PbSurface { mol, smol };
 // chgm: spl0 (trilinear, 8 points), spl2 (APBS's cubic B-spline, 27-64 points).
 enum class PbChargeMap { spl0, spl2 };
-// bcfl: zero (φ = 0 on the faces), mdh (a Debye–Hückel sphere per atom, summed).
-enum class PbBoundary { zero, mdh };
+// bcfl: zero (φ = 0 on the faces), sdh (one Debye–Hückel sphere holding the molecule's charge,
+// dipole and quadrupole), mdh (a Debye–Hückel sphere per atom, summed).
+enum class PbBoundary { zero, sdh, mdh };
+
+// APBS's keyword for each choice ("smol", "spl2", "mdh"), for logs, metadata and input files.
+const char* keyword(PbSurface srfm);
+const char* keyword(PbChargeMap chgm);
+const char* keyword(PbBoundary bcfl);
 
 // One mobile ion species (APBS "ion charge C conc M radius R").
 struct PbIon {

@@ -33,7 +33,9 @@ std::vector<double> pb_charge(const AtomSet& atoms, const GridSpec& grid, PbChar
 
 // Sets the boundary values on the outer faces of phi (interior untouched): mdh sums
 // scale·q·exp(−κ(d − a))/((1 + κa)·sdie·d) over the atoms, a the atom's radius (float32 terms
-// summed in double, about 1e-7 relative); zero leaves phi as it is.
+// summed in double, about 1e-7 relative); sdh puts the molecule's charge, dipole and quadrupole
+// at the centre of its atoms' box in a sphere of pdie (radius: the farthest atom's surface) in
+// salt, as APBS does; zero leaves phi as it is.
 void pb_boundary(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale,
                  std::vector<double>& phi);
 
