@@ -43,14 +43,17 @@ void mark_sphere(double r, const Vec3& centre, const Lattice& l, std::vector<dou
     lo[d] = std::max<std::int64_t>(0, std::int64_t(std::ceil((pos[d] - range) / l.h[d])));
     hi[d] = std::min<std::int64_t>(l.n[d] - 1, std::int64_t(std::floor((pos[d] + range) / l.h[d])));
   }
-  for (std::int64_t i = lo[0]; i <= hi[0]; ++i) {
-    const double dx2 = (pos[0] - l.h[0] * double(i)) * (pos[0] - l.h[0] * double(i));
+  // z outermost for our layout; the sum is APBS's (dz² + dy²) + dx².
+  for (std::int64_t k = lo[2]; k <= hi[2]; ++k) {
+    const double dz2 = (pos[2] - l.h[2] * double(k)) * (pos[2] - l.h[2] * double(k));
     for (std::int64_t j = lo[1]; j <= hi[1]; ++j) {
       const double dy2 = (pos[1] - l.h[1] * double(j)) * (pos[1] - l.h[1] * double(j));
-      if (dx2 + dy2 > r2) continue;
-      for (std::int64_t k = lo[2]; k <= hi[2]; ++k) {
-        const double dz2 = (pos[2] - l.h[2] * double(k)) * (pos[2] - l.h[2] * double(k));
-        if (dz2 + dy2 + dx2 <= r2) a[l.at(i, j, k)] = value;
+      const double dzy2 = dz2 + dy2;
+      if (dzy2 > r2) continue;
+      double* row = a.data() + l.at(0, j, k);
+      for (std::int64_t i = lo[0]; i <= hi[0]; ++i) {
+        const double dx2 = (pos[0] - l.h[0] * double(i)) * (pos[0] - l.h[0] * double(i));
+        if (dzy2 + dx2 <= r2) row[i] = value;
       }
     }
   }
