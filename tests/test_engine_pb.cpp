@@ -280,6 +280,8 @@ TEST(PbSolve, RefusesBadInput) {
   EXPECT_THROW(validate(nonlinear), Error);
   AtomSet inside;
   inside.push_back(0.0, 0.0, 0.0, 1.0, 1.5);
+  // 20001³ points need 1.1 PB: refused before anything is allocated.
+  EXPECT_THROW(solve_pb(inside, cube_grid(20001, 0.5), {}, kScaleKcal), Error);
   PbOptions starved;
   starved.max_iterations = 1;
   starved.tolerance = 1e-14;

@@ -107,6 +107,8 @@ std::string describe(const PbOptions& o) {
                      o.nonlinear ? "nonlinear" : "linear");
 }
 
+std::size_t pb_host_bytes(const GridSpec& grid) { return 17 * sizeof(double) * grid.point_count(); }
+
 PbResult solve_pb(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale) {
   validate(options);
   validate(grid);
@@ -114,8 +116,7 @@ PbResult solve_pb(const AtomSet& atoms, const GridSpec& grid, const PbOptions& o
   if (grid.nx() < 3 || grid.ny() < 3 || grid.nz() < 3)
     throw Error(fmt::format("pb: the grid ({}) needs at least 3 points along each axis", grid.describe()));
   check_atoms(atoms, grid);
-  // About 17 float64 arrays of the grid at the peak (coefficients, solver vectors, coarse levels).
-  require_host_memory(grid, 34);
+  require_host_memory(grid, pb_host_bytes(grid) / grid_bytes(grid));
 
   PbOperator op;
   op.dims = grid.dims;

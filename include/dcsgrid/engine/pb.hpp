@@ -72,6 +72,11 @@ struct PbResult {
   double energy_kj_per_mol = 0.0;
 };
 
+// The host memory solve_pb needs at its peak (float64 coefficients, right-hand side, potential,
+// the solver's vectors and coarse levels): 17 arrays of the grid, bytes. solve_pb checks it
+// against the memory available before it allocates anything.
+std::size_t pb_host_bytes(const GridSpec& grid);
+
 // Solves the linearised PB equation on every point of grid. atoms must carry radii (has_radii)
 // and lie strictly inside the grid; scale converts e/Å to the output unit (k_C·unit factor, as
 // make_pair_kernel(physics).scale with dielectric 1: 560.4 for kT/e at 298.15 K). Throws Error
