@@ -53,7 +53,8 @@ struct PbOptions {
 // Throws Error naming the option for values out of range, an ion set that is not neutral
 // (Σ c·z ≠ 0, as APBS refuses) and nonlinear (not implemented).
 void validate(const PbOptions& options);
-// "pdie 2, sdie 78.54, ions 0.15 M (1:1, r 2 Å), srad 1.4 Å, smol, spl2, mdh, 298.15 K", for logs.
+// "pdie 2, sdie 78.54, ions +1e 0.15 M r 2 Å; -1e 0.15 M r 2 Å, srad 1.4 Å, sdens 10, smol, spl2,
+// mdh, 298.15 K, linear", for logs and metadata.
 std::string describe(const PbOptions& options);
 
 // Ionic strength ½Σ c·z² (mol/L), the largest ion radius (Å) and κ̄² = sdie·κ² (1/Å²).
