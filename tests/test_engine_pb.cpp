@@ -120,6 +120,18 @@ TEST(PbMultigrid, ManufacturedSolutionWithDielectricJump) {
   EXPECT_LE(report.iterations, 20);
 }
 
+TEST(PbMultigrid, PbDimsCoarsenAtLeastFourLevels) {
+  EXPECT_EQ(pb_dims({1, 17, 18}), (std::array<std::int64_t, 3>{17, 17, 33}));
+  EXPECT_EQ(pb_dims({97, 100, 161}), (std::array<std::int64_t, 3>{97, 113, 161}));
+  // A grid laid with pb_dims coarsens 4 times or more (113 → 57 → 29 → 15 → 8).
+  const PbOperator op = jump_operator(pb_dims({30, 40, 100}), 0.5);
+  std::vector<double> f(op.c.size(), 0.0), u(op.c.size(), 0.0);
+  f[op.c.size() / 2 + 3] = 10.0;
+  const MultigridReport report = solve_multigrid(op, f, u, {});
+  EXPECT_TRUE(report.converged);
+  EXPECT_GE(report.levels, 4);
+}
+
 TEST(PbMultigrid, GridsThatDoNotCoarsenStillSolve) {
   expect_manufactured_solution({12, 9, 10}, 1);
 }

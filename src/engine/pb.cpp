@@ -107,6 +107,12 @@ std::string describe(const PbOptions& o) {
                      o.nonlinear ? "nonlinear" : "linear");
 }
 
+std::array<std::int64_t, 3> pb_dims(const std::array<std::int64_t, 3>& dims) {
+  std::array<std::int64_t, 3> out;
+  for (int d = 0; d < 3; ++d) out[d] = std::max<std::int64_t>(1, (dims[d] - 1 + 15) / 16) * 16 + 1;
+  return out;
+}
+
 std::size_t pb_host_bytes(const GridSpec& grid) { return 17 * sizeof(double) * grid.point_count(); }
 
 PbResult solve_pb(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale) {

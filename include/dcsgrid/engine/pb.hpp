@@ -4,6 +4,8 @@
 // where ions reach, ρ the atoms' charges (e/Å³) spread on the grid, and φ fixed on the grid's
 // outer faces (the boundary condition). The options are named after APBS's keywords.
 #pragma once
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -72,6 +74,11 @@ struct PbResult {
   double energy = 0.0;
   double energy_kj_per_mol = 0.0;
 };
+
+// Point counts the multigrid coarsens well (n = c·16 + 1: at least 4 levels, as APBS's dime
+// c·2^(nlev+1) + 1): each count rounded up to the next such, at least 17. Other counts solve too,
+// with fewer levels and many more iterations; a caller laying a grid for pb grows it to these.
+std::array<std::int64_t, 3> pb_dims(const std::array<std::int64_t, 3>& dims);
 
 // The host memory solve_pb needs at its peak (float64 coefficients, right-hand side, potential,
 // the solver's vectors and coarse levels): 17 arrays of the grid, bytes. solve_pb checks it
