@@ -14,8 +14,8 @@ namespace {
 
 using Vec3 = std::array<double, 3>;
 
-// APBS skips atoms with a radius below this (VSMALL) when it marks spheres.
-constexpr double kTinyRadius = 1e-9;
+// APBS's VSMALL: radii (atoms skipped when marking spheres) and κ below it count as zero.
+constexpr double kApbsSmall = 1e-9;
 
 // The points of one grid: its first point's position, spacing and counts.
 struct Lattice {
@@ -170,7 +170,7 @@ std::vector<Vec3> accessible_surface_points(const AtomSet& atoms, const PbOption
     std::vector<std::size_t> candidates;
 #pragma omp for schedule(dynamic, 16)
     for (std::int64_t a = 0; a < std::int64_t(atoms.size()); ++a) {
-      if (atoms.r[a] < kTinyRadius) continue;
+      if (atoms.r[a] < kApbsSmall) continue;
       const double rad = atoms.r[a] + options.srad;
       const Vec3 c = position(atoms, a);
       // An atom covers a point of this sphere only if its centre is within rad + its radius +
@@ -271,7 +271,7 @@ PbDielectric pb_dielectric(const AtomSet& atoms, const GridSpec& grid, const PbO
   PbDielectric d;
   std::array<std::vector<double>*, 3> eps = {&d.eps_x, &d.eps_y, &d.eps_z};
   const std::vector<Vec3> surface =
-      options.srad > kTinyRadius ? accessible_surface_points(atoms, options) : std::vector<Vec3>{};
+      options.srad > kApbsSmall ? accessible_surface_points(atoms, options) : std::vector<Vec3>{};
   // One face grid per thread: the marks of different atoms overlap, the grids do not.
 #pragma omp parallel for schedule(static, 1)
   for (int axis = 0; axis < 3; ++axis) {
@@ -279,7 +279,7 @@ PbDielectric pb_dielectric(const AtomSet& atoms, const GridSpec& grid, const PbO
     std::vector<double>& a = *eps[axis];
     a.assign(grid.point_count(), options.sdie);
     for (std::size_t n = 0; n < atoms.size(); ++n)
-      if (atoms.r[n] > kTinyRadius) mark_sphere(atoms.r[n] + options.srad, position(atoms, n), l, a, options.pdie);
+      if (atoms.r[n] > kApbsSmall) mark_sphere(atoms.r[n] + options.srad, position(atoms, n), l, a, options.pdie);
     for (const Vec3& p : surface) mark_sphere(options.srad, p, l, a, options.sdie);
   }
   if (options.srfm == PbSurface::smol) smooth_dielectric(d, grid);
@@ -293,7 +293,7 @@ std::vector<double> pb_ion_accessibility(const AtomSet& atoms, const GridSpec& g
   const Lattice l = lattice_of(grid);
   const double ion_radius = max_ion_radius(options);
   for (std::size_t n = 0; n < atoms.size(); ++n)
-    if (atoms.r[n] > kTinyRadius) mark_sphere(atoms.r[n] + ion_radius, position(atoms, n), l, access, 0.0);
+    if (atoms.r[n] > kApbsSmall) mark_sphere(atoms.r[n] + ion_radius, position(atoms, n), l, access, 0.0);
   return access;
 }
 
@@ -351,7 +351,7 @@ void sdh_boundary(const AtomSet& atoms, const GridSpec& grid, const PbOptions& o
     const double r = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
     double t0 = 1 / (options.sdie * r), t1 = -1 / (options.sdie * r * r * r),
            t2 = 3 / (options.sdie * r * r * r * r * r);
-    if (kappa < kTinyRadius) {
+    if (kappa < kApbsSmall) {
       t1 *= 3 * eps_r / (1 + 2 * eps_r);
       t2 *= 5 * eps_r / (2 + 3 * eps_r);
     } else {
