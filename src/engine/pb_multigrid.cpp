@@ -275,53 +275,49 @@ void pb_residual(const PbOperator& op, const std::vector<double>& f, const std::
   residual(finest_level(op), f, u, r);
 }
 
-MultigridReport solve_multigrid(PbOperator op, const std::vector<double>& f, std::vector<double>& u,
-                                const MultigridOptions& options) {
-  check_operator(op, f, u);
-  Hierarchy h;
-  h.sweeps = options.smoothing_sweeps;
-  h.levels.push_back(finest_level(std::move(op)));
-  while (can_coarsen(h.levels.back().n)) h.levels.push_back(coarsen(h.levels.back()));
-  Level& L = h.levels[0];
-  MultigridReport report;
-  report.levels = int(h.levels.size());
+namespace {
 
-  // ‖f − A u_b‖, u_b: u's boundary values with a zero interior, is the norm of the right-hand side.
-  std::vector<double> r(u.size()), z(u.size(), 0.0), p, q(u.size());
-  {
-    std::vector<double> boundary_only = u;
-    for (std::int64_t k = 1; k < L.n[2] - 1; ++k)
-      for (std::int64_t j = 1; j < L.n[1] - 1; ++j)
-        std::fill_n(boundary_only.begin() + at(L.n, 1, j, k), L.n[0] - 2, 0.0);
-    residual(L, f, boundary_only, r);
-  }
-  const double norm_f = std::sqrt(dot(r, r));
-  residual(L, f, u, r);
-  double norm_r = std::sqrt(dot(r, r));
-  report.residual_history.push_back(norm_f > 0 ? norm_r / norm_f : 0.0);
-  if (norm_f == 0 || norm_r <= options.tolerance * norm_f) {
-    report.converged = true;
-    return report;
-  }
+Hierarchy build_hierarchy(Level finest, int sweeps) {
+  Hierarchy h;
+  h.sweeps = sweeps;
+  h.levels.push_back(std::move(finest));
+  while (can_coarsen(h.levels.back().n)) h.levels.push_back(coarsen(h.levels.back()));
+  return h;
+}
+
+// ‖f − A u_b‖, u_b: u's boundary values with a zero interior and no diagonal term: the norm of
+// the right-hand side with the boundary's terms, the scale of every relative residual.
+double rhs_norm(Level& L, const std::vector<double>& f, const std::vector<double>& u) {
+  std::vector<double> boundary_only = u, r(u.size());
+  for (std::int64_t k = 1; k < L.n[2] - 1; ++k)
+    for (std::int64_t j = 1; j < L.n[1] - 1; ++j)
+      std::fill_n(boundary_only.begin() + at(L.n, 1, j, k), L.n[0] - 2, 0.0);
+  residual(L, f, boundary_only, r);
+  return std::sqrt(dot(r, r));
+}
+
+// CG on the finest level preconditioned by one V-cycle a step, from u and its residual r, until
+// ‖r‖ ≤ stop or max_steps; each step's ‖r‖/norm_f is appended to history (if given). Returns the
+// steps taken.
+int preconditioned_cg(Hierarchy& h, std::vector<double>& u, std::vector<double>& r, double stop,
+                      int max_steps, double norm_f, std::vector<double>* history) {
+  const Level& L = h.levels[0];
+  const std::int64_t size = std::int64_t(u.size());
+  std::vector<double> z(u.size(), 0.0), q(u.size());
   v_cycle(h, 0, r, z, q);
-  p = z;
+  std::vector<double> p = z;
   double rz = dot(r, z);
-  for (int it = 1; it <= options.max_iterations; ++it) {
+  for (int it = 1; it <= max_steps; ++it) {
     apply(L, p, q);
     const double alpha = rz / dot(p, q);
-    const std::int64_t size = std::int64_t(u.size());
 #pragma omp parallel for schedule(static) if(size > kParallelPoints)
     for (std::int64_t n = 0; n < size; ++n) {
       u[n] += alpha * p[n];
       r[n] -= alpha * q[n];
     }
-    norm_r = std::sqrt(dot(r, r));
-    report.residual_history.push_back(norm_r / norm_f);
-    report.iterations = it;
-    if (norm_r <= options.tolerance * norm_f) {
-      report.converged = true;
-      break;
-    }
+    const double norm_r = std::sqrt(dot(r, r));
+    if (history) history->push_back(norm_r / norm_f);
+    if (norm_r <= stop || it == max_steps) return it;
     std::fill(z.begin(), z.end(), 0.0);
     v_cycle(h, 0, r, z, q);
     const double rz_next = dot(r, z);
@@ -330,6 +326,30 @@ MultigridReport solve_multigrid(PbOperator op, const std::vector<double>& f, std
 #pragma omp parallel for schedule(static) if(size > kParallelPoints)
     for (std::int64_t n = 0; n < size; ++n) p[n] = z[n] + beta * p[n];
   }
+  return max_steps;
+}
+
+}  // namespace
+
+MultigridReport solve_multigrid(PbOperator op, const std::vector<double>& f, std::vector<double>& u,
+                                const MultigridOptions& options) {
+  check_operator(op, f, u);
+  Hierarchy h = build_hierarchy(finest_level(std::move(op)), options.smoothing_sweeps);
+  Level& L = h.levels[0];
+  MultigridReport report;
+  report.levels = int(h.levels.size());
+  const double norm_f = rhs_norm(L, f, u);
+  std::vector<double> r(u.size());
+  residual(L, f, u, r);
+  const double norm_r = std::sqrt(dot(r, r));
+  report.residual_history.push_back(norm_f > 0 ? norm_r / norm_f : 0.0);
+  if (norm_f == 0 || norm_r <= options.tolerance * norm_f) {
+    report.converged = true;
+    return report;
+  }
+  report.iterations = preconditioned_cg(h, u, r, options.tolerance * norm_f, options.max_iterations,
+                                        norm_f, &report.residual_history);
+  report.converged = report.residual_history.back() <= options.tolerance;
   return report;
 }
 
