@@ -1,5 +1,6 @@
 #include "dcsgrid/engine/pb.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -34,6 +35,52 @@ void check_atoms(const AtomSet& atoms, const GridSpec& grid) {
                                 "must contain the molecule",
                                 n + 1, p[0], p[1], p[2], grid.describe()));
   }
+}
+
+// The full equation's ion term for the multigrid solver (engine/pb_multigrid.hpp IonTerm).
+IonTerm ion_term(const PbOptions& o, double to_kt) {
+  IonTerm term;
+  term.to_kt = to_kt;
+  double sum = 0;
+  for (const PbIon& ion : o.ions) sum += ion.concentration * ion.charge * ion.charge;
+  for (const PbIon& ion : o.ions) {
+    term.valence.push_back(ion.charge);
+    term.weight.push_back(sum > 0 ? ion.concentration * ion.charge / sum : 0.0);
+  }
+  return term;
+}
+
+// APBS's nonlinear "Total electrostatic energy" (Vpmg_energy), kT: Σ q·u − ½Σ_faces ε·(Δu/h)²·V/(4π·l)
+// − Σ κ̄²·a/(Σc z²)·Σ_i c_i (e^(−z_i u) − 1)·V/(4π·l), u = φ·t in kT/e, V the cell volume, l the
+// vacuum Bjerrum length (scale_kt, Å), a the ion accessibility. The dielectric's face sums
+// run, as APBS's, over the points with every index below its last.
+double nonlinear_energy_kt(const GridSpec& grid, const PbDielectric& eps, const std::vector<double>& access,
+                           const std::vector<double>& charge, const std::vector<double>& phi,
+                           const PbOptions& o, double to_kt, double scale_kt) {
+  const auto h = grid.spacing;
+  const double volume = h[0] * h[1] * h[2];
+  double qf = 0, diel = 0, qm = 0;
+  const std::size_t sy = grid.dims[0], sz = grid.plane_size();
+  for (std::size_t n = 0; n < phi.size(); ++n) qf += charge[n] * phi[n] * to_kt;
+  for (std::int64_t k = 0; k + 1 < grid.nz(); ++k)
+    for (std::int64_t j = 0; j + 1 < grid.ny(); ++j)
+      for (std::int64_t i = 0; i + 1 < grid.nx(); ++i) {
+        const std::size_t p = grid.index(i, j, k);
+        const double dx = (phi[p] - phi[p + 1]) * to_kt / h[0], dy = (phi[p] - phi[p + sy]) * to_kt / h[1],
+                     dz = (phi[p] - phi[p + sz]) * to_kt / h[2];
+        diel += eps.eps_x[p] * dx * dx + eps.eps_y[p] * dy * dy + eps.eps_z[p] * dz * dz;
+      }
+  double sum_cz2 = 0;
+  for (const PbIon& ion : o.ions) sum_cz2 += ion.concentration * ion.charge * ion.charge;
+  const double zks2 = kappa_bar_squared(o) / sum_cz2;
+  for (std::size_t n = 0; n < phi.size(); ++n) {
+    if (access[n] <= 0) continue;
+    for (const PbIon& ion : o.ions)
+      qm += access[n] * zks2 * ion.concentration *
+            (std::exp(std::clamp(-ion.charge * phi[n] * to_kt, -85.0, 85.0)) - 1);
+  }
+  const double per_kt = volume / (4 * std::numbers::pi * scale_kt);
+  return qf - 0.5 * diel * per_kt - qm * per_kt;
 }
 
 std::string residual_text(const std::vector<double>& history) {
@@ -94,7 +141,6 @@ void validate(const PbOptions& o) {
   }
   if (std::abs(net) > 1e-9)
     throw Error(fmt::format("pb: the ions are not neutral (Σ charge·concentration = {} mol/L)", net));
-  if (o.nonlinear) throw Error("pb: the nonlinear Poisson–Boltzmann equation is not implemented yet");
 }
 
 std::string describe(const PbOptions& o) {
@@ -113,7 +159,9 @@ std::array<std::int64_t, 3> pb_dims(const std::array<std::int64_t, 3>& dims) {
   return out;
 }
 
-std::size_t pb_host_bytes(const GridSpec& grid) { return 17 * sizeof(double) * grid.point_count(); }
+std::size_t pb_host_bytes(const GridSpec& grid, const PbOptions& options) {
+  return (options.nonlinear ? 20 : 17) * sizeof(double) * grid.point_count();
+}
 
 PbResult solve_pb(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale) {
   validate(options);
@@ -122,7 +170,7 @@ PbResult solve_pb(const AtomSet& atoms, const GridSpec& grid, const PbOptions& o
   if (grid.nx() < 3 || grid.ny() < 3 || grid.nz() < 3)
     throw Error(fmt::format("pb: the grid ({}) needs at least 3 points along each axis", grid.describe()));
   check_atoms(atoms, grid);
-  require_host_memory(grid, pb_host_bytes(grid) / grid_bytes(grid));
+  require_host_memory(grid, pb_host_bytes(grid, options) / grid_bytes(grid));
 
   PbOperator op;
   op.dims = grid.dims;
@@ -148,7 +196,10 @@ PbResult solve_pb(const AtomSet& atoms, const GridSpec& grid, const PbOptions& o
   MultigridOptions mg;
   mg.tolerance = options.tolerance;
   mg.max_iterations = options.max_iterations;
-  MultigridReport report = solve_multigrid(std::move(op), f, result.potential, mg);
+  const double scale_kt = kCoulomb * unit_factor(Unit::kT_per_e, options.temp), to_kt = scale_kt / scale;
+  const bool full = options.nonlinear && kappa2 > 0;
+  MultigridReport report = full ? solve_newton(std::move(op), f, result.potential, ion_term(options, to_kt), mg)
+                                : solve_multigrid(std::move(op), f, result.potential, mg);
   result.residual_history = std::move(report.residual_history);
   result.iterations = report.iterations;
   if (!report.converged)
@@ -156,9 +207,16 @@ PbResult solve_pb(const AtomSet& atoms, const GridSpec& grid, const PbOptions& o
                             "(residuals: {})",
                             options.tolerance, options.max_iterations, residual_text(result.residual_history)));
 
-  double sum = 0;
-  for (std::size_t n = 0; n < charge.size(); ++n) sum += charge[n] * result.potential[n];
-  result.energy = 0.5 * sum;
+  if (full) {
+    // The face dielectric and accessibility went into the solver; rebuilt rather than kept.
+    const PbDielectric eps = pb_dielectric(atoms, grid, options);
+    const std::vector<double> access = pb_ion_accessibility(atoms, grid, options);
+    result.energy = nonlinear_energy_kt(grid, eps, access, charge, result.potential, options, to_kt, scale_kt) / to_kt;
+  } else {
+    double sum = 0;
+    for (std::size_t n = 0; n < charge.size(); ++n) sum += charge[n] * result.potential[n];
+    result.energy = 0.5 * sum;
+  }
   // ½Σqφ/scale is in e²/Å; k_C turns it into kcal/mol.
   result.energy_kj_per_mol = result.energy / scale * kCoulomb * 4.184;
   return result;

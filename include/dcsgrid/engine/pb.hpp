@@ -49,11 +49,13 @@ struct PbOptions {
   // terms). APBS stops at an estimate near 1e-6; 1e-9 makes our map independent of the solver.
   double tolerance = 1e-9;
   int max_iterations = 100;  // preconditioned-CG iterations, one V-cycle each
-  bool nonlinear = false;    // full PB (sinh): not implemented yet, refused by validate
+  // Full PB (APBS npbe): the ion term κ̄²·Σ c_i z_i e^(−z_i u)/Σ c z² (sinh for 1:1 salt) solved by
+  // Newton's method; max_iterations then counts Newton steps. Without ions it is the linear case.
+  bool nonlinear = false;
 };
 
-// Throws Error naming the option for values out of range, an ion set that is not neutral
-// (Σ c·z ≠ 0, as APBS refuses) and nonlinear (not implemented).
+// Throws Error naming the option for values out of range and an ion set that is not neutral
+// (Σ c·z ≠ 0, as APBS refuses).
 void validate(const PbOptions& options);
 // "pdie 2, sdie 78.54, ions +1e 0.15 M r 2 Å; -1e 0.15 M r 2 Å, srad 1.4 Å, sdens 10, smol, spl2,
 // mdh, 298.15 K, linear", for logs and metadata.
@@ -69,8 +71,9 @@ struct PbResult {
   // ‖f − A φ‖/‖f‖ before the first iteration and after each one.
   std::vector<double> residual_history;
   int iterations = 0;
-  // ½ Σ q·φ over the spread charges (APBS's linear "Total electrostatic energy"), in the
-  // potential's unit times e (kT for kT/e), and the same in kJ/mol (APBS prints kJ/mol).
+  // APBS's "Total electrostatic energy": ½ Σ q·φ over the spread charges (linear), or Σ q·φ less
+  // the field and mobile-ion energies (nonlinear, APBS's Vpmg_energy), in the potential's unit
+  // times e (kT for kT/e), and the same in kJ/mol (APBS prints kJ/mol).
   double energy = 0.0;
   double energy_kj_per_mol = 0.0;
 };
@@ -81,9 +84,9 @@ struct PbResult {
 std::array<std::int64_t, 3> pb_dims(const std::array<std::int64_t, 3>& dims);
 
 // The host memory solve_pb needs at its peak (float64 coefficients, right-hand side, potential,
-// the solver's vectors and coarse levels): 17 arrays of the grid, bytes. solve_pb checks it
-// against the memory available before it allocates anything.
-std::size_t pb_host_bytes(const GridSpec& grid);
+// the solver's vectors and coarse levels): 17 float64 arrays of the grid (20 for Newton's
+// method), bytes. solve_pb checks it against the memory available before it allocates anything.
+std::size_t pb_host_bytes(const GridSpec& grid, const PbOptions& options);
 
 // Solves the linearised PB equation on every point of grid. atoms must carry radii (has_radii)
 // and lie strictly inside the grid; scale converts e/Å to the output unit (k_C·unit factor, as

@@ -40,6 +40,22 @@ struct MultigridReport {
 MultigridReport solve_multigrid(PbOperator op, const std::vector<double>& f, std::vector<double>& u,
                                 const MultigridOptions& options);
 
+// The mobile ions of the full PB equation: the diagonal term c·u becomes c·g(u) with
+//   g(u) = −Σ_i w_i·exp(−z_i·t·u)/t,   w_i = c_i·z_i/Σ_j c_j·z_j²,
+// z_i the ions' charges, c_i their concentrations and t the factor that turns u into kT/e (the
+// exponents capped at ±85, as APBS). g(u) ≈ u for small u: the linearised equation.
+struct IonTerm {
+  std::vector<double> valence, weight;  // z_i, w_i
+  double to_kt = 1.0;                   // t
+};
+
+// Solves −∇·ε∇u + c·g(u) = f by Newton's method: each step solves the Jacobian system (diagonal
+// c·g'(u)) with the preconditioned CG of solve_multigrid to a tenth of the current residual, then
+// halves the step until the residual falls. report.residual_history holds ‖F(u)‖/‖f‖ before and
+// after each Newton step; iterations counts the Newton steps.
+MultigridReport solve_newton(PbOperator op, const std::vector<double>& f, std::vector<double>& u,
+                             const IonTerm& ions, const MultigridOptions& options);
+
 // r = f − A u on the interior, 0 on the faces (for tests and the callers' checks).
 void pb_residual(const PbOperator& op, const std::vector<double>& f, const std::vector<double>& u,
                  std::vector<double>& r);
