@@ -48,7 +48,7 @@ struct PbOptions {
   // Stop when ‖f − A φ‖₂ / ‖f‖₂ falls below this (f: the right-hand side with the boundary's
   // terms). APBS stops at an estimate near 1e-6; 1e-9 makes our map independent of the solver.
   double tolerance = 1e-9;
-  int max_iterations = 100;  // preconditioned-CG iterations, one V-cycle each
+  int max_iterations = 100;  // CG iterations (one V-cycle each); with nonlinear, Newton steps
   // Full PB (APBS npbe): the ion term κ̄²·Σ c_i z_i e^(−z_i u)/Σ c z² (sinh for 1:1 salt) solved by
   // Newton's method; max_iterations then counts Newton steps. Without ions it is the linear case.
   bool nonlinear = false;
