@@ -180,7 +180,7 @@ TEST(PbDiscretize, ChargeSplinesKeepTheChargeAndItsCentre) {
   const GridSpec grid = cube_grid(17, 0.5);
   AtomSet atoms;
   atoms.push_back(0.13, -0.31, 0.27, 1.5, 1.0);
-  for (PbChargeMap chgm : {PbChargeMap::spl0, PbChargeMap::spl2}) {
+  for (PbChargeMap chgm : {PbChargeMap::spl0, PbChargeMap::spl2, PbChargeMap::spl4}) {
     const auto charge = pb_charge(atoms, grid, chgm);
     double total = 0, m[3] = {0, 0, 0};
     for (std::size_t n = 0; n < charge.size(); ++n) {
@@ -468,6 +468,12 @@ TEST(PbApbs, SingleSphereBoundary) {
 TEST(PbApbs, NonlinearInSalt) {
   PbOptions o = apbs_preset();
   o.nonlinear = true;
+  expect_apbs_map(o, kApbsMapTolerance);
+}
+
+TEST(PbApbs, QuinticSplineCharges) {
+  PbOptions o = apbs_preset();
+  o.chgm = PbChargeMap::spl4;
   expect_apbs_map(o, kApbsMapTolerance);
 }
 

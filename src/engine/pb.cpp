@@ -92,7 +92,14 @@ std::string residual_text(const std::vector<double>& history) {
 }  // namespace
 
 const char* keyword(PbSurface srfm) { return srfm == PbSurface::smol ? "smol" : "mol"; }
-const char* keyword(PbChargeMap chgm) { return chgm == PbChargeMap::spl2 ? "spl2" : "spl0"; }
+const char* keyword(PbChargeMap chgm) {
+  switch (chgm) {
+    case PbChargeMap::spl0: return "spl0";
+    case PbChargeMap::spl2: return "spl2";
+    case PbChargeMap::spl4: break;
+  }
+  return "spl4";
+}
 const char* keyword(PbBoundary bcfl) {
   switch (bcfl) {
     case PbBoundary::zero: return "zero";
@@ -207,14 +214,19 @@ PbResult solve_pb(const AtomSet& atoms, const GridSpec& grid, const PbOptions& o
                             "(residuals: {})",
                             options.tolerance, options.max_iterations, residual_text(result.residual_history)));
 
+  // APBS takes the energy's charges as spread for spl2, else at the atoms with trilinear
+  // interpolation of φ: the spl0 spread charges.
+  std::vector<double> trilinear;
+  if (options.chgm == PbChargeMap::spl4) trilinear = pb_charge(atoms, grid, PbChargeMap::spl0);
+  const std::vector<double>& q = trilinear.empty() ? charge : trilinear;
   if (full) {
     // The face dielectric and accessibility went into the solver; rebuilt rather than kept.
     const PbDielectric eps = pb_dielectric(atoms, grid, options);
     const std::vector<double> access = pb_ion_accessibility(atoms, grid, options);
-    result.energy = nonlinear_energy_kt(grid, eps, access, charge, result.potential, options, to_kt, scale_kt) / to_kt;
+    result.energy = nonlinear_energy_kt(grid, eps, access, q, result.potential, options, to_kt, scale_kt) / to_kt;
   } else {
     double sum = 0;
-    for (std::size_t n = 0; n < charge.size(); ++n) sum += charge[n] * result.potential[n];
+    for (std::size_t n = 0; n < q.size(); ++n) sum += q[n] * result.potential[n];
     result.energy = 0.5 * sum;
   }
   // ½Σqφ/scale is in e²/Å; k_C turns it into kcal/mol.

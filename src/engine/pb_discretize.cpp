@@ -232,20 +232,43 @@ double bspline2(double x) {  // APBS's charge B-spline, support [0, 3]
   return (x >= 0 && x <= 3) ? 0.5 * x * m2m + 0.5 * (3 - x) * m2 : 0.0;
 }
 
-void spread_spl2(const Lattice& l, const Vec3& pos, double q, std::vector<double>& charge) {
+double bspline4(double x) {  // APBS's quintic charge B-spline, support (0, 5]
+  if (x <= 0 || x > 5) return 0.0;
+  if (x <= 1) return x * x * x * x / 24;
+  if (x <= 2) {
+    const double m = x - 1, m2 = m * m;
+    return -1.0 / 8 + x / 6 + m2 * (0.25 + m / 6 - m2 / 6);
+  }
+  if (x <= 3) {
+    const double m = x - 2, m2 = m * m;
+    return -13.0 / 24 + 0.5 * x + m2 * (-0.25 - 0.5 * m + 0.25 * m2);
+  }
+  if (x <= 4) {
+    const double m = x - 3, m2 = m * m;
+    return 47.0 / 24 - 0.5 * x + m2 * (-0.25 + 0.5 * m - m2 / 6);
+  }
+  const double m = x - 4, m2 = m * m;
+  return 17.0 / 24 - x / 6 + m2 * (0.25 - m / 6 + m2 / 24);
+}
+
+// q spread with weights w(offset + i − f) per axis over indices floor(f) − reach .. ceil(f) + reach,
+// clamped into the grid (as APBS: the clamped ends lose their share).
+template <typename Weight>
+void spread_bspline(const Lattice& l, const Vec3& pos, double q, int reach, double offset, Weight w,
+                    std::vector<double>& charge) {
   std::array<std::int64_t, 3> lo, hi;
   Vec3 f;
   for (int d = 0; d < 3; ++d) {
     f[d] = (pos[d] - l.min[d]) / l.h[d];
-    lo[d] = std::max<std::int64_t>(std::int64_t(std::floor(f[d])) - 1, 0);
-    hi[d] = std::min<std::int64_t>(std::int64_t(std::ceil(f[d])) + 1, l.n[d] - 1);
+    lo[d] = std::max<std::int64_t>(std::int64_t(std::floor(f[d])) - reach, 0);
+    hi[d] = std::min<std::int64_t>(std::int64_t(std::ceil(f[d])) + reach, l.n[d] - 1);
   }
   for (std::int64_t i = lo[0]; i <= hi[0]; ++i) {
-    const double wx = bspline2(1.5 + (double(i) - f[0]));
+    const double wx = w(offset + (double(i) - f[0]));
     for (std::int64_t j = lo[1]; j <= hi[1]; ++j) {
-      const double wy = bspline2(1.5 + (double(j) - f[1]));
+      const double wy = w(offset + (double(j) - f[1]));
       for (std::int64_t k = lo[2]; k <= hi[2]; ++k)
-        charge[l.at(i, j, k)] += q * wx * wy * bspline2(1.5 + (double(k) - f[2]));
+        charge[l.at(i, j, k)] += q * wx * wy * w(offset + (double(k) - f[2]));
     }
   }
 }
@@ -302,8 +325,12 @@ std::vector<double> pb_charge(const AtomSet& atoms, const GridSpec& grid, PbChar
   const Lattice l = lattice_of(grid);
   for (std::size_t n = 0; n < atoms.size(); ++n) {
     if (atoms.q[n] == 0) continue;
-    if (chgm == PbChargeMap::spl2) spread_spl2(l, position(atoms, n), atoms.q[n], charge);
-    else spread_spl0(l, position(atoms, n), atoms.q[n], charge);
+    const Vec3 p = position(atoms, n);
+    switch (chgm) {
+      case PbChargeMap::spl0: spread_spl0(l, p, atoms.q[n], charge); break;
+      case PbChargeMap::spl2: spread_bspline(l, p, atoms.q[n], 1, 1.5, bspline2, charge); break;
+      case PbChargeMap::spl4: spread_bspline(l, p, atoms.q[n], 2, 2.5, bspline4, charge); break;
+    }
   }
   return charge;
 }

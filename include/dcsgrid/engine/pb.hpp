@@ -17,8 +17,9 @@ namespace dcsgrid::engine {
 
 // srfm: mol (probe-carved molecular surface), smol (mol with APBS's 9-point harmonic smoothing).
 enum class PbSurface { mol, smol };
-// chgm: spl0 (trilinear, 8 points), spl2 (APBS's cubic B-spline, 27-64 points).
-enum class PbChargeMap { spl0, spl2 };
+// chgm: spl0 (trilinear, 8 points), spl2 (APBS's cubic B-spline, 27-64 points), spl4 (its
+// quintic B-spline, 125-216 points).
+enum class PbChargeMap { spl0, spl2, spl4 };
 // bcfl: zero (φ = 0 on the faces), sdh (one Debye–Hückel sphere holding the molecule's charge,
 // dipole and quadrupole), mdh (a Debye–Hückel sphere per atom, summed).
 enum class PbBoundary { zero, sdh, mdh };
