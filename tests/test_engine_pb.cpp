@@ -227,6 +227,31 @@ TEST(PbDiscretize, MolecularSurfaceAndIonExclusion) {
   EXPECT_EQ(access[at(-1.6, 0, 3.75)], 1.0);
 }
 
+TEST(PbDiscretize, SplineSurfaceSwitch) {
+  // srfm spl2: the ion accessibility of one atom (radius 1.5, ion radius 0.5, swin 0.4) is the
+  // cubic switch of d around 2.0: 0 up to 1.6, 1 from 2.4, 0.75 s²/w² − 0.25 s³/w³ between.
+  const GridSpec grid = cube_grid(21, 0.25);
+  AtomSet atoms;
+  atoms.push_back(0.0, 0.0, 0.0, 1.0, 1.5);
+  PbOptions options;
+  options.srfm = PbSurface::spl2;
+  options.swin = 0.4;
+  options.ions = {{1, 0.1, 0.5}, {-1, 0.1, 0.5}};
+  const auto access = pb_ion_accessibility(atoms, grid, options);
+  const auto at_x = [&](double x) { return access[grid.index(std::llround((x + 2.5) / 0.25), 10, 10)]; };
+  const auto cubic = [](double s) { return 0.75 * s * s / 0.16 - 0.25 * s * s * s / 0.064; };
+  EXPECT_EQ(at_x(1.5), 0.0);
+  EXPECT_NEAR(at_x(1.75), cubic(0.15), 1e-12);
+  EXPECT_NEAR(at_x(2.0), 0.5, 1e-12);
+  EXPECT_NEAR(at_x(2.25), cubic(0.65), 1e-12);
+  EXPECT_EQ(at_x(2.5), 1.0);
+  // The dielectric: ε = pdie + (sdie − pdie)·switch, the switch around the atom's radius; eps_y's
+  // point (16, 10, 10) lies at (1.5, 0.125, 0).
+  const PbDielectric eps = pb_dielectric(atoms, grid, options);
+  const double s = std::hypot(1.5, 0.125) - 1.5 + 0.4;
+  EXPECT_NEAR(eps.eps_y[grid.index(16, 10, 10)], 2.0 + 76.54 * cubic(s), 1e-9);
+}
+
 TEST(PbDiscretize, BoundariesOfOneIon) {
   // For one atom at the centre of its box, sdh's sphere is the atom and its monopole term is
   // mdh's: both are q·exp(−κ(d − a))/((1 + κa)·sdie·d) on every face point.
@@ -370,7 +395,8 @@ std::pair<io::MapFile, double> run_apbs(const std::filesystem::path& pqr, const 
     in << "  ion charge " << ion.charge << " conc " << ion.concentration << " radius " << ion.radius << "\n";
   in << (o.nonlinear ? "  npbe\n" : "  lpbe\n") << "  srfm " << keyword(o.srfm) << "\n"
      << "  chgm " << keyword(o.chgm) << "\n"
-     << "  sdens " << o.sdens << "\n  srad " << o.srad << "\n  swin 0.3\n  temp " << o.temp << "\n"
+     << "  sdens " << o.sdens << "\n  srad " << o.srad << "\n  swin " << o.swin << "\n  temp " << o.temp
+     << "\n"
      << "  calcenergy total\n  calcforce no\n  write pot dx " << (dir / "apbs_pot").string()
      << "\nend\nquit\n";
   std::ofstream(dir / "apbs.in") << in.str();
@@ -474,6 +500,13 @@ TEST(PbApbs, NonlinearInSalt) {
 TEST(PbApbs, QuinticSplineCharges) {
   PbOptions o = apbs_preset();
   o.chgm = PbChargeMap::spl4;
+  expect_apbs_map(o, kApbsMapTolerance);
+}
+
+TEST(PbApbs, SplineSurface) {
+  PbOptions o = apbs_preset();
+  o.srfm = PbSurface::spl2;
+  o.swin = 0.4;
   expect_apbs_map(o, kApbsMapTolerance);
 }
 

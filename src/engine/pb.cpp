@@ -91,7 +91,14 @@ std::string residual_text(const std::vector<double>& history) {
 
 }  // namespace
 
-const char* keyword(PbSurface srfm) { return srfm == PbSurface::smol ? "smol" : "mol"; }
+const char* keyword(PbSurface srfm) {
+  switch (srfm) {
+    case PbSurface::mol: return "mol";
+    case PbSurface::smol: return "smol";
+    case PbSurface::spl2: break;
+  }
+  return "spl2";
+}
 const char* keyword(PbChargeMap chgm) {
   switch (chgm) {
     case PbChargeMap::spl0: return "spl0";
@@ -131,6 +138,7 @@ void validate(const PbOptions& o) {
   require_positive(o.sdie, "the solvent dielectric (sdie)");
   require_positive(o.temp, "the temperature (K)");
   require_positive(o.sdens, "the surface density (sdens, points/Å²)");
+  require_positive(o.swin, "the spline window (swin, Å)");
   require_positive(o.tolerance, "the solver tolerance");
   if (!(o.srad >= 0) || !std::isfinite(o.srad))
     throw Error(fmt::format("pb: the probe radius (srad) must be zero or positive, got {}", o.srad));
@@ -155,9 +163,11 @@ std::string describe(const PbOptions& o) {
   for (const PbIon& ion : o.ions)
     ions += fmt::format(" {:+g}e {:g} M r {:g} Å;", ion.charge, ion.concentration, ion.radius);
   if (!o.ions.empty()) ions.pop_back();
-  return fmt::format("pdie {:g}, sdie {:g}, {}, srad {:g} Å, sdens {:g}, {}, {}, {}, {:g} K, {}", o.pdie,
-                     o.sdie, ions, o.srad, o.sdens, keyword(o.srfm), keyword(o.chgm), keyword(o.bcfl), o.temp,
-                     o.nonlinear ? "nonlinear" : "linear");
+  const std::string surface =
+      o.srfm == PbSurface::spl2 ? fmt::format("spl2 (swin {:g} Å)", o.swin)
+                                : fmt::format("srad {:g} Å, sdens {:g}, {}", o.srad, o.sdens, keyword(o.srfm));
+  return fmt::format("pdie {:g}, sdie {:g}, {}, {}, {}, {}, {:g} K, {}", o.pdie, o.sdie, ions, surface,
+                     keyword(o.chgm), keyword(o.bcfl), o.temp, o.nonlinear ? "nonlinear" : "linear");
 }
 
 std::array<std::int64_t, 3> pb_dims(const std::array<std::int64_t, 3>& dims) {

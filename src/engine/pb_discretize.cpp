@@ -226,6 +226,37 @@ void smooth_dielectric(PbDielectric& d, const GridSpec& grid) {
   }
 }
 
+// srfm spl2 (APBS's fillcoCoefSpline): multiplies each lattice value within r + w of centre by
+// the cubic switch 0.75·s²/w² − 0.25·s³/w³, s = d − r + w (0 within r − w, 1 beyond r + w); a
+// value already below 1e-12 (APBS's VPMGSMALL) is left as it is.
+void multiply_spline_switch(double r, double w, const Vec3& centre, const Lattice& l, std::vector<double>& a) {
+  const Vec3 pos = {centre[0] - l.min[0], centre[1] - l.min[1], centre[2] - l.min[2]};
+  const double outer = r + w, inner = std::max(0.0, r - w);
+  std::array<std::int64_t, 3> lo, hi;
+  for (int d = 0; d < 3; ++d) {
+    lo[d] = std::max<std::int64_t>(0, std::int64_t(std::floor((pos[d] - outer) / l.h[d])));
+    hi[d] = std::min<std::int64_t>(l.n[d] - 1, std::int64_t(std::ceil((pos[d] + outer) / l.h[d])));
+  }
+  for (std::int64_t k = lo[2]; k <= hi[2]; ++k) {
+    const double dz = pos[2] - l.h[2] * double(k);
+    for (std::int64_t j = lo[1]; j <= hi[1]; ++j) {
+      const double dy = pos[1] - l.h[1] * double(j);
+      for (std::int64_t i = lo[0]; i <= hi[0]; ++i) {
+        const double dx = pos[0] - l.h[0] * double(i);
+        const double d2 = dz * dz + dy * dy + dx * dx;
+        double& v = a[l.at(i, j, k)];
+        if (v <= 1e-12 || d2 >= outer * outer) continue;
+        if (d2 <= inner * inner) {
+          v = 0.0;
+          continue;
+        }
+        const double s = std::sqrt(d2) - r + w;
+        v *= 0.75 * s * s / (w * w) - 0.25 * s * s * s / (w * w * w);
+      }
+    }
+  }
+}
+
 double bspline2(double x) {  // APBS's charge B-spline, support [0, 3]
   const double m2m = (x >= 0 && x <= 2) ? 1 - std::abs(x - 1) : 0.0;
   const double m2 = (x >= 1 && x <= 3) ? 1 - std::abs(x - 2) : 0.0;
@@ -293,6 +324,18 @@ void spread_spl0(const Lattice& l, const Vec3& pos, double q, std::vector<double
 PbDielectric pb_dielectric(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options) {
   PbDielectric d;
   std::array<std::vector<double>*, 3> eps = {&d.eps_x, &d.eps_y, &d.eps_z};
+  if (options.srfm == PbSurface::spl2) {
+#pragma omp parallel for schedule(static, 1)
+    for (int axis = 0; axis < 3; ++axis) {
+      const Lattice l = lattice_of(grid, axis);
+      std::vector<double>& a = *eps[axis];
+      a.assign(grid.point_count(), 1.0);  // the solvent fraction, then ε
+      for (std::size_t n = 0; n < atoms.size(); ++n)
+        if (atoms.r[n] > 1e-12) multiply_spline_switch(atoms.r[n], options.swin, position(atoms, n), l, a);
+      for (double& v : a) v = (options.sdie - options.pdie) * v + options.pdie;
+    }
+    return d;
+  }
   const std::vector<Vec3> surface =
       options.srad > kApbsSmall ? accessible_surface_points(atoms, options) : std::vector<Vec3>{};
   // One face grid per thread: the marks of different atoms overlap, the grids do not.
@@ -315,8 +358,13 @@ std::vector<double> pb_ion_accessibility(const AtomSet& atoms, const GridSpec& g
   std::vector<double> access(grid.point_count(), 1.0);
   const Lattice l = lattice_of(grid);
   const double ion_radius = max_ion_radius(options);
-  for (std::size_t n = 0; n < atoms.size(); ++n)
-    if (atoms.r[n] > kApbsSmall) mark_sphere(atoms.r[n] + ion_radius, position(atoms, n), l, access, 0.0);
+  for (std::size_t n = 0; n < atoms.size(); ++n) {
+    if (options.srfm == PbSurface::spl2) {
+      if (atoms.r[n] > 1e-12) multiply_spline_switch(atoms.r[n] + ion_radius, options.swin, position(atoms, n), l, access);
+    } else if (atoms.r[n] > kApbsSmall) {
+      mark_sphere(atoms.r[n] + ion_radius, position(atoms, n), l, access, 0.0);
+    }
+  }
   return access;
 }
 
