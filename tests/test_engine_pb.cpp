@@ -503,11 +503,13 @@ TEST(PbApbs, QuinticSplineCharges) {
   expect_apbs_map(o, kApbsMapTolerance);
 }
 
-TEST(PbApbs, SplineSurface) {
+TEST(PbApbs, SplineSurfaces) {
   PbOptions o = apbs_preset();
-  o.srfm = PbSurface::spl2;
   o.swin = 0.4;
-  expect_apbs_map(o, kApbsMapTolerance);
+  for (PbSurface srfm : {PbSurface::spl2, PbSurface::spl4}) {
+    o.srfm = srfm;
+    expect_apbs_map(o, kApbsMapTolerance);
+  }
 }
 
 TEST(PbApbs, MolSurfaceTrilinearChargesNoSalt) {

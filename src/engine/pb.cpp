@@ -95,9 +95,10 @@ const char* keyword(PbSurface srfm) {
   switch (srfm) {
     case PbSurface::mol: return "mol";
     case PbSurface::smol: return "smol";
-    case PbSurface::spl2: break;
+    case PbSurface::spl2: return "spl2";
+    case PbSurface::spl4: break;
   }
-  return "spl2";
+  return "spl4";
 }
 const char* keyword(PbChargeMap chgm) {
   switch (chgm) {
@@ -163,9 +164,9 @@ std::string describe(const PbOptions& o) {
   for (const PbIon& ion : o.ions)
     ions += fmt::format(" {:+g}e {:g} M r {:g} Å;", ion.charge, ion.concentration, ion.radius);
   if (!o.ions.empty()) ions.pop_back();
-  const std::string surface =
-      o.srfm == PbSurface::spl2 ? fmt::format("spl2 (swin {:g} Å)", o.swin)
-                                : fmt::format("srad {:g} Å, sdens {:g}, {}", o.srad, o.sdens, keyword(o.srfm));
+  const bool spline = o.srfm == PbSurface::spl2 || o.srfm == PbSurface::spl4;
+  const std::string surface = spline ? fmt::format("{} (swin {:g} Å)", keyword(o.srfm), o.swin)
+                                     : fmt::format("srad {:g} Å, sdens {:g}, {}", o.srad, o.sdens, keyword(o.srfm));
   return fmt::format("pdie {:g}, sdie {:g}, {}, {}, {}, {}, {:g} K, {}", o.pdie, o.sdie, ions, surface,
                      keyword(o.chgm), keyword(o.bcfl), o.temp, o.nonlinear ? "nonlinear" : "linear");
 }

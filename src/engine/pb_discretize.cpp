@@ -226,12 +226,52 @@ void smooth_dielectric(PbDielectric& d, const GridSpec& grid) {
   }
 }
 
-// srfm spl2 (APBS's fillcoCoefSpline): multiplies each lattice value within r + w of centre by
-// the cubic switch 0.75·s²/w² − 0.25·s³/w³, s = d − r + w (0 within r − w, 1 beyond r + w); a
-// value already below 1e-12 (APBS's VPMGSMALL) is left as it is.
-void multiply_spline_switch(double r, double w, const Vec3& centre, const Lattice& l, std::vector<double>& a) {
+// The spline surfaces' switch between r − w (0) and r + w (1): srfm spl2, APBS's fillcoCoefSpline,
+// 0.75·s²/w² − 0.25·s³/w³ with s = d − r + w; srfm spl4, fillcoCoefSpline4, the degree-7
+// polynomial in d with zero first three derivatives at both ends, clamped to [0, 1].
+class SplineSwitch {
+ public:
+  SplineSwitch(PbSurface kind, double r, double w) : kind_(kind), r_(r), w_(w) {
+    if (kind != PbSurface::spl4) return;
+    const double b = r - w, e = r + w;
+    const double b2 = b * b, b3 = b2 * b, b4 = b3 * b, b5 = b4 * b, b6 = b5 * b, b7 = b6 * b;
+    const double e2 = e * e, e3 = e2 * e, e4 = e3 * e, e5 = e4 * e, e6 = e5 * e, e7 = e6 * e;
+    const double denom = e7 - 7 * b * e6 + 21 * b2 * e5 - 35 * e4 * b3 + 35 * e3 * b4 - 21 * b5 * e2 + 7 * e * b6 - b7;
+    c_ = {b4 * (35 * e3 - 21 * b * e2 + 7 * e * b2 - b3) / denom,
+          -140 * b3 * e3 / denom,
+          210 * e2 * b2 * (e + b) / denom,
+          -140 * e * b * (e2 + 3 * b * e + b2) / denom,
+          35 * (e3 + 9 * b * e2 + 9 * e * b2 + b3) / denom,
+          -84 * (e2 + 3 * b * e + b2) / denom,
+          70 * (e + b) / denom,
+          -20 / denom};
+  }
+  double outer() const { return r_ + w_; }
+  double inner() const { return std::max(0.0, r_ - w_); }
+  double operator()(double d) const {
+    if (kind_ != PbSurface::spl4) {
+      const double s = d - r_ + w_;
+      return 0.75 * s * s / (w_ * w_) - 0.25 * s * s * s / (w_ * w_ * w_);
+    }
+    double value = 0, power = 1;
+    for (double c : c_) {
+      value += c * power;
+      power *= d;
+    }
+    return std::clamp(value, 0.0, 1.0);
+  }
+
+ private:
+  PbSurface kind_;
+  double r_, w_;
+  std::array<double, 8> c_{};
+};
+
+// Multiplies each lattice value within the switch's outer radius of centre by the switch (0 within
+// its inner radius); a value already below 1e-12 (APBS's VPMGSMALL) is left as it is.
+void multiply_spline_switch(const SplineSwitch& sw, const Vec3& centre, const Lattice& l, std::vector<double>& a) {
   const Vec3 pos = {centre[0] - l.min[0], centre[1] - l.min[1], centre[2] - l.min[2]};
-  const double outer = r + w, inner = std::max(0.0, r - w);
+  const double outer = sw.outer(), inner = sw.inner();
   std::array<std::int64_t, 3> lo, hi;
   for (int d = 0; d < 3; ++d) {
     lo[d] = std::max<std::int64_t>(0, std::int64_t(std::floor((pos[d] - outer) / l.h[d])));
@@ -246,16 +286,13 @@ void multiply_spline_switch(double r, double w, const Vec3& centre, const Lattic
         const double d2 = dz * dz + dy * dy + dx * dx;
         double& v = a[l.at(i, j, k)];
         if (v <= 1e-12 || d2 >= outer * outer) continue;
-        if (d2 <= inner * inner) {
-          v = 0.0;
-          continue;
-        }
-        const double s = std::sqrt(d2) - r + w;
-        v *= 0.75 * s * s / (w * w) - 0.25 * s * s * s / (w * w * w);
+        v = d2 <= inner * inner ? 0.0 : v * sw(std::sqrt(d2));
       }
     }
   }
 }
+
+bool spline_surface(PbSurface srfm) { return srfm == PbSurface::spl2 || srfm == PbSurface::spl4; }
 
 double bspline2(double x) {  // APBS's charge B-spline, support [0, 3]
   const double m2m = (x >= 0 && x <= 2) ? 1 - std::abs(x - 1) : 0.0;
@@ -324,14 +361,15 @@ void spread_spl0(const Lattice& l, const Vec3& pos, double q, std::vector<double
 PbDielectric pb_dielectric(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options) {
   PbDielectric d;
   std::array<std::vector<double>*, 3> eps = {&d.eps_x, &d.eps_y, &d.eps_z};
-  if (options.srfm == PbSurface::spl2) {
+  if (spline_surface(options.srfm)) {
 #pragma omp parallel for schedule(static, 1)
     for (int axis = 0; axis < 3; ++axis) {
       const Lattice l = lattice_of(grid, axis);
       std::vector<double>& a = *eps[axis];
       a.assign(grid.point_count(), 1.0);  // the solvent fraction, then ε
       for (std::size_t n = 0; n < atoms.size(); ++n)
-        if (atoms.r[n] > 1e-12) multiply_spline_switch(atoms.r[n], options.swin, position(atoms, n), l, a);
+        if (atoms.r[n] > 1e-12)
+          multiply_spline_switch(SplineSwitch(options.srfm, atoms.r[n], options.swin), position(atoms, n), l, a);
       for (double& v : a) v = (options.sdie - options.pdie) * v + options.pdie;
     }
     return d;
@@ -359,8 +397,10 @@ std::vector<double> pb_ion_accessibility(const AtomSet& atoms, const GridSpec& g
   const Lattice l = lattice_of(grid);
   const double ion_radius = max_ion_radius(options);
   for (std::size_t n = 0; n < atoms.size(); ++n) {
-    if (options.srfm == PbSurface::spl2) {
-      if (atoms.r[n] > 1e-12) multiply_spline_switch(atoms.r[n] + ion_radius, options.swin, position(atoms, n), l, access);
+    if (spline_surface(options.srfm)) {
+      if (atoms.r[n] > 1e-12)
+        multiply_spline_switch(SplineSwitch(options.srfm, atoms.r[n] + ion_radius, options.swin),
+                               position(atoms, n), l, access);
     } else if (atoms.r[n] > kApbsSmall) {
       mark_sphere(atoms.r[n] + ion_radius, position(atoms, n), l, access, 0.0);
     }

@@ -16,8 +16,9 @@
 namespace dcsgrid::engine {
 
 // srfm: mol (probe-carved molecular surface), smol (mol with APBS's 9-point harmonic smoothing),
-// spl2 (each atom's sphere softened by a cubic switch of half-width swin; no probe).
-enum class PbSurface { mol, smol, spl2 };
+// spl2 (each atom's sphere softened by a cubic switch of half-width swin; no probe), spl4 (the
+// same with APBS's degree-7 switch).
+enum class PbSurface { mol, smol, spl2, spl4 };
 // chgm: spl0 (trilinear, 8 points), spl2 (APBS's cubic B-spline, 27-64 points), spl4 (its
 // quintic B-spline, 125-216 points).
 enum class PbChargeMap { spl0, spl2, spl4 };
@@ -47,7 +48,7 @@ struct PbOptions {
   PbBoundary bcfl = PbBoundary::mdh;
   double temp = kDefaultTemperature;  // K
   double sdens = 10.0;  // surface points per Å² on each atom's probe sphere (APBS sdens)
-  double swin = 0.3;    // spl2 surface: the switch's half-width, Å
+  double swin = 0.3;    // spl2/spl4 surfaces: the switch's half-width, Å
   // Stop when ‖f − A φ‖₂ / ‖f‖₂ falls below this (f: the right-hand side with the boundary's
   // terms). APBS stops at an estimate near 1e-6; 1e-9 makes our map independent of the solver.
   double tolerance = 1e-9;
