@@ -41,8 +41,7 @@ void check_atoms(const AtomSet& atoms, const GridSpec& grid) {
 IonTerm ion_term(const PbOptions& o, double to_kt) {
   IonTerm term;
   term.to_kt = to_kt;
-  double sum = 0;
-  for (const PbIon& ion : o.ions) sum += ion.concentration * ion.charge * ion.charge;
+  const double sum = 2 * ionic_strength(o);  // Σ c·z²
   for (const PbIon& ion : o.ions) {
     term.valence.push_back(ion.charge);
     term.weight.push_back(sum > 0 ? ion.concentration * ion.charge / sum : 0.0);
@@ -70,9 +69,7 @@ double nonlinear_energy_kt(const GridSpec& grid, const PbDielectric& eps, const 
                      dz = (phi[p] - phi[p + sz]) * to_kt / h[2];
         diel += eps.eps_x[p] * dx * dx + eps.eps_y[p] * dy * dy + eps.eps_z[p] * dz * dz;
       }
-  double sum_cz2 = 0;
-  for (const PbIon& ion : o.ions) sum_cz2 += ion.concentration * ion.charge * ion.charge;
-  const double zks2 = kappa_bar_squared(o) / sum_cz2;
+  const double zks2 = kappa_bar_squared(o) / (2 * ionic_strength(o));
   for (std::size_t n = 0; n < phi.size(); ++n) {
     if (access[n] <= 0) continue;
     for (const PbIon& ion : o.ions)
