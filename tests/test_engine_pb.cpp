@@ -1,0 +1,520 @@
+// Poisson–Boltzmann (engine/pb.hpp): the multigrid solver against a manufactured solution, the
+// coefficient maps against their definitions, a Born ion and a charged sphere in salt against
+// their closed forms, and the whole map against APBS 3.4 (run here on the same input and grid).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <numbers>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/units.hpp"
+#include "dcsgrid/engine/pb.hpp"
+#include "dcsgrid/engine/pb_discretize.hpp"
+#include "dcsgrid/engine/pb_multigrid.hpp"
+#include "dcsgrid/io/map_io.hpp"
+#include "helpers.hpp"
+
+using namespace dcsgrid;
+using namespace dcsgrid::engine;
+
+namespace {
+
+// k_C in kcal/mol/e per e/Å: potentials in kcal/mol/e, energies in kcal/mol.
+constexpr double kScaleKcal = kCoulomb;
+
+double kt_scale(double temperature) { return kCoulomb * unit_factor(Unit::kT_per_e, temperature); }
+
+// A grid of n³ points, spacing h, centred on c.
+GridSpec cube_grid(std::int64_t n, double h, const std::array<double, 3>& c = {0, 0, 0}) {
+  const double half = 0.5 * h * double(n - 1);
+  return grid_from_origin({c[0] - half, c[1] - half, c[2] - half}, {n, n, n}, h);
+}
+
+double distance(const GridSpec& g, std::size_t n, const std::array<double, 3>& c) {
+  const auto ijk = g.ijk(n);
+  const auto p = g.position(ijk[0], ijk[1], ijk[2]);
+  return std::hypot(p[0] - c[0], p[1] - c[1], p[2] - c[2]);
+}
+
+// A sphere of pdie (radius 3 Å, off centre) in sdie and random smooth c ≥ 0: the solver must
+// reproduce a random interior u* (and its boundary) from f = A u*.
+PbOperator jump_operator(const std::array<std::int64_t, 3>& dims, double h) {
+  PbOperator op;
+  op.dims = dims;
+  op.spacing = {h, h, 0.8 * h};
+  const std::size_t size = std::size_t(dims[0]) * dims[1] * dims[2];
+  op.eps_x.resize(size);
+  op.eps_y.resize(size);
+  op.eps_z.resize(size);
+  op.c.resize(size);
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> unit(0, 1);
+  for (std::int64_t k = 0; k < dims[2]; ++k)
+    for (std::int64_t j = 0; j < dims[1]; ++j)
+      for (std::int64_t i = 0; i < dims[0]; ++i) {
+        const std::size_t p = (std::size_t(k) * dims[1] + j) * dims[0] + i;
+        const double x = (i - 0.4 * dims[0]) * h, y = (j - 0.5 * dims[1]) * h, z = (k - 0.5 * dims[2]) * 0.8 * h;
+        const bool inside = x * x + y * y + z * z < 9.0;
+        op.eps_x[p] = inside ? 2.0 : 78.54;
+        op.eps_y[p] = inside ? 2.0 : 78.54 * (0.9 + 0.2 * unit(rng));
+        op.eps_z[p] = inside ? 2.0 : 78.54;
+        op.c[p] = inside ? 0.0 : 0.1 * unit(rng);
+      }
+  return op;
+}
+
+void expect_manufactured_solution(const std::array<std::int64_t, 3>& dims, int min_levels) {
+  const PbOperator op = jump_operator(dims, 0.5);
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> unit(-1, 1);
+  std::vector<double> exact(op.c.size());
+  for (double& v : exact) v = unit(rng);
+  // f = A u*: the residual of u* against a zero right-hand side is −A u*.
+  std::vector<double> f(exact.size(), 0.0), r;
+  pb_residual(op, f, exact, r);
+  for (std::size_t n = 0; n < f.size(); ++n) f[n] = -r[n];
+  // u: u*'s boundary values, zero inside.
+  std::vector<double> u(exact.size(), 0.0);
+  for (std::int64_t k = 0; k < dims[2]; ++k)
+    for (std::int64_t j = 0; j < dims[1]; ++j)
+      for (std::int64_t i = 0; i < dims[0]; ++i)
+        if (i == 0 || j == 0 || k == 0 || i == dims[0] - 1 || j == dims[1] - 1 || k == dims[2] - 1) {
+          const std::size_t p = (std::size_t(k) * dims[1] + j) * dims[0] + i;
+          u[p] = exact[p];
+        }
+  MultigridOptions options;
+  options.tolerance = 1e-11;
+  const MultigridReport report = solve_multigrid(op, f, u, options);
+  ASSERT_TRUE(report.converged) << report.iterations << " iterations";
+  EXPECT_GE(report.levels, min_levels);
+  double err = 0, norm = 0;
+  for (std::size_t n = 0; n < u.size(); ++n) {
+    err += (u[n] - exact[n]) * (u[n] - exact[n]);
+    norm += exact[n] * exact[n];
+  }
+  EXPECT_LT(std::sqrt(err / norm), 1e-8);
+  EXPECT_LT(report.residual_history.back(), 1e-11);
+  EXPECT_EQ(report.residual_history.size(), std::size_t(report.iterations) + 1);
+}
+
+}  // namespace
+
+TEST(PbMultigrid, ManufacturedSolutionWithDielectricJump) {
+  // 33 = 2^5 + 1 coarsens to 3; 25 = 3·2^3 + 1 to 4 (a coarse grid of 4 does not coarsen again).
+  expect_manufactured_solution({33, 25, 25}, 4);
+  // Few iterations: the V-cycle preconditioner works through the 2 : 78.5 jump.
+  const PbOperator op = jump_operator({65, 65, 65}, 0.5);
+  std::vector<double> f(op.c.size(), 0.0), u(op.c.size(), 0.0);
+  f[op.c.size() / 2] = 100.0;
+  const MultigridReport report = solve_multigrid(op, f, u, {});
+  EXPECT_TRUE(report.converged);
+  EXPECT_EQ(report.levels, 6);
+  EXPECT_LE(report.iterations, 20);
+}
+
+TEST(PbMultigrid, PbDimsCoarsenAtLeastFourLevels) {
+  EXPECT_EQ(pb_dims({1, 17, 18}), (std::array<std::int64_t, 3>{17, 17, 33}));
+  EXPECT_EQ(pb_dims({97, 100, 161}), (std::array<std::int64_t, 3>{97, 113, 161}));
+  // A grid laid with pb_dims coarsens 4 times or more (113 → 57 → 29 → 15 → 8).
+  const PbOperator op = jump_operator(pb_dims({30, 40, 100}), 0.5);
+  std::vector<double> f(op.c.size(), 0.0), u(op.c.size(), 0.0);
+  f[op.c.size() / 2 + 3] = 10.0;
+  const MultigridReport report = solve_multigrid(op, f, u, {});
+  EXPECT_TRUE(report.converged);
+  EXPECT_GE(report.levels, 4);
+}
+
+TEST(PbMultigrid, NewtonManufacturedSolution) {
+  // −∇·ε∇u + c·g(u) = f with 2:1 salt (g from IonTerm) and u* of a few kT/e: f built here in
+  // float64 from u*, then Newton must return u*.
+  const std::array<std::int64_t, 3> dims = {33, 33, 17};
+  PbOperator op = jump_operator(dims, 0.5);
+  IonTerm ions;
+  ions.valence = {2, -1};
+  const double c2 = 0.1, c1 = 0.2, sum = c2 * 4 + c1 * 1;
+  ions.weight = {c2 * 2 / sum, c1 * -1 / sum};
+  ions.to_kt = 0.5;
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> unit(-4, 4);
+  std::vector<double> exact(op.c.size());
+  for (double& v : exact) v = unit(rng);
+  PbOperator laplacian = op;
+  std::fill(laplacian.c.begin(), laplacian.c.end(), 0.0);
+  std::vector<double> f(exact.size(), 0.0), r;
+  pb_residual(laplacian, f, exact, r);
+  for (std::size_t p = 0; p < f.size(); ++p) {
+    double g = 0;
+    for (std::size_t s = 0; s < 2; ++s) g -= ions.weight[s] * std::exp(-ions.valence[s] * ions.to_kt * exact[p]);
+    f[p] = -r[p] + op.c[p] * g / ions.to_kt;
+  }
+  std::vector<double> u = exact;
+  for (std::int64_t k = 1; k < dims[2] - 1; ++k)
+    for (std::int64_t j = 1; j < dims[1] - 1; ++j)
+      for (std::int64_t i = 1; i < dims[0] - 1; ++i) u[(std::size_t(k) * dims[1] + j) * dims[0] + i] = 0;
+  MultigridOptions options;
+  options.tolerance = 1e-11;
+  const MultigridReport report = solve_newton(op, f, u, ions, options);
+  ASSERT_TRUE(report.converged) << report.iterations << " Newton steps";
+  double err = 0, norm = 0;
+  for (std::size_t n = 0; n < u.size(); ++n) {
+    err += (u[n] - exact[n]) * (u[n] - exact[n]);
+    norm += exact[n] * exact[n];
+  }
+  EXPECT_LT(std::sqrt(err / norm), 1e-8);
+  EXPECT_LE(report.iterations, 20);
+}
+
+TEST(PbMultigrid, GridsThatDoNotCoarsenStillSolve) {
+  expect_manufactured_solution({12, 9, 10}, 1);
+}
+
+TEST(PbDiscretize, ChargeSplinesKeepTheChargeAndItsCentre) {
+  const GridSpec grid = cube_grid(17, 0.5);
+  AtomSet atoms;
+  atoms.push_back(0.13, -0.31, 0.27, 1.5, 1.0);
+  for (PbChargeMap chgm : {PbChargeMap::spl0, PbChargeMap::spl2, PbChargeMap::spl4}) {
+    const auto charge = pb_charge(atoms, grid, chgm);
+    double total = 0, m[3] = {0, 0, 0};
+    for (std::size_t n = 0; n < charge.size(); ++n) {
+      total += charge[n];
+      const auto ijk = grid.ijk(n);
+      const auto p = grid.position(ijk[0], ijk[1], ijk[2]);
+      for (int d = 0; d < 3; ++d) m[d] += charge[n] * p[d];
+    }
+    EXPECT_NEAR(total, 1.5, 1e-12);
+    // Both splines are symmetric about the atom: the first moment is the atom's position.
+    EXPECT_NEAR(m[0] / total, atoms.x[0], 1e-9);
+    EXPECT_NEAR(m[1] / total, atoms.y[0], 1e-9);
+    EXPECT_NEAR(m[2] / total, atoms.z[0], 1e-9);
+  }
+}
+
+TEST(PbDiscretize, MolecularSurfaceAndIonExclusion) {
+  // Two touching atoms of radius 1.6: on their midplane the probe (1.4) comes no closer to the
+  // axis than y = √(3² − 1.6²) = 2.54, so the crevice at y = 0.875 (outside both atoms, within
+  // r + srad of both) stays solute (re-entrant), while y = 1.375 is within the probe's reach.
+  const GridSpec grid = cube_grid(41, 0.25);
+  AtomSet atoms;
+  atoms.push_back(-1.6, 0, 0, 0.0, 1.6);
+  atoms.push_back(1.6, 0, 0, 0.0, 1.6);
+  PbOptions options;
+  options.srfm = PbSurface::mol;
+  options.pdie = 2;
+  options.ions = {{1, 0.1, 2.0}, {-1, 0.1, 2.0}};
+  const PbDielectric eps = pb_dielectric(atoms, grid, options);
+  // eps_x's point (i, j, k) lies at x + h/2.
+  const auto at = [&](double x, double y, double z) {
+    const auto i = std::llround((x - grid.origin[0]) / grid.spacing[0]);
+    const auto j = std::llround((y - grid.origin[1]) / grid.spacing[1]);
+    const auto k = std::llround((z - grid.origin[2]) / grid.spacing[2]);
+    return grid.index(i, j, k);
+  };
+  EXPECT_EQ(eps.eps_y[at(-1.6, 0, 0)], 2.0);     // atom centre
+  EXPECT_EQ(eps.eps_y[at(0, 0.75, 0)], 2.0);     // eps_y's point at y = 0.875: re-entrant
+  EXPECT_EQ(eps.eps_y[at(0, 1.25, 0)], 78.54);   // at y = 1.375: the probe reaches it
+  EXPECT_EQ(eps.eps_y[at(-4.5, 0, 0)], 78.54);   // beyond r + srad
+  EXPECT_EQ(eps.eps_y[at(-1.6, 0, 2.5)], 78.54); // within r + srad but a probe touches it
+  const auto access = pb_ion_accessibility(atoms, grid, options);
+  EXPECT_EQ(access[at(-1.6, 0, 3.5)], 0.0);  // within 1.6 + 2.0
+  EXPECT_EQ(access[at(-1.6, 0, 3.75)], 1.0);
+}
+
+TEST(PbDiscretize, SplineSurfaceSwitch) {
+  // srfm spl2: the ion accessibility of one atom (radius 1.5, ion radius 0.5, swin 0.4) is the
+  // cubic switch of d around 2.0: 0 up to 1.6, 1 from 2.4, 0.75 s²/w² − 0.25 s³/w³ between.
+  const GridSpec grid = cube_grid(21, 0.25);
+  AtomSet atoms;
+  atoms.push_back(0.0, 0.0, 0.0, 1.0, 1.5);
+  PbOptions options;
+  options.srfm = PbSurface::spl2;
+  options.swin = 0.4;
+  options.ions = {{1, 0.1, 0.5}, {-1, 0.1, 0.5}};
+  const auto access = pb_ion_accessibility(atoms, grid, options);
+  const auto at_x = [&](double x) { return access[grid.index(std::llround((x + 2.5) / 0.25), 10, 10)]; };
+  const auto cubic = [](double s) { return 0.75 * s * s / 0.16 - 0.25 * s * s * s / 0.064; };
+  EXPECT_EQ(at_x(1.5), 0.0);
+  EXPECT_NEAR(at_x(1.75), cubic(0.15), 1e-12);
+  EXPECT_NEAR(at_x(2.0), 0.5, 1e-12);
+  EXPECT_NEAR(at_x(2.25), cubic(0.65), 1e-12);
+  EXPECT_EQ(at_x(2.5), 1.0);
+  // The dielectric: ε = pdie + (sdie − pdie)·switch, the switch around the atom's radius; eps_y's
+  // point (16, 10, 10) lies at (1.5, 0.125, 0).
+  const PbDielectric eps = pb_dielectric(atoms, grid, options);
+  const double s = std::hypot(1.5, 0.125) - 1.5 + 0.4;
+  EXPECT_NEAR(eps.eps_y[grid.index(16, 10, 10)], 2.0 + 76.54 * cubic(s), 1e-9);
+}
+
+TEST(PbDiscretize, BoundariesOfOneIon) {
+  // For one atom at the centre of its box, sdh's sphere is the atom and its monopole term is
+  // mdh's: both are q·exp(−κ(d − a))/((1 + κa)·sdie·d) on every face point.
+  const GridSpec grid = cube_grid(9, 1.5, {1, 2, 3});
+  AtomSet atoms;
+  atoms.push_back(1.0, 2.0, 3.0, -1.5, 1.8);
+  PbOptions options;
+  options.ions = {{2, 0.05, 1.5}, {-1, 0.1, 1.5}};
+  const double kappa = debye_kappa(ionic_strength(options), options.sdie, options.temp);
+  for (PbBoundary bcfl : {PbBoundary::mdh, PbBoundary::sdh}) {
+    options.bcfl = bcfl;
+    std::vector<double> phi(grid.point_count(), 7.0);
+    pb_boundary(atoms, grid, options, kScaleKcal, phi);
+    for (std::size_t n = 0; n < phi.size(); ++n) {
+      const auto ijk = grid.ijk(n);
+      const bool face = ijk[0] % 8 == 0 || ijk[1] % 8 == 0 || ijk[2] % 8 == 0;
+      const double d = distance(grid, n, {1, 2, 3});
+      const double exact = kScaleKcal * -1.5 * std::exp(-kappa * (d - 1.8)) / ((1 + kappa * 1.8) * 78.54 * d);
+      if (face) EXPECT_NEAR(phi[n], exact, 2e-6 * std::abs(exact)) << keyword(bcfl) << " point " << n;
+      else EXPECT_EQ(phi[n], 7.0) << "interior point " << n << " changed";
+    }
+  }
+}
+
+TEST(PbSolve, BornIonPotentialAndSolvationEnergy) {
+  // An ion of radius 2 Å near the centre of 81³ points, 0.25 Å (off the lattice's symmetry
+  // points: centred on a grid point, whose R = 8h sphere meets the lattice in a special way, the
+  // energy is 1.5% off; docs/pb.md): the surface is the sphere itself (srad 0), the mdh boundary
+  // the exact potential q/(sdie·r) outside it.
+  const double radius = 2.0, q = 1.0;
+  const GridSpec grid = cube_grid(81, 0.25);
+  const std::array<double, 3> centre = {0.1, 0.07, 0.03};
+  AtomSet atoms;
+  atoms.push_back(centre[0], centre[1], centre[2], q, radius);
+  for (double pdie : {1.0, 2.0}) {
+    PbOptions options;
+    options.pdie = pdie;
+    options.srad = 0;
+    const PbResult solvated = solve_pb(atoms, grid, options, kScaleKcal);
+    options.sdie = pdie;
+    const PbResult reference = solve_pb(atoms, grid, options, kScaleKcal);
+    const double born = -(q * q / (2 * radius)) * (1 / pdie - 1 / 78.54) * kCoulomb;
+    const double dg = solvated.energy - reference.energy;
+    EXPECT_NEAR(dg, born, 0.01 * std::abs(born)) << "pdie " << pdie;
+    EXPECT_NEAR(solvated.energy_kj_per_mol - reference.energy_kj_per_mol, born * 4.184,
+                0.01 * std::abs(born) * 4.184);
+    // Outside the sphere (r ≥ R + 1 Å): q/(sdie·r).
+    double err = 0, norm = 0;
+    for (std::size_t n = 0; n < solvated.potential.size(); ++n) {
+      const double r = distance(grid, n, centre);
+      if (r < radius + 1.0) continue;
+      const double exact = kScaleKcal * q / (78.54 * r);
+      err += std::pow(solvated.potential[n] - exact, 2);
+      norm += exact * exact;
+    }
+    EXPECT_LT(std::sqrt(err / norm), 0.01) << "pdie " << pdie;
+  }
+}
+
+TEST(PbSolve, ChargedSphereInSaltMatchesDebyeHuckel) {
+  // A charge at the centre of a pdie-2 sphere of radius 2 Å, ions of radius 2 Å at 0.1 M:
+  // outside a = 4 Å, φ = q·exp(−κ(r − a))/(sdie·(1 + κa)·r), whatever pdie.
+  const double radius = 2.0, ion_radius = 2.0, q = -2.0, a = radius + ion_radius;
+  const GridSpec grid = cube_grid(97, 0.4);
+  AtomSet atoms;
+  atoms.push_back(0.0, 0.0, 0.0, q, radius);
+  PbOptions options;
+  options.srad = 0;
+  options.ions = {{1, 0.1, ion_radius}, {-1, 0.1, ion_radius}};
+  const double scale = kt_scale(options.temp);
+  const PbResult result = solve_pb(atoms, grid, options, scale);
+  const double kappa = debye_kappa(0.1, options.sdie, options.temp);
+  double err = 0, norm = 0;
+  for (std::size_t n = 0; n < result.potential.size(); ++n) {
+    const double r = distance(grid, n, {0, 0, 0});
+    if (r < a + 1.0) continue;
+    const double exact = scale * q * std::exp(-kappa * (r - a)) / (options.sdie * (1 + kappa * a) * r);
+    err += std::pow(result.potential[n] - exact, 2);
+    norm += exact * exact;
+  }
+  EXPECT_LT(std::sqrt(err / norm), 0.01);
+  EXPECT_LT(result.residual_history.back(), options.tolerance);
+}
+
+TEST(PbSolve, RefusesBadInput) {
+  const GridSpec grid = cube_grid(17, 0.5);
+  AtomSet atoms;
+  atoms.push_back(0.0, 0.0, 0.0, 1.0);
+  EXPECT_THROW(solve_pb(atoms, grid, {}, kScaleKcal), Error);  // no radii
+  AtomSet outside;
+  outside.push_back(10.0, 0.0, 0.0, 1.0, 1.5);
+  try {
+    solve_pb(outside, grid, {}, kScaleKcal);
+    FAIL() << "an atom outside the grid was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("atom 1"), std::string::npos) << e.what();
+  }
+  PbOptions unbalanced;
+  unbalanced.ions = {{1, 0.15, 2.0}, {-1, 0.1, 2.0}};
+  EXPECT_THROW(validate(unbalanced), Error);
+  AtomSet inside;
+  inside.push_back(0.0, 0.0, 0.0, 1.0, 1.5);
+  // 20001³ points need 1.1 PB: refused before anything is allocated.
+  EXPECT_THROW(solve_pb(inside, cube_grid(20001, 0.5), {}, kScaleKcal), Error);
+  PbOptions starved;
+  starved.max_iterations = 1;
+  starved.tolerance = 1e-14;
+  try {
+    solve_pb(inside, grid, starved, kScaleKcal);
+    FAIL() << "a solve that did not converge returned a map";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("residuals"), std::string::npos) << e.what();
+  }
+}
+
+namespace {
+
+bool have_apbs() { return std::system("command -v apbs > /dev/null 2>&1") == 0; }
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs APBS's mg-manual on pqr with grid and options (smol or mol, spl2 or spl0, mdh or zero,
+// linear); returns its map and its total energy (kJ/mol).
+std::pair<io::MapFile, double> run_apbs(const std::filesystem::path& pqr, const GridSpec& grid,
+                                        const PbOptions& o, const std::filesystem::path& dir,
+                                        double* seconds) {
+  const auto c = [&](int d) { return grid.origin[d] + 0.5 * grid.spacing[d] * double(grid.dims[d] - 1); };
+  std::ostringstream in;
+  in << "read\n  mol pqr " << pqr.string() << "\nend\nelec name pb\n  mg-manual\n"
+     << "  dime " << grid.nx() << ' ' << grid.ny() << ' ' << grid.nz() << "\n"
+     << "  grid " << grid.spacing[0] << ' ' << grid.spacing[1] << ' ' << grid.spacing[2] << "\n"
+     << "  gcent " << c(0) << ' ' << c(1) << ' ' << c(2) << "\n  mol 1\n"
+     << "  bcfl " << keyword(o.bcfl) << "\n"
+     << "  pdie " << o.pdie << "\n  sdie " << o.sdie << "\n";
+  for (const PbIon& ion : o.ions)
+    in << "  ion charge " << ion.charge << " conc " << ion.concentration << " radius " << ion.radius << "\n";
+  in << (o.nonlinear ? "  npbe\n" : "  lpbe\n") << "  srfm " << keyword(o.srfm) << "\n"
+     << "  chgm " << keyword(o.chgm) << "\n"
+     << "  sdens " << o.sdens << "\n  srad " << o.srad << "\n  swin " << o.swin << "\n  temp " << o.temp
+     << "\n"
+     << "  calcenergy total\n  calcforce no\n  write pot dx " << (dir / "apbs_pot").string()
+     << "\nend\nquit\n";
+  std::ofstream(dir / "apbs.in") << in.str();
+  const auto start = std::chrono::steady_clock::now();
+  const std::string command = "cd '" + dir.string() + "' && apbs apbs.in > apbs.out 2>&1";
+  if (std::system(command.c_str()) != 0) throw Error("apbs failed: see " + (dir / "apbs.out").string());
+  *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::string out = read_text(dir / "apbs.out");
+  std::smatch m;
+  const std::regex energy(R"(Total electrostatic energy = ([-+0-9.eE]+) kJ/mol)");
+  if (!std::regex_search(out, m, energy)) throw Error("no energy in " + (dir / "apbs.out").string());
+  // APBS built with MPI names the map after its rank.
+  const auto map = std::filesystem::exists(dir / "apbs_pot.dx") ? dir / "apbs_pot.dx" : dir / "apbs_pot-PE0.dx";
+  return {io::read_dx(map), std::stod(m[1].str())};
+}
+
+// x y z charge radius from a PQR's ATOM/HETATM records (the last five fields), read here so that
+// the test holds whatever the structure readers do with radii.
+AtomSet read_pqr_with_radii(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  AtomSet atoms;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("ATOM", 0) != 0 && line.rfind("HETATM", 0) != 0) continue;
+    std::istringstream fields(line);
+    std::vector<std::string> f;
+    for (std::string w; fields >> w;) f.push_back(w);
+    const std::size_t n = f.size();
+    atoms.push_back(std::stod(f[n - 5]), std::stod(f[n - 4]), std::stod(f[n - 3]), std::stod(f[n - 2]),
+                    std::stod(f[n - 1]));
+  }
+  return atoms;
+}
+
+double relative_l2(const std::vector<double>& a, const std::vector<float>& ref) {
+  double err = 0, norm = 0;
+  for (std::size_t n = 0; n < a.size(); ++n) {
+    err += (a[n] - ref[n]) * (a[n] - ref[n]);
+    norm += double(ref[n]) * ref[n];
+  }
+  return std::sqrt(err / norm);
+}
+
+void expect_apbs_map(const PbOptions& options, double tolerance) {
+  if (!have_apbs()) GTEST_SKIP() << "apbs is not installed (Debian: apt-get install apbs)";
+  const auto pqr = test::data_file("1d7h-min.pqr");
+  const AtomSet atoms = read_pqr_with_radii(pqr);
+  ASSERT_EQ(atoms.size(), 1663u);
+  // 1D7H (1,663 atoms, 48 × 35 × 35 Å) on 97 × 65 × 65 points at 0.75 Å, centred on the atoms.
+  const Box box = bounding_box(atoms);
+  const auto centre = box.center();
+  const std::array<std::int64_t, 3> dims = {97, 65, 65};
+  const double h = 0.75;
+  std::array<double, 3> origin;
+  for (int d = 0; d < 3; ++d) origin[d] = centre[d] - 0.5 * h * double(dims[d] - 1);
+  const GridSpec grid = grid_from_origin(origin, dims, h);
+  const auto dir = test::temp_dir("pb-apbs");
+  double apbs_seconds = 0;
+  const auto [apbs, apbs_energy] = run_apbs(pqr, grid, options, dir, &apbs_seconds);
+  ASSERT_TRUE(apbs.grid.same_as(grid, 1e-4)) << apbs.grid.describe() << " vs " << grid.describe();
+  const auto start = std::chrono::steady_clock::now();
+  const PbResult ours = solve_pb(atoms, grid, options, kt_scale(options.temp));
+  const double our_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double l2 = relative_l2(ours.potential, apbs.data);
+  const double energy_error = std::abs(ours.energy_kj_per_mol - apbs_energy) / std::abs(apbs_energy);
+  std::printf("pb vs apbs (%s): relative L2 %.3g, energy %.6g vs %.6g kJ/mol (%.2g), %d iterations, "
+              "%.2f s vs apbs %.2f s\n",
+              describe(options).c_str(), l2, ours.energy_kj_per_mol, apbs_energy, energy_error,
+              ours.iterations, our_seconds, apbs_seconds);
+  EXPECT_LT(l2, tolerance);
+  EXPECT_LT(energy_error, 1e-3);
+  std::filesystem::remove_all(dir);
+}
+
+PbOptions apbs_preset() {
+  PbOptions o;
+  o.ions = {{1, 0.15, 2.0}, {-1, 0.15, 2.0}};
+  return o;
+}
+
+}  // namespace
+
+// The issue asks 1e-3; we hold 1e-4, so that the linear and nonlinear maps (6.6e-4 apart on this
+// input) cannot pass for each other.
+constexpr double kApbsMapTolerance = 1e-4;
+
+TEST(PbApbs, SmoothSurfaceSplineChargesMdhInSalt) { expect_apbs_map(apbs_preset(), kApbsMapTolerance); }
+
+TEST(PbApbs, SingleSphereBoundary) {
+  PbOptions o = apbs_preset();
+  o.bcfl = PbBoundary::sdh;
+  expect_apbs_map(o, kApbsMapTolerance);
+}
+
+TEST(PbApbs, NonlinearInSalt) {
+  PbOptions o = apbs_preset();
+  o.nonlinear = true;
+  expect_apbs_map(o, kApbsMapTolerance);
+}
+
+TEST(PbApbs, QuinticSplineCharges) {
+  PbOptions o = apbs_preset();
+  o.chgm = PbChargeMap::spl4;
+  expect_apbs_map(o, kApbsMapTolerance);
+}
+
+TEST(PbApbs, SplineSurfaces) {
+  PbOptions o = apbs_preset();
+  o.swin = 0.4;
+  for (PbSurface srfm : {PbSurface::spl2, PbSurface::spl4}) {
+    o.srfm = srfm;
+    expect_apbs_map(o, kApbsMapTolerance);
+  }
+}
+
+TEST(PbApbs, MolSurfaceTrilinearChargesNoSalt) {
+  PbOptions o;
+  o.srfm = PbSurface::mol;
+  o.chgm = PbChargeMap::spl0;
+  expect_apbs_map(o, kApbsMapTolerance);
+}
