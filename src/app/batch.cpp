@@ -662,6 +662,7 @@ void create_file(const BatchOptions& o, const BatchInputs& in,
                   "A,B,C[,ALPHA,BETA,GAMMA], or the grid (--center and --size, or --origin and --dims)");
     layout.grid = grid_over_cell(*cell, o.grid.spacing);
   }
+  if (!o.grid.box) layout.grid = engine::grid_for_methods(layout.grid, o.compute.methods);
   validate(layout.grid);
   layout.meta = batch_metadata(o);
   layout.frames = std::move(scan.frames);
@@ -682,7 +683,7 @@ void compute_frames(const BatchOptions& o, const BatchInputs& in, BatchFile& fil
   run.queue_depth = queue_depth(o, file.grid());
   require_host_memory(file.grid(), frame_buffers(run.queue_depth));
   set_openmp_threads(run.compute.threads);
-  auto backend = engine::make_backend(run.compute.device, run.compute.gpus);
+  auto backend = engine::make_backend(run.compute.device, run.compute.gpus, run.compute.methods);
   const engine::Method method = o.compute.methods.front();
   if (!backend->supports(method))
     throw Error("the " + backend->name() + " backend does not support --method " +

@@ -40,7 +40,7 @@ void require_support(const engine::Backend& backend, engine::Method method) {
 
 std::unique_ptr<engine::Backend> start_backend(const ComputeSettings& settings) {
   validate(settings);
-  auto backend = engine::make_backend(settings.device, settings.gpus);
+  auto backend = engine::make_backend(settings.device, settings.gpus, settings.methods);
   for (const auto m : settings.methods) require_support(*backend, m);
   if (backend->name() == "cpu") backend->slab_bytes = kCpuSlabBytes;
   backend->warm_up();

@@ -174,7 +174,10 @@ Hardware hardware_of(const engine::Backend& backend) {
 
 // Small systems: the fast methods' set-up costs more than the sum they save.
 void note_when_direct_is_cheaper(const PassReport& pass, const JobReport& report, const Hardware& hw) {
-  if (engine::describe(pass.method).exact || engine::describe(pass.method).periodic) return;
+  // Only the approximations of the exact Coulomb sum (not periodic maps, not PB) have direct's
+  // map as their target.
+  const engine::MethodDescription& method = engine::describe(pass.method);
+  if (method.exact || method.periodic || method.needs_radii) return;
   const double taken = pass.stats.setup_seconds + pass.compute_seconds();
   const double direct = direct_seconds_estimate(hw, double(report.atoms), double(report.grid.point_count()));
   if (direct < taken)
@@ -270,6 +273,7 @@ GridSpec read_and_lay_grid(const Job& job, Inputs& in, JobReport& report) {
     }
     grid = periodic && !job.grid.box ? grid_over_cell(*report.cell, job.grid.spacing)
                                      : job.grid.resolve(bounding_box(atoms));
+    if (!job.grid.box) grid = engine::grid_for_methods(grid, job.compute.methods);
     if (grid.point_count() > job.max_points)
       throw Error(fmt::format("the grid would have {} points ({}, {:.3g} GiB of float32): more than "
                               "--max-points {} (raise it if you mean it, or give a box with --center "
@@ -325,7 +329,7 @@ JobReport run_job(const Job& job, Observer& observer) {
   std::future<std::unique_ptr<engine::Backend>> starting =
       std::async(std::launch::async, [&hardware, &backend_start, &since_start] {
         backend_start.begin = since_start(clock_type::now());
-        auto backend = share_slabs_over_ranks(engine::make_backend(hardware.device, hardware.gpus));
+        auto backend = share_slabs_over_ranks(engine::make_backend(hardware.device, hardware.gpus, hardware.methods));
         backend->warm_up();
         backend_start.end = since_start(clock_type::now());
         return backend;
@@ -381,8 +385,10 @@ JobReport run_job(const Job& job, Observer& observer) {
     if (!backend->supports(m))
       throw Error("the " + backend->name() + " backend does not support --method " + engine::method_name(m));
   spdlog::info("grid {}", grid.describe());
-  spdlog::info("{} summation on {}: {}", method_list_name(order), backend->name(),
-               describe(compute.physics));
+  // PB's medium is its own (solute and solvent dielectrics, ions), not the physics' screening.
+  for (const auto& r : requests)
+    spdlog::info("{} on {}: {}", engine::method_name(r.method), backend->name(),
+                 r.method == engine::Method::pb ? engine::describe(engine::pb_options(r)) : describe(r.physics));
 
   MapOutputs outputs(job, grid, metas, datasets, in.structure.atoms);
   for (std::size_t m = 0; m < order.size(); ++m) {

@@ -94,6 +94,7 @@ engine::PotentialRequest make_request(const ComputeSettings& s, engine::Method m
   request.msm = s.msm;
   request.cell = s.cell;
   request.periodic = s.periodic;
+  request.pb = s.pb;
   request.allow_non_finite = s.allow_non_finite;
   return request;
 }

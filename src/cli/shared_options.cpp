@@ -6,6 +6,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "dcsgrid/core/cell.hpp"
+#include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/core/units.hpp"
 
@@ -122,12 +123,19 @@ struct Preset {
   double temperature;
   const char* units;
   const char* source;
+  double ionic_strength = 0;  // mol/L of 1:1 salt
 };
+// apbs-pb's other settings (sdie 78.54, ion radius 2 Å, srad 1.4 Å, smol, spl2, mdh) are the PB
+// options' defaults.
 constexpr Preset kPresets[] = {
     {"pymol", 2.0, false, 300.0, "kT/e", "PyMOL map_new coulomb (coulomb_dielectric 2)"},
     {"apbs", 1.0, false, 298.15, "kT/e", "APBS' coulomb tool (vacuum Coulomb)"},
     {"chimerax", 4.0, true, 298.15, "kcal/mol/e", "ChimeraX coulombic (distDep true, dielectric 4)"},
     {"vmd", 1.0, false, 300.0, "kT/e", "VMD volmap coulomb"},
+    {"apbs-pb", 2.0, false, 298.15, "kT/e",
+     "APBS's usual PB run with --method pb: pdie 2, sdie 78.54, 0.15 M 1:1 salt of radius 2 Å, srad 1.4 Å, "
+     "smol, spl2, mdh",
+     0.15},
 };
 
 std::string preset_help() {
@@ -143,7 +151,7 @@ std::string preset_help() {
 // Applies the preset to the options the command line left at their defaults.
 void add_preset_option(CLI::App& app, ComputeOptions& o) {
   auto* preset = app.add_option("--preset", o.preset, preset_help())
-                     ->check(CLI::IsMember({"pymol", "apbs", "chimerax", "vmd"}))
+                     ->check(CLI::IsMember({"pymol", "apbs", "chimerax", "vmd", "apbs-pb"}))
                      ->group("Physics");
   app.parse_complete_callback([&app, &o, preset] {
     if (preset->count() == 0) return;
@@ -154,6 +162,7 @@ void add_preset_option(CLI::App& app, ComputeOptions& o) {
         o.physics.distance_dependent = p.distance_dependent;
       }
       if (app.count("--temperature") == 0) o.physics.temperature = p.temperature;
+      if (app.count("--ionic-strength") == 0) o.physics.ionic_strength = p.ionic_strength;
       if (app.count("--units") == 0) o.units = p.units;
     }
   });
@@ -194,6 +203,42 @@ void add_periodic_options(CLI::App& app, ComputeOptions& o) {
       ->group(group);
 }
 
+// APBS's keywords (srfm, chgm, bcfl, ...) by their values on the command line.
+template <typename E>
+std::map<std::string, E> keyword_map(std::initializer_list<E> values) {
+  std::map<std::string, E> m;
+  for (const E v : values) m[engine::keyword(v)] = v;
+  return m;
+}
+
+void add_pb_options(CLI::App& app, ComputeOptions& o) {
+  const std::string group = "Poisson–Boltzmann (--method pb; APBS's keywords; docs/pb.md)";
+  engine::PbOptions& pb = o.pb;
+  app.add_option("--solvent-dielectric", pb.sdie, "Solvent dielectric (APBS sdie); --dielectric is the solute's (pdie)")
+      ->check(finite_number())->capture_default_str()->group(group);
+  app.add_option("--ion-radius", pb.ion_radius, "Radius of the 1:1 salt of --ionic-strength, Å")
+      ->check(finite_number())->capture_default_str()->group(group);
+  app.add_option("--ion", o.ions, "CHARGE,CONC,RADIUS: one mobile ion species (e, mol/L, Å), repeatable; replaces "
+                                  "--ionic-strength's 1:1 salt (APBS ion)")
+      ->group(group);
+  app.add_option("--probe-radius", pb.srad, "Solvent probe radius, Å (APBS srad)")->check(finite_number())->capture_default_str()->group(group);
+  app.add_option("--surface", pb.srfm, "Dielectric boundary (APBS srfm): mol, smol, spl2, spl4")
+      ->transform(CLI::CheckedTransformer(keyword_map({engine::PbSurface::mol, engine::PbSurface::smol,
+                                                       engine::PbSurface::spl2, engine::PbSurface::spl4})))
+      ->group(group);
+  app.add_option("--charge-map", pb.chgm, "Charge spreading (APBS chgm): spl0, spl2, spl4")
+      ->transform(CLI::CheckedTransformer(keyword_map({engine::PbChargeMap::spl0, engine::PbChargeMap::spl2,
+                                                       engine::PbChargeMap::spl4})))
+      ->group(group);
+  app.add_option("--boundary", pb.bcfl, "Boundary values (APBS bcfl): zero, sdh, mdh")
+      ->transform(CLI::CheckedTransformer(keyword_map({engine::PbBoundary::zero, engine::PbBoundary::sdh,
+                                                       engine::PbBoundary::mdh})))
+      ->group(group);
+  app.add_flag("--nonlinear", pb.nonlinear, "Full (nonlinear) PB by Newton's method (APBS npbe)")->group(group);
+  app.add_option("--pb-tolerance", pb.tolerance, "Relative residual the solver stops at")
+      ->check(finite_number())->capture_default_str()->group(group);
+}
+
 }  // namespace
 
 app::ComputeSettings ComputeOptions::settings() const {
@@ -205,6 +250,8 @@ app::ComputeSettings ComputeOptions::settings() const {
   s.cutoff.form = engine::parse_cutoff_form(cutoff_form);
   s.msm = msm;
   s.periodic = periodic;
+  s.pb = pb;
+  for (const std::string& ion : ions) s.pb.ions.push_back(parse_ion(ion));
   if (!cell.empty()) s.cell = parse_cell(cell);
   s.device = device;
   s.gpus = app::parse_gpu_list(gpus);
@@ -212,6 +259,25 @@ app::ComputeSettings ComputeOptions::settings() const {
   s.allow_non_finite = allow_non_finite;
   app::validate(s);
   return s;
+}
+
+engine::PbIon parse_ion(const std::string& text) {
+  double v[3];
+  std::size_t start = 0;
+  for (int i = 0; i < 3; ++i) {
+    const std::size_t comma = i < 2 ? text.find(',', start) : text.size();
+    std::size_t used = 0;
+    const std::string field = comma == std::string::npos ? "" : text.substr(start, comma - start);
+    try {
+      v[i] = std::stod(field, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (field.empty() || used != field.size() || (i == 2 && comma != text.size()) || !std::isfinite(v[i]))
+      throw dcsgrid::Error("--ion '" + text + "': expected CHARGE,CONC,RADIUS (e, mol/L, Å), such as 1,0.15,2");
+    start = comma + 1;
+  }
+  return {v[0], v[1], v[2]};
 }
 
 std::string method_help(bool lists) {
@@ -281,6 +347,7 @@ void add_compute_options(CLI::App& app, ComputeOptions& o, const std::string& me
       ->group(msm_group);
 
   add_periodic_options(app, o);
+  add_pb_options(app, o);
 
   add_device_option(app, o.device, kHardwareGroup);
   app.add_option("--gpus", o.gpus, "GPUs to use: all or a list like 0,1")

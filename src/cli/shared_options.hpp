@@ -75,6 +75,8 @@ struct ComputeOptions {
   engine::CutoffOptions cutoff;
   engine::MsmOptions msm;
   engine::PeriodicOptions periodic;
+  engine::PbOptions pb;
+  std::vector<std::string> ions;  // --ion CHARGE,CONC,RADIUS
   std::string cell;  // --cell A,B,C[,ALPHA,BETA,GAMMA]; empty: the input's own
   std::string device = "auto";
   std::string gpus = "all";
@@ -85,6 +87,8 @@ struct ComputeOptions {
 };
 inline const std::string kMethodGroup = "Method";
 inline const std::string kHardwareGroup = "Hardware";
+// "CHARGE,CONC,RADIUS" (--ion). Throws Error naming the text.
+engine::PbIon parse_ion(const std::string& text);
 // --method's help, from the method descriptions: one method, or (lists) a list of them and auto.
 std::string method_help(bool lists);
 // method_help describes --method; method lists are allowed when `lists` is true.

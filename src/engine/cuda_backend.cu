@@ -28,12 +28,13 @@ namespace {
 
 using DeviceMethodFactory = std::unique_ptr<DeviceMethod> (*)(const PotentialRequest&, cudaStream_t);
 // Indexed by Method; nullptr where the CUDA backend has no implementation.
-constexpr std::array<DeviceMethodFactory, 5> kDeviceMethods{
+constexpr std::array<DeviceMethodFactory, 6> kDeviceMethods{
     make_direct_method,          // direct
     make_cutoff_device_method,   // cutoff
     make_msm_device_method,      // msm
     make_ewald_device_method,    // ewald
     make_pme_device_method,      // pme
+    nullptr,                     // pb: no GPU solver yet (make_backend("auto") takes the CPU)
 };
 
 DeviceMethodFactory device_factory(Method m) {

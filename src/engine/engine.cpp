@@ -76,6 +76,11 @@ void validate_method(const PotentialRequest& request) {
   if (method.constant_dielectric) require_constant_dielectric(method.name, physics);
   if (c.bin_capacity < 0) throw Error("--bin-capacity must be positive (0 = prefix-sum bins)");
   if (request.method == Method::msm) validate(request.msm);
+  if (request.method == Method::pb) {
+    if (physics.distance_dependent)
+      throw Error("--method pb: the solute and solvent dielectrics replace a distance-dependent ε (--ddd)");
+    validate(pb_options(request));
+  }
   if (method.periodic) validate(request.periodic);
   if (request.method == Method::cutoff) {
     if (!(c.radius > 0)) throw Error("--cutoff must be a positive radius in Å");
@@ -188,7 +193,31 @@ bool gpu_available() {
 #endif
 }
 
-std::unique_ptr<Backend> make_backend(const std::string& device, const std::vector<int>& gpus) {
+PbOptions pb_options(const PotentialRequest& r) {
+  PbOptions o = r.pb;
+  o.pdie = r.physics.dielectric;
+  o.temp = r.physics.temperature;
+  if (o.ions.empty() && r.physics.ionic_strength > 0)
+    o.ions = {{+1.0, r.physics.ionic_strength, o.ion_radius}, {-1.0, r.physics.ionic_strength, o.ion_radius}};
+  return o;
+}
+
+GridSpec grid_for_methods(const GridSpec& grid, const std::vector<Method>& methods) {
+  if (std::ranges::none_of(methods, [](Method m) { return describe(m).multigrid_dims; })) return grid;
+  GridSpec g = grid;
+  g.dims = pb_dims(grid.dims);
+  return g;
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& device, const std::vector<int>& gpus,
+                                      const std::vector<Method>& methods) {
+  if (device == "auto" && !methods.empty()) {
+    std::unique_ptr<Backend> backend = make_backend(device, gpus);
+    const auto missing = std::ranges::find_if(methods, [&](Method m) { return !backend->supports(m); });
+    if (backend->name() == "cpu" || missing == methods.end()) return backend;
+    spdlog::info("--method {} has no GPU implementation yet: computing on the CPU", method_name(*missing));
+    return make_cpu_backend();
+  }
   if (device == "cpu") return make_cpu_backend();
   if (device != "auto" && device != "gpu")
     throw Error("unknown --device '" + device + "': use auto, cpu or gpu");

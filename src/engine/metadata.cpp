@@ -63,6 +63,7 @@ io::MapMetadata method_metadata(const PotentialRequest& request) {
     meta.parameters["softening_order"] = fmt::format("{}", softening_order_used(msm));
   }
   if (describe(method).periodic) add_periodic_parameters(request, meta);
+  if (method == Method::pb) meta.parameters["pb"] = describe(pb_options(request));
   meta.dielectric = p.dielectric;
   meta.dielectric_model = p.distance_dependent ? "distance-dependent 4r" : "constant";
   meta.ionic_strength = p.ionic_strength;

@@ -1,3 +1,4 @@
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/engine/pb_discretize.hpp"
 
 #include <algorithm>
@@ -165,7 +166,7 @@ std::vector<Vec3> accessible_surface_points(const AtomSet& atoms, const PbOption
   const auto sphere = reference_sphere(int(std::ceil(4 * std::numbers::pi * outer * outer * options.sdens)));
   const AtomCells cells(atoms, std::max(max_radius + options.srad, 0.5));
   std::vector<std::vector<Vec3>> per_atom(atoms.size());
-#pragma omp parallel
+#pragma omp parallel num_threads(team_size())
   {
     std::vector<std::size_t> candidates;
 #pragma omp for schedule(dynamic, 16)
@@ -204,7 +205,7 @@ void smooth_dielectric(PbDielectric& d, const GridSpec& grid) {
     const int a1 = (own + 1) % 3, a2 = (own + 2) % 3;
     const std::vector<double> &io = inv[own], &i1 = inv[a1], &i2 = inv[a2];
     std::vector<double>& out = *eps[own];
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for num_threads(team_size()) schedule(static)
     for (std::int64_t k = 0; k < l.n[2]; ++k)
       for (std::int64_t j = 0; j < l.n[1]; ++j)
         for (std::int64_t i = 0; i < l.n[0]; ++i) {
@@ -362,7 +363,7 @@ PbDielectric pb_dielectric(const AtomSet& atoms, const GridSpec& grid, const PbO
   PbDielectric d;
   std::array<std::vector<double>*, 3> eps = {&d.eps_x, &d.eps_y, &d.eps_z};
   if (spline_surface(options.srfm)) {
-#pragma omp parallel for schedule(static, 1)
+#pragma omp parallel for num_threads(team_size()) schedule(static, 1)
     for (int axis = 0; axis < 3; ++axis) {
       const Lattice l = lattice_of(grid, axis);
       std::vector<double>& a = *eps[axis];
@@ -377,7 +378,7 @@ PbDielectric pb_dielectric(const AtomSet& atoms, const GridSpec& grid, const PbO
   const std::vector<Vec3> surface =
       options.srad > kApbsSmall ? accessible_surface_points(atoms, options) : std::vector<Vec3>{};
   // One face grid per thread: the marks of different atoms overlap, the grids do not.
-#pragma omp parallel for schedule(static, 1)
+#pragma omp parallel for num_threads(team_size()) schedule(static, 1)
   for (int axis = 0; axis < 3; ++axis) {
     const Lattice l = lattice_of(grid, axis);
     std::vector<double>& a = *eps[axis];
@@ -429,7 +430,7 @@ namespace {
 template <typename Fn>
 void for_each_face_point(const GridSpec& grid, Fn&& fn) {
   const Lattice l = lattice_of(grid);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for num_threads(team_size()) schedule(static)
   for (std::int64_t k = 0; k < l.n[2]; ++k)
     for (std::int64_t j = 0; j < l.n[1]; ++j) {
       const bool whole_row = k == 0 || j == 0 || k == l.n[2] - 1 || j == l.n[1] - 1;

@@ -1,3 +1,4 @@
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/engine/pb_multigrid.hpp"
 
 #include <algorithm>
@@ -33,7 +34,7 @@ void fill_inverse_diagonal(Level& L) {
   L.inv_diag.assign(L.size(), 0.0);
   const Dims n = L.n;
   const std::size_t sy = n[0], sz = std::size_t(n[0]) * n[1];
-#pragma omp parallel for schedule(static) if(parallel_worth(n))
+#pragma omp parallel for num_threads(team_size()) schedule(static) if(parallel_worth(n))
   for (std::int64_t k = 1; k < n[2] - 1; ++k)
     for (std::int64_t j = 1; j < n[1] - 1; ++j)
       for (std::int64_t i = 1; i < n[0] - 1; ++i) {
@@ -48,7 +49,7 @@ void fill_inverse_diagonal(Level& L) {
 void apply(const Level& L, const std::vector<double>& u, std::vector<double>& out) {
   const Dims n = L.n;
   const std::size_t sy = n[0], sz = std::size_t(n[0]) * n[1];
-#pragma omp parallel for schedule(static) if(parallel_worth(n))
+#pragma omp parallel for num_threads(team_size()) schedule(static) if(parallel_worth(n))
   for (std::int64_t k = 0; k < n[2]; ++k)
     for (std::int64_t j = 0; j < n[1]; ++j) {
       const std::size_t row = at(n, 0, j, k);
@@ -71,7 +72,7 @@ void residual(const Level& L, const std::vector<double>& f, const std::vector<do
               std::vector<double>& r) {
   apply(L, u, r);
   const Dims n = L.n;
-#pragma omp parallel for schedule(static) if(parallel_worth(n))
+#pragma omp parallel for num_threads(team_size()) schedule(static) if(parallel_worth(n))
   for (std::int64_t k = 1; k < n[2] - 1; ++k)
     for (std::int64_t j = 1; j < n[1] - 1; ++j)
       for (std::int64_t i = 1; i < n[0] - 1; ++i) {
@@ -85,7 +86,7 @@ void residual(const Level& L, const std::vector<double>& f, const std::vector<do
 void smooth(const Level& L, const std::vector<double>& f, std::vector<double>& u, int colour) {
   const Dims n = L.n;
   const std::size_t sy = n[0], sz = std::size_t(n[0]) * n[1];
-#pragma omp parallel for schedule(static) if(parallel_worth(n))
+#pragma omp parallel for num_threads(team_size()) schedule(static) if(parallel_worth(n))
   for (std::int64_t k = 1; k < n[2] - 1; ++k)
     for (std::int64_t j = 1; j < n[1] - 1; ++j) {
       const std::int64_t first = 1 + ((1 + j + k + colour) & 1);
@@ -151,7 +152,7 @@ Level coarsen(const Level& fine) {
   c.cz.assign(size, 0.0);
   c.c0.assign(size, 0.0);
   const Dims n = c.n;
-#pragma omp parallel for schedule(static) if(parallel_worth(n))
+#pragma omp parallel for num_threads(team_size()) schedule(static) if(parallel_worth(n))
   for (std::int64_t K = 0; K < n[2]; ++K)
     for (std::int64_t J = 0; J < n[1]; ++J)
       for (std::int64_t I = 0; I < n[0]; ++I) {
@@ -170,7 +171,7 @@ Level coarsen(const Level& fine) {
 
 void restrict_to(const Level& fine, const std::vector<double>& r, Level& coarse) {
   const Dims n = coarse.n;
-#pragma omp parallel for schedule(static) if(parallel_worth(n))
+#pragma omp parallel for num_threads(team_size()) schedule(static) if(parallel_worth(n))
   for (std::int64_t K = 1; K < n[2] - 1; ++K)
     for (std::int64_t J = 1; J < n[1] - 1; ++J)
       for (std::int64_t I = 1; I < n[0] - 1; ++I)
@@ -181,7 +182,7 @@ void restrict_to(const Level& fine, const std::vector<double>& r, Level& coarse)
 void prolong_add(const Level& coarse, const Level& fine, std::vector<double>& u) {
   const Dims n = fine.n, nc = coarse.n;
   const std::vector<double>& e = coarse.u;
-#pragma omp parallel for schedule(static) if(parallel_worth(n))
+#pragma omp parallel for num_threads(team_size()) schedule(static) if(parallel_worth(n))
   for (std::int64_t k = 1; k < n[2] - 1; ++k)
     for (std::int64_t j = 1; j < n[1] - 1; ++j)
       for (std::int64_t i = 1; i < n[0] - 1; ++i) {
@@ -232,7 +233,7 @@ void v_cycle(Hierarchy& h, std::size_t l, const std::vector<double>& f, std::vec
 double dot(const std::vector<double>& a, const std::vector<double>& b) {
   double sum = 0;
   const std::int64_t n = std::int64_t(a.size());
-#pragma omp parallel for reduction(+ : sum) schedule(static) if(n > kParallelPoints)
+#pragma omp parallel for num_threads(team_size()) reduction(+ : sum) schedule(static) if(n > kParallelPoints)
   for (std::int64_t p = 0; p < n; ++p) sum += a[p] * b[p];
   return sum;
 }
@@ -248,7 +249,7 @@ Level finest_level(PbOperator op) {
   const double wx = 1 / (op.spacing[0] * op.spacing[0]), wy = 1 / (op.spacing[1] * op.spacing[1]),
                wz = 1 / (op.spacing[2] * op.spacing[2]);
   const std::int64_t size = std::int64_t(L.size());
-#pragma omp parallel for schedule(static) if(size > kParallelPoints)
+#pragma omp parallel for num_threads(team_size()) schedule(static) if(size > kParallelPoints)
   for (std::int64_t p = 0; p < size; ++p) {
     L.cx[p] *= wx;
     L.cy[p] *= wy;
@@ -310,7 +311,7 @@ int preconditioned_cg(Hierarchy& h, std::vector<double>& u, std::vector<double>&
   for (int it = 1; it <= max_steps; ++it) {
     apply(L, p, q);
     const double alpha = rz / dot(p, q);
-#pragma omp parallel for schedule(static) if(size > kParallelPoints)
+#pragma omp parallel for num_threads(team_size()) schedule(static) if(size > kParallelPoints)
     for (std::int64_t n = 0; n < size; ++n) {
       u[n] += alpha * p[n];
       r[n] -= alpha * q[n];
@@ -323,7 +324,7 @@ int preconditioned_cg(Hierarchy& h, std::vector<double>& u, std::vector<double>&
     const double rz_next = dot(r, z);
     const double beta = rz_next / rz;
     rz = rz_next;
-#pragma omp parallel for schedule(static) if(size > kParallelPoints)
+#pragma omp parallel for num_threads(team_size()) schedule(static) if(size > kParallelPoints)
     for (std::int64_t n = 0; n < size; ++n) p[n] = z[n] + beta * p[n];
   }
   return max_steps;
@@ -362,7 +363,7 @@ double newton_residual(Level& L, const std::vector<double>& c, const IonTerm& io
                        const std::vector<double>& f, const std::vector<double>& u, std::vector<double>& F) {
   residual(L, f, u, F);
   const Dims n = L.n;
-#pragma omp parallel for schedule(static) if(parallel_worth(n))
+#pragma omp parallel for num_threads(team_size()) schedule(static) if(parallel_worth(n))
   for (std::int64_t k = 1; k < n[2] - 1; ++k)
     for (std::int64_t j = 1; j < n[1] - 1; ++j)
       for (std::int64_t i = 1; i < n[0] - 1; ++i) {
@@ -380,7 +381,7 @@ double newton_residual(Level& L, const std::vector<double>& c, const IonTerm& io
 void set_jacobian(Hierarchy& h, const std::vector<double>& c, const IonTerm& ions, const std::vector<double>& u) {
   Level& L = h.levels[0];
   const std::int64_t size = std::int64_t(u.size());
-#pragma omp parallel for schedule(static) if(size > kParallelPoints)
+#pragma omp parallel for num_threads(team_size()) schedule(static) if(size > kParallelPoints)
   for (std::int64_t p = 0; p < size; ++p) {
     double dg = 0;
     if (c[p] != 0)

@@ -32,6 +32,7 @@ struct ComputeSettings {
   engine::CutoffOptions cutoff;
   engine::MsmOptions msm;
   engine::PeriodicOptions periodic;
+  engine::PbOptions pb;          // --method pb's solvent, surface, ions and solver
   std::optional<UnitCell> cell;  // --cell; else the input's own, for periodic methods
   std::string device = "auto";  // auto, cpu, gpu
   std::vector<int> gpus;        // device ids; empty: all

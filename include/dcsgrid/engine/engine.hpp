@@ -16,6 +16,7 @@
 #include "dcsgrid/core/physics.hpp"
 #include "dcsgrid/engine/method.hpp"
 #include "dcsgrid/engine/msm_plan.hpp"
+#include "dcsgrid/engine/pb.hpp"
 #include "dcsgrid/engine/periodic_options.hpp"
 
 namespace dcsgrid::engine {
@@ -53,6 +54,9 @@ struct PotentialRequest {
   // The lattice of a periodic method (describe(method).periodic); ignored by the others.
   std::optional<UnitCell> cell;
   PeriodicOptions periodic;
+  // pb's solvent, surface, charge map, boundary and solver; its solute dielectric and temperature
+  // are the physics' (pb_options).
+  PbOptions pb;
   // The user accepts inf/NaN values (--allow-non-finite): charges beyond the float32 bound
   // (require_bounded_potential) are computed all the same.
   bool allow_non_finite = false;
@@ -116,8 +120,17 @@ RunStats run_in_slabs(const GridSpec& grid, std::size_t slab_bytes,
                       const Progress& progress);
 
 // "auto" (GPU when one is usable, else CPU with a notice), "cpu" or "gpu". gpus: device ids to
-// use, empty for all.
-std::unique_ptr<Backend> make_backend(const std::string& device, const std::vector<int>& gpus = {});
+// use, empty for all. With "auto", a GPU backend that lacks one of `methods` gives way to the CPU
+// (with a notice).
+std::unique_ptr<Backend> make_backend(const std::string& device, const std::vector<int>& gpus = {},
+                                      const std::vector<Method>& methods = {});
+// The PB options a request runs with: request.pb, with the physics' dielectric as the solute's
+// (pdie) and its temperature, and its ionic strength as a 1:1 salt of radius pb.ion_radius where
+// pb.ions is empty.
+PbOptions pb_options(const PotentialRequest& request);
+// The grid grown (the origin kept, the far side extended) to point counts every method with
+// multigrid_dims coarsens well; unchanged when there is none.
+GridSpec grid_for_methods(const GridSpec& grid, const std::vector<Method>& methods);
 // True when this build has the CUDA backend and a GPU is visible.
 bool gpu_available();
 

@@ -10,7 +10,8 @@ namespace dcsgrid::engine {
 
 // direct: exact sum over all atoms; cutoff: atoms within a radius; msm: multilevel summation;
 // ewald: the exact periodic (Ewald) potential; pme: smooth particle-mesh Ewald.
-enum class Method { direct, cutoff, msm, ewald, pme };
+// pb: the Poisson–Boltzmann potential of a low-dielectric molecule in salt water (engine/pb.hpp).
+enum class Method { direct, cutoff, msm, ewald, pme, pb };
 
 // slab: any z-slab of the grid computes on its own once the method is prepared for the run
 // (its atoms uploaded, msm's long-range grids built). whole_grid: no value is final before the
@@ -36,6 +37,9 @@ struct MethodDescription {
   // Builds state once a run (long-range grids, a mesh, a solve) that compute() of a lone slab
   // builds again: callers that compute slab by slab (MPI ranks) take few, large slabs.
   bool run_setup;
+  // The grid's point counts are grown to ones the method's multigrid coarsens well
+  // (engine::grid_for_methods).
+  bool multigrid_dims;
 };
 
 // Every method, in the order of the enum.

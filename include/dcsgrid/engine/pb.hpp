@@ -56,6 +56,9 @@ struct PbOptions {
   // Full PB (APBS npbe): the ion term κ̄²·Σ c_i z_i e^(−z_i u)/Σ c z² (sinh for 1:1 salt) solved by
   // Newton's method; max_iterations then counts Newton steps. Without ions it is the linear case.
   bool nonlinear = false;
+  // The radius of the 1:1 salt that a request's ionic strength stands for when `ions` is empty
+  // (--ion-radius; APBS's usual 2.0 Å).
+  double ion_radius = 2.0;
 };
 
 // Throws Error naming the option for values out of range and an ion set that is not neutral

@@ -1,0 +1,92 @@
+// --method pb end to end through the dcsgrid binary: APBS's own map of the same PQR, grid and
+// settings (--preset apbs-pb), the metadata, a list with direct, and the refusals.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/read.hpp"
+#include "helpers.hpp"
+#include "test_pb_apbs.hpp"
+
+namespace fs = std::filesystem;
+using namespace dcsgrid;
+using dcsgrid::test::run_command;
+
+namespace {
+
+class CliPb : public ::testing::Test {
+ protected:
+  void SetUp() override { dir = test::temp_dir("cli-pb"); }
+  void TearDown() override { fs::remove_all(dir); }
+  fs::path dir;
+};
+
+double relative_l2(const std::vector<float>& a, const std::vector<float>& ref) {
+  double err = 0, norm = 0;
+  for (std::size_t n = 0; n < a.size(); ++n) {
+    err += (double(a[n]) - ref[n]) * (double(a[n]) - ref[n]);
+    norm += double(ref[n]) * ref[n];
+  }
+  return std::sqrt(err / norm);
+}
+
+// 1D7H on APBS's 97 × 65 × 65 grid at 0.75 Å: `dcsgrid --method pb --preset apbs-pb` writes the
+// map APBS writes for pdie 2, sdie 78.54, 0.15 M salt of radius 2 Å, srad 1.4, smol, spl2, mdh.
+TEST_F(CliPb, PresetApbsPbGivesApbsMap) {
+  if (!test::have_apbs()) GTEST_SKIP() << "apbs is not installed (Debian: apt-get install apbs)";
+  const fs::path pqr = test::data_file("1d7h-min.pqr");
+  const auto centre = bounding_box(io::read_structure(pqr).atoms).center();
+  std::array<double, 3> origin;
+  for (int d = 0; d < 3; ++d) origin[d] = centre[d] - 0.375 * double((d == 0 ? 97 : 65) - 1);
+  const GridSpec grid = grid_from_origin(origin, {97, 65, 65}, 0.75);
+  const auto r = run_command(test::dcsgrid_binary() + " " + pqr.string() + " -o " + (dir / "pb.dx").string() +
+                             " -o " + (dir / "pb.h5").string() + " --method pb --preset apbs-pb --origin " +
+                             std::to_string(origin[0]) + "," + std::to_string(origin[1]) + "," +
+                             std::to_string(origin[2]) + " --dims 97,65,65 --spacing 0.75 -q");
+  ASSERT_EQ(r.status, 0) << r.output;
+  engine::PbOptions apbs;
+  apbs.ions = {{1, 0.15, 2.0}, {-1, 0.15, 2.0}};
+  double seconds = 0;
+  const auto [reference, energy] = test::run_apbs(pqr, grid, apbs, dir, &seconds);
+  const io::MapFile ours = io::read_dx(dir / "pb.dx");
+  ASSERT_TRUE(ours.grid.same_as(reference.grid, 1e-4)) << ours.grid.describe() << " vs " << reference.grid.describe();
+  EXPECT_LT(relative_l2(ours.data, reference.data), 1e-3);
+  const io::MapFile h5 = io::read_hdf5(dir / "pb.h5");
+  EXPECT_EQ(h5.meta.method, "pb");
+  EXPECT_NE(h5.meta.parameters.at("pb").find("smol"), std::string::npos) << h5.meta.parameters.at("pb");
+  EXPECT_NE(h5.meta.parameters.at("pb").find("0.15"), std::string::npos) << h5.meta.parameters.at("pb");
+}
+
+// pb beside direct: both maps stored, pb's difference from direct reported; the default grid is
+// grown to counts the multigrid coarsens (16c + 1).
+TEST_F(CliPb, ListWithDirectAndTheDefaultGrid) {
+  const fs::path pqr = test::data_file("1d7h-min.pqr");
+  const fs::path out = dir / "both.h5";
+  const auto r = run_command(test::dcsgrid_binary() + " " + pqr.string() + " -o " + out.string() +
+                             " --method direct,pb --preset apbs-pb --spacing 1.5 --device cpu");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("pb against direct"), std::string::npos) << r.output;
+  const io::MapFile pb = io::read_hdf5(out, "potential_pb");
+  for (const std::int64_t n : pb.grid.dims) EXPECT_EQ((n - 1) % 16, 0) << pb.grid.describe();
+  EXPECT_TRUE(io::read_hdf5(out).grid.same_as(pb.grid));
+}
+
+TEST_F(CliPb, RefusalsNameTheProblem) {
+  std::ofstream(dir / "one.xyz") << "1\none\nNa 0 0 0 1.0\n";
+  const std::string base = test::dcsgrid_binary() + " " + (dir / "one.xyz").string() + " -o " + (dir / "o.h5").string();
+  auto r = run_command(base + " --method pb");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("needs atomic radii"), std::string::npos) << r.output;
+  r = run_command(test::dcsgrid_binary() + " " + test::data_file("1d7h-min.pqr").string() + " -o " +
+                  (dir / "o.h5").string() + " --method pb --ddd");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("--ddd"), std::string::npos) << r.output;
+  r = run_command(base + " --method pb --ion 1,0.15");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("CHARGE,CONC,RADIUS"), std::string::npos) << r.output;
+  EXPECT_EQ(test::listing(dir), std::vector<std::string>{"one.xyz"});
+}
+
+}  // namespace
