@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -31,8 +32,27 @@ TEST(EngineMethods, EveryDescriptionIsFoundByItsIdAndName) {
   for (const MethodDescription& d : methods()) EXPECT_NE(message.find(d.name), std::string::npos) << message;
 }
 
+// Random atoms with radii of 1.5 Å (a method that needs radii has them).
+AtomSet atoms_with_radii(std::size_t n, const Box& box, std::uint64_t seed) {
+  AtomSet atoms = test::random_atoms(n, box, seed);
+  atoms.r.assign(atoms.size(), 1.5f);
+  return atoms;
+}
+
+TEST(EngineMethods, MethodsThatNeedRadiiRefuseAtomsWithout) {
+  const AtomSet bare = test::random_atoms(10, Box{{0, 0, 0}, {10, 10, 10}}, 3);
+  for (const MethodDescription& d : methods()) {
+    if (!d.needs_radii) continue;
+    PotentialRequest r;
+    r.atoms = &bare;
+    r.grid = grid_from_origin({-2, -2, -2}, {8, 8, 8}, 2.0);
+    r.method = d.id;
+    EXPECT_NE(error_message([&] { validate(r); }).find("needs atomic radii"), std::string::npos) << d.name;
+  }
+}
+
 TEST(EngineMethods, PeriodicMethodsWithoutACellAreRefusedSayingWhereACellComesFrom) {
-  const AtomSet atoms = test::random_atoms(10, Box{{0, 0, 0}, {10, 10, 10}}, 3);
+  const AtomSet atoms = atoms_with_radii(10, Box{{0, 0, 0}, {10, 10, 10}}, 3);
   for (const MethodDescription& d : methods()) {
     PotentialRequest r;
     r.atoms = &atoms;
@@ -55,12 +75,12 @@ TEST(EngineMethods, PeriodicMethodsWithoutACellAreRefusedSayingWhereACellComesFr
 
 TEST(EngineMethods, TheCpuBackendComputesWhatItSaysItSupports) {
   const auto cpu = make_backend("cpu");
-  const AtomSet atoms = test::random_atoms(20, Box{{0, 0, 0}, {8, 8, 8}}, 5);
+  const AtomSet atoms = atoms_with_radii(20, Box{{0, 0, 0}, {8, 8, 8}}, 5);
   int supported = 0;
   for (const MethodDescription& d : methods()) {
     PotentialRequest r;
     r.atoms = &atoms;
-    r.grid = grid_from_origin({0, 0, 0}, {5, 5, 5}, 2.0);
+    r.grid = grid_from_origin({-4, -4, -4}, {9, 9, 9}, 2.0);
     r.method = d.id;
     if (d.periodic) r.cell = make_cell({20, 20, 20});
     if (cpu->supports(d.id)) {
