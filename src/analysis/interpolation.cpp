@@ -1,4 +1,5 @@
 // Trilinear interpolation as a CSR matrix, applied with prims' SpMV/SpMM.
+#include "dcsgrid/engine/engine.hpp"
 #include "dcsgrid/analysis/interpolation.hpp"
 
 #include <array>
@@ -7,7 +8,6 @@
 
 #include "dcsgrid/core/error.hpp"
 #include "interpolation_cuda.hpp"
-#include "sample_device.hpp"
 
 namespace dcsgrid::analysis {
 
@@ -89,7 +89,7 @@ void interpolate_many(const InterpolationMatrix& m, const float* maps, std::size
                       const std::string& device) {
   const std::int64_t rows = m.matrix.rows, cols = m.matrix.cols;
   if (count == 0 || rows == 0) return;
-  if (use_gpu(device)) {
+  if (engine::use_gpu(device)) {
 #ifdef DCSGRID_HAVE_CUDA
     spmm_on_gpu(m.matrix, maps, count, out);
 #endif

@@ -1,4 +1,5 @@
 // Similarity of maps: mask, Gram matrix by the in-house GEMM, indices, clustering, outputs.
+#include "dcsgrid/engine/engine.hpp"
 #include "dcsgrid/analysis/similarity.hpp"
 
 #include <algorithm>
@@ -15,7 +16,6 @@
 #include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
 #include "dcsgrid/prims/gemm.hpp"
-#include "sample_device.hpp"
 #include "similarity_cuda.hpp"
 
 namespace dcsgrid::analysis {
@@ -64,7 +64,7 @@ std::vector<std::uint8_t> distance_mask(const GridSpec& grid, const std::vector<
 
 std::vector<double> gram_matrix(const float* maps, std::size_t n_maps, std::size_t n_points,
                                 const std::string& device) {
-  if (use_gpu(device)) {
+  if (engine::use_gpu(device)) {
 #ifdef DCSGRID_HAVE_CUDA
     return gram_on_gpu_from_host(maps, n_maps, n_points);
 #endif

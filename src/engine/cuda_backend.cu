@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "dcsgrid/core/clock.hpp"
 #include "dcsgrid/core/cuda_support.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/cuda_backend.hpp"
@@ -52,11 +53,6 @@ std::unique_ptr<DeviceMethod> make_device_method(const PotentialRequest& request
 }
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 constexpr std::int64_t kMaxPlanesPerLaunch = 65535;  // gridDim.z
 constexpr std::size_t kDeviceMemoryReserve = std::size_t(256) << 20;
@@ -317,7 +313,7 @@ void device_thread(int device, std::size_t index, std::size_t count,
                    Handoff& handoff, DeviceResult& result) {
   result.stats.device = cuda::device_label(device);
   try {
-    const auto t0 = Clock::now();
+    const auto t0 = clock_type::now();
     DCSGRID_CUDA_CHECK(cudaSetDevice(device));
     if (!slot) slot = std::make_unique<DeviceSlot>();
     DeviceWorker worker(request, *slot);
@@ -409,7 +405,7 @@ class CudaBackend final : public Backend {
       handoff.set_plan(slabs);
       for (std::size_t s = 0; s < slabs.size(); ++s) {
         const float* data = handoff.wait_ready(s);
-        const auto t0 = Clock::now();
+        const auto t0 = clock_type::now();
         sink(slabs[s], data);
         stats.sink_seconds += seconds_since(t0);
         handoff.consumed(s);

@@ -218,18 +218,26 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const std::vect
     spdlog::info("--method {} has no GPU implementation yet: computing on the CPU", method_name(*missing));
     return make_cpu_backend();
   }
-  if (device == "cpu") return make_cpu_backend();
-  if (device != "auto" && device != "gpu")
-    throw Error("unknown --device '" + device + "': use auto, cpu or gpu");
 #ifdef DCSGRID_HAVE_CUDA
-  if (cuda_device_count() > 0) return make_cuda_backend(gpus);
-  if (device == "gpu") throw Error("--device gpu: no usable CUDA device was found");
-  spdlog::info("no CUDA device found: computing on the CPU");
+  if (use_gpu(device)) return make_cuda_backend(gpus);
+  if (device == "auto") spdlog::info("no CUDA device found: computing on the CPU");
 #else
-  if (device == "gpu") throw Error("--device gpu: this build of dcsgrid has no CUDA support");
+  use_gpu(device);  // refuses "gpu" and unknown names
   if (!gpus.empty()) spdlog::warn("--gpus ignored: this build has no CUDA support");
 #endif
   return make_cpu_backend();
+}
+
+bool use_gpu(const std::string& device) {
+  if (device == "cpu") return false;
+  if (device == "auto") return gpu_available();
+  if (device != "gpu") throw Error("unknown --device '" + device + "': use auto, cpu or gpu");
+#ifdef DCSGRID_HAVE_CUDA
+  if (!gpu_available()) throw Error("--device gpu: no usable CUDA device was found");
+  return true;
+#else
+  throw Error("--device gpu: this build of dcsgrid has no CUDA support");
+#endif
 }
 
 }  // namespace dcsgrid::engine

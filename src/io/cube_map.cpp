@@ -23,12 +23,6 @@ constexpr double kBohr = 0.529177210903;  // Å, CODATA 2018
 constexpr const char* kUnitsLabel = ", units ";
 constexpr std::size_t kValuesPerLine = 6;
 
-std::string one_line(std::string text) {
-  for (char& c : text)
-    if (c == '\n' || c == '\r') c = ' ';
-  return text;
-}
-
 std::string bohr(double angstrom) { return shortest(angstrom / kBohr); }
 
 std::string cube_header(const GridSpec& grid, const MapMetadata& meta, const AtomSet* atoms) {

@@ -22,29 +22,23 @@ namespace {
 
 // Comment text on one line, short enough for VMD's DX reader (it reads lines of up to ~2 KB and
 // would take the rest of a longer comment for grid syntax).
-std::string one_line(std::string text) {
-  constexpr std::size_t max_length = 1000;
-  if (text.size() > max_length) text = text.substr(0, max_length - 3) + "...";
-  for (char& c : text)
-    if (c == '\n' || c == '\r') c = ' ';
-  return text;
-}
+std::string dx_comment(const std::string& text) { return one_line(text, 1000); }
 
-std::string field_text(const std::string& value) { return one_line(value); }
+std::string field_text(const std::string& value) { return dx_comment(value); }
 std::string field_text(double value) { return shortest(value); }
 std::string field_text(std::size_t value) { return std::to_string(value); }
 
 // Comments first (provenance as "# name: value", the names of the HDF5 attributes), then the grid.
 std::string dx_header(const GridSpec& grid, const MapMetadata& meta) {
-  std::string text = "# OpenDX potential map written by dcsgrid " + one_line(meta.program_version) +
-                     ", units " + one_line(meta.units) + "\n" +
+  std::string text = "# OpenDX potential map written by dcsgrid " + dx_comment(meta.program_version) +
+                     ", units " + dx_comment(meta.units) + "\n" +
                      "# Point (i,j,k) lies at origin + (i*dx, j*dy, k*dz), in Angstrom; values are "
                      "listed with x slowest and z fastest.\n";
   for_each_field(meta, [&](const char* name, const auto& value) {
     text += std::string("# ") + name + ": " + field_text(value) + "\n";
   });
   for (const auto& [name, value] : meta.parameters)
-    text += "# " + std::string(kParameterPrefix) + one_line(name) + ": " + one_line(value) + "\n";
+    text += "# " + std::string(kParameterPrefix) + dx_comment(name) + ": " + dx_comment(value) + "\n";
 
   const std::string counts = std::to_string(grid.nx()) + " " + std::to_string(grid.ny()) + " " +
                              std::to_string(grid.nz());

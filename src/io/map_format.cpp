@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "dcsgrid/core/text.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/map_io.hpp"
 
@@ -37,12 +38,6 @@ constexpr std::array<Suffix, 8> kSuffixes = {{
     {".map", MapFormat::ccp4},
 }};
 
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return char(std::tolower(c)); });
-  return text;
-}
-
 }  // namespace
 
 std::span<const MapFormatInfo> map_formats() { return kFormats; }
@@ -61,7 +56,7 @@ std::string map_format_list() {
 }
 
 MapFormat map_format_from_path(const fs::path& path) {
-  const std::string name = lower(path.filename().string());
+  const std::string name = ascii_lower(path.filename().string());
   for (const Suffix& s : kSuffixes)
     if (name.size() > std::string_view(s.text).size() && name.ends_with(s.text)) return s.format;
   throw Error(path.string() + ": unknown map format '" + path.extension().string() + "'; use " +

@@ -101,6 +101,13 @@ std::string shortest_text(T value) {
 }  // namespace
 
 std::string shortest(double value) { return shortest_text(value); }
+
+std::string one_line(std::string text, std::size_t max_length) {
+  if (text.size() > max_length) text = text.substr(0, max_length - 3) + "...";
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
+}
 std::string shortest(float value) { return shortest_text(value); }
 std::string shortest(const std::array<double, 3>& values) {
   return "(" + shortest(values[0]) + ", " + shortest(values[1]) + ", " + shortest(values[2]) + ")";

@@ -45,6 +45,9 @@ void write_values_z_fastest(OutputFile& out, const GridSpec& grid, const float* 
 
 // Shortest text that reads back as the same number ("0.5", "-12.25", "1e-07").
 std::string shortest(double value);
+// Metadata text on one line (line breaks become spaces), cut to max_length characters ("..." at
+// the end) where a format's readers take lines of bounded length.
+std::string one_line(std::string text, std::size_t max_length = std::string::npos);
 std::string shortest(float value);
 // "(x, y, z)", each number as above.
 std::string shortest(const std::array<double, 3>& values);

@@ -1,3 +1,4 @@
+#include "dcsgrid/core/text.hpp"
 #include "dcsgrid/io/read.hpp"
 
 #include <algorithm>
@@ -12,11 +13,6 @@
 
 namespace dcsgrid::io {
 namespace {
-
-std::string lower(std::string s) {
-  for (char& c : s) c = char(std::tolower((unsigned char)c));
-  return s;
-}
 
 std::vector<Structure> read_models(detail::TextFile& file, Format format, const ReadOptions& options,
                                    int model) {
@@ -118,7 +114,7 @@ Format format_from_path(const std::filesystem::path& path) {
   if (path == "-")
     throw InputError(detail::kStandardInputName, 0,
                      "standard input needs its format given (pqr, pdb, mmcif, pdbqt, xyz or mol2)");
-  std::string name = lower(path.filename().string());
+  std::string name = ascii_lower(path.filename().string());
   for (const char* compressed : {".gz", ".bz2", ".xz"})
     if (name.ends_with(compressed)) name.resize(name.size() - std::strlen(compressed));
   const std::string ext = std::filesystem::path(name).extension().string();
@@ -136,7 +132,7 @@ Format format_from_path(const std::filesystem::path& path) {
 }
 
 std::optional<Format> format_from_name(std::string_view name) {
-  const std::string wanted = lower(std::string(name));
+  const std::string wanted = ascii_lower(std::string(name));
   for (const auto& [n, f] : kNames)
     if (wanted == n) return f;
   return std::nullopt;

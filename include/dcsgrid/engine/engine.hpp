@@ -133,6 +133,9 @@ PbOptions pb_options(const PotentialRequest& request);
 GridSpec grid_for_methods(const GridSpec& grid, const std::vector<Method>& methods);
 // True when this build has the CUDA backend and a GPU is visible.
 bool gpu_available();
+// Whether `device` ("auto", "cpu" or "gpu") runs on a GPU: "auto" when one is usable. Throws Error
+// for "gpu" without a usable GPU (or CUDA in this build) and for an unknown name.
+bool use_gpu(const std::string& device);
 
 // Checks the request's method: its options and the physics it runs with (not atoms, grid or
 // cell, so a bad option fails before any input is read). Throws Error.
