@@ -46,6 +46,7 @@ TEST(ReadEachModel, BrokenModelFailsAloneWithItsLine) {
     write(bad, three_models(2));
     io::ReadOptions options;
     options.unknown_zero = true;  // PDB: MOL is in no force field; positions are what count here
+    options.forcefield_dir = test::data_file("pdb2pqr");  // the bundled tables, not the installed ones
     const auto whole = io::read_all_models(good, options);
     ASSERT_EQ(whole.size(), 3u);
     EXPECT_THROW(io::read_all_models(bad, options), InputError);
@@ -84,6 +85,7 @@ TEST(ReadEachModel, DuplicateModelNumbersAreTheFilesError) {
   write(dir / "dup.pdb", text);
   io::ReadOptions options;
   options.unknown_zero = true;
+  options.forcefield_dir = test::data_file("pdb2pqr");
   std::string main_error, batch_error;
   try {
     io::read_all_models(dir / "dup.pdb", options);

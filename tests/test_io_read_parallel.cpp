@@ -104,10 +104,12 @@ std::string make_text(Kind k, std::vector<WrittenAtom>& atoms, const TextOptions
   return text;
 }
 
+// PDB's charges from the bundled tables (data/pdb2pqr), so the test needs no installed ones.
 io::ReadOptions with_threads(int threads, int model = 1) {
   io::ReadOptions o;
   o.threads = threads;
   o.model = model;
+  o.forcefield_dir = data_file("pdb2pqr");
   return o;
 }
 
