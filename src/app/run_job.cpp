@@ -385,10 +385,8 @@ JobReport run_job(const Job& job, Observer& observer) {
     if (!backend->supports(m))
       throw Error("the " + backend->name() + " backend does not support --method " + engine::method_name(m));
   spdlog::info("grid {}", grid.describe());
-  // PB's medium is its own (solute and solvent dielectrics, ions), not the physics' screening.
   for (const auto& r : requests)
-    spdlog::info("{} on {}: {}", engine::method_name(r.method), backend->name(),
-                 r.method == engine::Method::pb ? engine::describe(engine::pb_options(r)) : describe(r.physics));
+    spdlog::info("{} on {}: {}", engine::method_name(r.method), backend->name(), engine::describe_medium(r));
 
   MapOutputs outputs(job, grid, metas, datasets, in.structure.atoms);
   for (std::size_t m = 0; m < order.size(); ++m) {

@@ -202,6 +202,10 @@ PbOptions pb_options(const PotentialRequest& r) {
   return o;
 }
 
+std::string describe_medium(const PotentialRequest& r) {
+  return r.method == Method::pb ? describe(pb_options(r)) : describe(r.physics);
+}
+
 GridSpec grid_for_methods(const GridSpec& grid, const std::vector<Method>& methods) {
   if (std::ranges::none_of(methods, [](Method m) { return describe(m).multigrid_dims; })) return grid;
   GridSpec g = grid;

@@ -128,6 +128,9 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const std::vect
 // (pdie) and its temperature, and its ionic strength as a 1:1 salt of radius pb.ion_radius where
 // pb.ions is empty.
 PbOptions pb_options(const PotentialRequest& request);
+// The medium a request's method computes in, for logs: the physics (dielectric, screening,
+// temperature, unit), or for pb its own solute, solvent and ions.
+std::string describe_medium(const PotentialRequest& request);
 // The grid grown (the origin kept, the far side extended) to point counts every method with
 // multigrid_dims coarsens well; unchanged when there is none.
 GridSpec grid_for_methods(const GridSpec& grid, const std::vector<Method>& methods);
