@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <memory>
 #include <string>
 
+#include "dcsgrid/core/clock.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/engine/msm.hpp"
@@ -153,9 +153,9 @@ class CpuBackend final : public Backend {
   }
   RunStats run(const PotentialRequest& request, const SlabSink& sink,
                const Progress& progress) override {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = clock_type::now();
     const std::unique_ptr<CpuMethod> method = make_cpu_method(request);
-    const double setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double setup = seconds_since(t0);
     RunStats stats = run_in_slabs(
         request.grid, slab_bytes, [&](Slab slab, float* out) { method->compute(slab, out); }, sink, progress);
     stats.setup_seconds += setup;
