@@ -88,13 +88,17 @@ TEST_F(CliMpi, BatchOverTwoAndThreeRanksEqualsTheSerialRun) {
 }
 
 TEST_F(CliMpi, StoppedJobResumedByAnotherJobEqualsTheSerialRun) {
-  const std::string inputs = write_inputs(40, -1, 1500);
+  const std::string inputs = write_inputs(40, -1, 4000);
   const fs::path out = dir / "ranks.h5";
-  const std::string spacing = "0.25";  // 0.1 M points × 1,500 atoms: about 0.1 s a frame
+  const std::string spacing = "0.25";  // 0.1 M points × 4,000 atoms: about 0.07 s a frame on 2 cores, so 1.5 s stops part-way
   auto r = batch("", inputs + "-o " + (dir / "serial.h5").string() + " -q", spacing);
   ASSERT_EQ(r.status, 0) << r.output;
   // Stopped part-way (how far depends on the machine: any point must do).
   r = batch("timeout -s TERM 1.5 " + kMpirun + "-n 2 ", inputs + "-o " + out.string() + " -q", spacing);
+  // mpirun may return while its ranks still finish frames: count only once none of them is left.
+  const auto ranks_left = test::run_command("for i in $(seq 300); do pgrep -f -- 'd[c]sgrid batch .*" +
+                                            out.string() + "' >/dev/null || exit 0; sleep 0.1; done; exit 1");
+  ASSERT_EQ(ranks_left.status, 0) << "ranks of the stopped job still run after 30 s";
   ASSERT_TRUE(fs::exists(out)) << r.output;
   std::size_t complete = 0;
   {
