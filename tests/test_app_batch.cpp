@@ -18,6 +18,7 @@
 #include "dcsgrid/analysis/stats.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/cpu_backend.hpp"
+#include "dcsgrid/engine/cuda_backend.hpp"
 #include "dcsgrid/io/hdf5_open.hpp"
 #include "dcsgrid/io/map_io.hpp"
 #include "dcsgrid/io/sha256.hpp"
@@ -220,6 +221,25 @@ TEST(Batch, ThreadCountReachesTheComputeStage) {
   fs::remove_all(dir);
 }
 
+// Frames dealt to several workers (backends on threads of their own) come out as one worker's: the
+// file is the same byte for byte, a failed frame included, whichever worker took which frame.
+TEST(Batch, FramesDealtToSeveralWorkersGiveTheSameFile) {
+  const fs::path dir = test::temp_dir("batch-workers");
+  std::vector<std::string> files = write_frames(dir, 7, 5, 60);
+  test::write_text(dir / "frame3.pqr", "ATOM      1  C   MOL A   1       1.000   2.000   x.000  0.5 1.7\n");
+  BatchOptions one = cpu_options(files, dir / "one.h5");
+  const BatchResult r1 = run_batch(one);
+  EXPECT_EQ(r1.computed, 6u);
+  EXPECT_EQ(r1.failed, 1u);
+  BatchOptions three = cpu_options(files, dir / "three.h5");
+  three.frame_workers = 3;
+  const BatchResult r3 = run_batch(three);
+  EXPECT_EQ(r3.computed, 6u);
+  EXPECT_EQ(r3.failed, 1u);
+  expect_same_bytes(contents(one.output), contents(three.output));
+  fs::remove_all(dir);
+}
+
 TEST(Batch, ListFilesExplicitGridAndModels) {
   const fs::path dir = test::temp_dir("batch-list");
   const auto files = write_frames(dir, 2);
@@ -394,6 +414,28 @@ TEST(BatchGpu, FramesAndResume) {
   cut.resume = true;
   EXPECT_EQ(run_batch(cut).computed, 4u - complete);
   expect_same_bytes(contents(o.output), contents(cut.output));
+}
+
+// Frames dealt to two workers on every GPU (two backends sharing each one): the same file as one
+// worker on GPU 0, and every GPU named.
+TEST(BatchGpu, WorkersOnEveryGpuGiveTheSameFile) {
+  DCSGRID_REQUIRE_GPU();
+  const fs::path dir = test::temp_dir("batch-gpu-workers");
+  const auto files = write_frames(dir, 9, 7, 300);
+  BatchOptions one = cpu_options(files, dir / "one.h5");
+  one.compute.device = "gpu";
+  one.compute.gpus = {0};
+  run_batch(one);
+  BatchOptions every = cpu_options(files, dir / "every.h5");
+  every.compute.device = "gpu";
+  const int gpus = engine::cuda_device_count();
+  every.frame_workers = 2 * std::size_t(gpus);
+  const BatchResult r = run_batch(every);
+  EXPECT_EQ(r.computed, 9u);
+  for (int g = 0; g < gpus; ++g)
+    EXPECT_NE(r.device.find("GPU " + std::to_string(g)), std::string::npos) << r.device;
+  expect_same_bytes(contents(one.output), contents(every.output));
+  fs::remove_all(dir);
 }
 #endif
 

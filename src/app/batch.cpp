@@ -249,26 +249,51 @@ struct ComputedItem {
   std::string error;
 };
 
-// Frame buffers in flight: one being computed, one in the stats stage, the queues' and a group
-// being written.
-std::size_t frame_buffers(std::size_t queue_depth) { return queue_depth + 3; }
+// Frame buffers in flight: one being computed and one in the stats stage per worker, the queues'
+// and a group being written.
+std::size_t frame_buffers(std::size_t queue_depth, std::size_t workers) {
+  return queue_depth + 2 * workers + 1;
+}
 
-// The four stages (read, compute, stats, write) and what they share. Any stage that hits an error that is not a frame's own
-// (a failed write, say) stores it and aborts every queue; run() rethrows it after the joins.
+// Closes a queue when the last of the threads that feed it is done.
+class LastOneCloses {
+ public:
+  explicit LastOneCloses(std::size_t threads) : left_(threads) {}
+  template <typename Queue>
+  void done(Queue& queue) {
+    if (left_.fetch_sub(1) == 1) queue.close();
+  }
+
+ private:
+  std::atomic<std::size_t> left_;
+};
+
+// What one compute worker measured; summed over the workers when the run ends.
+struct WorkerTimes {
+  double busy = 0, engine_setup = 0, engine_kernels = 0;
+  std::string device;
+};
+
+// The four stages (read, compute, stats, write) and what they share. Compute and stats run one
+// thread per backend (a worker each: frames are dealt to whichever is free, so the file is the same
+// whatever the count); read and write one thread each. Any stage that hits an error that is not a
+// frame's own (a failed write, say) stores it and aborts every queue; run() rethrows it after the
+// joins.
 class Pipeline {
  public:
   // Reads the atoms of frame i of the file's table (ascending i). It runs beside the writer, so
   // it reads only the rows' fields that no write changes (source, model, frame index).
   using FrameRead = std::function<FrameAtoms(std::size_t)>;
-  Pipeline(const BatchOptions& o, FrameRead read_frame, BatchFile& file, engine::Backend& backend)
+  Pipeline(const BatchOptions& o, FrameRead read_frame, BatchFile& file,
+           std::vector<std::unique_ptr<engine::Backend>>& backends)
       : options_(o), periodic_(is_periodic(o.compute.methods)), read_frame_(std::move(read_frame)), file_(file),
-        backend_(backend),
+        backends_(backends), workers_(backends.size()), computers_left_(workers_), analysers_left_(workers_),
         read_q_(o.queue_depth), computed_q_(o.queue_depth), analysed_q_(o.queue_depth),
-        free_buffers_(frame_buffers(o.queue_depth)) {}
+        free_buffers_(frame_buffers(o.queue_depth, workers_)) {}
 
   // Computes the frames `frames` hands out, `total` of them in this process at most.
   void run(FrameDispenser& frames, std::size_t total, BatchResult& result) {
-    for (std::size_t i = 0; i < frame_buffers(options_.queue_depth); ++i)
+    for (std::size_t i = 0; i < frame_buffers(options_.queue_depth, workers_); ++i)
       free_buffers_.push(std::vector<float>(file_.grid().point_count()));
     const auto t0 = clock_type::now();
     // OpenMP's thread count is per thread: a new thread starts from the default (every core).
@@ -279,35 +304,46 @@ class Pipeline {
     auto threads = [&] {
       set_openmp_threads(options_.compute.threads);
     };
-    std::thread reader([&] {
+    // Workers on the CPU share its cores.
+    const int worker_team = std::max<int>(1, team_size() / int(workers_));
+    std::vector<WorkerTimes> times(workers_);
+    std::vector<double> stats_busy(workers_, 0.0);
+    std::vector<std::thread> stages;
+    stages.emplace_back([&] {
       threads();
       guard([&] { read_stage(frames); });
     });
-    std::thread computer([&] {
-      threads();
-      guard([&] { compute_stage(); });
-    });
-    std::thread analyser([&] {
-      threads();
-      // The statistics on a quarter of the stage's cores at most: a team spread over every core
-      // waits at each barrier for whichever of its threads the other stages displaced (one H100
-      // host: 1HPV frames' statistics on 16 threads set the pace at 117 frames/s).
-      omp_set_num_threads(std::max(1, team_size() / 4));
-      guard([&] { stats_stage(); });
-    });
-    std::thread writer([&] { guard([&] { write_stage(total, result); }); });
-    reader.join();
-    computer.join();
-    analyser.join();
-    writer.join();
+    for (std::size_t w = 0; w < workers_; ++w) {
+      stages.emplace_back([&, w] {
+        threads();
+        if (workers_ > 1) omp_set_num_threads(worker_team);
+        guard([&] { compute_stage(*backends_[w], times[w]); });
+      });
+      stages.emplace_back([&, w] {
+        threads();
+        // The statistics on a quarter of the stage's cores at most: a team spread over every core
+        // waits at each barrier for whichever of its threads the other stages displaced (one H100
+        // host: 1HPV frames' statistics on 16 threads set the pace at 117 frames/s).
+        omp_set_num_threads(std::max(1, team_size() / 4 / int(workers_)));
+        guard([&] { stats_stage(stats_busy[w]); });
+      });
+    }
+    stages.emplace_back([&] { guard([&] { write_stage(total, result); }); });
+    for (std::thread& t : stages) t.join();
     result.pipeline_seconds = seconds_since(t0);
     result.read_busy = read_busy_;
-    result.compute_busy = compute_busy_;
-    result.stats_busy = stats_busy_;
     result.write_busy = write_busy_;
-    result.engine_setup = engine_setup_;
-    result.engine_kernels = engine_kernels_;
-    if (!device_.empty()) result.device = device_;
+    // Busy shares of the parallel stages: the mean over their threads.
+    std::vector<std::string> devices;
+    for (std::size_t w = 0; w < workers_; ++w) {
+      result.compute_busy += times[w].busy / double(workers_);
+      result.stats_busy += stats_busy[w] / double(workers_);
+      result.engine_setup += times[w].engine_setup;
+      result.engine_kernels += times[w].engine_kernels;
+      if (!times[w].device.empty() && std::ranges::find(devices, times[w].device) == devices.end())
+        devices.push_back(times[w].device);
+    }
+    for (std::size_t k = 0; k < devices.size(); ++k) result.device = (k ? result.device + " + " : "") + devices[k];
     if (error_) std::rethrow_exception(error_);
   }
   // True when the writer stopped the run at a failed frame (fail_fast).
@@ -362,7 +398,7 @@ class Pipeline {
                             engine::method_name(options_.compute.methods.front())));
   }
 
-  void compute_stage() {
+  void compute_stage(engine::Backend& backend, WorkerTimes& times) {
     const AtomSet no_atoms;
     engine::PotentialRequest request =
         make_request(options_.compute, options_.compute.methods.front(), no_atoms, file_.grid());
@@ -381,37 +417,37 @@ class Pipeline {
         float* dst = buffer->data();
         try {
           if (periodic_) request.cell = frame_cell(item->index, item->frame);
-          const engine::RunStats stats = backend_.run(
+          const engine::RunStats stats = backend.run(
               request, finite_slabs(request.allow_non_finite, request.grid, "frame's map",
                                     [&](engine::Slab slab, const float* d) {
                                       std::copy(d, d + plane * slab.planes(), dst + plane * slab.z_begin);
                                     }));
-          if (device_.empty()) device_ = stats.device;
-          engine_setup_ += stats.setup_seconds;
-          engine_kernels_ += stats.compute_seconds;
+          if (times.device.empty()) times.device = stats.device;
+          times.engine_setup += stats.setup_seconds;
+          times.engine_kernels += stats.compute_seconds;
           out.data = std::move(*buffer);
         } catch (const std::exception& e) {
           out.error = e.what();
           free_buffers_.push(std::move(*buffer));
         }
-        compute_busy_ += seconds_since(t0);
+        times.busy += seconds_since(t0);
       }
       if (!computed_q_.push(std::move(out))) return;
     }
-    computed_q_.close();
+    computers_left_.done(computed_q_);
   }
 
   // Each computed frame's statistics, off the writer's path (the writer then only writes).
-  void stats_stage() {
+  void stats_stage(double& busy) {
     while (auto item = computed_q_.pop()) {
       if (options_.stats && item->error.empty()) {
         const auto t0 = clock_type::now();
         item->stats = map_stats(item->data, options_.histogram);
-        stats_busy_ += seconds_since(t0);
+        busy += seconds_since(t0);
       }
       if (!analysed_q_.push(std::move(*item))) return;
     }
-    analysed_q_.close();
+    analysers_left_.done(analysed_q_);
   }
 
   // Writes the computed frames as they come, each group of frames already waiting with one pair
@@ -468,13 +504,13 @@ class Pipeline {
   bool periodic_;  // a periodic method: each frame needs a cell
   FrameRead read_frame_;
   BatchFile& file_;
-  engine::Backend& backend_;
+  std::vector<std::unique_ptr<engine::Backend>>& backends_;
+  std::size_t workers_;
+  LastOneCloses computers_left_, analysers_left_;
   BoundedQueue<ReadItem> read_q_;
   BoundedQueue<ComputedItem> computed_q_, analysed_q_;
   BoundedQueue<std::vector<float>> free_buffers_;
-  double read_busy_ = 0, compute_busy_ = 0, stats_busy_ = 0, write_busy_ = 0;
-  double engine_setup_ = 0, engine_kernels_ = 0;
-  std::string device_;
+  double read_busy_ = 0, write_busy_ = 0;
   std::atomic<bool> fail_fast_stop_{false};
   std::mutex error_mutex_;
   std::exception_ptr error_;
@@ -491,7 +527,7 @@ std::size_t queue_depth(const BatchOptions& o, const GridSpec& grid) {
 // before the batch file is made. An old file that is replaced is removed first: its bytes count
 // as free.
 void require_batch_room(const BatchOptions& o, const GridSpec& grid, std::size_t frames) {
-  require_host_memory(grid, frame_buffers(queue_depth(o, grid)));
+  require_host_memory(grid, frame_buffers(queue_depth(o, grid), std::max<std::size_t>(1, o.frame_workers)));
   const std::uint64_t need = std::uint64_t(grid_bytes(grid)) * (frames + (o.ensemble ? 2 : 0));
   std::error_code ec;
   const std::uint64_t old = fs::is_regular_file(o.output, ec) ? fs::file_size(o.output, ec) : 0;
@@ -681,14 +717,18 @@ void compute_frames(const BatchOptions& o, const BatchInputs& in, BatchFile& fil
   BatchOptions run = o;
   distribution.choose_hardware(run.compute);
   run.queue_depth = queue_depth(o, file.grid());
-  require_host_memory(file.grid(), frame_buffers(run.queue_depth));
   set_openmp_threads(run.compute.threads);
-  auto backend = engine::make_backend(run.compute.device, run.compute.gpus, run.compute.methods);
+  std::vector<std::unique_ptr<engine::Backend>> backends =
+      engine::make_frame_backends(run.compute.device, run.compute.gpus, run.compute.methods, o.frame_workers);
+  require_host_memory(file.grid(), frame_buffers(run.queue_depth, backends.size()));
   const engine::Method method = o.compute.methods.front();
-  if (!backend->supports(method))
-    throw Error("the " + backend->name() + " backend does not support --method " +
+  if (!backends.front()->supports(method))
+    throw Error("the " + backends.front()->name() + " backend does not support --method " +
                 engine::method_name(method));
-  result.device = backend->name();
+  result.device = backends.front()->name();
+  if (backends.size() > 1)
+    spdlog::info("batch: frames dealt to {} workers ({})", backends.size(),
+                 backends.front()->name() == "cpu" ? "sharing the CPU's cores" : "GPUs of --gpus in turn");
   FileFrames file_frames(o);
   std::optional<TrajectoryFrames> trajectory_frames;
   if (in.trajectory) trajectory_frames.emplace(*in.trajectory, *in.topology, o.frames);
@@ -702,7 +742,7 @@ void compute_frames(const BatchOptions& o, const BatchInputs& in, BatchFile& fil
                    ? trajectory_frames->read(first_frame + index, source, table.frame_index(index))
                    : file_frames.read(source, table.model(index));
       },
-      file, *backend);
+      file, backends);
   const std::unique_ptr<FrameDispenser> frames = distribution.dispense(todo);
   pipeline.run(*frames, todo.size(), result);
   if (pipeline.stopped_by_fail_fast()) {

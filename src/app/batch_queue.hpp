@@ -1,4 +1,5 @@
-// A bounded blocking queue joining two pipeline stages (one producer, one consumer each).
+// A bounded blocking queue joining two pipeline stages (any number of threads on each side; the
+// producers' side closes it once its last thread is done).
 #pragma once
 #include <condition_variable>
 #include <cstddef>

@@ -105,6 +105,13 @@ void add_options(CLI::App& app, BatchCommandOptions& o) {
   add_grid_options(app, o.grid, "Grid, shared by every frame (default: all inputs' box plus --padding)",
                    "Margin around the union of the inputs' boxes, Å");
   add_compute_options(app, o.compute, method_help(false), false);
+  app.add_option("--frame-workers", b.frame_workers,
+                 "Frames computed at once, a backend each (0: one per GPU of --gpus, or one on the "
+                 "CPU); 2 per GPU overlap one frame's copies with another's kernels. The file is the "
+                 "same whatever the count")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str()
+      ->group(kHardwareGroup);
 
   const std::string file = "Batch file";
   auto* resume = app.add_flag("--resume", b.resume,

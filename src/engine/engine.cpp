@@ -232,6 +232,26 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const std::vect
   return make_cpu_backend();
 }
 
+std::vector<std::unique_ptr<Backend>> make_frame_backends(const std::string& device,
+                                                          const std::vector<int>& gpus,
+                                                          const std::vector<Method>& methods,
+                                                          std::size_t workers) {
+  std::vector<std::unique_ptr<Backend>> backends;
+  backends.push_back(make_backend(device, gpus, methods));  // checks the ids, chooses the device
+  std::vector<int> ids = gpus;
+#ifdef DCSGRID_HAVE_CUDA
+  if (backends.front()->name() != "cpu" && ids.empty())
+    for (int d = 0; d < cuda_device_count(); ++d) ids.push_back(d);
+#endif
+  const bool on_gpus = backends.front()->name() != "cpu" && !ids.empty();
+  if (workers == 0) workers = on_gpus ? ids.size() : 1;
+  if (on_gpus) backends.clear();
+  while (backends.size() < workers)
+    backends.push_back(on_gpus ? make_backend("gpu", {ids[backends.size() % ids.size()]}, methods)
+                               : make_cpu_backend());
+  return backends;
+}
+
 bool use_gpu(const std::string& device) {
   if (device == "cpu") return false;
   if (device == "auto") return gpu_available();

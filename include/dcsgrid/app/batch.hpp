@@ -1,9 +1,9 @@
 // run_batch: the potential of many structures (files, a list file, or every model of a
 // multi-model PDB/mmCIF) on one shared grid, into one batch file (batch_file.hpp).
 //
-// Three stages run at once, one thread each, joined by bounded queues: reading frame i+1,
-// computing frame i (engine backend, GPU when present) and writing frame i−1 (the only thread
-// that touches HDF5). Resumable: with resume, the file is reopened, its inputs, grid and physics
+// Four stages run at once, joined by bounded queues: reading frames, computing them (one thread
+// per worker: a backend each, one per GPU by default), their statistics, and writing them (the
+// only thread that touches HDF5). Resumable: with resume, the file is reopened, its inputs, grid and physics
 // checked against the options, and only frames not marked complete are computed.
 #pragma once
 #include <cstddef>
@@ -76,6 +76,10 @@ struct BatchOptions {
   // Frames waiting between two stages; 0: as many as fit in 256 MiB, 2 to 16 (the writer groups
   // the frames waiting for it, so a deeper queue means fewer flushes).
   std::size_t queue_depth = 0;
+  // Frames computed at once, each by a backend of its own (engine::make_frame_backends): 0 for one
+  // per GPU of --gpus (every visible one), or one on the CPU. More workers than GPUs overlap one
+  // frame's copies and host work with another's kernels. The file is the same whatever the count.
+  std::size_t frame_workers = 0;
   std::string command_line;     // provenance, stored with the metadata
 
   // Called by the writer thread after each frame it records: (frames done in this run, to do).
