@@ -23,8 +23,8 @@
 
 #include "dcsgrid/core/waterbox.hpp"
 #include "dcsgrid/io/read.hpp"
-#include "io/read_chunks.hpp"
-#include "io/read_pdb_chunks.hpp"
+#include "io/text/chunks.hpp"
+#include "io/structure/pdb_chunks.hpp"
 #include "report.hpp"
 
 namespace dcsgrid::bench {

@@ -1,4 +1,4 @@
-// gemmi's PDB parse in pieces (io/read_pdb_chunks.hpp, forced to apply to small texts) against
+// gemmi's PDB parse in pieces (io/structure/pdb_chunks.hpp, forced to apply to small texts) against
 // gemmi's serial parse of the same text: where the pieces apply they must give the serial
 // structure field by field, and they must not apply where the serial parse fails.
 #include <gemmi/pdb.hpp>
@@ -7,7 +7,7 @@
 
 #include "fuzz_input.hpp"
 #include "gemmi_structure_diff.hpp"
-#include "io/read_pdb_chunks.hpp"
+#include "io/structure/pdb_chunks.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

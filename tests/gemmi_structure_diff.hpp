@@ -1,5 +1,5 @@
 // Two gemmi structures compared field by field, for the PDB-in-pieces test and fuzz target
-// (io/read_pdb_chunks.hpp): the first field where they differ, with where it is.
+// (io/structure/pdb_chunks.hpp): the first field where they differ, with where it is.
 #pragma once
 #include <gemmi/model.hpp>
 #include <sstream>

@@ -1,4 +1,4 @@
-// The PDB text parsed by gemmi in pieces and merged (io/read_pdb_chunks.hpp) against gemmi's own
+// The PDB text parsed by gemmi in pieces and merged (io/structure/pdb_chunks.hpp) against gemmi's own
 // serial parse of the whole text, gemmi::read_pdb_from_memory, field by field: the data files,
 // and synthetic texts made for the places where a cut changes gemmi's reading (residue numbers
 // wrapping within a chain, a chain's runs, TER records and the entity types they set, ANISOU,
@@ -15,8 +15,8 @@
 
 #include "gemmi_structure_diff.hpp"
 #include "helpers.hpp"
-#include "io/read_chunks.hpp"
-#include "io/read_pdb_chunks.hpp"
+#include "io/text/chunks.hpp"
+#include "io/structure/pdb_chunks.hpp"
 #include "test_io_read_files.hpp"
 
 using namespace dcsgrid;
