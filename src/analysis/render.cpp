@@ -182,6 +182,16 @@ std::array<double, 3> Camera::project(const Vec3& point) const {
           centre_pixel[1] - pixels_per_angstrom * dot(d, axes[1]), dot(d, axes[2])};
 }
 
+io::ScriptView script_view(const Camera& camera) {
+  io::ScriptView view;
+  view.axes = camera.axes;
+  const double right = (camera.width / 2.0 - camera.centre_pixel[0]) / camera.pixels_per_angstrom;
+  const double up = (camera.centre_pixel[1] - camera.height / 2.0) / camera.pixels_per_angstrom;
+  for (int k = 0; k < 3; ++k) view.centre[k] = camera.centre[k] + right * camera.axes[0][k] + up * camera.axes[1][k];
+  view.visible_height = camera.height / camera.pixels_per_angstrom;
+  return view;
+}
+
 Camera frame_mesh(const TriangleMesh& mesh, const RenderOptions& options) {
   if (mesh.vertices.empty()) throw Error("the surface to draw has no vertices");
   Camera camera;

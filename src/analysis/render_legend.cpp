@@ -98,7 +98,7 @@ int colour_bar_strip(int width, int height, double range) {
   const Layout l = layout(width, height);
   int widest = text_width(kUnit, l.scale) - l.bar_width;  // the unit starts at the bar's left edge
   for (const std::string& label : labels(range))
-    widest = std::max(widest, l.tick + l.margin / 2 + text_width(label, l.scale));
+    widest = std::max(widest, l.tick + l.margin + text_width(label, l.scale));
   return l.margin + l.bar_width + widest + l.margin;
 }
 
@@ -119,7 +119,7 @@ void draw_colour_bar(io::Image& image, double range) {
   for (int t = 0; t < 3; ++t) {
     const int y = l.bar_top + t * (l.bar_height - 1) / 2;
     fill(image, x0 + l.bar_width, y, l.tick, std::max(1, l.scale / 2), kInk);
-    draw_text(image, texts[t], x0 + l.bar_width + l.tick + l.margin / 2, y, l.scale);
+    draw_text(image, texts[t], x0 + l.bar_width + l.tick + l.margin, y, l.scale);
   }
   draw_text(image, kUnit, x0, l.bar_top - l.margin - kGlyphHeight * l.scale / 2, l.scale);
 }

@@ -11,6 +11,7 @@
 
 #include "dcsgrid/core/mesh.hpp"
 #include "dcsgrid/io/png.hpp"
+#include "dcsgrid/io/viewer_scripts.hpp"
 
 namespace dcsgrid::analysis {
 
@@ -43,6 +44,10 @@ struct Camera {
   // larger nearer the viewer).
   std::array<double, 3> project(const Vec3& point) const;
 };
+
+// The camera as PyMOL's script takes it: the same axes and scale, centred on the model point at
+// the middle of the picture, so that PyMOL's picture of the same size lines up with ours.
+io::ScriptView script_view(const Camera& camera);
 
 struct RenderOptions {
   int width = 1024, height = 768;  // pixels, 16 to 8192 each
