@@ -1,6 +1,6 @@
 // The software rasteriser behind render_png: per-vertex light and value, interpolated across each
-// triangle in a supersampled z-buffer, then averaged down to pixels. One thread: a surface of a
-// million triangles renders at 1024 × 768 in well under a second, next to its seconds to build.
+// triangle in a supersampled z-buffer, then averaged down to pixels. One thread (not timed at
+// scale yet; tiles on threads only if that shows they pay).
 #include "dcsgrid/analysis/render.hpp"
 
 #include <algorithm>
