@@ -18,6 +18,7 @@ packages=(
   python3-gemmi python3-mrcfile python3-griddataformats python3-xarray python3-h5netcdf python3-ase
   python3-dev pybind11-dev python3-pytest   # the Python module (import dcsgrid) and its tests
   apbs                      # the Poisson–Boltzmann reference run by tests/test_engine_pb.cpp
+  pymol python3-pil         # PyMOL runs the .pml scripts, Pillow decodes the PNG pictures (tests)
   # mpirun -n N dcsgrid (DCSGRID_MPI): OpenMPI, HDF5 and netCDF built on it (one HDF5 a process)
   openmpi-bin libopenmpi-dev libhdf5-openmpi-dev libnetcdf-mpi-dev
 )

@@ -48,7 +48,7 @@ pot.xmf is replaced only when it is pot.h5's own sidecar.
 Potential: V(p) = k_C Σ q_i / (ε |p − r_i|), k_C = 332.0637 kcal·Å/(mol·e²); distances below
 --min-distance count as --min-distance, and charges whose sum could overflow float32 are refused,
 so every map written is finite (a value that is not is an error, unless --allow-non-finite).
-Other commands: info, compare, batch, merge, sample, similarity (run `dcsgrid COMMAND --help`).)";
+Other commands: info, compare, batch, merge, sample, similarity, convert (run `dcsgrid COMMAND --help`).)";
 
 void add_options(CLI::App& app, MainOptions& o) {
   app.add_option("input", o.input,
@@ -79,15 +79,7 @@ void add_options(CLI::App& app, MainOptions& o) {
   app.add_flag("--allow-far-atoms", o.allow_far_atoms,
                "Lay the grid around atoms even when one lies far (>100 Å) from all the others")
       ->group("Grid (default: the atoms' box plus --padding)");
-  app.add_option("--format", o.format,
-                 "Input format, whatever the name says (needed for - , standard input): pqr pdb "
-                 "mmcif pdbqt xyz mol2")
-      ->check(parses_with(
-          [](const std::string& f) {
-            if (!io::format_from_name(f)) throw dcsgrid::Error("unknown format '" + f + "'");
-          },
-          "FORMAT"))
-      ->group("Input and charges");
+  add_format_option(app, o.format, " (needed for -, standard input)");
   add_compute_options(app, o.compute, method_help(true), true);
 
   app.add_flag("--compress", o.compress,

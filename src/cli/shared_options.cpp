@@ -47,6 +47,16 @@ void add_charge_options(CLI::App& app, io::ReadOptions& read, const std::string&
       ->group(in);
 }
 
+void add_format_option(CLI::App& app, std::string& format, const std::string& help) {
+  app.add_option("--format", format, "Input format, whatever the name says: pqr pdb mmcif pdbqt xyz mol2" + help)
+      ->check(parses_with(
+          [](const std::string& f) {
+            if (!io::format_from_name(f)) throw dcsgrid::Error("unknown format '" + f + "'");
+          },
+          "FORMAT"))
+      ->group("Input and charges");
+}
+
 app::GridChoice GridOptions::choice() const {
   app::GridChoice c;
   c.spacing = spacing;

@@ -53,6 +53,10 @@ inline const CLI::Range kPositiveCount(1, std::numeric_limits<int>::max(), "POSI
 // --forcefield, --forcefield-dir, --unknown (error: list them; zero: warn, charge 0).
 void add_charge_options(CLI::App& app, io::ReadOptions& read, const std::string& unknown_help);
 
+// --format: the input's format whatever its name says, checked by io::format_from_name; `help`
+// ends the option's help (where standard input is read, that it needs the option).
+void add_format_option(CLI::App& app, std::string& format, const std::string& help = "");
+
 // --spacing, --padding, and an explicit box: --center with --size, or --origin with --dims.
 struct GridOptions {
   double spacing = 0.5, padding = 10.0;
