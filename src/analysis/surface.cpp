@@ -98,13 +98,33 @@ double edge_root(const SurfaceEvaluator& ev, const SurfaceEvaluator::Local& loca
   return std::clamp(t, 1e-4, 1 - 1e-4);
 }
 
-void place_vertices(const AtomSet& atoms, const SurfaceOptions& o, const SurfaceField& field,
-                    const CrossedEdges& edges, TriangleMesh& mesh) {
+// The SES's grid values come from boundary samples, a little inside where the exact field is
+// just outside: nodes this close to zero take the exact value, so that the grid's signs (the
+// mesh's topology) and the vertices' places agree.
+void refine_near_zero(const SurfaceEvaluator& ev, SurfaceField& field) {
+  const float close = float(0.25 * field.grid.h);
+#pragma omp parallel num_threads(team_size())
+  {
+    SurfaceEvaluator::Local local;
+    const FieldGrid& g = field.grid;
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t k = 0; k < g.n[2]; ++k)
+      for (std::size_t n = g.at(0, 0, k), end = g.at(0, 0, k + 1); n < end; ++n)
+        if (std::abs(field.value[n]) < close) {
+          ev.gather(n, n, local);
+          const std::size_t plane = std::size_t(g.n[0]) * g.n[1];
+          field.value[n] = float(ev.value(g.position(std::int64_t(n % g.n[0]), std::int64_t(n / g.n[0] % g.n[1]),
+                                                     std::int64_t(n / plane)), local));
+        }
+  }
+}
+
+void place_vertices(const SurfaceEvaluator& ev, const SurfaceField& field, const CrossedEdges& edges,
+                    TriangleMesh& mesh) {
   const FieldGrid& g = field.grid;
   mesh.vertices.resize(edges.vertices);
   mesh.normals.resize(edges.vertices);
   mesh.atom.resize(edges.vertices);
-  const SurfaceEvaluator ev(atoms, o, field);
 #pragma omp parallel num_threads(team_size())
   {
     SurfaceEvaluator::Local local;
@@ -230,10 +250,12 @@ std::string surface_kind_name(SurfaceKind kind) { return kind == SurfaceKind::se
 
 TriangleMesh molecular_surface(const AtomSet& atoms, const SurfaceOptions& options) {
   check(atoms, options);
-  const SurfaceField field = detail::surface_field(atoms, options);
+  SurfaceField field = detail::surface_field(atoms, options);
+  const SurfaceEvaluator evaluator(atoms, options, field);
+  if (!field.samples.empty()) refine_near_zero(evaluator, field);
   const CrossedEdges edges = crossed_edges(field.grid, field.value);
   TriangleMesh mesh;
-  place_vertices(atoms, options, field, edges, mesh);
+  place_vertices(evaluator, field, edges, mesh);
   build_faces(field, edges, mesh);
   return mesh;
 }
