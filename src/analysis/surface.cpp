@@ -84,7 +84,7 @@ double edge_root(const SurfaceEvaluator& ev, const SurfaceEvaluator::Local& loca
   for (int iteration = 0; iteration < 8; ++iteration) {
     t = (t0 * g1 - t1 * g0) / (g1 - g0);
     const double gt = ev.value(at(t), local);
-    if (std::abs(gt) < 1e-6) break;
+    if (std::abs(gt) < 1e-5) break;
     if ((gt < 0) == (g0 < 0)) {
       t0 = t, g0 = gt;
       if (side == -1) g1 /= 2;
@@ -111,7 +111,8 @@ void refine_near_zero(const SurfaceEvaluator& ev, SurfaceField& field) {
     for (std::int64_t k = 0; k < g.n[2]; ++k)
       for (std::size_t n = g.at(0, 0, k), end = g.at(0, 0, k + 1); n < end; ++n)
         if (std::abs(field.value[n]) < close) {
-          ev.gather(n, n, local);
+          ev.gather(n, local);
+          ev.set_edge(n, n, local);
           const std::size_t plane = std::size_t(g.n[0]) * g.n[1];
           field.value[n] = float(ev.value(g.position(std::int64_t(n % g.n[0]), std::int64_t(n / g.n[0] % g.n[1]),
                                                      std::int64_t(n / plane)), local));
@@ -133,12 +134,13 @@ void place_vertices(const SurfaceEvaluator& ev, const SurfaceField& field, const
       for (std::int64_t j = 0; j < g.n[1]; ++j)
         for (std::int64_t i = 0; i < g.n[0]; ++i) {
           const std::size_t n = g.at(i, j, k);
+          if (edges.mask[n]) ev.gather(n, local);
           for (int d = 1; d <= kDirections; ++d) {
             if (!(edges.mask[n] & (1u << (d - 1)))) continue;
             const std::size_t m = n + offset(g, d);
             const Vec3 a = g.position(i, j, k);
             const Vec3 b = g.position(i + (d & 1), j + (d >> 1 & 1), k + (d >> 2 & 1));
-            ev.gather(n, m, local);
+            ev.set_edge(n, m, local);
             const double t = edge_root(ev, local, a, b, field.value[n], field.value[m]);
             const Vec3 x = {a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]), a[2] + t * (b[2] - a[2])};
             const std::uint32_t v = edges.vertex(n, d);

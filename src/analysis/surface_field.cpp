@@ -13,6 +13,8 @@ namespace {
 
 // Planes a thread fills at a time: atoms and samples are visited once per block.
 constexpr std::int64_t kBlockPlanes = 8;
+// The atom cells' edge, Å: about the fewest atoms and cells visited for the reaches used here.
+constexpr double kCellEdge = 1.5;
 
 double max_radius(const AtomSet& atoms) { return *std::max_element(atoms.r.begin(), atoms.r.end()); }
 
@@ -164,7 +166,7 @@ SurfaceField surface_field(const AtomSet& atoms, const SurfaceOptions& o) {
   field.grid = field_grid(atoms, o);
   field.value = sas_values(atoms, o, field.grid);
   if (o.kind == SurfaceKind::ses && o.probe_radius > 0) {
-    const engine::AtomCells cells(atoms, std::max(max_radius(atoms) + o.probe_radius, 1.0));
+    const engine::AtomCells cells(atoms, kCellEdge);
     field.samples = sas_boundary_samples(atoms, o, field.grid, field.value, cells);
     if (field.samples.size() >= std::size_t(std::numeric_limits<std::int32_t>::max()))
       throw Error("the SES needs more than 2^31 boundary samples: raise --mesh-spacing");
@@ -175,30 +177,42 @@ SurfaceField surface_field(const AtomSet& atoms, const SurfaceOptions& o) {
 
 SurfaceEvaluator::SurfaceEvaluator(const AtomSet& atoms, const SurfaceOptions& options,
                                    const SurfaceField& field)
-    : atoms_(atoms), options_(options), field_(field),
-      cells_(atoms, std::max(max_radius(atoms) + options.probe_radius, 1.0)) {}
+    : atoms_(atoms), options_(options), field_(field), cells_(atoms, kCellEdge) {
+  if (!ses()) return;
+  std::vector<std::vector<std::uint32_t>> lists(atoms.size());
+#pragma omp parallel num_threads(team_size())
+  {
+    std::vector<std::size_t> near;
+#pragma omp for schedule(dynamic, 64)
+    for (std::int64_t a = 0; a < std::int64_t(atoms.size()); ++a) {
+      cells_.near(atom_position(atoms, std::size_t(a)), atoms.r[a] + 2 * options.probe_radius, std::size_t(a), near);
+      lists[std::size_t(a)].assign(near.begin(), near.end());
+    }
+  }
+  neighbour_start_.assign(1, 0);
+  for (const auto& l : lists) {
+    neighbours_.insert(neighbours_.end(), l.begin(), l.end());
+    neighbour_start_.push_back(neighbours_.size());
+  }
+}
 
 bool SurfaceEvaluator::ses() const { return !field_.samples.empty(); }
 
-void SurfaceEvaluator::gather(std::size_t node_a, std::size_t node_b, Local& local) const {
+void SurfaceEvaluator::gather(std::size_t node, Local& local) const {
   const FieldGrid& g = field_.grid;
   const std::size_t plane = std::size_t(g.n[0]) * g.n[1];
-  const auto position = [&](std::size_t n) {
-    return g.position(std::int64_t(n % g.n[0]), std::int64_t(n / g.n[0] % g.n[1]), std::int64_t(n / plane));
-  };
-  const Vec3 a = position(node_a), b = position(node_b);
-  const Vec3 mid = {(a[0] + b[0]) / 2, (a[1] + b[1]) / 2, (a[2] + b[2]) / 2};
-  // SAS: atoms whose sphere may bound points of the edge; SES: also those that may cover the
-  // nearest point of such a sphere.
-  const double reach = ses() ? 2 * options_.probe_radius + 2 * g.h : options_.probe_radius + g.h;
-  cells_.near(mid, reach, atoms_.size(), local.atoms);
+  const Vec3 x = g.position(std::int64_t(node % g.n[0]), std::int64_t(node / g.n[0] % g.n[1]), std::int64_t(node / plane));
+  cells_.near(x, options_.probe_radius + std::sqrt(3.0) * g.h + 1e-6, atoms_.size(), local.atoms);
   local.samples = {-1, -1};
+}
+
+void SurfaceEvaluator::set_edge(std::size_t node_a, std::size_t node_b, Local& local) const {
   if (ses()) local.samples = {field_.nearest_sample[node_a], field_.nearest_sample[node_b]};
 }
 
-bool SurfaceEvaluator::exposed(const Vec3& q, std::size_t atom, const Local& local) const {
-  for (const std::size_t b : local.atoms) {
-    if (b == atom) continue;
+bool SurfaceEvaluator::exposed(const Vec3& q, std::size_t atom) const {
+  for (std::size_t m = neighbour_start_[atom]; m < neighbour_start_[atom + 1]; ++m) {
+    const std::size_t b = neighbours_[m];
     const double reach = atoms_.r[b] + options_.probe_radius - 1e-9;
     if (distance(q, atom_position(atoms_, b)) < reach) return false;
   }
@@ -211,13 +225,24 @@ double SurfaceEvaluator::boundary_distance(const Vec3& x, const Local& local, st
   for (const std::int32_t s : local.samples)
     if (s >= 0)
       if (const double d = distance(x, field_.samples[std::size_t(s)]); d < best) best = d, feature = s;
+  // The sphere nearest from inside first: the first exposed one is the nearest of them all.
+  thread_local std::vector<std::pair<double, std::size_t>> spheres;
+  spheres.clear();
   for (const std::size_t a : local.atoms) {
+    const double depth = atoms_.r[a] + options_.probe_radius - distance(x, atom_position(atoms_, a));
+    if (depth >= 0 && depth < best) spheres.push_back({depth, a});
+  }
+  std::sort(spheres.begin(), spheres.end());
+  for (const auto& [depth, a] : spheres) {
     const Vec3 c = atom_position(atoms_, a);
-    const double big_r = atoms_.r[a] + options_.probe_radius, len = distance(x, c);
-    if (len == 0 || big_r - len >= best || len > big_r) continue;
-    const double s = big_r / len;
+    const double len = distance(x, c);
+    if (len == 0) continue;
+    const double s = (atoms_.r[a] + options_.probe_radius) / len;
     const Vec3 q = {c[0] + s * (x[0] - c[0]), c[1] + s * (x[1] - c[1]), c[2] + s * (x[2] - c[2])};
-    if (exposed(q, a, local)) best = big_r - len, feature = -2 - std::int64_t(a);
+    if (exposed(q, a)) {
+      feature = -2 - std::int64_t(a);
+      return depth;
+    }
   }
   return best;
 }

@@ -43,12 +43,14 @@ SurfaceField surface_field(const AtomSet& atoms, const SurfaceOptions& options);
 class SurfaceEvaluator {
  public:
   SurfaceEvaluator(const AtomSet& atoms, const SurfaceOptions& options, const SurfaceField& field);
-  // What the points near the edge between nodes a and b need (a thread reuses one).
+  // What the points within a body diagonal of a node need (a thread reuses one): the atoms whose
+  // sphere may bound them, and the samples to measure from (set per edge: its two nodes').
   struct Local {
     std::vector<std::size_t> atoms;
     std::array<std::int32_t, 2> samples{-1, -1};
   };
-  void gather(std::size_t node_a, std::size_t node_b, Local& local) const;
+  void gather(std::size_t node, Local& local) const;
+  void set_edge(std::size_t node_a, std::size_t node_b, Local& local) const;
   double value(const Vec3& x, const Local& local) const;
   // The unit outward normal at x and the atom whose surface is nearest.
   void describe(const Vec3& x, const Local& local, std::array<float, 3>& normal,
@@ -58,13 +60,17 @@ class SurfaceEvaluator {
   // The SES's distance to the SAS boundary, and the feature giving it: a sample (index >= 0) or
   // an atom sphere (−2 − atom).
   double boundary_distance(const Vec3& x, const Local& local, std::int64_t& feature) const;
-  bool exposed(const Vec3& q, std::size_t atom, const Local& local) const;
+  bool exposed(const Vec3& q, std::size_t atom) const;
   bool ses() const;
 
   const AtomSet& atoms_;
   SurfaceOptions options_;
   const SurfaceField& field_;
   engine::AtomCells cells_;
+  // SES: each atom's neighbours, the atoms whose SAS sphere meets its own (CSR), which alone can
+  // cover a point of its sphere.
+  std::vector<std::size_t> neighbour_start_;
+  std::vector<std::uint32_t> neighbours_;
 };
 
 }  // namespace dcsgrid::analysis::detail

@@ -7,6 +7,7 @@ namespace dcsgrid::engine {
 
 AtomCells::AtomCells(const AtomSet& atoms, double cell) : atoms_(atoms), cell_(cell) {
   const Box box = bounding_box(atoms);
+  max_radius_ = atoms.r.empty() ? 0.0 : double(*std::max_element(atoms.r.begin(), atoms.r.end()));
   for (int d = 0; d < 3; ++d) {
     lo_[d] = box.lo[d];
     n_[d] = std::int64_t(std::floor((box.hi[d] - box.lo[d]) / cell)) + 1;
@@ -27,7 +28,7 @@ void AtomCells::near(const std::array<double, 3>& p, double reach, std::size_t s
                      std::vector<std::size_t>& out) const {
   out.clear();
   const auto c = cell_coords(p);
-  const std::int64_t span = std::int64_t(std::ceil(reach / cell_)) + 1;
+  const std::int64_t span = std::int64_t(std::ceil((reach + max_radius_) / cell_));
   std::array<std::int64_t, 3> lo, hi;
   for (int d = 0; d < 3; ++d) {
     lo[d] = std::max<std::int64_t>(0, c[d] - span);

@@ -10,7 +10,8 @@
 
 namespace dcsgrid::engine {
 
-// Cubes of edge `cell` over the atoms' box; the atoms need radii. Holds a reference to atoms.
+// Cubes of edge `cell` over the atoms' box (smaller cells: fewer atoms tested, more cells
+// visited); the atoms need radii. Holds a reference to atoms.
 class AtomCells {
  public:
   AtomCells(const AtomSet& atoms, double cell);
@@ -25,7 +26,7 @@ class AtomCells {
     return std::size_t((c[2] * n_[1] + c[1]) * n_[0] + c[0]);
   }
   const AtomSet& atoms_;
-  double cell_;
+  double cell_, max_radius_ = 0;
   std::array<double, 3> lo_{};
   std::array<std::int64_t, 3> n_{};
   std::vector<std::size_t> start_, members_;
