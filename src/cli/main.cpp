@@ -25,6 +25,7 @@ constexpr Command kCommands[] = {
     {"merge", dcsgrid::cli::merge_command},
     {"sample", dcsgrid::cli::sample_command},
     {"similarity", dcsgrid::cli::similarity_command},
+    {"surface", dcsgrid::cli::surface_command},
 };
 
 // The CUDA driver opens CUDA_DEVICE_MAX_CONNECTIONS hardware work queues per context (8 unless

@@ -19,6 +19,7 @@ int batch_command(int argc, char** argv);       // dcsgrid batch INPUTS... -o FR
 int merge_command(int argc, char** argv);       // dcsgrid merge PARTS... -o FRAMES.h5
 int sample_command(int argc, char** argv);      // dcsgrid sample MAP.h5 POINTS
 int similarity_command(int argc, char** argv);  // dcsgrid similarity MAPS...
+int surface_command(int argc, char** argv);     // dcsgrid surface STRUCTURE [MAP] -o OUT
 
 // Parses argv into app, then runs `after` (further checks that may throw CLI::ParseError). Returns
 // the exit status when the command stops here: 0 after --help/--version, 2 for a usage error
