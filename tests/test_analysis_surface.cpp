@@ -1,15 +1,26 @@
 // The molecular surface mesh (analysis/surface.hpp): closed, consistently oriented and manifold;
-// areas of one and two spheres against their closed forms; normals and nearest atoms.
+// areas of one and two spheres against their closed forms, and of a protein's SAS against
+// FreeSASA; normals; the per-residue table against sums taken here.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <numbers>
 
+#include <cstdlib>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
 #include "dcsgrid/analysis/surface.hpp"
+#include "dcsgrid/analysis/surface_table.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/io/read.hpp"
+#include "helpers.hpp"
 
 using namespace dcsgrid;
 using namespace dcsgrid::analysis;
+using dcsgrid::test::error_message;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -114,4 +125,60 @@ TEST(Surface, TwoSpheres) {
     EXPECT_NEAR(mesh_area(sas) / union_area(2.9, 2.9, d), 1.0, tolerance);
     EXPECT_NEAR(mesh_area(ses) / two_sphere_ses_area(1.5, d, 1.4), 1.0, tolerance);
   }
+}
+
+TEST(SurfaceTable, ResidueRowIsTheAreaWeightedMeanOfItsVertices) {
+  const AtomSet atoms = spheres({{0, 0, 0, 1.5}, {2.5, 0, 0, 1.7}, {5.0, 0.3, 0, 1.5}});
+  TriangleMesh mesh = molecular_surface(atoms, {SurfaceKind::ses, 1.4, 0.4});
+  for (const auto& v : mesh.vertices) mesh.value.push_back(std::sin(v[0]) + 0.3f * v[1]);
+  const std::vector<io::AtomLabel> labels = {{"A", "LYS", "1", "NZ"}, {"A", "LYS", "1", "CE"}, {"B", "ASP", "7", "OD1"}};
+  const SurfaceTable table = surface_table(mesh, atoms.size(), labels);
+  ASSERT_EQ(table.residues.size(), 2u);
+  const std::vector<double> area = vertex_areas(mesh);
+  for (std::size_t r = 0; r < 2; ++r) {
+    double weighted = 0, total = 0, lo = 1e300, hi = -1e300;
+    for (std::size_t v = 0; v < mesh.vertices.size(); ++v)
+      if ((mesh.atom[v] == 2) == (r == 1)) {
+        weighted += mesh.value[v] * area[v], total += area[v];
+        lo = std::min(lo, double(mesh.value[v])), hi = std::max(hi, double(mesh.value[v]));
+      }
+    EXPECT_NEAR(table.residues[r].mean, weighted / total, 1e-9);
+    EXPECT_NEAR(table.residues[r].area, total, 1e-9);
+    EXPECT_EQ(table.residues[r].min, lo);
+    EXPECT_EQ(table.residues[r].max, hi);
+  }
+  EXPECT_EQ(table.residues[1].label.residue_name, "ASP");
+  EXPECT_NEAR(table.atoms[0].area + table.atoms[1].area, table.residues[0].area, 1e-9);
+  EXPECT_NEAR(table.residues[0].area + table.residues[1].area, mesh_area(mesh), 1e-6 * mesh_area(mesh));
+}
+
+TEST(Surface, RefusesAtomsWithoutRadiiAndNoAtoms) {
+  AtomSet atoms;
+  EXPECT_NE(error_message([&] { molecular_surface(atoms, {}); }).find("no atoms"), std::string::npos);
+  atoms.push_back(0, 0, 0, 1.0);
+  EXPECT_NE(error_message([&] { molecular_surface(atoms, {}); }).find("no radii"), std::string::npos);
+}
+
+// The SAS of 1TII against FreeSASA (Lee–Richards, 80 slices, the same radii through the occupancy
+// column). Measured: −2.4% at 0.5 Å, −1.2% at 0.25 Å (creases between spheres are cut by flat
+// faces: first order in the spacing).
+TEST(Surface, SasAreaAgreesWithFreeSasa) {
+  if (std::system("freesasa --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "freesasa is not installed";
+  const AtomSet atoms = io::read_structure(test::data_file("1tii_pdb2pqr_amber.pqr.gz")).atoms;
+  const fs::path dir = test::temp_dir("surface_freesasa");
+  {
+    std::ofstream out(dir / "atoms.pdb");
+    char line[96];
+    for (std::size_t a = 0; a < atoms.size(); ++a) {
+      std::snprintf(line, sizeof line, "ATOM  %5zu  C   ALA A%4zu    %8.3f%8.3f%8.3f%6.3f  0.00           C\n",
+                    (a + 1) % 100000, (a / 10 + 1) % 10000, atoms.x[a], atoms.y[a], atoms.z[a], atoms.r[a]);
+      out << line;
+    }
+  }
+  const auto r = test::run_command("freesasa --lee-richards --resolution=80 --radius-from-occupancy --hydrogen --hetatm "
+                                   "--probe-radius=1.4 --format=json " + (dir / "atoms.pdb").string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const double reference = nlohmann::json::parse(r.output.substr(r.output.find('{')))["results"][0]["structure"][0]["area"]["total"];
+  const double area = mesh_area(molecular_surface(atoms, {SurfaceKind::sas, 1.4, 0.25}));
+  EXPECT_NEAR(area / reference, 1.0, 0.015);
 }
