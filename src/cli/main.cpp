@@ -26,6 +26,7 @@ constexpr Command kCommands[] = {
     {"sample", dcsgrid::cli::sample_command},
     {"similarity", dcsgrid::cli::similarity_command},
     {"convert", dcsgrid::cli::convert_command},
+    {"surface", dcsgrid::cli::surface_command},
 };
 
 // The CUDA driver opens CUDA_DEVICE_MAX_CONNECTIONS hardware work queues per context (8 unless

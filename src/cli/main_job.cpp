@@ -48,7 +48,7 @@ pot.xmf is replaced only when it is pot.h5's own sidecar.
 Potential: V(p) = k_C Σ q_i / (ε |p − r_i|), k_C = 332.0637 kcal·Å/(mol·e²); distances below
 --min-distance count as --min-distance, and charges whose sum could overflow float32 are refused,
 so every map written is finite (a value that is not is an error, unless --allow-non-finite).
-Other commands: info, compare, batch, merge, sample, similarity, convert (run `dcsgrid COMMAND --help`).)";
+Other commands: info, compare, batch, merge, sample, similarity, convert, surface (run `dcsgrid COMMAND --help`).)";
 
 void add_options(CLI::App& app, MainOptions& o) {
   app.add_option("input", o.input,

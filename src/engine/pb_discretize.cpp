@@ -8,6 +8,7 @@
 #include <numbers>
 
 #include "dcsgrid/core/physics.hpp"
+#include "dcsgrid/engine/atom_cells.hpp"
 #include "dcsgrid/engine/cpu_backend.hpp"
 
 namespace dcsgrid::engine {
@@ -79,66 +80,6 @@ std::vector<Vec3> reference_sphere(int wanted) {
   }
   return points;
 }
-
-// Atoms bucketed in cubes of edge `cell`, to find the atoms near a place.
-class AtomCells {
- public:
-  AtomCells(const AtomSet& atoms, double cell) : atoms_(atoms), cell_(cell) {
-    const Box box = bounding_box(atoms);
-    for (int d = 0; d < 3; ++d) {
-      lo_[d] = box.lo[d];
-      n_[d] = std::int64_t(std::floor((box.hi[d] - box.lo[d]) / cell)) + 1;
-    }
-    start_.assign(std::size_t(n_[0] * n_[1] * n_[2]) + 1, 0);
-    std::vector<std::size_t> cell_of(atoms.size());
-    for (std::size_t a = 0; a < atoms.size(); ++a) {
-      cell_of[a] = index(cell_coords(position(atoms, a)));
-      ++start_[cell_of[a] + 1];
-    }
-    for (std::size_t c = 1; c < start_.size(); ++c) start_[c] += start_[c - 1];
-    members_.resize(atoms.size());
-    std::vector<std::size_t> fill(start_.begin(), start_.end() - 1);
-    for (std::size_t a = 0; a < atoms.size(); ++a) members_[fill[cell_of[a]]++] = a;
-  }
-  // The atoms other than self whose centres lie within reach + their radius of p.
-  void near(const Vec3& p, double reach, std::size_t self, std::vector<std::size_t>& out) const {
-    out.clear();
-    const auto c = cell_coords(p);
-    const std::int64_t span = std::int64_t(std::ceil(reach / cell_)) + 1;
-    std::array<std::int64_t, 3> lo, hi;
-    for (int d = 0; d < 3; ++d) {
-      lo[d] = std::max<std::int64_t>(0, c[d] - span);
-      hi[d] = std::min(n_[d] - 1, c[d] + span);
-    }
-    for (std::int64_t k = lo[2]; k <= hi[2]; ++k)
-      for (std::int64_t j = lo[1]; j <= hi[1]; ++j)
-        for (std::int64_t i = lo[0]; i <= hi[0]; ++i) {
-          const std::size_t cell = index({i, j, k});
-          for (std::size_t m = start_[cell]; m < start_[cell + 1]; ++m) {
-            const std::size_t a = members_[m];
-            const double dx = p[0] - atoms_.x[a], dy = p[1] - atoms_.y[a], dz = p[2] - atoms_.z[a];
-            const double limit = reach + atoms_.r[a];
-            if (a != self && dx * dx + dy * dy + dz * dz <= limit * limit) out.push_back(a);
-          }
-        }
-  }
-
- private:
-  std::array<std::int64_t, 3> cell_coords(const Vec3& p) const {
-    std::array<std::int64_t, 3> c;
-    for (int d = 0; d < 3; ++d)
-      c[d] = std::clamp<std::int64_t>(std::int64_t(std::floor((p[d] - lo_[d]) / cell_)), 0, n_[d] - 1);
-    return c;
-  }
-  std::size_t index(const std::array<std::int64_t, 3>& c) const {
-    return std::size_t((c[2] * n_[1] + c[1]) * n_[0] + c[0]);
-  }
-  const AtomSet& atoms_;
-  double cell_;
-  Vec3 lo_{};
-  std::array<std::int64_t, 3> n_{};
-  std::vector<std::size_t> start_, members_;
-};
 
 // APBS's ivdwAccExclus: none of the candidate atoms has p within (radius + probe), strictly.
 // The last atom that covered a point is tried first: neighbouring sphere points share it.

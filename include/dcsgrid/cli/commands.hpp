@@ -20,6 +20,7 @@ int merge_command(int argc, char** argv);       // dcsgrid merge PARTS... -o FRA
 int sample_command(int argc, char** argv);      // dcsgrid sample MAP.h5 POINTS
 int similarity_command(int argc, char** argv);  // dcsgrid similarity MAPS...
 int convert_command(int argc, char** argv);     // dcsgrid convert STRUCTURE -o ATOMS.pqr
+int surface_command(int argc, char** argv);     // dcsgrid surface STRUCTURE [MAP] -o OUT
 
 // Parses argv into app, then runs `after` (further checks that may throw CLI::ParseError). Returns
 // the exit status when the command stops here: 0 after --help/--version, 2 for a usage error

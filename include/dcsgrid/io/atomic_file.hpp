@@ -3,6 +3,7 @@
 // killed by SIGINT/SIGTERM/SIGHUP (with remove_temporaries_on_signals() installed), too.
 #pragma once
 #include <filesystem>
+#include <string>
 #include <vector>
 
 namespace dcsgrid::io {
@@ -27,6 +28,9 @@ class AtomicFile {
   int slot_;  // in the registry of live temporaries, or -1
   bool committed_ = false;
 };
+
+// Writes bytes as the whole of path through an AtomicFile. Throws Error naming path.
+void write_file_atomically(const std::filesystem::path& path, const std::string& bytes);
 
 // The output a live temporary stands for (following temporaries staged inside temporaries), or
 // `path` itself: messages about writing a temporary name the file the user asked for.

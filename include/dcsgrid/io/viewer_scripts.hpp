@@ -35,6 +35,9 @@ struct ViewerScript {
   std::optional<ScriptView> view;
 };
 
+// Whether both programs read the map file (.dx, .ccp4/.mrc/.map, .cube), by its name.
+bool viewers_read_map(const std::filesystem::path& map);
+
 // Each writes its script atomically. Throws Error naming the map when neither program reads its
 // format (saying which formats they read and how to write one), for a range that is not a
 // positive number, or for an empty structure or map path.

@@ -1,5 +1,9 @@
 #include "dcsgrid/io/atomic_file.hpp"
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
 #include <array>
 #include <atomic>
 #include <csignal>
@@ -133,6 +137,17 @@ void require_not_an_input(const std::filesystem::path& output,
     if (std::filesystem::equivalent(output, input, ec))
       throw Error("output " + output.string() + " is the input " + input.string() +
                   ": choose another output name (the input would be replaced)");
+}
+
+void write_file_atomically(const std::filesystem::path& path, const std::string& bytes) {
+  AtomicFile file(path);
+  {
+    std::ofstream out(file.temp_path(), std::ios::binary);
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+    out.close();
+    if (!out) throw Error("cannot write " + path.string() + ": " + std::strerror(errno));
+  }
+  file.commit();
 }
 
 }  // namespace dcsgrid::io

@@ -9,7 +9,7 @@
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
-#include "map_output_file.hpp"
+#include "io/maps/output_file.hpp"
 
 namespace dcsgrid::io {
 namespace {

@@ -12,7 +12,7 @@
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
 #include "dcsgrid/io/map_io.hpp"
-#include "map_output_file.hpp"
+#include "io/maps/output_file.hpp"
 
 namespace dcsgrid::io {
 namespace {
@@ -26,13 +26,20 @@ void check_script(const ViewerScript& s, bool gzip_ok, const char* program) {
   if (!(s.range > 0) || !std::isfinite(s.range))
     throw Error("the colour range must be a positive number of kT/e, not " + std::to_string(s.range));
   const MapFormat format = map_format_from_path(s.map);
-  const bool readable = format == MapFormat::dx || format == MapFormat::ccp4 ||
-                        format == MapFormat::cube || (gzip_ok && format == MapFormat::dx_gz);
-  if (!readable)
+  if (!viewers_read_map(s.map) && !(gzip_ok && format == MapFormat::dx_gz))
     throw Error(printable(s.map.string()) + ": " + program + " cannot read " +
                 map_format_info(format).name + " maps; its script needs a .dx (OpenDX), " +
                 ".ccp4/.mrc/.map or .cube map (write one with `dcsgrid STRUCTURE -o map.dx`)");
 }
+
+}  // namespace
+
+bool viewers_read_map(const fs::path& map) {
+  const MapFormat format = map_format_from_path(map);
+  return format == MapFormat::dx || format == MapFormat::ccp4 || format == MapFormat::cube;
+}
+
+namespace {
 
 // A path as a Python string literal: PyMOL's own commands split arguments at commas and
 // semicolons, so paths go through its Python API (`/cmd.load(...)` lines).

@@ -1,0 +1,35 @@
+// AtomCells: atoms bucketed in cubes, to find the atoms near a place (PB's surface points, the
+// molecular surface's distance fields).
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "dcsgrid/core/atoms.hpp"
+
+namespace dcsgrid::engine {
+
+// Cubes of edge `cell` over the atoms' box (smaller cells: fewer atoms tested, more cells
+// visited); the atoms need radii. Holds a reference to atoms.
+class AtomCells {
+ public:
+  AtomCells(const AtomSet& atoms, double cell);
+  // The atoms other than self whose centres lie within reach + their radius of p (self: pass
+  // atoms.size() or more to keep every atom).
+  void near(const std::array<double, 3>& p, double reach, std::size_t self,
+            std::vector<std::size_t>& out) const;
+
+ private:
+  std::array<std::int64_t, 3> cell_coords(const std::array<double, 3>& p) const;
+  std::size_t index(const std::array<std::int64_t, 3>& c) const {
+    return std::size_t((c[2] * n_[1] + c[1]) * n_[0] + c[0]);
+  }
+  const AtomSet& atoms_;
+  double cell_, max_radius_ = 0;
+  std::array<double, 3> lo_{};
+  std::array<std::int64_t, 3> n_{};
+  std::vector<std::size_t> start_, members_;
+};
+
+}  // namespace dcsgrid::engine

@@ -1,0 +1,300 @@
+// Marching tetrahedra over the surface field (surface_field.hpp): each grid cube split into the six
+// tetrahedra around its main diagonal (Kuhn's triangulation, whose faces match between
+// neighbouring cubes), one vertex per crossed tetrahedron edge shared by every face on it, so the
+// mesh is closed and manifold by construction; faces oriented from the tetrahedra's handedness,
+// not from vertex positions, so that tiny faces keep a consistent orientation.
+#include "dcsgrid/analysis/surface.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
+#include "surface_field.hpp"
+
+namespace dcsgrid::analysis {
+namespace {
+
+using detail::FieldGrid;
+using detail::SurfaceEvaluator;
+using detail::SurfaceField;
+using detail::Vec3;
+
+// Edge directions as bit masks (x 1, y 2, z 4): every edge of Kuhn's tetrahedra runs from a node
+// to the node at one of these offsets.
+constexpr int kDirections = 7;
+std::size_t offset(const FieldGrid& g, int mask) {
+  return (mask & 1 ? 1 : 0) + (mask & 2 ? std::size_t(g.n[0]) : 0) +
+         (mask & 4 ? std::size_t(g.n[0]) * g.n[1] : 0);
+}
+
+bool inside(float v) { return v < 0; }
+
+// Per node, which of its 7 edges cross the surface and the number of its first vertex.
+struct CrossedEdges {
+  std::vector<std::uint8_t> mask;
+  std::vector<std::uint32_t> first;
+  std::size_t vertices = 0;
+  std::uint32_t vertex(std::size_t node, int direction_mask) const {
+    const unsigned below = mask[node] & ((1u << (direction_mask - 1)) - 1);
+    return first[node] + std::uint32_t(std::popcount(below));
+  }
+};
+
+CrossedEdges crossed_edges(const FieldGrid& g, const std::vector<float>& f) {
+  CrossedEdges e;
+  e.mask.assign(g.count(), 0);
+  e.first.assign(g.count(), 0);
+#pragma omp parallel for num_threads(team_size()) schedule(static)
+  for (std::int64_t k = 0; k < g.n[2]; ++k)
+    for (std::int64_t j = 0; j < g.n[1]; ++j)
+      for (std::int64_t i = 0; i < g.n[0]; ++i) {
+        const std::size_t n = g.at(i, j, k);
+        std::uint8_t m = 0;
+        for (int d = 1; d <= kDirections; ++d) {
+          if ((d & 1 && i + 1 >= g.n[0]) || (d & 2 && j + 1 >= g.n[1]) || (d & 4 && k + 1 >= g.n[2])) continue;
+          if (inside(f[n]) != inside(f[n + offset(g, d)])) m |= std::uint8_t(1u << (d - 1));
+        }
+        e.mask[n] = m;
+      }
+  std::size_t total = 0;
+  for (std::size_t n = 0; n < g.count(); ++n) {
+    e.first[n] = std::uint32_t(total);
+    total += std::size_t(std::popcount(e.mask[n]));
+    if (total > std::numeric_limits<std::uint32_t>::max())
+      throw Error("the surface has more than 2^32 vertices: raise --mesh-spacing");
+  }
+  e.vertices = total;
+  return e;
+}
+
+// Where the exact field is zero on the edge from node a (value fa) to node b (fb), by regula falsi
+// (Illinois) from the nodes' values; the grid's linear estimate where the exact field does not
+// change sign along the edge. Kept off the nodes, so that no two vertices coincide.
+double edge_root(const SurfaceEvaluator& ev, const SurfaceEvaluator::Local& local, const Vec3& a,
+                 const Vec3& b, float fa, float fb) {
+  const auto at = [&](double t) { return Vec3{a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]), a[2] + t * (b[2] - a[2])}; };
+  double t = double(fa) / (double(fa) - double(fb));
+  double t0 = 0, t1 = 1, g0 = ev.value(a, local), g1 = ev.value(b, local);
+  if (inside(float(g0)) == inside(float(g1)) || g0 == g1) return std::clamp(t, 1e-4, 1 - 1e-4);
+  int side = 0;
+  for (int iteration = 0; iteration < 8; ++iteration) {
+    t = (t0 * g1 - t1 * g0) / (g1 - g0);
+    const double gt = ev.value(at(t), local);
+    if (std::abs(gt) < 1e-5) break;
+    if ((gt < 0) == (g0 < 0)) {
+      t0 = t, g0 = gt;
+      if (side == -1) g1 /= 2;
+      side = -1;
+    } else {
+      t1 = t, g1 = gt;
+      if (side == 1) g0 /= 2;
+      side = 1;
+    }
+  }
+  return std::clamp(t, 1e-4, 1 - 1e-4);
+}
+
+// The SES's grid values come from boundary samples, a little inside where the exact field is
+// just outside: nodes this close to zero take the exact value, so that the grid's signs (the
+// mesh's topology) and the vertices' places agree.
+void refine_near_zero(const SurfaceEvaluator& ev, SurfaceField& field) {
+  const float close = float(0.25 * field.grid.h);
+#pragma omp parallel num_threads(team_size())
+  {
+    SurfaceEvaluator::Local local;
+    const FieldGrid& g = field.grid;
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t k = 0; k < g.n[2]; ++k)
+      for (std::size_t n = g.at(0, 0, k), end = g.at(0, 0, k + 1); n < end; ++n)
+        if (std::abs(field.value[n]) < close) {
+          ev.gather(n, local);
+          ev.set_edge(n, n, local);
+          const std::size_t plane = std::size_t(g.n[0]) * g.n[1];
+          field.value[n] = float(ev.value(g.position(std::int64_t(n % g.n[0]), std::int64_t(n / g.n[0] % g.n[1]),
+                                                     std::int64_t(n / plane)), local));
+        }
+  }
+}
+
+void place_vertices(const SurfaceEvaluator& ev, const SurfaceField& field, const CrossedEdges& edges,
+                    TriangleMesh& mesh) {
+  const FieldGrid& g = field.grid;
+  mesh.vertices.resize(edges.vertices);
+  mesh.normals.resize(edges.vertices);
+  mesh.atom.resize(edges.vertices);
+#pragma omp parallel num_threads(team_size())
+  {
+    SurfaceEvaluator::Local local;
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t k = 0; k < g.n[2]; ++k)
+      for (std::int64_t j = 0; j < g.n[1]; ++j)
+        for (std::int64_t i = 0; i < g.n[0]; ++i) {
+          const std::size_t n = g.at(i, j, k);
+          if (edges.mask[n]) ev.gather(n, local);
+          for (int d = 1; d <= kDirections; ++d) {
+            if (!(edges.mask[n] & (1u << (d - 1)))) continue;
+            const std::size_t m = n + offset(g, d);
+            const Vec3 a = g.position(i, j, k);
+            const Vec3 b = g.position(i + (d & 1), j + (d >> 1 & 1), k + (d >> 2 & 1));
+            ev.set_edge(n, m, local);
+            const double t = edge_root(ev, local, a, b, field.value[n], field.value[m]);
+            const Vec3 x = {a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]), a[2] + t * (b[2] - a[2])};
+            const std::uint32_t v = edges.vertex(n, d);
+            mesh.vertices[v] = {float(x[0]), float(x[1]), float(x[2])};
+            ev.describe(x, local, mesh.normals[v], mesh.atom[v]);
+          }
+        }
+  }
+}
+
+// Kuhn's six tetrahedra of a cube: corners as offset masks, 0 → axis a → axes a and b → 7, one per
+// order (a, b, c) of the axes; odd orders are left-handed.
+struct Tetrahedron {
+  std::array<int, 4> corner;
+  bool right_handed;
+};
+constexpr std::array<Tetrahedron, 6> kTetrahedra = {{{{0, 1, 3, 7}, true},
+                                                     {{0, 1, 5, 7}, false},
+                                                     {{0, 2, 3, 7}, false},
+                                                     {{0, 2, 6, 7}, true},
+                                                     {{0, 4, 5, 7}, true},
+                                                     {{0, 4, 6, 7}, false}}};
+
+// Even permutations of (0 1 2 3) starting with each corner: the lone corner's triangle.
+constexpr std::array<std::array<int, 3>, 4> kOthers = {{{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}}};
+
+bool even_permutation(const std::array<int, 4>& p) {
+  int inversions = 0;
+  for (int x = 0; x < 4; ++x)
+    for (int y = x + 1; y < 4; ++y) inversions += p[x] > p[y];
+  return inversions % 2 == 0;
+}
+
+// The faces of one tetrahedron (corner offsets c, node numbers of the cube's corner 0 = base).
+void tetrahedron_faces(const FieldGrid& g, const std::vector<float>& f, const CrossedEdges& edges,
+                       std::size_t base, const Tetrahedron& tet,
+                       std::vector<std::array<std::uint32_t, 3>>& out) {
+  std::array<bool, 4> in;
+  int count = 0;
+  for (int c = 0; c < 4; ++c) count += in[c] = inside(f[base + offset(g, tet.corner[c])]);
+  if (count == 0 || count == 4) return;
+  // The vertex on the edge between corners x and y: corner masks nest, so the lower one is x & y.
+  const auto vertex = [&](int x, int y) {
+    const int lo = tet.corner[x] & tet.corner[y], hi = tet.corner[x] | tet.corner[y];
+    return edges.vertex(base + offset(g, lo), hi ^ lo);
+  };
+  if (count == 1 || count == 3) {
+    const int lone = int(std::find(in.begin(), in.end(), count == 1) - in.begin());
+    const auto& o = kOthers[std::size_t(lone)];
+    std::array<std::uint32_t, 3> face = {vertex(lone, o[0]), vertex(lone, o[1]), vertex(lone, o[2])};
+    // Right-handed with the lone corner inside: the face's normal points away from it.
+    if (tet.right_handed != (count == 1)) std::swap(face[1], face[2]);
+    out.push_back(face);
+    return;
+  }
+  std::array<int, 4> order;  // inside a, b then outside c, d
+  int front = 0, back = 2;
+  for (int c = 0; c < 4; ++c) order[std::size_t(in[c] ? front++ : back++)] = c;
+  const auto [a, b, c, d] = order;
+  // The quad ac, ad, bd, bc faces outwards when (a b c d) has the tetrahedron's handedness.
+  std::array<std::uint32_t, 4> quad = {vertex(a, c), vertex(a, d), vertex(b, d), vertex(b, c)};
+  if (even_permutation(order) != tet.right_handed) std::swap(quad[1], quad[3]);
+  out.push_back({quad[0], quad[1], quad[2]});
+  out.push_back({quad[0], quad[2], quad[3]});
+}
+
+void build_faces(const SurfaceField& field, const CrossedEdges& edges, TriangleMesh& mesh) {
+  const FieldGrid& g = field.grid;
+  std::vector<std::vector<std::array<std::uint32_t, 3>>> per_plane(std::size_t(g.n[2]));
+#pragma omp parallel for num_threads(team_size()) schedule(dynamic, 1)
+  for (std::int64_t k = 0; k < g.n[2] - 1; ++k)
+    for (std::int64_t j = 0; j < g.n[1] - 1; ++j)
+      for (std::int64_t i = 0; i < g.n[0] - 1; ++i) {
+        const std::size_t base = g.at(i, j, k);
+        for (const Tetrahedron& tet : kTetrahedra)
+          tetrahedron_faces(g, field.value, edges, base, tet, per_plane[std::size_t(k)]);
+      }
+  for (const auto& p : per_plane) mesh.faces.insert(mesh.faces.end(), p.begin(), p.end());
+}
+
+void check(const AtomSet& atoms, const SurfaceOptions& o) {
+  if (atoms.empty()) throw Error("no atoms to make a surface of");
+  if (!atoms.has_radii())
+    throw Error("the atoms have no radii: a surface needs them (a PQR file, or a PDB/mmCIF file with a "
+                "force-field table, gives them)");
+  for (std::size_t a = 0; a < atoms.size(); ++a)
+    if (!(atoms.r[a] >= 0) || !std::isfinite(atoms.r[a]))
+      throw Error("atom " + std::to_string(a + 1) + " has radius " + std::to_string(atoms.r[a]) +
+                  ": a surface needs radii of 0 Å or more");
+  if (!(o.probe_radius >= 0) || !std::isfinite(o.probe_radius))
+    throw Error("the probe radius must be 0 Å or more, not " + std::to_string(o.probe_radius));
+  if (!(o.spacing > 0) || !std::isfinite(o.spacing))
+    throw Error("the mesh spacing must be above 0 Å, not " + std::to_string(o.spacing));
+}
+
+double triangle_area(const TriangleMesh& m, const std::array<std::uint32_t, 3>& f) {
+  Vec3 u, v;
+  for (int d = 0; d < 3; ++d) {
+    u[d] = double(m.vertices[f[1]][d]) - m.vertices[f[0]][d];
+    v[d] = double(m.vertices[f[2]][d]) - m.vertices[f[0]][d];
+  }
+  const double cx = u[1] * v[2] - u[2] * v[1], cy = u[2] * v[0] - u[0] * v[2], cz = u[0] * v[1] - u[1] * v[0];
+  return 0.5 * std::sqrt(cx * cx + cy * cy + cz * cz);
+}
+
+}  // namespace
+
+std::string surface_kind_name(SurfaceKind kind) { return kind == SurfaceKind::ses ? "ses" : "sas"; }
+
+TriangleMesh molecular_surface(const AtomSet& atoms, const SurfaceOptions& options) {
+  check(atoms, options);
+  SurfaceField field = detail::surface_field(atoms, options);
+  const SurfaceEvaluator evaluator(atoms, options, field);
+  if (!field.samples.empty()) refine_near_zero(evaluator, field);
+  const CrossedEdges edges = crossed_edges(field.grid, field.value);
+  TriangleMesh mesh;
+  place_vertices(evaluator, field, edges, mesh);
+  build_faces(field, edges, mesh);
+  return mesh;
+}
+
+std::vector<double> vertex_areas(const TriangleMesh& mesh) {
+  std::vector<double> area(mesh.vertices.size(), 0.0);
+  for (const auto& f : mesh.faces) {
+    const double third = triangle_area(mesh, f) / 3;
+    for (const std::uint32_t v : f) area[v] += third;
+  }
+  return area;
+}
+
+double mesh_area(const TriangleMesh& mesh) {
+  double total = 0;
+  for (const auto& f : mesh.faces) total += triangle_area(mesh, f);
+  return total;
+}
+
+MeshTopology mesh_topology(const TriangleMesh& mesh) {
+  // Per undirected edge: how often it is traversed low → high and high → low.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::array<int, 2>> uses;
+  for (const auto& f : mesh.faces)
+    for (int e = 0; e < 3; ++e) {
+      const std::uint32_t a = f[e], b = f[(e + 1) % 3];
+      ++uses[{std::min(a, b), std::max(a, b)}][a < b ? 0 : 1];
+    }
+  MeshTopology t;
+  for (const auto& [edge, count] : uses) {
+    const int total = count[0] + count[1];
+    if (total == 1) ++t.boundary_edges;
+    else if (total > 2) ++t.nonmanifold_edges;
+    else if (count[0] != 1) ++t.misoriented_edges;
+  }
+  t.euler_characteristic =
+      (long long)mesh.vertices.size() - (long long)uses.size() + (long long)mesh.faces.size();
+  return t;
+}
+
+}  // namespace dcsgrid::analysis

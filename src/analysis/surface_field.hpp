@@ -1,0 +1,76 @@
+// The signed distance fields behind analysis::molecular_surface (surface.hpp): values on a grid,
+// and the exact field at any point near the surface for placing vertices.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "dcsgrid/analysis/surface.hpp"
+#include "dcsgrid/engine/atom_cells.hpp"
+
+namespace dcsgrid::analysis::detail {
+
+using Vec3 = std::array<double, 3>;
+
+// A cubic grid, x fastest.
+struct FieldGrid {
+  Vec3 origin{};
+  double h = 0.5;
+  std::array<std::int64_t, 3> n{};
+  std::size_t count() const { return std::size_t(n[0]) * n[1] * n[2]; }
+  std::size_t at(std::int64_t i, std::int64_t j, std::int64_t k) const {
+    return (std::size_t(k) * n[1] + j) * n[0] + i;
+  }
+  Vec3 position(std::int64_t i, std::int64_t j, std::int64_t k) const {
+    return {origin[0] + h * i, origin[1] + h * j, origin[2] + h * k};
+  }
+};
+
+// Negative inside. SES: samples are points on the SAS boundary and nearest_sample each node's
+// nearest of them (−1: none within reach); both empty for the SAS.
+struct SurfaceField {
+  FieldGrid grid;
+  std::vector<float> value;
+  std::vector<Vec3> samples;
+  std::vector<std::int32_t> nearest_sample;
+};
+
+SurfaceField surface_field(const AtomSet& atoms, const SurfaceOptions& options);
+
+// The field, exact for the SAS, and for the SES the distance to the nearest of the samples of two
+// nodes and of the exposed atom spheres, at points near one grid edge.
+class SurfaceEvaluator {
+ public:
+  SurfaceEvaluator(const AtomSet& atoms, const SurfaceOptions& options, const SurfaceField& field);
+  // What the points within a body diagonal of a node need (a thread reuses one): the atoms whose
+  // sphere may bound them, and the samples to measure from (set per edge: its two nodes').
+  struct Local {
+    std::vector<std::size_t> atoms;
+    std::array<std::int32_t, 2> samples{-1, -1};
+  };
+  void gather(std::size_t node, Local& local) const;
+  void set_edge(std::size_t node_a, std::size_t node_b, Local& local) const;
+  double value(const Vec3& x, const Local& local) const;
+  // The unit outward normal at x and the atom whose surface is nearest.
+  void describe(const Vec3& x, const Local& local, std::array<float, 3>& normal,
+                std::uint32_t& atom) const;
+
+ private:
+  // The SES's distance to the SAS boundary, and the feature giving it: a sample (index >= 0) or
+  // an atom sphere (−2 − atom).
+  double boundary_distance(const Vec3& x, const Local& local, std::int64_t& feature) const;
+  bool exposed(const Vec3& q, std::size_t atom) const;
+  bool ses() const;
+
+  const AtomSet& atoms_;
+  SurfaceOptions options_;
+  const SurfaceField& field_;
+  engine::AtomCells cells_;
+  // SES: each atom's neighbours, the atoms whose SAS sphere meets its own (CSR), which alone can
+  // cover a point of its sphere.
+  std::vector<std::size_t> neighbour_start_;
+  std::vector<std::uint32_t> neighbours_;
+};
+
+}  // namespace dcsgrid::analysis::detail
