@@ -27,6 +27,9 @@
 namespace dcsgrid::cli {
 namespace {
 
+constexpr double kWaterDielectric = 78.54;      // at 298 K
+constexpr double kSurfaceIonicStrength = 0.15;  // mol/L, physiological
+
 struct SurfaceOptions {
   std::string structure, map;
   std::vector<std::string> outputs;
@@ -97,6 +100,8 @@ Outputs by extension: .ply (binary: positions, normals, float `potential`, colou
 (glTF 2.0 with vertex colours), .csv (per residue: area, area-weighted mean, min, max potential of
 the residue's patch, the vertices whose nearest atom is the residue's), .json (per atom and per
 residue), .png (a picture of the coloured surface with a colour bar; --view, --picture-size).
+Without physics options the potential is computed in water (ε 78.54) with 0.15 M salt
+(Debye–Hückel); --dielectric, --ionic-strength, --ddd, --preset or --method pb choose otherwise.
 Colours: red negative, white 0, blue positive, saturated at ±--range. --pymol/--chimerax write
 scripts that show the same map on those programs' own surfaces.)";
 
@@ -224,6 +229,14 @@ int surface_command(int argc, char** argv) {
   SurfaceOptions o;
   add_options(app, o);
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
+  // The default medium is water with 0.15 M salt (Debye–Hückel), where the command line chose none:
+  // in vacuum (ε = 1) nearly every vertex of a protein lies beyond ±5 kT/e, and the picture is two
+  // flat colours.
+  if (app.count("--dielectric") + app.count("--ddd") + app.count("--ionic-strength") + app.count("--preset") == 0 &&
+      o.compute.method != "pb") {
+    o.compute.physics.dielectric = kWaterDielectric;
+    o.compute.physics.ionic_strength = kSurfaceIonicStrength;
+  }
   setup_logging(o.messages.verbose, o.messages.quiet);
   for (const auto& out : o.outputs) {
     writer_for(out);
