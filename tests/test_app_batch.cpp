@@ -240,6 +240,41 @@ TEST(Batch, FramesDealtToSeveralWorkersGiveTheSameFile) {
   fs::remove_all(dir);
 }
 
+// --average: the mean and standard deviation maps equal those computed here in float64 from the
+// frames of a batch file of the same inputs, a failed frame left out; frames dealt to two workers.
+TEST(Batch, AverageIsTheMeanOfTheBatchFilesFrames) {
+  const fs::path dir = test::temp_dir("batch-average");
+  std::vector<std::string> files = write_frames(dir, 6, 11, 40);
+  test::write_text(dir / "frame2.pqr", "ATOM      1  C   MOL A   1       1.000   2.000   x.000  0.5 1.7\n");
+  BatchOptions all = cpu_options(files, dir / "all.h5");
+  run_batch(all);
+  BatchOptions average = cpu_options(files, dir / "mean.h5");
+  average.average = average.average_std = true;
+  average.frame_workers = 2;
+  const BatchResult r = run_batch(average);
+  EXPECT_EQ(r.computed, 5u);
+  EXPECT_EQ(r.failed, 1u);
+  const io::MapFile mean = io::read_map(dir / "mean.h5");
+  io::MapSelector std_dataset;
+  std_dataset.dataset = "potential_std";
+  const io::MapFile stddev = io::read_map(dir / "mean.h5", std_dataset);
+  BatchFile file(all.output);
+  ASSERT_TRUE(mean.grid.same_as(file.grid()));
+  const std::size_t n = file.grid().point_count();
+  std::vector<double> sum(n), squares(n);
+  for (std::size_t f = 0; f < file.frames().size(); ++f) {
+    if (file.frames()[f].status != FrameStatus::complete) continue;
+    const std::vector<float> v = frame_data(file, f);
+    for (std::size_t p = 0; p < n; ++p) sum[p] += v[p], squares[p] += double(v[p]) * v[p];
+  }
+  for (std::size_t p = 0; p < n; ++p) {
+    const double m = sum[p] / 5, s = std::sqrt(std::max(0.0, squares[p] / 5 - m * m));
+    ASSERT_NEAR(mean.data[p], m, 1e-6 * (std::abs(m) + 1e-3)) << p;
+    ASSERT_NEAR(stddev.data[p], s, 1e-5 * (s + std::abs(m)) + 1e-7) << p;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(Batch, ListFilesExplicitGridAndModels) {
   const fs::path dir = test::temp_dir("batch-list");
   const auto files = write_frames(dir, 2);

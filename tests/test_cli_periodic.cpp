@@ -120,6 +120,35 @@ void write_boxed_peptide(const fs::path& path, const std::string& cryst1) {
 // batch computes each frame in its own cell (here structure files with different CRYST1), each
 // frame equal to the main command's map with that cell on the same grid; a frame without a cell
 // fails alone, naming its file.
+// batch --average over periodic frames: frames of the first frame's cell are averaged, a frame
+// of another cell fails naming its file and both cells, and the mean is theirs alone.
+TEST_F(CliPeriodic, AverageRefusesFramesOfAnotherCell) {
+  const std::string cell = "CRYST1   40.000   40.000   40.000  90.00  90.00  90.00 P 1           1";
+  write_boxed_peptide(dir / "a.pdb", cell);
+  write_boxed_peptide(dir / "b.pdb", "CRYST1   44.000   42.000   38.000  90.00  90.00 100.00 P 1           1");
+  write_boxed_peptide(dir / "c.pdb", cell);
+  const std::string grid = " --origin -6,-24,16 --dims 10,9,8 --spacing 1.5";
+  const fs::path mean = dir / "mean.dx";
+  const auto r = run_command(test::dcsgrid_binary() + " batch " + (dir / "a.pdb").string() + " " +
+                             (dir / "b.pdb").string() + " " + (dir / "c.pdb").string() + " -o " + mean.string() +
+                             " --device cpu --frame-workers 1 --method pme --average" + grid + " -q" + tables());
+  EXPECT_EQ(r.status, 3) << r.output;  // written, one frame failed
+  EXPECT_NE(r.output.find("b.pdb"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("differs from the first frame's (40.0000,40.0000,40.0000"), std::string::npos) << r.output;
+  const io::MapFile single = [&] {
+    const fs::path a = dir / "a.h5";
+    const auto m = run_command(dcsgrid_cmd() + " " + (dir / "a.pdb").string() + " -o " + a.string() +
+                               " --method pme" + grid + " -q" + tables());
+    EXPECT_EQ(m.status, 0) << m.output;
+    return io::read_hdf5(a);
+  }();
+  const io::MapFile got = io::read_map(mean);  // a and c are one structure in one cell: their mean is a's map
+  ASSERT_EQ(got.data.size(), single.data.size());
+  for (std::size_t p = 0; p < got.data.size(); ++p)
+    ASSERT_NEAR(got.data[p], single.data[p], 1e-6 * std::abs(single.data[p]) + 1e-12) << p;
+  EXPECT_FALSE(fs::exists(dir / "batch.h5"));
+}
+
 TEST_F(CliPeriodic, BatchTakesEachFramesCell) {
   write_boxed_peptide(dir / "a.pdb", "CRYST1   40.000   40.000   40.000  90.00  90.00  90.00 P 1           1");
   write_boxed_peptide(dir / "b.pdb", "CRYST1   44.000   42.000   38.000  90.00  90.00 100.00 P 1           1");

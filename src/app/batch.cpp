@@ -19,7 +19,9 @@
 #include <spdlog/spdlog.h>
 
 #include "batch_distribution.hpp"
-#include "batch_queue.hpp"
+#include "batch_average.hpp"
+#include "batch_pipeline.hpp"
+#include "batch_steps.hpp"
 #include "trajectory_frames.hpp"
 #include "atom_checks.hpp"
 #include "dcsgrid/analysis/ensemble.hpp"
@@ -230,292 +232,6 @@ class FileFrames {
   std::vector<io::ModelRead> cached_;
 };
 
-struct ReadItem {
-  std::size_t index = 0;
-  FrameAtoms frame;
-  std::string error;
-};
-// Frames written with one pair of flushes at most.
-constexpr std::size_t kMaxWriteGroup = 32;
-// Failed frames a result lists (its count covers them all): a report, bounded however many fail.
-constexpr std::size_t kMaxListedFailures = 100;
-
-struct ComputedItem {
-  std::size_t index = 0;
-  std::vector<float> data;
-  MapStats stats;  // filled by the stats stage when stats are on
-  std::size_t atom_count = 0;
-  double total_charge = 0;
-  std::string error;
-};
-
-// Frame buffers in flight: one being computed and one in the stats stage per worker, the queues'
-// and a group being written.
-std::size_t frame_buffers(std::size_t queue_depth, std::size_t workers) {
-  return queue_depth + 2 * workers + 1;
-}
-
-// Closes a queue when the last of the threads that feed it is done.
-class LastOneCloses {
- public:
-  explicit LastOneCloses(std::size_t threads) : left_(threads) {}
-  template <typename Queue>
-  void done(Queue& queue) {
-    if (left_.fetch_sub(1) == 1) queue.close();
-  }
-
- private:
-  std::atomic<std::size_t> left_;
-};
-
-// What one compute worker measured; summed over the workers when the run ends.
-struct WorkerTimes {
-  double busy = 0, engine_setup = 0, engine_kernels = 0;
-  std::string device;
-};
-
-// The four stages (read, compute, stats, write) and what they share. Compute and stats run one
-// thread per backend (a worker each: frames are dealt to whichever is free, so the file is the same
-// whatever the count); read and write one thread each. Any stage that hits an error that is not a
-// frame's own (a failed write, say) stores it and aborts every queue; run() rethrows it after the
-// joins.
-class Pipeline {
- public:
-  // Reads the atoms of frame i of the file's table (ascending i). It runs beside the writer, so
-  // it reads only the rows' fields that no write changes (source, model, frame index).
-  using FrameRead = std::function<FrameAtoms(std::size_t)>;
-  Pipeline(const BatchOptions& o, FrameRead read_frame, BatchFile& file,
-           std::vector<std::unique_ptr<engine::Backend>>& backends)
-      : options_(o), periodic_(is_periodic(o.compute.methods)), read_frame_(std::move(read_frame)), file_(file),
-        backends_(backends), workers_(backends.size()), computers_left_(workers_), analysers_left_(workers_),
-        read_q_(o.queue_depth), computed_q_(o.queue_depth), analysed_q_(o.queue_depth),
-        free_buffers_(frame_buffers(o.queue_depth, workers_)) {}
-
-  // Computes the frames `frames` hands out, `total` of them in this process at most.
-  void run(FrameDispenser& frames, std::size_t total, BatchResult& result) {
-    for (std::size_t i = 0; i < frame_buffers(options_.queue_depth, workers_); ++i)
-      free_buffers_.push(std::vector<float>(file_.grid().point_count()));
-    const auto t0 = clock_type::now();
-    // OpenMP's thread count is per thread: a new thread starts from the default (every core).
-    // Every stage that runs OpenMP loops (the parallel text parse, the engine, the statistics)
-    // keeps to the process's share: MPI ranks on one node divide the cores, and the writer's
-    // statistics on every core of each of 2 ranks on 2 cores (OpenMP teams spinning against each
-    // other) had made a 2-rank batch of small frames 2-4 times slower than one process.
-    auto threads = [&] {
-      set_openmp_threads(options_.compute.threads);
-    };
-    // Workers on the CPU share its cores.
-    const int worker_team = std::max<int>(1, team_size() / int(workers_));
-    std::vector<WorkerTimes> times(workers_);
-    std::vector<double> stats_busy(workers_, 0.0);
-    std::vector<std::thread> stages;
-    stages.emplace_back([&] {
-      threads();
-      guard([&] { read_stage(frames); });
-    });
-    for (std::size_t w = 0; w < workers_; ++w) {
-      stages.emplace_back([&, w] {
-        threads();
-        if (workers_ > 1) omp_set_num_threads(worker_team);
-        guard([&] { compute_stage(*backends_[w], times[w]); });
-      });
-      stages.emplace_back([&, w] {
-        threads();
-        // The statistics on a quarter of the stage's cores at most: a team spread over every core
-        // waits at each barrier for whichever of its threads the other stages displaced (one H100
-        // host: 1HPV frames' statistics on 16 threads set the pace at 117 frames/s).
-        omp_set_num_threads(std::max(1, team_size() / 4 / int(workers_)));
-        guard([&] { stats_stage(stats_busy[w]); });
-      });
-    }
-    stages.emplace_back([&] { guard([&] { write_stage(total, result); }); });
-    for (std::thread& t : stages) t.join();
-    result.pipeline_seconds = seconds_since(t0);
-    result.read_busy = read_busy_;
-    result.write_busy = write_busy_;
-    // Busy shares of the parallel stages: the mean over their threads.
-    std::vector<std::string> devices;
-    for (std::size_t w = 0; w < workers_; ++w) {
-      result.compute_busy += times[w].busy / double(workers_);
-      result.stats_busy += stats_busy[w] / double(workers_);
-      result.engine_setup += times[w].engine_setup;
-      result.engine_kernels += times[w].engine_kernels;
-      if (!times[w].device.empty() && std::ranges::find(devices, times[w].device) == devices.end())
-        devices.push_back(times[w].device);
-    }
-    for (std::size_t k = 0; k < devices.size(); ++k) result.device = (k ? result.device + " + " : "") + devices[k];
-    if (error_) std::rethrow_exception(error_);
-  }
-  // True when the writer stopped the run at a failed frame (fail_fast).
-  bool stopped_by_fail_fast() const { return fail_fast_stop_; }
-
- private:
-  template <typename F>
-  void guard(F&& stage) {
-    try {
-      stage();
-    } catch (...) {
-      {
-        std::lock_guard lock(error_mutex_);
-        if (!error_) error_ = std::current_exception();
-      }
-      abort_all();
-    }
-  }
-  void abort_all() {
-    read_q_.abort();
-    computed_q_.abort();
-    analysed_q_.abort();
-    free_buffers_.abort();
-  }
-
-  void read_stage(FrameDispenser& frames) {
-    while (const std::optional<std::size_t> next = frames.next()) {
-      const std::size_t index = *next;
-      const auto t0 = clock_type::now();
-      ReadItem item;
-      item.index = index;
-      try {
-        item.frame = read_frame_(index);
-      } catch (const std::exception& e) {
-        item.error = e.what();
-      }
-      read_busy_ += seconds_since(t0);
-      if (!read_q_.push(std::move(item))) return;
-    }
-    read_q_.close();
-  }
-
-  // A periodic method's cell for a frame: --cell, else the frame's own (each frame's box of a
-  // trajectory, CRYST1 of a structure file).
-  std::optional<UnitCell> frame_cell(std::size_t index, const FrameAtoms& frame) const {
-    if (options_.compute.cell) return options_.compute.cell;
-    if (frame.cell) return frame.cell;
-    const analysis::FrameTable& table = file_.frames();
-    throw Error(fmt::format("{} frame {}: has no unit cell for the periodic method {} (give --cell "
-                            "A,B,C[,ALPHA,BETA,GAMMA])",
-                            table.source(index).path, table.frame_index(index),
-                            engine::method_name(options_.compute.methods.front())));
-  }
-
-  void compute_stage(engine::Backend& backend, WorkerTimes& times) {
-    const AtomSet no_atoms;
-    engine::PotentialRequest request =
-        make_request(options_.compute, options_.compute.methods.front(), no_atoms, file_.grid());
-    const std::size_t plane = request.grid.plane_size();
-    while (auto item = read_q_.pop()) {
-      ComputedItem out;
-      out.index = item->index;
-      out.error = std::move(item->error);
-      if (out.error.empty()) {
-        auto buffer = free_buffers_.pop();
-        if (!buffer) return;
-        const auto t0 = clock_type::now();
-        out.atom_count = item->frame.atoms.size();
-        out.total_charge = item->frame.atoms.total_charge();
-        request.atoms = &item->frame.atoms;
-        float* dst = buffer->data();
-        try {
-          if (periodic_) request.cell = frame_cell(item->index, item->frame);
-          const engine::RunStats stats = backend.run(
-              request, finite_slabs(request.allow_non_finite, request.grid, "frame's map",
-                                    [&](engine::Slab slab, const float* d) {
-                                      std::copy(d, d + plane * slab.planes(), dst + plane * slab.z_begin);
-                                    }));
-          if (times.device.empty()) times.device = stats.device;
-          times.engine_setup += stats.setup_seconds;
-          times.engine_kernels += stats.compute_seconds;
-          out.data = std::move(*buffer);
-        } catch (const std::exception& e) {
-          out.error = e.what();
-          free_buffers_.push(std::move(*buffer));
-        }
-        times.busy += seconds_since(t0);
-      }
-      if (!computed_q_.push(std::move(out))) return;
-    }
-    computers_left_.done(computed_q_);
-  }
-
-  // Each computed frame's statistics, off the writer's path (the writer then only writes).
-  void stats_stage(double& busy) {
-    while (auto item = computed_q_.pop()) {
-      if (options_.stats && item->error.empty()) {
-        const auto t0 = clock_type::now();
-        item->stats = map_stats(item->data, options_.histogram);
-        busy += seconds_since(t0);
-      }
-      if (!analysed_q_.push(std::move(*item))) return;
-    }
-    analysers_left_.done(analysed_q_);
-  }
-
-  // Writes the computed frames as they come, each group of frames already waiting with one pair
-  // of flushes (BatchFile::write_frames); failed frames are recorded one by one.
-  void write_stage(std::size_t total, BatchResult& result) {
-    std::size_t done = 0;
-    while (auto first = analysed_q_.pop()) {
-      const auto t0 = clock_type::now();
-      std::vector<ComputedItem> group;
-      group.push_back(std::move(*first));
-      while (group.size() < kMaxWriteGroup)
-        if (auto next = analysed_q_.try_pop()) group.push_back(std::move(*next));
-        else break;
-      std::vector<BatchFile::FrameWrite> writes;
-      for (ComputedItem& item : group) {
-        FrameRecord record;  // the outcome: the row's other fields are the table's
-        record.atom_count = item.atom_count;
-        record.total_charge = item.total_charge;
-        if (!item.error.empty()) {
-          record_failure(item.index, record, item.error, result);
-          if (fail_fast_stop_) break;  // the frames after it stay pending
-          continue;
-        }
-        writes.push_back({item.index, item.data.data(), record, options_.stats ? &item.stats : nullptr});
-      }
-      if (!writes.empty()) file_.write_frames(writes, options_.step_hook);
-      result.computed += writes.size();
-      for (ComputedItem& item : group)
-        if (item.error.empty()) free_buffers_.push(std::move(item.data));
-      write_busy_ += seconds_since(t0);
-      done += group.size();
-      if (options_.progress) options_.progress(done, total);
-      if (fail_fast_stop_) {
-        abort_all();
-        return;
-      }
-    }
-  }
-
-  void record_failure(std::size_t index, FrameRecord outcome, const std::string& message,
-                      BatchResult& result) {
-    outcome.message = message;
-    file_.write_failure(index, outcome);
-    FrameRecord record = file_.frames()[index];
-    record.message = message;  // whole (the file keeps 255 bytes)
-    spdlog::warn("frame {} ({} model {}) failed: {}", index, record.source, record.model, message);
-    if (result.failures.size() < kMaxListedFailures) result.failures.push_back(record);
-    ++result.failed;
-    if (options_.fail_fast) fail_fast_stop_ = true;
-  }
-
- private:
-  const BatchOptions& options_;
-  bool periodic_;  // a periodic method: each frame needs a cell
-  FrameRead read_frame_;
-  BatchFile& file_;
-  std::vector<std::unique_ptr<engine::Backend>>& backends_;
-  std::size_t workers_;
-  LastOneCloses computers_left_, analysers_left_;
-  BoundedQueue<ReadItem> read_q_;
-  BoundedQueue<ComputedItem> computed_q_, analysed_q_;
-  BoundedQueue<std::vector<float>> free_buffers_;
-  double read_busy_ = 0, write_busy_ = 0;
-  std::atomic<bool> fail_fast_stop_{false};
-  std::mutex error_mutex_;
-  std::exception_ptr error_;
-};
-
 // Frames waiting between two stages: the option, or deep enough to group writes within 256 MiB
 // of frames.
 std::size_t queue_depth(const BatchOptions& o, const GridSpec& grid) {
@@ -607,16 +323,6 @@ io::MapMetadata batch_metadata(const BatchOptions& o) {
   return meta;
 }
 
-namespace {
-
-// What a batch reads: the files (lists expanded) and, for a trajectory batch, its parts and the
-// topology's atoms (read once: a bad topology fails the batch, not each frame).
-struct BatchInputs {
-  std::vector<std::string> files;
-  std::optional<TrajectoryInputs> trajectory;
-  std::optional<AtomSet> topology;
-};
-
 BatchInputs check_batch(const BatchOptions& o) {
   if (o.inputs.empty()) throw Error("batch: no inputs given");
   if (o.output.empty()) throw Error("batch: no output file given");
@@ -642,6 +348,11 @@ BatchInputs check_batch(const BatchOptions& o) {
   if (o.shard && o.ensemble)
     throw Error("batch: --ensemble needs every frame, and a --shard part holds some: compute the "
                 "ensemble maps after merging the parts");
+  if (o.average && (o.shard || o.ensemble || o.resume))
+    throw Error(std::string("batch: --average writes one mean map and no per-frame maps, so it cannot ") +
+                (o.shard ? "take a --shard part" : o.ensemble ? "also write --ensemble maps (a batch file's)"
+                                                              : "--resume (an interrupted --average run starts again)"));
+  if (o.average_std && !o.average) throw Error("batch: --std goes with --average");
   std::vector<fs::path> read_paths(in.files.begin(), in.files.end());
   for (const auto& input : o.inputs)
     if (!input.empty() && input[0] == '@') read_paths.push_back(input.substr(1));  // list files
@@ -655,6 +366,8 @@ BatchInputs check_batch(const BatchOptions& o) {
   return in;
 }
 
+namespace {
+
 // Keeps the shard's block of the frames; the grid was laid from all of them, as in a whole run.
 analysis::ShardInfo keep_shard(const Shard& shard, analysis::FrameTable& frames) {
   const std::size_t n = frames.size();
@@ -666,10 +379,9 @@ analysis::ShardInfo keep_shard(const Shard& shard, analysis::FrameTable& frames)
   return {shard.index, shard.count, first, n};
 }
 
-// A new batch file: the frames of the inputs and the grid (given, or around their union box).
-void create_file(const BatchOptions& o, const BatchInputs& in,
-                                     const nlohmann::json& fingerprint, bool exists,
-                                     std::size_t& frames_decoded) {
+}  // namespace
+
+BatchLayout lay_out_batch(const BatchOptions& o, const BatchInputs& in, std::size_t& frames_decoded) {
   Scan scan;
   if (in.trajectory) {
     // A periodic grid comes from the first frame's cell: that frame is decoded for it.
@@ -704,23 +416,47 @@ void create_file(const BatchOptions& o, const BatchInputs& in,
   layout.frames = std::move(scan.frames);
   layout.histogram_bins = o.stats ? o.histogram.bins : 0;
   layout.ensemble = o.ensemble;
-  layout.options_json = fingerprint.dump();
   if (o.shard) layout.shard = keep_shard(*o.shard, layout.frames);
+  return layout;
+}
+
+namespace {
+
+// A new batch file: the frames of the inputs and the grid (given, or around their union box).
+void create_file(const BatchOptions& o, const BatchInputs& in, const nlohmann::json& fingerprint, bool exists,
+                 std::size_t& frames_decoded) {
+  BatchLayout layout = lay_out_batch(o, in, frames_decoded);
+  layout.options_json = fingerprint.dump();
   require_batch_room(o, layout.grid, layout.frames.size());
   if (exists) fs::remove(o.output);
   BatchFile::create(o.output, layout);
 }
 
-// Computes the frames in todo (those `frames` hands this process) through the four-stage pipeline.
-void compute_frames(const BatchOptions& o, const BatchInputs& in, BatchFile& file,
+// The batch file as the pipeline's sink.
+class BatchFileSink final : public FrameSink {
+ public:
+  BatchFileSink(BatchFile& file, const BatchFile::StepHook& hook) : file_(file), hook_(hook) {}
+  const GridSpec& grid() const override { return file_.grid(); }
+  const analysis::FrameTable& frames() const override { return file_.frames(); }
+  void write_frames(std::span<const BatchFile::FrameWrite> group) override { file_.write_frames(group, hook_); }
+  void write_failure(std::size_t index, const FrameRecord& outcome) override { file_.write_failure(index, outcome); }
+
+ private:
+  BatchFile& file_;
+  const BatchFile::StepHook& hook_;
+};
+
+}  // namespace
+
+bool compute_frames(const BatchOptions& o, const BatchInputs& in, FrameSink& sink, std::size_t first_frame,
                     const FrameRuns& todo, BatchDistribution& distribution, BatchResult& result) {
   BatchOptions run = o;
   distribution.choose_hardware(run.compute);
-  run.queue_depth = queue_depth(o, file.grid());
+  run.queue_depth = queue_depth(o, sink.grid());
   set_openmp_threads(run.compute.threads);
   std::vector<std::unique_ptr<engine::Backend>> backends =
       engine::make_frame_backends(run.compute.device, run.compute.gpus, run.compute.methods, o.frame_workers);
-  require_host_memory(file.grid(), frame_buffers(run.queue_depth, backends.size()));
+  require_host_memory(sink.grid(), frame_buffers(run.queue_depth, backends.size()));
   const engine::Method method = o.compute.methods.front();
   if (!backends.front()->supports(method))
     throw Error("the " + backends.front()->name() + " backend does not support --method " +
@@ -732,21 +468,26 @@ void compute_frames(const BatchOptions& o, const BatchInputs& in, BatchFile& fil
   FileFrames file_frames(o);
   std::optional<TrajectoryFrames> trajectory_frames;
   if (in.trajectory) trajectory_frames.emplace(*in.trajectory, *in.topology, o.frames);
-  const std::size_t first_frame = file.shard() ? file.shard()->first_frame : 0;  // in the stream
-  const analysis::FrameTable& table = file.frames();
-  Pipeline pipeline(
-      run,
-      [&](std::size_t index) {
-        const std::string& source = table.source(index).path;
-        return trajectory_frames
-                   ? trajectory_frames->read(first_frame + index, source, table.frame_index(index))
-                   : file_frames.read(source, table.model(index));
-      },
-      file, backends);
+  const analysis::FrameTable& table = sink.frames();
+  const FrameRead read = [&](std::size_t index) {
+    const std::string& source = table.source(index).path;
+    return trajectory_frames ? trajectory_frames->read(first_frame + index, source, table.frame_index(index))
+                             : file_frames.read(source, table.model(index));
+  };
   const std::unique_ptr<FrameDispenser> frames = distribution.dispense(todo);
-  pipeline.run(*frames, todo.size(), result);
-  if (pipeline.stopped_by_fail_fast()) {
-    frames->stop_all();
+  const bool stopped = run_pipeline(run, read, sink, backends, *frames, todo.size(), result);
+  if (stopped) frames->stop_all();
+  return stopped;
+}
+
+namespace {
+
+// Computes the frames in todo (those `frames` hands this process) into the batch file.
+void compute_file_frames(const BatchOptions& o, const BatchInputs& in, BatchFile& file, const FrameRuns& todo,
+                         BatchDistribution& distribution, BatchResult& result) {
+  BatchFileSink sink(file, o.step_hook);
+  const std::size_t first_frame = file.shard() ? file.shard()->first_frame : 0;  // in the stream
+  if (compute_frames(o, in, sink, first_frame, todo, distribution, result)) {
     const FrameRecord& f = result.failures.back();
     throw Error(fmt::format("batch stopped (fail-fast): {} model {} failed: {}; {} frames are "
                             "complete in {} (--resume continues)",
@@ -818,6 +559,7 @@ BatchResult run_batch(const BatchOptions& o) {
 
 BatchResult run_batch(const BatchOptions& o, BatchDistribution& d) {
   const BatchInputs in = check_batch(o);
+  if (o.average) return run_average(o, in, d);
   // Held until the batch ends: a second writer of the path is refused, whatever its options.
   std::optional<io::OutputLock> one_writer;
   if (d.is_root()) one_writer.emplace(o.output);
@@ -853,7 +595,7 @@ BatchResult run_batch(const BatchOptions& o, BatchDistribution& d) {
   if (d.is_root())
     spdlog::info("batch: {} frames on grid {}; {} to compute", frames.size(),
                  file->grid().describe(), todo.size());
-  if (!todo.empty()) compute_frames(o, in, *file, todo, d, result);
+  if (!todo.empty()) compute_file_frames(o, in, *file, todo, d, result);
   if (d.every_process_writes()) {  // the root reports from the file every process wrote
     file.reset();
     d.sum_on_root(result);

@@ -50,6 +50,7 @@ const char* kExamples = R"(Examples:
   dcsgrid batch @frames.txt -o part_3.h5 --shard 3/8     one task of a job array (8 parts)
   dcsgrid merge part_*.h5 -o frames.h5                   then: the parts as one batch file
   dcsgrid batch a.pqr b.pqr -o ab.h5 --center 0,0,0 --size 40,40,40 --ensemble   + mean/std maps
+  dcsgrid batch box.psf md.dcd -o mean.dx --method pme --smooth 0.25 --average   PMEpot's map
   dcsgrid sample frames.h5 ligand.pqr                    then: potential and energy per frame
   dcsgrid similarity frames.h5 -o sim.h5                 then: Hodgkin similarity of the frames
 
@@ -68,7 +69,7 @@ void add_options(CLI::App& app, BatchCommandOptions& o) {
                  "input a line; or a topology (PSF, PRMTOP, PQR, PDB, ...) followed by trajectories "
                  "(.dcd .xtc .trr .nc .ncdf, read in order as one stream)")
       ->required();
-  app.add_option("-o,--output", b.output, "Batch file to write (.h5)")->required();
+  app.add_option("-o,--output", b.output, "Batch file to write (.h5); with --average the mean map, any map format")->required();
 
   const std::string in = "Inputs and charges";
   auto* models = app.add_option("--models", o.models,
@@ -131,6 +132,14 @@ void add_options(CLI::App& app, BatchCommandOptions& o) {
   app.add_flag("--ensemble", b.ensemble,
                "Also the mean and standard deviation maps over the complete frames "
                "(/analysis/mean, /analysis/std)")
+      ->group(file);
+  auto* average = app.add_flag("--average", b.average,
+                               "No batch file: write the mean map over the frames (float64 sums) to -o, in "
+                               "any map format (PMEpot's averaged potential with --method pme --smooth)")
+                      ->group(file);
+  app.add_flag("--std", b.average_std,
+               "With --average: the standard deviation too, as /potential_std (HDF5 output)")
+      ->needs(average)
       ->group(file);
   auto* no_stats = app.add_flag("--no-stats", o.no_stats,
                                 "Skip the per-frame min/max/mean/std and histogram (/analysis)")

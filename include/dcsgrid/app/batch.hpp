@@ -72,6 +72,11 @@ struct BatchOptions {
   bool stats = true;  // per-frame min/max/mean/std and histogram under /analysis
   HistogramOptions histogram;
   bool ensemble = false;  // mean and std maps over the complete frames (when all are complete)
+  // No batch file: the mean map over the frames that compute (float64 sums), written to `output`
+  // in any map format; with average_std also the standard deviation (/potential_std, HDF5).
+  // A periodic method's frames must share one cell (within 1e-6 relative).
+  bool average = false;
+  bool average_std = false;
 
   // Frames waiting between two stages; 0: as many as fit in 256 MiB, 2 to 16 (the writer groups
   // the frames waiting for it, so a deeper queue means fewer flushes).

@@ -1,0 +1,55 @@
+// The batch pipeline: frames read, computed (one thread per backend), their statistics taken and
+// handed to a sink (the batch file, or the running mean of --average), four stages joined by bounded
+// queues. Internal to the app layer.
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "batch_distribution.hpp"
+#include "dcsgrid/analysis/batch_file.hpp"
+#include "dcsgrid/app/batch.hpp"
+#include "dcsgrid/engine/engine.hpp"
+#include "trajectory_frames.hpp"
+
+namespace dcsgrid::app {
+
+// Failed frames a result lists (its count covers them all): a report, bounded however many fail.
+inline constexpr std::size_t kMaxListedFailures = 100;
+
+// Frame buffers in flight: one being computed and one in the stats stage per worker, the queues'
+// and a group being written.
+inline std::size_t frame_buffers(std::size_t queue_depth, std::size_t workers) {
+  return queue_depth + 2 * workers + 1;
+}
+
+// Where computed frames go. Called from the pipeline's one writing thread.
+class FrameSink {
+ public:
+  virtual ~FrameSink() = default;
+  virtual const GridSpec& grid() const = 0;
+  // The frames' table (sources, models, frame numbers), for messages.
+  virtual const analysis::FrameTable& frames() const = 0;
+  // Frames complete, any order.
+  virtual void write_frames(std::span<const analysis::BatchFile::FrameWrite> group) = 0;
+  // A frame that failed, with its message in `outcome`.
+  virtual void write_failure(std::size_t index, const analysis::FrameRecord& outcome) = 0;
+  // A periodic frame's cell, before it is computed (from any worker thread, at once): throws Error
+  // when the sink cannot take a frame of that cell (the frame then fails with the message).
+  virtual void check_cell(std::size_t /*index*/, const UnitCell& /*cell*/) {}
+};
+
+// Reads the atoms of frame i of the table. It runs beside the writer.
+using FrameRead = std::function<FrameAtoms(std::size_t)>;
+
+// Computes the frames `frames` hands out (`total` of them in this process at most) on the
+// backends, one worker each, into the sink; fills the result's counts, stage times and failures.
+// Returns true when the writer stopped the run at a failed frame (fail_fast). Rethrows the first
+// error that is not a frame's own.
+bool run_pipeline(const BatchOptions& options, FrameRead read_frame, FrameSink& sink,
+                  std::vector<std::unique_ptr<engine::Backend>>& backends, FrameDispenser& frames,
+                  std::size_t total, BatchResult& result);
+
+}  // namespace dcsgrid::app
