@@ -404,19 +404,24 @@ void settle(const ShellSearch& s, const PointBox& b, double d, const Candidates&
     settle(s, children[open[k]], std::sqrt(d2[open[k]]), lists[k], scratch, depth + 1);
 }
 
-// The atoms within r of p: the rows of cells that a cube around p crosses, then the sphere. out
-// has room for every atom of the list.
+// The atoms within r of p: the rows of cells that a cube around p crosses (out grown to hold them
+// all), then the sphere.
 void gather(const CellList& cells, const Point& p, double r, Candidates& out) {
-  out.size = 0;
   std::array<int, 3> lo{}, hi{};
   for (int a = 0; a < 3; ++a) {
     lo[a] = cells.coord(p[a] - r, a);
     hi[a] = cells.coord(p[a] + r, a);
   }
+  // Cells along x hold one run of atoms: [row_begin, row_end) of the row at (y, z).
+  const auto row_begin = [&](int y, int z) { return std::size_t(cells.start[cells.cell(lo[0], y, z)]); };
+  const auto row_end = [&](int y, int z) { return std::size_t(cells.start[cells.cell(hi[0], y, z) + 1]); };
+  std::size_t most = 0;
   for (int z = lo[2]; z <= hi[2]; ++z)
-    for (int y = lo[1]; y <= hi[1]; ++y)  // cells along x hold one run of atoms
-      append_within(cells.atoms, cells.start[cells.cell(lo[0], y, z)], cells.start[cells.cell(hi[0], y, z) + 1], p,
-                    r * r, out);
+    for (int y = lo[1]; y <= hi[1]; ++y) most += row_end(y, z) - row_begin(y, z);
+  out.reserve(most);
+  out.size = 0;
+  for (int z = lo[2]; z <= hi[2]; ++z)
+    for (int y = lo[1]; y <= hi[1]; ++y) append_within(cells.atoms, row_begin(y, z), row_end(y, z), p, r * r, out);
 }
 
 }  // namespace
@@ -443,7 +448,6 @@ AtomShells atom_shells(const AtomSet& atoms, const GridSpec& grid, const std::ve
 #pragma omp parallel num_threads(team_size())
   {
     Candidates near;
-    near.reserve(cells.atoms.size);
     std::deque<std::array<Candidates, kLanes>> scratch;  // lists a depth; growing keeps the others in place
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t n = 0; n < block_count; ++n) {
