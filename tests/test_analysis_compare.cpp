@@ -1,8 +1,9 @@
 // Map comparison on maps that differ by a known field: RMS, maximum and its place, relative L2,
-// histogram and shells checked against values worked out here; nearest-atom distances against
-// brute force.
+// histogram and shells checked against values worked out here; each point's distance shell
+// against a float64 brute force.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -143,32 +144,101 @@ TEST(CompareMaps, ErrorByDistanceFromTheNearestAtom) {
   EXPECT_GT(report.shells.back().error.points, 0u);  // the grid's far corner is > 20 Å away
 }
 
-TEST(NearestAtomDistance, MatchesBruteForce) {
-  const GridSpec grid = grid_from_origin({-4.0, 1.0, 2.5}, {33, 29, 31}, 0.75);
-  // Atoms in a corner of the grid and some outside it: the far side is beyond 8 Å of any.
-  const AtomSet atoms = test::random_atoms(150, Box{{-10, -5, 0}, {6, 8, 12}}, 3);
-  const double max_distance = 8.0;
-  const auto d = nearest_atom_distance(atoms, grid, max_distance);
-  std::size_t far = 0;
+// The float64 brute force of AtomShells' rule: the nearest atom's squared distance (Δx² + Δy² +
+// Δz², fused as atom_shells does), its float rounding, and the edge at or below it; beyond the
+// last edge when d2 ≥ last edge².
+std::vector<std::uint8_t> brute_force_shells(const AtomSet& atoms, const GridSpec& grid,
+                                             const std::vector<double>& edges) {
+  std::vector<std::uint8_t> shells(grid.point_count());
+  const double reach2 = edges.back() * edges.back();
   for (std::int64_t k = 0; k < grid.nz(); ++k)
     for (std::int64_t j = 0; j < grid.ny(); ++j)
       for (std::int64_t i = 0; i < grid.nx(); ++i) {
         const auto p = grid.position(i, j, k);
         double best = INFINITY;
-        for (std::size_t a = 0; a < atoms.size(); ++a)
-          best = std::min(best, std::hypot(p[0] - atoms.x[a], p[1] - atoms.y[a], p[2] - atoms.z[a]));
-        const float got = d[grid.index(i, j, k)];
-        if (best >= max_distance) {
-          ++far;
-          ASSERT_TRUE(std::isinf(got) || std::abs(got - best) < 1e-4) << i << "," << j << "," << k;
-        } else {
-          ASSERT_NEAR(got, best, 1e-4) << i << "," << j << "," << k;
+        for (std::size_t a = 0; a < atoms.size(); ++a) {
+          const double dx = p[0] - atoms.x[a], dy = p[1] - atoms.y[a], dz = p[2] - atoms.z[a];
+          best = std::min(best, std::fma(dz, dz, std::fma(dy, dy, dx * dx)));
         }
+        const double d = best < reach2 ? double(float(std::sqrt(best))) : INFINITY;
+        shells[grid.index(i, j, k)] =
+            std::uint8_t(std::upper_bound(edges.begin(), edges.end(), d) - edges.begin() - 1);
       }
-  EXPECT_GT(far, 1000u);
-  EXPECT_THROW(nearest_atom_distance(atoms, grid, 0.0), Error);
-  // No atoms: everything is beyond reach.
-  for (float v : nearest_atom_distance(AtomSet{}, grid, 5.0)) ASSERT_TRUE(std::isinf(v));
+  return shells;
+}
+
+void expect_same_shells(const AtomShells& got, const std::vector<std::uint8_t>& expected) {
+  ASSERT_EQ(got.shell.size(), expected.size());
+  std::size_t differ = 0;
+  for (std::size_t n = 0; n < expected.size(); ++n)
+    if (got.shell[n] != expected[n] && differ++ < 5) {
+      const auto ijk = got.grid.ijk(n);
+      ADD_FAILURE() << "point " << ijk[0] << "," << ijk[1] << "," << ijk[2] << ": shell "
+                    << int(got.shell[n]) << ", brute force " << int(expected[n]);
+    }
+  EXPECT_EQ(differ, 0u);
+}
+
+TEST(AtomShells, MatchBruteForceOnRandomAtoms) {
+  // Several blocks of 16³ points (the last ones partial), unequal spacings, atoms bunched in a
+  // corner and some outside the grid, so every shell up to beyond 20 Å is filled.
+  GridSpec grid = grid_from_origin({-4.0, 1.0, 2.5}, {47, 35, 40}, 0.75);
+  grid.spacing = {0.75, 0.8, 0.7};
+  const AtomSet atoms = test::random_atoms(300, Box{{-10, -5, 0}, {6, 8, 12}}, 3);
+  const std::vector<double> edges{0, 2, 4, 8, 12, 20};
+  const std::vector<std::uint8_t> expected = brute_force_shells(atoms, grid, edges);
+  expect_same_shells(atom_shells(atoms, grid, edges), expected);
+  std::vector<std::size_t> per_shell(edges.size());
+  for (const std::uint8_t s : expected) ++per_shell[s];
+  for (std::size_t s = 0; s < edges.size(); ++s) EXPECT_GT(per_shell[s], 100u) << "shell " << s;
+  // No atoms: every point lies beyond the last edge.
+  for (const std::uint8_t s : atom_shells(AtomSet{}, grid, edges).shell) ASSERT_EQ(s, edges.size() - 1);
+}
+
+TEST(AtomShells, PointsOnTheEdgesFollowTheFloatRule) {
+  // Atoms placed at float(point + edge) along x and one float step either side: grid points lie
+  // exactly on an edge, or within the float rounding of the distance on either side of it. The
+  // spacing 0.1 is inexact in binary, so the positions themselves carry rounding.
+  const GridSpec grid = grid_from_origin({0.3, -0.2, 0.1}, {40, 36, 34}, 0.1);
+  const std::vector<double> edges{0, 0.7, 1.3, 2, 2.5};
+  AtomSet atoms;
+  const std::array<std::array<std::int64_t, 3>, 4> anchors{{{3, 5, 7}, {20, 30, 4}, {9, 18, 27}, {35, 2, 30}}};
+  for (std::size_t n = 0; n < anchors.size(); ++n) {
+    const auto p = grid.position(anchors[n][0], anchors[n][1], anchors[n][2]);
+    const float x = float(p[0] + edges[1 + n]);
+    const float step = n % 2 ? std::nextafter(x, 1e9f) : std::nextafter(x, -1e9f);
+    atoms.push_back(x, float(p[1]), float(p[2]), 1.0);
+    atoms.push_back(step, float(p[1]) + 1.1f, float(p[2]), 1.0);
+  }
+  const std::vector<std::uint8_t> expected = brute_force_shells(atoms, grid, edges);
+  expect_same_shells(atom_shells(atoms, grid, edges), expected);
+  // The float distance of some points is exactly an edge: the test does reach the edges.
+  std::size_t on_edge = 0;
+  for (std::size_t n = 0; n < anchors.size(); ++n) {
+    const auto p = grid.position(anchors[n][0], anchors[n][1], anchors[n][2]);
+    const double dx = p[0] - atoms.x[2 * n], dy = p[1] - atoms.y[2 * n], dz = p[2] - atoms.z[2 * n];
+    on_edge += double(float(std::sqrt(dx * dx + dy * dy + dz * dz))) == edges[1 + n];
+  }
+  EXPECT_GT(on_edge, 0u);
+}
+
+TEST(AtomShells, SharedShellsMustMatchTheGridAndEdges) {
+  const GridSpec grid = grid_from_origin({0, 0, 0}, {10, 10, 10}, 0.5);
+  AtomSet atoms;
+  atoms.push_back(1.0, 2.0, 3.0, 1.0);
+  const auto shells = std::make_shared<const AtomShells>(atom_shells(atoms, grid, CompareOptions{}.shell_edges));
+  EXPECT_NO_THROW(MapComparison(grid, shells));
+  GridSpec moved = grid;
+  moved.origin[0] = 0.25;
+  EXPECT_THROW(MapComparison(moved, shells), Error);
+  CompareOptions other;
+  other.shell_edges = {0, 3, 6};
+  EXPECT_THROW(MapComparison(grid, shells, other), Error);
+  std::vector<double> too_many(kMaxShells + 1);
+  for (std::size_t s = 0; s < too_many.size(); ++s) too_many[s] = 0.01 * double(s);
+  EXPECT_THROW(atom_shells(atoms, grid, too_many), Error);
+  too_many.pop_back();
+  EXPECT_NO_THROW(atom_shells(atoms, grid, too_many));
 }
 
 TEST(CompareMaps, GridsMustMatch) {

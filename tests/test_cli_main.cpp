@@ -135,6 +135,30 @@ TEST_F(Cli, JsonTimelinePlacesEveryStageInTheRun) {
   }
 }
 
+// The job computes the atoms' distance shells once for all its comparisons; each pass's report
+// is what `dcsgrid compare --atoms` makes of the same two maps on its own.
+TEST_F(Cli, JobComparisonsAreThoseOfTheCompareCommand) {
+  const fs::path input = test::data_file("1d7h-min.pqr");
+  const fs::path out = dir / "m.h5";
+  const auto job = run_command("(" + dcsgrid_cmd() + " " + input.string() + " -o " + out.string() +
+                               " --spacing 1 --padding 6 --method direct,msm,cutoff -q --json 2>/dev/null)");
+  ASSERT_EQ(job.status, 0) << job.output;
+  const auto report = nlohmann::json::parse(job.output);
+  ASSERT_EQ(report["passes"].size(), 3u);
+  for (const auto& pass : {report["passes"][1], report["passes"][2]}) {
+    const auto alone = run_command(test::dcsgrid_binary() + " compare " + out.string() + ":potential " +
+                                   out.string() + ":" + pass["dataset"].get<std::string>() + " --atoms " +
+                                   input.string() + " --json 2>/dev/null");
+    ASSERT_EQ(alone.status, 0) << alone.output;
+    auto expected = nlohmann::json::parse(alone.output);
+    expected.erase("reference");  // the command names its two maps
+    expected.erase("test");
+    EXPECT_EQ(pass["comparison"], expected) << pass["method"];
+    EXPECT_EQ(expected["shells"].size(), 6u);
+    EXPECT_GT(expected["shells"][0]["points"].get<std::size_t>(), 0u);
+  }
+}
+
 TEST_F(Cli, BadInputNamesFileAndLineAndLeavesNothing) {
   write_text(dir / "bad.pqr",
              "ATOM      1  N   ALA A   1       1.000   2.000   3.000 -0.3000 1.8240\n"

@@ -312,3 +312,52 @@ TEST(EngineMsm, HierarchyIsLinearInSize) {
     EXPECT_LT(plan.levels[l].points(), plan.levels[l - 1].points() / 3);
   EXPECT_LT(plan.levels.back().points(), 20000u);
 }
+
+TEST(EngineMsmLevels, FftConvolutionIsTheDenseSum) {
+  // Every level of an anisotropic hierarchy (the top one too), convolved by FFTs and by the dense
+  // sums, and at sampled points by the sum written out here: equal to rounding. A padding too
+  // small to hold the stencil's reach would wrap sums around the level's ends.
+  const AtomSet atoms = test::random_atoms(300, Box{{0, 0, 0}, {64, 44, 36}}, 11);
+  const GridSpec grid = grid_from_origin({0, 0, 0}, {33, 23, 19}, 2.0);
+  const MsmPlan plan = make_msm_plan(atoms, grid, MsmOptions{});
+  ASSERT_GE(plan.levels.size(), 3u);
+  std::vector<double> q = msm_anterpolate(plan, atoms);
+  for (int level = 0; level <= plan.top(); ++level) {
+    if (level > 0) q = msm_restrict(plan, level - 1, q);
+    const std::vector<double> fft = msm_level_potential(plan, level, q, MsmConvolution::fft);
+    const std::vector<double> dense = msm_level_potential(plan, level, q, MsmConvolution::dense);
+    ASSERT_EQ(fft.size(), dense.size());
+    double most = 0, worst = 0;
+    for (std::size_t i = 0; i < fft.size(); ++i) {
+      most = std::max(most, std::abs(dense[i]));
+      worst = std::max(worst, std::abs(fft[i] - dense[i]));
+    }
+    EXPECT_GT(most, 0.0) << "level " << level;
+    EXPECT_LE(worst, 1e-12 * most) << "level " << level;
+
+    const auto n = plan.levels[level].n;
+    const int r = plan.stencil_radius, w = 2 * r + 1;
+    const auto kernel = [&](std::int64_t dx, std::int64_t dy, std::int64_t dz) {
+      if (level == plan.top())
+        return plan.top_kernel[(std::abs(dz) * n[1] + std::abs(dy)) * n[0] + std::abs(dx)];
+      if (std::abs(dx) > r || std::abs(dy) > r || std::abs(dz) > r) return 0.0;
+      return plan.stencil[((dz + r) * w + dy + r) * w + dx + r] / double(1 << level);
+    };
+    std::mt19937_64 rng(level);
+    for (int sample = 0; sample < 40; ++sample) {
+      const std::int64_t x = rng() % n[0], y = rng() % n[1], z = rng() % n[2];
+      double sum = 0;
+      for (std::int64_t k = 0, j = 0; k < n[2]; ++k)
+        for (std::int64_t m = 0; m < n[1]; ++m)
+          for (std::int64_t i = 0; i < n[0]; ++i, ++j) sum += q[j] * kernel(x - i, y - m, z - k);
+      EXPECT_NEAR(fft[(z * n[1] + y) * n[0] + x], sum, 1e-12 * most) << "level " << level;
+    }
+  }
+  // The whole long range, FFTs where they pay against dense sums everywhere.
+  const float scale = make_pair_kernel(Physics{}).scale;
+  const MsmLongRange chosen(atoms, grid, scale, MsmOptions{});
+  const MsmLongRange dense(atoms, grid, scale, MsmOptions{}, MsmConvolution::dense);
+  EXPECT_LT(test::relative_l2(std::vector<float>(chosen.finest_potential().begin(), chosen.finest_potential().end()),
+                              dense.finest_potential()),
+            1e-7);
+}

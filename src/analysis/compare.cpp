@@ -15,10 +15,7 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 void validate(const CompareOptions& o) {
-  const auto& e = o.shell_edges;
-  if (e.empty() || e.front() != 0 || !std::is_sorted(e.begin(), e.end()) ||
-      std::adjacent_find(e.begin(), e.end()) != e.end() || !std::isfinite(e.back()))
-    throw Error("compare: shell edges must rise strictly from 0, in Å (for example 0,2,4,8,12,20)");
+  validate_shell_edges(o.shell_edges);
   if (o.histogram_bins < 1) throw Error("compare: the error histogram needs at least one bin");
 }
 
@@ -92,32 +89,39 @@ void require_same_grid(const GridSpec& reference, const GridSpec& test, double t
 }
 
 MapComparison::MapComparison(const GridSpec& grid, const AtomSet* atoms, const CompareOptions& options)
-    : grid_(grid), atoms_(atoms && !atoms->empty() ? atoms : nullptr), options_(options),
-      shells_(atoms_ ? options.shell_edges.size() : 0) {
+    : MapComparison(grid,
+                    atoms && !atoms->empty()
+                        ? std::make_shared<const AtomShells>(atom_shells(*atoms, grid, options.shell_edges))
+                        : nullptr,
+                    options) {}
+
+MapComparison::MapComparison(const GridSpec& grid, std::shared_ptr<const AtomShells> shells,
+                             const CompareOptions& options)
+    : grid_(grid), options_(options), atom_shells_(std::move(shells)),
+      shell_sums_(atom_shells_ ? options.shell_edges.size() : 0) {
   validate(grid);
   validate(options);
+  const auto same_grid = [&](const GridSpec& g) {
+    return g.dims == grid.dims && g.origin == grid.origin && g.spacing == grid.spacing;
+  };
+  if (atom_shells_ && (!same_grid(atom_shells_->grid) || atom_shells_->edges != options.shell_edges))
+    throw Error("compare: the atoms' shells were computed for another grid or other shell edges");
 }
 
-// The planes [z_begin, z_begin+planes) as a grid of their own (for the distances to the atoms).
-GridSpec MapComparison::slab_grid(std::int64_t z_begin, std::int64_t planes) const {
+// The point count of planes [z_begin, z_begin+planes), which must lie in the grid.
+std::size_t MapComparison::slab_points(std::int64_t z_begin, std::int64_t planes) const {
   if (z_begin < 0 || planes <= 0 || z_begin + planes > grid_.nz())
     throw Error(fmt::format("compare: planes {}..{} lie outside the grid's {} planes", z_begin,
                             z_begin + planes - 1, grid_.nz()));
-  GridSpec slab = grid_;
-  slab.origin[2] = grid_.origin[2] + double(z_begin) * grid_.spacing[2];
-  slab.dims[2] = planes;
-  return slab;
+  return grid_.plane_size() * std::size_t(planes);
 }
 
 void MapComparison::add(std::int64_t z_begin, std::int64_t planes, const float* reference,
                         const float* test) {
   if (histogram_started_) throw Error("compare: add() after the histogram sweep began");
-  const GridSpec slab = slab_grid(z_begin, planes);
-  const auto& edges = options_.shell_edges;
-  const std::vector<float> distance =
-      atoms_ ? nearest_atom_distance(*atoms_, slab, edges.back()) : std::vector<float>();
-  const std::size_t n = slab.point_count();
+  const std::size_t n = slab_points(z_begin, planes);
   const std::size_t offset = std::size_t(z_begin) * grid_.plane_size();
+  const std::uint8_t* shell = atom_shells_ ? atom_shells_->shell.data() + offset : nullptr;
   for (std::size_t i = 0; i < n; ++i) {
     if (!std::isfinite(reference[i]) || !std::isfinite(test[i])) {
       ++non_finite_;
@@ -130,12 +134,7 @@ void MapComparison::add(std::int64_t z_begin, std::int64_t planes, const float* 
       test_at_max_ = test[i];
     }
     overall_.add(reference[i], error);
-    if (!shells_.empty()) {
-      // Shell s holds [edges[s], edges[s+1]); the last is open (distance +inf included).
-      const std::size_t s = std::size_t(std::upper_bound(edges.begin(), edges.end(), double(distance[i])) -
-                                        edges.begin()) - 1;
-      shells_[s].add(reference[i], error);
-    }
+    if (shell) shell_sums_[shell[i]].add(reference[i], error);
   }
   planes_added_ += planes;
 }
@@ -147,7 +146,7 @@ double MapComparison::histogram_range() const {
 
 void MapComparison::add_to_histogram(std::int64_t z_begin, std::int64_t planes, const float* reference,
                                      const float* test) {
-  const std::size_t n = slab_grid(z_begin, planes).point_count();
+  const std::size_t n = slab_points(z_begin, planes);
   std::vector<float> difference(n);
   for (std::size_t i = 0; i < n; ++i) difference[i] = test[i] - reference[i];
   const double range = histogram_range();
@@ -173,8 +172,8 @@ CompareReport MapComparison::report() const {
   report.overall = overall_.summary();
   report.non_finite = non_finite_;
   const auto& edges = options_.shell_edges;
-  for (std::size_t s = 0; s < shells_.size(); ++s)
-    report.shells.push_back({edges[s], s + 1 < edges.size() ? edges[s + 1] : kInf, shells_[s].summary()});
+  for (std::size_t s = 0; s < shell_sums_.size(); ++s)
+    report.shells.push_back({edges[s], s + 1 < edges.size() ? edges[s + 1] : kInf, shell_sums_[s].summary()});
   if (overall_.points > 0) {
     report.max_index = max_index_;
     report.max_ijk = grid_.ijk(max_index_);

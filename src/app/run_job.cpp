@@ -188,16 +188,28 @@ void note_when_direct_is_cheaper(const PassReport& pass, const JobReport& report
 
 // One method's pass: its slabs go to the outputs as map number `map`; with `compare`, each slab is
 // compared with map 0's (the reference, read back) as it arrives, then the histogram sweep runs.
+// The atoms' distance shells are computed by the first pass that compares and kept in `shells` for
+// the others (same grid, same atoms).
 // When MPI ranks share the pass, the ranks' planes reach rank 0 only through the file: rank 0
 // compares once the pass is written (both sweeps read back, in z order as in one process).
 PassReport run_pass(engine::Backend& backend, const engine::PotentialRequest& request, std::size_t map,
-                    bool compare, MapOutputs& outputs, Observer& observer) {
+                    bool compare, MapOutputs& outputs, Observer& observer,
+                    std::shared_ptr<const analysis::AtomShells>& shells) {
   const GridSpec& grid = request.grid;
   const bool after_the_pass = sharing_ranks();
   PassReport pass;
   pass.method = request.method;
   std::optional<analysis::MapComparison> comparison;
-  if (compare && mpi::rank() == 0) comparison.emplace(grid, request.atoms);
+  if (compare && mpi::rank() == 0) {
+    if (!shells && request.atoms && !request.atoms->empty()) {
+      const auto tc = clock_type::now();
+      shells = std::make_shared<const analysis::AtomShells>(
+          analysis::atom_shells(*request.atoms, grid, analysis::CompareOptions{}.shell_edges));
+      pass.compare_seconds += seconds_since(tc);
+      spdlog::debug("distance shells from the atoms: {:.3f} s", pass.compare_seconds);
+    }
+    comparison.emplace(grid, shells);
+  }
   std::vector<float> reference;
   observer.pass_started(engine::method_name(request.method));
   const auto t0 = clock_type::now();
@@ -389,10 +401,11 @@ JobReport run_job(const Job& job, Observer& observer) {
     spdlog::info("{} on {}: {}", engine::method_name(r.method), backend->name(), engine::describe_medium(r));
 
   MapOutputs outputs(job, grid, metas, datasets, in.structure.atoms);
+  std::shared_ptr<const analysis::AtomShells> shells;  // for every comparison, made by the first
   for (std::size_t m = 0; m < order.size(); ++m) {
     const bool compare = m > 0 && reference_method(order).has_value();
     const double pass_begin = since_start(clock_type::now());
-    PassReport pass = run_pass(*backend, requests[m], m, compare, outputs, observer);
+    PassReport pass = run_pass(*backend, requests[m], m, compare, outputs, observer, shells);
     report.timeline.push_back({engine::method_name(order[m]) + " (compute and write)", pass_begin,
                                since_start(clock_type::now())});
     pass.dataset = datasets[m];

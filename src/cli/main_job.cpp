@@ -147,9 +147,11 @@ void print_summary(const app::JobReport& r) {
     const std::string name = engine::method_name(pass.method);
     const double pass_seconds = pass.stats.setup_seconds + pass.compute_seconds();
     const double first_seconds = first.stats.setup_seconds + first.compute_seconds();
-    std::fprintf(stderr, "      %s (/%s), setup %.3f + compute %.3f s: %.1fx faster than %s\n",
+    const std::string compared =
+        pass.against_reference ? fmt::format("; compared in {:.3f} s", pass.compare_seconds) : "";
+    std::fprintf(stderr, "      %s (/%s), setup %.3f + compute %.3f s: %.1fx faster than %s%s\n",
                  name.c_str(), pass.dataset.c_str(), pass.stats.setup_seconds, pass.compute_seconds(),
-                 first_seconds / pass_seconds, engine::method_name(first.method).c_str());
+                 first_seconds / pass_seconds, engine::method_name(first.method).c_str(), compared.c_str());
     if (pass.against_reference)
       std::fprintf(stderr, "\n%s against %s:\n%s\n", name.c_str(), engine::method_name(first.method).c_str(),
                    pass.against_reference->table().c_str());

@@ -117,10 +117,6 @@ void fill_top_kernel(MsmPlan& plan) {
             softening(plan.softening, h * std::sqrt(double(dx * dx + dy * dy + dz * dz)) / a) * level_scale;
 }
 
-std::size_t nonzero_count(const std::vector<double>& v) {
-  return std::size_t(std::count_if(v.begin(), v.end(), [](double x) { return x != 0.0; }));
-}
-
 }  // namespace
 
 void validate(const MsmOptions& o) {
@@ -197,7 +193,7 @@ MsmPlan make_msm_plan(const AtomSet& atoms, const GridSpec& output, const MsmOpt
 
   // Coarsen while a level holds more points than the stencil (the top level's all-pairs sum is
   // then no dearer than one stencil pass) and the next level is smaller.
-  const std::size_t stencil_points = nonzero_count(plan.stencil);
+  const std::size_t stencil_points = msm_stencil_points(plan);
   while (int(plan.levels.size()) < kMaxLevels && plan.levels.back().points() > stencil_points) {
     const MsmLevelShape next = coarser(plan.levels.back(), p);
     if (next.points() >= plan.levels.back().points()) break;
@@ -268,6 +264,10 @@ std::vector<MsmStencilRow> msm_stencil_rows(const MsmPlan& plan) {
       if (x_hi >= 0) rows.push_back({dy, dz, -x_hi, x_hi, centre});  // else the row misses the sphere
     }
   return rows;
+}
+
+std::size_t msm_stencil_points(const MsmPlan& plan) {
+  return std::size_t(std::count_if(plan.stencil.begin(), plan.stencil.end(), [](double x) { return x != 0.0; }));
 }
 
 MsmAxisWeights msm_output_weights(const MsmPlan& plan, const GridSpec& output, int axis) {

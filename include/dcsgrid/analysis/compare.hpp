@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -71,13 +72,37 @@ struct CompareReport {
   std::string table() const;       // for a terminal
 };
 
+// Which shell of distance from the nearest atom each grid point lies in, one byte a point (x
+// fastest): computed once for a grid and shared by every comparison on it (the passes of one job).
+// The rule, the same as the float64 brute force's: d2 = min over atoms of (Δx² + Δy² + Δz²) in
+// float64 (Δ = point − atom, point at GridSpec::position), the point's distance d = float(√d2),
+// and the shell s with edges[s] ≤ d < edges[s+1]; d2 ≥ edges.back()² counts as beyond the last
+// edge. A point exactly on an edge (up to that float rounding) belongs to the shell above it.
+struct AtomShells {
+  GridSpec grid;
+  std::vector<double> edges;
+  std::vector<std::uint8_t> shell;
+};
+inline constexpr std::size_t kMaxShells = 256;  // shell indices are bytes
+
+// Throws Error unless the edges rise strictly from 0, finite, at most kMaxShells of them.
+void validate_shell_edges(const std::vector<double>& edges);
+
+// Exact and about linear in points plus atoms: blocks of points are halved down to single points
+// only where a shell edge passes near them (compare_distance.cpp); OpenMP threads over blocks.
+AtomShells atom_shells(const AtomSet& atoms, const GridSpec& grid, const std::vector<double>& edges);
+
 // A comparison built slab by slab, so that neither map need be held whole (the maps of one run
 // streamed to disk). Two sweeps over the planes: add() gathers the errors; the histogram, whose
 // range is the largest error, needs add_to_histogram() over every plane once add() has seen them
 // all. Slabs come in any order, each once per sweep.
 class MapComparison {
  public:
+  // atoms (optional, may be empty): the structure, for the shells (computed here).
   MapComparison(const GridSpec& grid, const AtomSet* atoms = nullptr, const CompareOptions& options = {});
+  // The shells computed once for the grid (atom_shells, with options.shell_edges).
+  MapComparison(const GridSpec& grid, std::shared_ptr<const AtomShells> shells,
+                const CompareOptions& options = {});
   // Planes [z_begin, z_begin+planes) of both maps, x fastest.
   void add(std::int64_t z_begin, std::int64_t planes, const float* reference, const float* test);
   void add_to_histogram(std::int64_t z_begin, std::int64_t planes, const float* reference,
@@ -86,14 +111,14 @@ class MapComparison {
   CompareReport report() const;
 
  private:
-  GridSpec slab_grid(std::int64_t z_begin, std::int64_t planes) const;
+  std::size_t slab_points(std::int64_t z_begin, std::int64_t planes) const;
   double histogram_range() const;
 
   GridSpec grid_;
-  const AtomSet* atoms_;
   CompareOptions options_;
+  std::shared_ptr<const AtomShells> atom_shells_;  // null without atoms
   ErrorSums overall_;
-  std::vector<ErrorSums> shells_;
+  std::vector<ErrorSums> shell_sums_;
   std::size_t non_finite_ = 0;
   std::size_t max_index_ = 0;
   double reference_at_max_ = 0, test_at_max_ = 0;
@@ -115,11 +140,5 @@ CompareReport compare_maps(const GridSpec& grid, std::span<const float> referenc
 // where both files record them.
 CompareReport compare_maps(const io::MapFile& reference, const io::MapFile& test,
                            const AtomSet* atoms = nullptr, const CompareOptions& options = {});
-
-// Distance (Å) from every grid point to the nearest atom, +inf where none lies within
-// max_distance. A cell list searched ring by ring, with empty regions skipped through each cell's
-// distance to the nearest occupied cell; OpenMP threads over planes.
-std::vector<float> nearest_atom_distance(const AtomSet& atoms, const GridSpec& grid,
-                                         double max_distance);
 
 }  // namespace dcsgrid::analysis

@@ -22,19 +22,40 @@
 
 namespace dcsgrid::engine {
 
+// How a level's convolution is summed: dense loops (the stencil's rows; all pairs at the top), or
+// real FFTs of the level padded so that nothing wraps around (the same sums up to rounding, at
+// about 10^-16 of the largest terms); automatic takes the one with less work.
+enum class MsmConvolution { automatic, dense, fft };
+
+// Seconds of each stage of MsmLongRange's set-up (logged at debug level, read by bench_cpu_msm_setup).
+struct MsmSetupTimes {
+  double plan = 0;           // basis, stencil, level shapes, top kernel (make_msm_plan)
+  double anterpolation = 0;  // charges onto level 0
+  double restriction = 0;    // every level onto the next
+  double stencils = 0;       // the levels below the top: their cutoff convolutions
+  double top = 0;            // the top level, all pairs
+  double prolongation = 0;   // back down, added level by level
+  double weights = 0;        // the output grid's interpolation weights
+  double total() const { return plan + anterpolation + restriction + stencils + top + prolongation + weights; }
+};
+
 // Builds the hierarchy on the CPU (OpenMP) when constructed; add_to then only interpolates, so
 // threads may call it at once for disjoint slabs.
 class MsmLongRange {
  public:
   // scale: k_C·unit/ε (PairKernel::scale). Atoms may lie inside or outside the output grid.
   // Throws Error for bad options or a hierarchy too large for memory.
-  MsmLongRange(const AtomSet& atoms, const GridSpec& output, float scale, const MsmOptions& options);
+  // how: the levels' convolutions (msm_level_potential); dense sums reproduce the maps made
+  // before the FFTs (benchmarks' baseline).
+  MsmLongRange(const AtomSet& atoms, const GridSpec& output, float scale, const MsmOptions& options,
+               MsmConvolution how = MsmConvolution::automatic);
 
   // Adds φ_long at the points of planes [slab.z_begin, slab.z_end) of the output grid to out
   // (plane_size · planes floats, x fastest).
   void add_to(Slab slab, float* out) const;
 
   const MsmPlan& plan() const { return plan_; }
+  const MsmSetupTimes& setup_times() const { return times_; }
   // The finest level's potential (without scale), for tests.
   const std::vector<double>& finest_potential() const { return potential_; }
 
@@ -44,6 +65,7 @@ class MsmLongRange {
   double scale_;
   std::vector<double> potential_;  // level 0, plan_.levels[0] layout
   std::array<MsmAxisWeights, 3> weights_;  // output points along x, y, z
+  MsmSetupTimes times_;
 };
 
 // True when the physics has a multilevel form: a constant dielectric. Distance-dependent ε (1/r²)
@@ -58,7 +80,7 @@ std::vector<double> msm_restrict(const MsmPlan& plan, int level, const std::vect
 void msm_prolongate_add(const MsmPlan& plan, int level, const std::vector<double>& coarse,
                         std::vector<double>& fine);
 // Level l < top: the cutoff stencil; level top: all pairs.
-std::vector<double> msm_level_potential(const MsmPlan& plan, int level,
-                                        const std::vector<double>& charge);
+std::vector<double> msm_level_potential(const MsmPlan& plan, int level, const std::vector<double>& charge,
+                                        MsmConvolution how = MsmConvolution::automatic);
 
 }  // namespace dcsgrid::engine

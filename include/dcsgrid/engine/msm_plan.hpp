@@ -116,6 +116,8 @@ struct MsmStencilRow {
   std::size_t centre = 0;
 };
 std::vector<MsmStencilRow> msm_stencil_rows(const MsmPlan& plan);
+// The stencil's nonzero points (those within 2a of its centre).
+std::size_t msm_stencil_points(const MsmPlan& plan);
 
 // For each output point along axis (count output.dims[axis]), the first node (relative to
 // level 0's lo) and the order interpolation weights, weights[i·order + m].
