@@ -5,6 +5,8 @@ PQR reader takes one layout a file, and pdb2pqr's own files mix atoms with and w
     check_pqr.py same IN.pqr OUT.pqr       same atoms, names, residues, positions, charges, radii
     check_pqr.py totals PDB2PQR.pqr OUT.pqr  OUT's total charge and each residue's net charge
                                            equal pdb2pqr's; OUT's atoms are pdb2pqr's heavy atoms
+    check_pqr.py radii PDB2PQR.pqr OUT.pqr   every radius of OUT is positive, and each heavy atom of
+                                           pdb2pqr's residues has pdb2pqr's radius
 Prints "ok" or what differs (and exits 1).
 """
 import collections
@@ -66,6 +68,22 @@ def totals(reference, output):
     return problems
 
 
-problems = {"same": same, "totals": totals}[sys.argv[1]](sys.argv[2], sys.argv[3])
+def radii(reference, output):
+    ref, out = records(reference), records(output)
+    problems = [f"atom {a[:4]}: radius {a[6]}" for a in out if a[6] <= 0]
+    heavy = {(a[0], a[1], a[3]): a[6] for a in ref if not a[3].startswith("H")}
+    compared = 0
+    for a in out:
+        key = (a[0], a[1], a[3])
+        if key in heavy:
+            compared += 1
+            if abs(heavy[key] - a[6]) > 1e-6:
+                problems.append(f"atom {key}: radius {a[6]} against pdb2pqr's {heavy[key]}")
+    if compared < 0.9 * len(heavy):
+        problems.append(f"only {compared} of pdb2pqr's {len(heavy)} heavy atoms found")
+    return problems
+
+
+problems = {"same": same, "totals": totals, "radii": radii}[sys.argv[1]](sys.argv[2], sys.argv[3])
 print("\n".join(problems[:20]) if problems else "ok")
 sys.exit(1 if problems else 0)

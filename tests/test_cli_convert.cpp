@@ -1,7 +1,8 @@
 // dcsgrid convert: the PQR it writes, read back by a reader of its own (tests/check_pqr.py), holds
-// the input PQR's atoms unchanged; for a PDB input, the same total and per-residue net charges and
-// heavy-atom positions as pdb2pqr's own output for that file (data/1hpv_pdb2pqr_amber.pqr.gz);
-// mmCIF names the same atoms as PDB.
+// the input PQR's atoms unchanged; for a PDB input, the same total and per-residue net charges,
+// heavy-atom positions and heavy-atom radii as pdb2pqr's own output for that file
+// (data/1hpv_pdb2pqr_amber.pqr.gz); mmCIF names the same atoms as PDB. The force-field tables are
+// the bundled ones (data/pdb2pqr).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -15,7 +16,8 @@ namespace fs = std::filesystem;
 namespace {
 
 test::CommandResult convert(const std::string& args) {
-  return test::run_command(test::dcsgrid_binary() + " convert " + args);
+  return test::run_command(test::dcsgrid_binary() + " convert " + args + " --forcefield-dir " +
+                           test::data_file("pdb2pqr").string());
 }
 
 // check_pqr.py's verdict: "ok\n" or what differs.
@@ -44,9 +46,11 @@ TEST(Convert, PdbChargesMatchPdb2pqr) {
   // The inhibitor (residue 478) is in no force-field table: pdb2pqr leaves it out, dcsgrid zeroes it.
   const auto r = convert(test::data_file("1hpv.pdb").string() + " -o " + (dir / "out.pqr").string() + " --unknown zero");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("gives no radii"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("total charge 4.0000 e (amber charges)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("radii from AMBER.DAT; van der Waals radii of the elements"), std::string::npos)
+      << r.output;
   EXPECT_EQ(check("totals", test::data_file("1hpv_pdb2pqr_amber.pqr.gz"), dir / "out.pqr"), "ok\n");
+  EXPECT_EQ(check("radii", test::data_file("1hpv_pdb2pqr_amber.pqr.gz"), dir / "out.pqr"), "ok\n");
   // mmCIF's atoms carry the same names, residues, chains and numbers.
   const auto c = convert(test::data_file("1hpv.cif.gz").string() + " -o " + (dir / "cif.pqr").string() + " --unknown zero -q");
   ASSERT_EQ(c.status, 0) << c.output;
@@ -71,4 +75,19 @@ TEST(Convert, RefusesWhatItCannotWrite) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.output.find("--unknown zero"), std::string::npos) << r.output;
   EXPECT_EQ(test::listing(dir), std::vector<std::string>{"there.pqr"});
+}
+
+// Inputs without radii take their elements' (PDBQT here); an input that names no element still
+// converts, radius 0, with the warning that says why.
+TEST(Convert, RadiiFromElementsOrAWarning) {
+  const fs::path dir = test::temp_dir("convert_elements");
+  auto r = convert(test::data_file("1pgp_lig.pdbqt").string() + " -o " + (dir / "lig.pqr").string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(r.output.substr(r.output.find('{')))["radii"], true);
+  r = test::run_command("grep -c ' 1.52$' " + (dir / "lig.pqr").string());  // the 10 OA oxygens
+  EXPECT_EQ(r.output, "10\n");
+  r = convert(test::data_file("nacl_plain.xyz").string() + " -o " + (dir / "plain.pqr").string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("nacl_plain.xyz:2: atom 1 names no element"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("the radius column is 0"), std::string::npos) << r.output;
 }

@@ -75,10 +75,12 @@ TEST_F(CliPb, ListWithDirectAndTheDefaultGrid) {
 
 TEST_F(CliPb, RefusalsNameTheProblem) {
   std::ofstream(dir / "one.xyz") << "1\none\nNa 0 0 0 1.0\n";
+  std::ofstream(dir / "plain.xyz") << "0 0 0 1.0\n";  // no element, so no radius
   const std::string base = test::dcsgrid_binary() + " " + (dir / "one.xyz").string() + " -o " + (dir / "o.h5").string();
-  auto r = run_command(base + " --method pb");
+  auto r = run_command(test::dcsgrid_binary() + " " + (dir / "plain.xyz").string() + " -o " + (dir / "o.h5").string() +
+                       " --method pb");
   EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.output.find("needs atomic radii"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("plain.xyz:1: atom 1 names no element, and radii"), std::string::npos) << r.output;
   r = run_command(test::dcsgrid_binary() + " " + test::data_file("1d7h-min.pqr").string() + " -o " +
                   (dir / "o.h5").string() + " --method pb --ddd");
   EXPECT_NE(r.status, 0);
@@ -86,7 +88,22 @@ TEST_F(CliPb, RefusalsNameTheProblem) {
   r = run_command(base + " --method pb --ion 1,0.15");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.output.find("CHARGE,CONC,RADIUS"), std::string::npos) << r.output;
-  EXPECT_EQ(test::listing(dir), std::vector<std::string>{"one.xyz"});
+  EXPECT_EQ(test::listing(dir), (std::vector<std::string>{"one.xyz", "plain.xyz"}));
+}
+
+// An XYZ input's atoms take their elements' radii: the map of a PQR that gives Na Bondi's 2.27 Å.
+TEST_F(CliPb, XyzAtomsTakeTheirElementsRadii) {
+  std::ofstream(dir / "one.xyz") << "1\none\nNa 0 0 0 1.0\n";
+  std::ofstream(dir / "one.pqr") << "ATOM      1  NA   NA     1       0.000   0.000   0.000  1.0000 2.2700\n";
+  const std::string options = " --method pb --spacing 1 --padding 8 --device cpu -q";
+  for (const char* input : {"one.xyz", "one.pqr"}) {
+    const auto r = run_command(test::dcsgrid_binary() + " " + (dir / input).string() + " -o " +
+                               (dir / (std::string(input) + ".h5")).string() + options);
+    ASSERT_EQ(r.status, 0) << r.output;
+  }
+  const io::MapFile xyz = io::read_hdf5(dir / "one.xyz.h5"), pqr = io::read_hdf5(dir / "one.pqr.h5");
+  ASSERT_TRUE(xyz.grid.same_as(pqr.grid));
+  EXPECT_EQ(xyz.data, pqr.data);
 }
 
 }  // namespace

@@ -97,11 +97,11 @@ TEST(CliSurface, RefusesBadInputs) {
   EXPECT_NE(r.output.find("does not cover the surface"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Å beyond it"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(dir / "s.ply"));
-  // Atoms without radii (XYZ gives none).
-  std::ofstream(dir / "in.xyz") << "2\nno radii\nC 0 0 0 0.5\nO 1.2 0 0 -0.5\n";
+  // Atoms without radii or elements (plain XYZ lines): the line of the first.
+  std::ofstream(dir / "in.xyz") << "# no elements\n0 0 0 0.5\n1.2 0 0 -0.5\n";
   r = run_command(bin + " surface " + (dir / "in.xyz").string() + " -o " + (dir / "s.ply").string());
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.output.find("no radii"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("in.xyz:2: atom 1 names no element"), std::string::npos) << r.output;
   // No atoms.
   std::ofstream(dir / "empty.pqr") << "REMARK nothing\n";
   r = run_command(bin + " surface " + (dir / "empty.pqr").string() + " -o " + (dir / "s.ply").string());
@@ -111,4 +111,21 @@ TEST(CliSurface, RefusesBadInputs) {
   r = run_command(bin + " surface " + in + " -o " + (dir / "s.obj").string());
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.output.find("unknown extension"), std::string::npos) << r.output;
+}
+
+// A PDB input takes the force field's radii (here the bundled AMBER table), an XYZ input its
+// elements': both make a surface, and say where the radii came from.
+TEST(CliSurface, RadiiFromTheForceFieldOrTheElements) {
+  const fs::path dir = temp_dir("cli_surface_radii");
+  const std::string bin = dcsgrid_binary();
+  auto r = run_command(bin + " surface " + data_file("1tii.pdb.gz").string() + " -o " + (dir / "s.ply").string() +
+                       " --forcefield-dir " + data_file("pdb2pqr").string() + " --grid-spacing 1.5 --mesh-spacing 1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("radii from AMBER.DAT"), std::string::npos) << r.output;
+  const Ply ply = read_ply(dir / "s.ply");
+  EXPECT_GT(ply.vertices.size(), 10000u);
+  std::ofstream(dir / "w.xyz") << "3\nwater\nO 0 0 0 -0.834\nH 0.957 0 0 0.417\nH -0.24 0.927 0 0.417\n";
+  r = run_command(bin + " surface " + (dir / "w.xyz").string() + " -o " + (dir / "w.ply").string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("radii from van der Waals radii of the elements"), std::string::npos) << r.output;
 }

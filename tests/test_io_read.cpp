@@ -227,14 +227,13 @@ TEST(ReadPdb, RealFilesMatchTheirText) {
   }
 }
 
-// CRYST1 (PDB) and _cell (mmCIF) give the structure's cell; files without one have none, and PDB
-// formats without radii give atoms without radii.
+// CRYST1 (PDB) and _cell (mmCIF) give the structure's cell; files without one have none. (PDB
+// atoms have the force field's radii: test_io_radii.cpp.)
 TEST(ReadPdb, RecordedCellIsKept) {
   const io::Structure pdb = io::read_structure(data_file("1hpv.pdb"), test_options());
   ASSERT_TRUE(pdb.cell);
   EXPECT_EQ(pdb.cell->lengths, (Vec3{63.4, 63.4, 83.8}));
   EXPECT_EQ(pdb.cell->angles, (Vec3{90, 90, 120}));
-  EXPECT_FALSE(pdb.atoms.has_radii());
   const io::Structure cif = io::read_structure(data_file("1hpv.cif.gz"), test_options());
   ASSERT_TRUE(cif.cell);
   for (int i = 0; i < 3; ++i) EXPECT_NEAR(cif.cell->lengths[i], pdb.cell->lengths[i], 1e-9);

@@ -16,6 +16,7 @@
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/element_radii.hpp"
 #include "dcsgrid/io/output_checks.hpp"
 #include "dcsgrid/io/sha256.hpp"
 
@@ -152,6 +153,10 @@ Inputs read_inputs(const Job& job) {
   in.structure = io::read_structure(job.input, job.read);
   in.parse_end = clock_type::now();
   for (const auto& w : in.structure.warnings) spdlog::warn("{}", w);
+  if (std::ranges::any_of(job.compute.methods, [](engine::Method m) { return engine::describe(m).needs_radii; })) {
+    io::fill_missing_radii(in.structure, job.input, job.read.format);
+    spdlog::info("{}: radii from {}", in.structure.source, in.structure.radius_source);
+  }
   in.sha256 = hash.get();
   return in;
 }

@@ -11,6 +11,7 @@
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/text.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/element_radii.hpp"
 #include "dcsgrid/io/write_pqr.hpp"
 #include "shared_options.hpp"
 
@@ -24,12 +25,14 @@ const char* kAbout = R"(Examples:
 
 What it writes is what every other dcsgrid command computes from: the same positions, the charges
 the force field gave (a hydrogen the file lacks has its charge on the heavy atom it bonds to, so
-each residue keeps its net charge; pdb2pqr adds the hydrogen instead), and the radii the input gave
-(PQR). Residue and atom names and chains are the input's (PDB, PQR, PDBQT, mmCIF); XYZ and MOL2 atoms
+each residue keeps its net charge; pdb2pqr adds the hydrogen instead), and the radii below.
+Residue and atom names and chains are the input's (PDB, PQR, PDBQT, mmCIF); XYZ and MOL2 atoms
 are named X in residue UNK. Each number is the shortest text that reads back as the float32 dcsgrid
 holds, so APBS, FreeSASA or PyMOL reading the file see exactly dcsgrid's atoms.
-Radii: only PQR inputs carry them today; other inputs get radius 0, with a warning (APBS and
-FreeSASA need real radii: take them from pdb2pqr for now).)";
+Radii: PQR's own; PDB/mmCIF: the force field's table (as pdb2pqr writes them), the element's van der
+Waals radius (Bondi) where the table gives none or 0 (waters, ions, some hydrogens; a folded
+hydrogen leaves its heavy atom's radius as it is); PDBQT, XYZ and MOL2: the element's radius. Atoms
+that name no element (plain "x y z charge" XYZ) get radius 0, with a warning.)";
 
 struct Options {
   std::string input, output, format;
@@ -76,12 +79,16 @@ int convert_command(int argc, char** argv) {
   check_output(o);
 
   const io::Format format = o.read.format ? *o.read.format : io::format_from_path(o.input);
-  const io::Structure s = io::read_structure(o.input, o.read);
+  io::Structure s = io::read_structure(o.input, o.read);
   for (const auto& w : s.warnings) spdlog::warn("{}", w);
-  if (!s.atoms.has_radii())
-    spdlog::warn("{} gives no radii (dcsgrid reads them from PQR inputs only): the radius column is 0",
-                 printable(o.input));
-  io::write_pqr(o.output, s.atoms, io::atom_labels(s, format, io::read_text_input(o.input)));
+  const std::string text = io::read_text_input(o.input);
+  try {
+    io::fill_missing_radii(s, format, text);
+    spdlog::info("{}: radii from {}", printable(o.input), s.radius_source);
+  } catch (const InputError& e) {  // a PQR without radii is still a PQR of the charges
+    spdlog::warn("{}; the radius column is 0", e.what());
+  }
+  io::write_pqr(o.output, s.atoms, io::atom_labels(s, format, text));
 
   if (o.messages.json)
     std::printf("%s\n", nlohmann::json{{"input", o.input},

@@ -18,6 +18,7 @@
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/atom_labels.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/element_radii.hpp"
 #include "dcsgrid/io/map_io.hpp"
 #include "dcsgrid/io/mesh_files.hpp"
 #include "dcsgrid/io/viewer_scripts.hpp"
@@ -93,7 +94,8 @@ const char* kExamples = R"(Examples:
 
 The surface: SES (solvent-excluded: where a probe sphere rolling over the atoms cannot reach) or SAS
 (solvent-accessible: the atoms' spheres grown by the probe radius), from the atoms' radii (PQR's
-column). Without MAP, the potential is computed with the same method and physics options as the
+column; PDB/mmCIF: the force field's table; else, and where a table gives none, the element's van der
+Waals radius: docs/surface.md). Without MAP, the potential is computed with the same method and physics options as the
 main job, on a grid of --grid-spacing around the surface; a MAP must cover every vertex. Values
 at vertices are trilinear interpolations (as `dcsgrid sample`).
 Outputs by extension: .ply (binary: positions, normals, float `potential`, colours, faces), .glb
@@ -116,7 +118,7 @@ std::array<int, 2> picture_size(const std::string& text) {
 }
 
 void add_options(CLI::App& app, SurfaceOptions& o) {
-  app.add_option("structure", o.structure, "Atoms with charges and radii (PQR; PDB/mmCIF with a force field)")
+  app.add_option("structure", o.structure, "Atoms with charges (PQR; PDB/mmCIF with a force field; PDBQT, XYZ, MOL2)")
       ->required()
       ->check(CLI::ExistingFile);
   app.add_option("map", o.map, "A potential map to colour by (" + io::map_format_list() + "); default: compute it")
@@ -244,10 +246,10 @@ int surface_command(int argc, char** argv) {
                                                 : std::vector<std::filesystem::path>{o.structure, o.map});
   }
   o.compute.settings();  // a bad option fails before any work
-  const io::Structure structure = io::read_structure(o.structure, o.read);
-  if (!structure.atoms.has_radii())
-    throw Error(o.structure + ": the atoms have no radii, which a surface needs: give a PQR file (pdb2pqr "
-                "writes one) or a PDB/mmCIF file whose force-field table has radii");
+  io::Structure structure = io::read_structure(o.structure, o.read);
+  for (const auto& w : structure.warnings) spdlog::warn("{}", w);
+  io::fill_missing_radii(structure, o.structure, o.read.format);
+  spdlog::info("{}: radii from {}", o.structure, structure.radius_source);
   SurfaceResult result;
   result.picture.range = o.range;
   result.picture.view = analysis::parse_view(o.view);

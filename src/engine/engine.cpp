@@ -137,8 +137,8 @@ void validate(const PotentialRequest& request) {
                 kWhereCellsComeFrom);
   if (method.needs_radii && !request.atoms->has_radii())
     throw Error("--method " + std::string(method.name) +
-                " needs atomic radii: give a PQR input (its radius column); radii are not read from "
-                "the other formats yet");
+                " needs atomic radii: give a PQR input (its radius column) or a PDB/mmCIF input (the "
+                "force field's radii)");
   validate_method(request);
   if (!request.allow_non_finite) require_bounded_potential(request);
 }

@@ -17,7 +17,13 @@
 //    hydrogens folded the same way;
 //  - anything else is unknown: an InputError listing residue name, number, chain and atom, or
 //    with unknown_zero a warning and charge 0.
+// Radii come with the charges: each atom present takes the radius of the table entry its charge
+// came from; atoms the table gives radius 0 (AMBER's water and hydroxyl hydrogens, some of
+// PARSE's), TIP3P waters, ions not in the table and atoms zeroed as unknown take their element's
+// (io/element_radii.hpp). An absent hydrogen is folded for its charge only: its heavy atom keeps
+// its own radius.
 #pragma once
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -26,7 +32,8 @@
 namespace dcsgrid::io {
 
 struct AtomRecord {
-  std::string name;  // as in the file ("HB2", "1HB", "OXT")
+  std::string name;     // as in the file ("HB2", "1HB", "OXT")
+  std::string element;  // "C", "ZN"; empty: inferred from the name (element_from_atom_name)
   double x = 0, y = 0, z = 0;
 };
 
@@ -44,6 +51,8 @@ struct ChainRecord {
 
 struct ChargeResult {
   std::vector<double> charges;  // one per atom, chains, residues and atoms in order
+  std::vector<double> radii;    // one per atom, Å; 0 where neither table nor element gives one
+  std::size_t element_radii = 0;  // atoms whose radius is their element's
   std::vector<std::string> warnings;
 };
 

@@ -64,6 +64,9 @@ struct Structure {
   int models_in_file = 1;             // models the file holds
   std::vector<std::string> warnings;  // for the log: unknown atoms zeroed, hydrogens folded, ...
   std::string charge_source;          // "file" or the force field's name
+  // Where atoms.r came from: "file" (PQR), the force field's table (with the element radii it
+  // fell back on), io::kElementRadiiSource (fill_missing_radii); empty without radii.
+  std::string radius_source;
   // The crystal or MD cell the file records (PDB CRYST1, mmCIF _cell); absent where it has none
   // or only the placeholder 1 × 1 × 1 Å cell of NMR and modelled entries.
   std::optional<UnitCell> cell;

@@ -11,6 +11,7 @@
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
+#include "dcsgrid/io/element_radii.hpp"
 
 namespace dcsgrid::io {
 namespace {
@@ -23,6 +24,7 @@ struct Template {
   std::string label;                           // for messages: "NALA (AMBER)"
   std::vector<std::string> names;              // canonical atom names
   std::vector<std::optional<double>> charges;  // empty: the table lacks the atom
+  std::vector<double> radii;                   // the table's; 0: none (the element's is taken)
   std::vector<bool> hydrogen;
   std::vector<std::vector<int>> bonds;          // may be empty when the source knows no bonds
   std::vector<int> fold_to;                     // hydrogens: parent; OXT: O; else -1
@@ -35,11 +37,12 @@ struct Template {
     return std::abs(total - std::round(total)) < 1e-3;
   }
 
-  int add(std::string name, std::optional<double> charge) {
+  int add(std::string name, std::optional<double> charge, double radius = 0) {
     hydrogen.push_back(is_hydrogen_name(name));
     lookup.emplace(name, int(names.size()));
     names.push_back(std::move(name));
     charges.push_back(charge);
+    radii.push_back(radius);
     return int(names.size()) - 1;
   }
   int index(const std::string& name) const {
@@ -131,9 +134,9 @@ std::string residue_label(const ResidueRecord& r, const std::string& chain) {
   return r.name + " " + r.number + (chain.empty() ? "" : " " + chain);
 }
 
-// Charges for the atoms of one residue from its template.
+// Charges and radii for the atoms of one residue from its template.
 ResidueNotes apply(const ResidueRecord& r, const std::string& chain, const Template& t,
-                   double* charges);
+                   double* charges, double* radii);
 
 // How a residue gets its charges: an ion's, a template's, or none (its notes say why).
 struct ResiduePlan {
@@ -142,6 +145,7 @@ struct ResiduePlan {
   const Template* t = nullptr;
   std::optional<double> ion_charge;
   std::size_t first_atom = 0;  // in the structure's atom order
+  double ion_radius = 0;       // the table's, where it has the ion
 };
 
 // The atoms of the residues planned so far.
@@ -234,9 +238,8 @@ const Template* Assigner::topology_template(const std::string& ffname,
   std::map<std::size_t, int> by_parameter;
   for (const TopologyAtom& a : topo->atoms) {
     const auto it = table.find(a.name);
-    const int k =
-        t.add(a.name, it == table.end() ? std::nullopt
-                                        : std::optional<double>(ff_.parameters[it->second].charge));
+    const ForceField::Parameter* p = it == table.end() ? nullptr : &ff_.parameters[it->second];
+    const int k = t.add(a.name, p ? std::optional<double>(p->charge) : std::nullopt, p ? p->radius : 0.0);
     if (it != table.end()) by_parameter.emplace(it->second, k);
   }
   for (const auto& [alt, name] : topo->altnames)
@@ -268,7 +271,7 @@ const Template* Assigner::table_template(const std::string& name) {
   std::map<std::size_t, int> by_parameter;
   for (const auto& [atom, p] : *atoms)
     if (!by_parameter.count(p))
-      by_parameter[p] = t.add(ff_.parameters[p].atom, ff_.parameters[p].charge);
+      by_parameter[p] = t.add(ff_.parameters[p].atom, ff_.parameters[p].charge, ff_.parameters[p].radius);
   for (const auto& [atom, p] : *atoms) t.lookup.emplace(atom, by_parameter[p]);
   t.set_fold_targets();
   slot = std::move(t);
@@ -325,7 +328,7 @@ const Template* Assigner::template_for(const ResidueRecord& r, const Classified&
 }
 
 ResidueNotes apply(const ResidueRecord& r, const std::string& chain, const Template& t,
-                   double* charges) {
+                   double* charges, double* radii) {
   ResidueNotes notes;
   std::vector<int> present(t.names.size(), -1);
   std::vector<std::string> unknown_atoms;
@@ -372,6 +375,7 @@ ResidueNotes apply(const ResidueRecord& r, const std::string& chain, const Templ
     const double q = *t.charges[k];
     if (present[k] >= 0) {
       charges[present[k]] += q;
+      radii[present[k]] = t.radii[k];
       continue;
     }
     const int to = destination(int(k));
@@ -436,12 +440,40 @@ void Assigner::resolve(const ChainRecord& chain, std::vector<ResiduePlan>& plans
     ResiduePlan& plan = plans.emplace_back(ResiduePlan{&r, &chain.name, nullptr, {}, first_atom});
     ResidueNotes& note = notes.emplace_back();
     first_atom += r.atoms.size();
-    if (kinds[i].kind == Kind::ion)
+    if (kinds[i].kind == Kind::ion) {
       plan.ion_charge = kIonCharges.find(upper(r.name))->second;
-    else if (!(plan.t = template_for(r, kinds[i], terminus[i])))
+      if (const ForceField::Parameter* p = ff_.find(upper(r.name), r.atoms[0].name)) plan.ion_radius = p->radius;
+    } else if (!(plan.t = template_for(r, kinds[i], terminus[i])))
       note.unknown = residue_label(r, chain.name) + ": residue not in the " + ff_label_ +
                      " table (" + std::to_string(r.atoms.size()) + " atoms)";
   }
+}
+
+// Atoms without a table radius take their element's; those whose element has none keep 0, with
+// a warning.
+void take_element_radii(const std::vector<ChainRecord>& chains, ChargeResult& result) {
+  std::map<std::string, std::optional<double>, std::less<>> by_element;
+  std::vector<std::string> without;
+  std::size_t i = 0;
+  for (const ChainRecord& c : chains)
+    for (const ResidueRecord& r : c.residues)
+      for (const AtomRecord& a : r.atoms) {
+        double& radius = result.radii[i++];
+        if (radius > 0) continue;
+        const std::string element = a.element.empty() ? element_from_atom_name(a.name) : a.element;
+        auto it = by_element.find(element);
+        if (it == by_element.end()) it = by_element.emplace(element, element_radius(element)).first;
+        if (it->second) {
+          radius = *it->second;
+          ++result.element_radii;
+        } else {
+          without.push_back(residue_label(r, c.name) + " " + a.name + " (" +
+                            (element.empty() ? std::string("no element") : element) + ")");
+        }
+      }
+  if (!without.empty())
+    result.warnings.push_back("radius 0 for atoms with neither a table radius nor an element radius "
+                              "(Bondi 1964; Mantina et al. 2009): " + summarize(without));
 }
 
 ChargeResult Assigner::run(const std::vector<ChainRecord>& chains, const std::string& file,
@@ -454,15 +486,17 @@ ChargeResult Assigner::run(const std::vector<ChainRecord>& chains, const std::st
   for (const ChainRecord& chain : chains) resolve(chain, plans, notes);
   ChargeResult result;
   result.charges.assign(planned_atoms(plans), 0.0);
+  result.radii.assign(result.charges.size(), 0.0);
 #pragma omp parallel for num_threads(team_size()) schedule(dynamic, 256) \
     if (threads != 1 && plans.size() > 256)
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const ResiduePlan& p = plans[i];
     double* out = result.charges.data() + p.first_atom;
+    double* radii = result.radii.data() + p.first_atom;
     if (p.ion_charge)
-      out[0] = *p.ion_charge;
+      out[0] = *p.ion_charge, radii[0] = p.ion_radius;
     else if (p.t)
-      notes[i] = apply(*p.residue, *p.chain, *p.t, out);
+      notes[i] = apply(*p.residue, *p.chain, *p.t, out, radii);
   }
   std::vector<std::string> unknown, relocated, non_integral;
   std::size_t folded_hydrogens = 0;
@@ -490,6 +524,7 @@ ChargeResult Assigner::run(const std::vector<ChainRecord>& chains, const std::st
   if (!non_integral.empty())
     result.warnings.push_back("residues with a non-integer net charge: " +
                               summarize(non_integral));
+  take_element_radii(chains, result);
   return result;
 }
 

@@ -115,16 +115,12 @@ std::vector<AtomLabel> atom_labels(const Structure& s, Format format, std::strin
   for (std::size_t i = 0; i < labels.size(); ++i) labels[i].residue_number = std::to_string(i + 1);
   if (format == Format::xyz || format == Format::mol2 || s.lines.size() != labels.size()) return labels;
   // Where each line starts, for the lines the atoms name.
-  std::vector<std::string_view> line_of;
   const std::size_t last = s.lines.empty() ? 0 : *std::max_element(s.lines.begin(), s.lines.end());
-  line_of.reserve(last + 1);
-  line_of.emplace_back();
-  detail::Lines lines(text);
-  while (line_of.size() <= last && lines.next()) line_of.push_back(lines.line());
+  const std::vector<std::string_view> line_of = detail::numbered_lines(text, last);
   const std::vector<std::string> tags = format == Format::mmcif ? atom_site_tags(text) : std::vector<std::string>{};
   for (std::size_t i = 0; i < labels.size(); ++i) {
     const std::size_t n = s.lines[i];
-    if (n == 0 || n >= line_of.size()) continue;
+    if (n == 0 || line_of[n].empty()) continue;
     if (format == Format::pqr) labels[i] = pqr_label(line_of[n]);
     else if (format == Format::mmcif) labels[i] = cif_label(line_of[n], tags);
     else labels[i] = pdb_label(line_of[n]);

@@ -13,6 +13,7 @@
 
 #include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/io/charges.hpp"
+#include "dcsgrid/io/element_radii.hpp"
 #include "dcsgrid/io/forcefield.hpp"
 #include "io/text/chunks.hpp"
 #include "io/structure/pdb_chunks.hpp"
@@ -245,7 +246,8 @@ std::vector<ResidueRecord> residue_records(const gemmi::Residue& res) {
   auto flush = [&] {
     ResidueRecord r{res.name, res.seqid.str(), {}};
     for (const gemmi::Atom* a : resolve_altlocs(run))
-      r.atoms.push_back({a->name, a->pos.x, a->pos.y, a->pos.z});
+      r.atoms.push_back({a->name, a->element == gemmi::El::X ? std::string() : a->element.name(),
+                         a->pos.x, a->pos.y, a->pos.z});
     out.push_back(std::move(r));
     run.clear();
     names.clear();
@@ -289,10 +291,15 @@ Structure charged_structure(const TextFile& file, const std::vector<ChainRecord>
           throw InputError(file.name, 0,
                            "atom " + a.name + " of " + r.name + " " + r.number + " chain " +
                                c.name + ": coordinates are not finite numbers");
-        s.atoms.push_back(a.x, a.y, a.z, charges.charges[i++]);
+        s.atoms.push_back(a.x, a.y, a.z, charges.charges[i], charges.radii[i]);
+        ++i;
       }
   s.warnings = std::move(charges.warnings);
   s.charge_source = tables.forcefield.name;
+  s.radius_source = tables.forcefield.table.filename().string();
+  if (charges.element_radii > 0)
+    s.radius_source += "; " + std::string(kElementRadiiSource) + " for " +
+                       std::to_string(charges.element_radii) + " atoms it gives no radius";
   return s;
 }
 

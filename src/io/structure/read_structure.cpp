@@ -38,6 +38,7 @@ std::vector<Structure> read_models(detail::TextFile& file, Format format, const 
   for (Structure& s : models) {
     s.source = file.name;
     if (s.charge_source.empty()) s.charge_source = "file";
+    if (s.radius_source.empty() && s.atoms.has_radii()) s.radius_source = "file";
   }
   return models;
 }

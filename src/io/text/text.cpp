@@ -294,6 +294,16 @@ bool Lines::next() {
   return true;
 }
 
+std::vector<std::string_view> numbered_lines(std::string_view text, std::size_t last) {
+  std::vector<std::string_view> out;
+  out.reserve(last + 1);
+  out.emplace_back();
+  Lines lines(text);
+  while (out.size() <= last && lines.next()) out.push_back(lines.line());
+  out.resize(last + 1);
+  return out;
+}
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
   while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dcsgrid::io::detail {
 
@@ -57,6 +58,10 @@ class Lines {
   std::string_view text_, line_;
   std::size_t pos_ = 0, number_ = 0;
 };
+
+// The lines of `text` numbered 1..last (index 0 and lines past the text's end are empty), for
+// finding atoms' records again by their lines (Structure::lines).
+std::vector<std::string_view> numbered_lines(std::string_view text, std::size_t last);
 
 std::string_view trim(std::string_view s);
 bool starts_with_record(std::string_view line, std::string_view record);  // "ATOM", "MODEL", ...
