@@ -11,6 +11,9 @@
 #include <limits>
 #include <map>
 
+#include <spdlog/spdlog.h>
+
+#include "dcsgrid/core/clock.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
 #include "surface_field.hpp"
@@ -252,13 +255,24 @@ std::string surface_kind_name(SurfaceKind kind) { return kind == SurfaceKind::se
 
 TriangleMesh molecular_surface(const AtomSet& atoms, const SurfaceOptions& options) {
   check(atoms, options);
+  auto t0 = clock_type::now();
+  const auto lap = [&t0](const char* stage) {
+    spdlog::debug("surface: {} {:.3f} s", stage, seconds_since(t0));
+    t0 = clock_type::now();
+  };
   SurfaceField field = detail::surface_field(atoms, options);
+  lap("field");
   const SurfaceEvaluator evaluator(atoms, options, field);
+  lap("neighbour lists");
   if (!field.samples.empty()) refine_near_zero(evaluator, field);
+  lap("exact values near zero");
   const CrossedEdges edges = crossed_edges(field.grid, field.value);
+  lap("crossed edges");
   TriangleMesh mesh;
   place_vertices(evaluator, field, edges, mesh);
+  lap("vertices");
   build_faces(field, edges, mesh);
+  lap("faces");
   return mesh;
 }
 

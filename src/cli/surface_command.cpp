@@ -15,6 +15,7 @@
 #include "dcsgrid/analysis/surface_table.hpp"
 #include "dcsgrid/app/compute.hpp"
 #include "dcsgrid/cli/commands.hpp"
+#include "dcsgrid/core/clock.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/atom_labels.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
@@ -231,7 +232,13 @@ int surface_command(int argc, char** argv) {
                                                 : std::vector<std::filesystem::path>{o.structure, o.map});
   }
   o.compute.settings();  // a bad option fails before any work
+  auto t0 = clock_type::now();
+  const auto lap = [&t0](const char* stage) {
+    spdlog::debug("surface: {} {:.3f} s", stage, seconds_since(t0));
+    t0 = clock_type::now();
+  };
   const io::Structure structure = io::read_structure(o.structure, o.read);
+  lap("read");
   if (!structure.atoms.has_radii())
     throw Error(o.structure + ": the atoms have no radii, which a surface needs: give a PQR file (pdb2pqr "
                 "writes one) or a PDB/mmCIF file whose force-field table has radii");
@@ -244,10 +251,15 @@ int surface_command(int argc, char** argv) {
   result.picture.transparent = o.transparent;
   const analysis::SurfaceKind kind = o.kind == "sas" ? analysis::SurfaceKind::sas : analysis::SurfaceKind::ses;
   result.mesh = analysis::molecular_surface(structure.atoms, {kind, o.compute.pb.srad, o.mesh_spacing});
+  lap("mesh");
   const io::MapFile map = potential_map(o, structure.atoms, result.mesh);
+  lap("potential map");
   result.mesh.value = vertex_values(map, result.mesh, o.map.empty() ? "the computed map" : o.map);
+  lap("vertex values");
   result.table = analysis::surface_table(result.mesh, structure.atoms.size(), io::atom_labels(o.structure, structure));
+  lap("table");
   for (const auto& out : o.outputs) writer_for(out).write(out, result);
+  lap("outputs");
   write_viewer_scripts(o, result, map);
   const double area = analysis::mesh_area(result.mesh);
   if (o.messages.json)
