@@ -74,8 +74,27 @@ CrossedEdges crossed_edges(const FieldGrid& g, const std::vector<float>& f) {
   return e;
 }
 
-// Where the exact field is zero on the edge from node a (value fa) to node b (fb), by regula falsi
-// (Illinois) from the nodes' values; the grid's linear estimate where the exact field does not
+// Where the segment a + t (b − a), t in (t0, t1), crosses the sphere's surface: the crossing
+// nearest t, or NaN where there is none.
+double sphere_crossing(const Vec3& a, const Vec3& b, const SurfaceEvaluator::Sphere& sphere, double t0,
+                       double t1, double t) {
+  if (sphere.radius < 0) return std::numeric_limits<double>::quiet_NaN();
+  Vec3 u, w;  // |w + s u|² = radius²
+  for (int d = 0; d < 3; ++d) u[d] = b[d] - a[d], w[d] = a[d] - sphere.centre[d];
+  const double uu = u[0] * u[0] + u[1] * u[1] + u[2] * u[2], uw = u[0] * w[0] + u[1] * w[1] + u[2] * w[2];
+  const double ww = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
+  const double disc = uw * uw - uu * (ww - sphere.radius * sphere.radius);
+  double best = std::numeric_limits<double>::quiet_NaN();
+  if (disc < 0 || uu == 0) return best;
+  for (const double root : {(-uw - std::sqrt(disc)) / uu, (-uw + std::sqrt(disc)) / uu})
+    if (root > t0 && root < t1 && !(std::abs(root - t) >= std::abs(best - t))) best = root;
+  return best;
+}
+
+// Where the exact field is zero on the edge from node a (value fa) to node b (fb): bracketed by
+// the nodes' exact values, each step on the surface of the sphere that gives the field at the
+// last point (the field is that sphere's distance nearby, so one or two steps find the root),
+// else by regula falsi (Illinois); the grid's linear estimate where the exact field does not
 // change sign along the edge. Kept off the nodes, so that no two vertices coincide.
 double edge_root(const SurfaceEvaluator& ev, const SurfaceEvaluator::Local& local, const Vec3& a,
                  const Vec3& b, float fa, float fb) {
@@ -84,9 +103,10 @@ double edge_root(const SurfaceEvaluator& ev, const SurfaceEvaluator::Local& loca
   double t0 = 0, t1 = 1, g0 = ev.value(a, local), g1 = ev.value(b, local);
   if (inside(float(g0)) == inside(float(g1)) || g0 == g1) return std::clamp(t, 1e-4, 1 - 1e-4);
   int side = 0;
+  t = (t0 * g1 - t1 * g0) / (g1 - g0);
   for (int iteration = 0; iteration < 8; ++iteration) {
-    t = (t0 * g1 - t1 * g0) / (g1 - g0);
-    const double gt = ev.value(at(t), local);
+    SurfaceEvaluator::Sphere sphere;
+    const double gt = ev.value(at(t), local, &sphere);
     if (std::abs(gt) < 1e-5) break;
     if ((gt < 0) == (g0 < 0)) {
       t0 = t, g0 = gt;
@@ -97,6 +117,8 @@ double edge_root(const SurfaceEvaluator& ev, const SurfaceEvaluator::Local& loca
       if (side == 1) g0 /= 2;
       side = 1;
     }
+    const double crossing = sphere_crossing(a, b, sphere, t0, t1, t);
+    t = std::isnan(crossing) ? (t0 * g1 - t1 * g0) / (g1 - g0) : crossing;
   }
   return std::clamp(t, 1e-4, 1 - 1e-4);
 }

@@ -185,14 +185,22 @@ SurfaceEvaluator::SurfaceEvaluator(const AtomSet& atoms, const SurfaceOptions& o
                                    const SurfaceField& field)
     : atoms_(atoms), options_(options), field_(field), cells_(atoms, kCellEdge) {
   if (!ses()) return;
-  std::vector<std::vector<std::uint32_t>> lists(atoms.size());
+  std::vector<std::vector<Neighbour>> lists(atoms.size());
 #pragma omp parallel num_threads(team_size())
   {
     std::vector<std::size_t> near;
 #pragma omp for schedule(dynamic, 64)
     for (std::int64_t a = 0; a < std::int64_t(atoms.size()); ++a) {
-      cells_.near(atom_position(atoms, std::size_t(a)), atoms.r[a] + 2 * options.probe_radius, std::size_t(a), near);
-      lists[std::size_t(a)].assign(near.begin(), near.end());
+      const Vec3 c = atom_position(atoms, std::size_t(a));
+      cells_.near(c, atoms.r[a] + 2 * options.probe_radius, std::size_t(a), near);
+      auto& list = lists[std::size_t(a)];
+      for (const std::size_t b : near) {
+        const double reach = atoms.r[b] + options.probe_radius - 1e-9;
+        list.push_back({atoms.x[b], atoms.y[b], atoms.z[b], reach * reach});
+      }
+      std::sort(list.begin(), list.end(), [&c](const Neighbour& u, const Neighbour& v) {
+        return distance(c, {u.x, u.y, u.z}) < distance(c, {v.x, v.y, v.z});
+      });
     }
   }
   neighbour_start_.assign(1, 0);
@@ -218,9 +226,9 @@ void SurfaceEvaluator::set_edge(std::size_t node_a, std::size_t node_b, Local& l
 
 bool SurfaceEvaluator::exposed(const Vec3& q, std::size_t atom) const {
   for (std::size_t m = neighbour_start_[atom]; m < neighbour_start_[atom + 1]; ++m) {
-    const std::size_t b = neighbours_[m];
-    const double reach = atoms_.r[b] + options_.probe_radius - 1e-9;
-    if (distance(q, atom_position(atoms_, b)) < reach) return false;
+    const Neighbour& b = neighbours_[m];
+    const double dx = q[0] - b.x, dy = q[1] - b.y, dz = q[2] - b.z;
+    if (dx * dx + dy * dy + dz * dz < b.reach2) return false;
   }
   return true;
 }
@@ -253,15 +261,21 @@ double SurfaceEvaluator::boundary_distance(const Vec3& x, const Local& local, st
   return best;
 }
 
-double SurfaceEvaluator::value(const Vec3& x, const Local& local) const {
+double SurfaceEvaluator::value(const Vec3& x, const Local& local, Sphere* sphere) const {
+  Sphere found;
+  double best = 2 * field_.grid.h;
   if (ses()) {
     std::int64_t feature;
     const double d = boundary_distance(x, local, feature);
-    return feature == -1 ? -2 * field_.grid.h : options_.probe_radius - d;
+    if (feature >= 0) found = {field_.samples[std::size_t(feature)], options_.probe_radius};
+    else if (feature <= -2) found = {atom_position(atoms_, std::size_t(-2 - feature)), atoms_.r[std::size_t(-2 - feature)]};
+    best = feature == -1 ? -2 * field_.grid.h : options_.probe_radius - d;
+  } else {
+    for (const std::size_t a : local.atoms)
+      if (const double v = distance(x, atom_position(atoms_, a)) - atoms_.r[a] - options_.probe_radius; v < best)
+        best = v, found = {atom_position(atoms_, a), atoms_.r[a] + options_.probe_radius};
   }
-  double best = 2 * field_.grid.h;
-  for (const std::size_t a : local.atoms)
-    best = std::min(best, distance(x, atom_position(atoms_, a)) - atoms_.r[a] - options_.probe_radius);
+  if (sphere) *sphere = found;
   return best;
 }
 
