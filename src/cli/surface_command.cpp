@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <functional>
 #include <limits>
 #include <string>
@@ -19,6 +20,8 @@
 #include "dcsgrid/cli/commands.hpp"
 #include "dcsgrid/core/clock.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
+#include "dcsgrid/engine/cpu_backend.hpp"
 #include "dcsgrid/engine/method.hpp"
 #include "dcsgrid/io/atom_labels.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
@@ -202,33 +205,47 @@ std::vector<bool> bricks_under_mesh(const GridSpec& grid, const TriangleMesh& me
 }
 
 // The potential at the grid's points that the vertices' interpolation reads (the rest NaN): the
-// bricks holding them, each computed as a grid of its own. A slab method without a run's set-up
-// sums each point on its own, so these are the whole grid's values (to float rounding) at a
-// fraction of the cost (1TII: a third of the points).
-void compute_under_mesh(engine::Backend& backend, const AtomSet& atoms, const app::ComputeSettings& settings,
-                        const TriangleMesh& mesh, io::MapFile& map) {
+// bricks holding them, each computed as a grid of its own, bricks shared among the threads (each
+// with a CPU backend of its own, one thread a brick: a team a brick spent its time waiting). A
+// slab method without a run's set-up sums each point on its own, so these are the whole grid's
+// values (to float rounding) at a fraction of the cost (1TII: a third of the points).
+void compute_under_mesh(const AtomSet& atoms, const app::ComputeSettings& settings, const TriangleMesh& mesh,
+                        io::MapFile& map) {
   const GridSpec& grid = map.grid;
   std::array<std::int64_t, 3> bricks;
   for (int d = 0; d < 3; ++d) bricks[d] = (grid.dims[d] + kBrick[d] - 1) / kBrick[d];
   const std::vector<bool> used = bricks_under_mesh(grid, mesh, bricks);
-  std::fill(map.data.begin(), map.data.end(), std::numeric_limits<float>::quiet_NaN());
-  std::vector<float> values;
-  app::Observer quiet;
+  std::vector<std::array<std::int64_t, 3>> firsts;
   for (std::int64_t k = 0; k < bricks[2]; ++k)
     for (std::int64_t j = 0; j < bricks[1]; ++j)
-      for (std::int64_t i = 0; i < bricks[0]; ++i) {
-        if (!used[std::size_t((k * bricks[1] + j) * bricks[0] + i)]) continue;
-        const std::array<std::int64_t, 3> first = {i * kBrick[0], j * kBrick[1], k * kBrick[2]};
+      for (std::int64_t i = 0; i < bricks[0]; ++i)
+        if (used[std::size_t((k * bricks[1] + j) * bricks[0] + i)])
+          firsts.push_back({i * kBrick[0], j * kBrick[1], k * kBrick[2]});
+  std::fill(map.data.begin(), map.data.end(), std::numeric_limits<float>::quiet_NaN());
+  std::exception_ptr error;
+#pragma omp parallel num_threads(team_size())
+  {
+    const auto backend = engine::make_cpu_backend();
+    std::vector<float> values;
+    app::Observer quiet;
+#pragma omp for schedule(dynamic, 4)
+    for (std::size_t b = 0; b < firsts.size(); ++b) try {
+        const auto& first = firsts[b];
         GridSpec part = grid;
         part.origin = grid.position(first[0], first[1], first[2]);
         for (int d = 0; d < 3; ++d) part.dims[d] = std::min(kBrick[d], grid.dims[d] - first[d]);
         values.resize(part.point_count());
-        app::compute_map(backend, atoms, part, settings, settings.methods.front(), values.data(), quiet);
+        app::compute_map(*backend, atoms, part, settings, settings.methods.front(), values.data(), quiet);
         for (std::int64_t c = 0; c < part.nz(); ++c)
-          for (std::int64_t b = 0; b < part.ny(); ++b)
-            std::copy_n(values.data() + part.index(0, b, c), part.nx(),
-                        map.data.data() + grid.index(first[0], first[1] + b, first[2] + c));
+          for (std::int64_t r = 0; r < part.ny(); ++r)
+            std::copy_n(values.data() + part.index(0, r, c), part.nx(),
+                        map.data.data() + grid.index(first[0], first[1] + r, first[2] + c));
+      } catch (...) {
+#pragma omp critical(surface_bricks)
+        if (!error) error = std::current_exception();
       }
+  }
+  if (error) std::rethrow_exception(error);
 }
 
 // The map, from the file or computed on a grid around the mesh: whole when `whole` (the viewers'
@@ -248,7 +265,7 @@ io::MapFile potential_map(const SurfaceOptions& o, const AtomSet& atoms, const T
   const auto backend = app::start_backend(settings);
   const engine::MethodDescription& method = engine::describe(settings.methods.front());
   if (!whole && backend->name() == "cpu" && method.shape == engine::MethodShape::slab && !method.run_setup)
-    return compute_under_mesh(*backend, atoms, settings, mesh, map), map;
+    return compute_under_mesh(atoms, settings, mesh, map), map;
   app::Observer quiet;
   app::compute_map(*backend, atoms, map.grid, settings, settings.methods.front(), map.data.data(), quiet);
   return map;
