@@ -240,6 +240,9 @@ void build_faces(const SurfaceField& field, const CrossedEdges& edges, TriangleM
     for (std::int64_t j = 0; j < g.n[1] - 1; ++j)
       for (std::int64_t i = 0; i < g.n[0] - 1; ++i) {
         const std::size_t base = g.at(i, j, k);
+        bool mixed = false;  // most cubes lie wholly inside or outside
+        for (int c = 1; c < 8 && !mixed; ++c) mixed = inside(field.value[base]) != inside(field.value[base + offset(g, c)]);
+        if (!mixed) continue;
         for (const Tetrahedron& tet : kTetrahedra)
           tetrahedron_faces(g, field.value, edges, base, tet, per_plane[std::size_t(k)]);
       }

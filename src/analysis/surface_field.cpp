@@ -193,14 +193,14 @@ SurfaceEvaluator::SurfaceEvaluator(const AtomSet& atoms, const SurfaceOptions& o
     for (std::int64_t a = 0; a < std::int64_t(atoms.size()); ++a) {
       const Vec3 c = atom_position(atoms, std::size_t(a));
       cells_.near(c, atoms.r[a] + 2 * options.probe_radius, std::size_t(a), near);
+      std::sort(near.begin(), near.end(), [&](std::size_t u, std::size_t v) {
+        return std::pair(distance(c, atom_position(atoms, u)), u) < std::pair(distance(c, atom_position(atoms, v)), v);
+      });
       auto& list = lists[std::size_t(a)];
       for (const std::size_t b : near) {
         const double reach = atoms.r[b] + options.probe_radius - 1e-9;
         list.push_back({atoms.x[b], atoms.y[b], atoms.z[b], reach * reach});
       }
-      std::sort(list.begin(), list.end(), [&c](const Neighbour& u, const Neighbour& v) {
-        return distance(c, {u.x, u.y, u.z}) < distance(c, {v.x, v.y, v.z});
-      });
     }
   }
   neighbour_start_.assign(1, 0);
@@ -243,7 +243,10 @@ double SurfaceEvaluator::boundary_distance(const Vec3& x, const Local& local, st
   thread_local std::vector<std::pair<double, std::size_t>> spheres;
   spheres.clear();
   for (const std::size_t a : local.atoms) {
-    const double depth = atoms_.r[a] + options_.probe_radius - distance(x, atom_position(atoms_, a));
+    const double big_r = atoms_.r[a] + options_.probe_radius;
+    const double dx = x[0] - atoms_.x[a], dy = x[1] - atoms_.y[a], dz = x[2] - atoms_.z[a];
+    if (dx * dx + dy * dy + dz * dz > big_r * big_r) continue;  // outside: no depth
+    const double depth = big_r - distance(x, atom_position(atoms_, a));
     if (depth >= 0 && depth < best) spheres.push_back({depth, a});
   }
   std::sort(spheres.begin(), spheres.end());
