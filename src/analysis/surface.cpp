@@ -91,23 +91,25 @@ double sphere_crossing(const Vec3& a, const Vec3& b, const SurfaceEvaluator::Sph
   return best;
 }
 
-// Where the exact field is zero on the edge from node a (value fa) to node b (fb): bracketed by
-// the nodes' exact values, each step on the surface of the sphere that gives the field at the
-// last point (the field is that sphere's distance nearby, so one or two steps find the root),
-// else by regula falsi (Illinois); the grid's linear estimate where the exact field does not
-// change sign along the edge. Kept off the nodes, so that no two vertices coincide.
+// Where the exact field is zero on the edge from node a (grid value fa) to node b (fb, of the
+// other sign): from the grid's linear estimate, each step onto the surface of the sphere that
+// gives the field at the last point (the field is that sphere's distance nearby, so one or two
+// steps find the root), else by regula falsi (Illinois) within the bracket, the nodes' grid values
+// standing for their exact ones (exact near zero: refine_near_zero). Where the exact field keeps
+// one sign along the edge, the grid's linear estimate; where it jumps over zero (an exposure
+// changes), the last step. Kept off the nodes, so that no two vertices coincide. sphere: the one
+// giving the field at the vertex.
 double edge_root(const SurfaceEvaluator& ev, const SurfaceEvaluator::Local& local, const Vec3& a,
-                 const Vec3& b, float fa, float fb) {
+                 const Vec3& b, float fa, float fb, SurfaceEvaluator::Sphere& sphere) {
   const auto at = [&](double t) { return Vec3{a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]), a[2] + t * (b[2] - a[2])}; };
-  double t = double(fa) / (double(fa) - double(fb));
-  double t0 = 0, t1 = 1, g0 = ev.value(a, local), g1 = ev.value(b, local);
-  if (inside(float(g0)) == inside(float(g1)) || g0 == g1) return std::clamp(t, 1e-4, 1 - 1e-4);
+  double t0 = 0, t1 = 1, g0 = fa, g1 = fb;
+  const double linear = g0 / (g0 - g1);
+  double t = linear;
   int side = 0;
-  t = (t0 * g1 - t1 * g0) / (g1 - g0);
-  for (int iteration = 0; iteration < 8; ++iteration) {
-    SurfaceEvaluator::Sphere sphere;
+  std::array<bool, 2> seen{};  // values of a's sign, of b's sign
+  for (int iteration = 0; iteration < 9; ++iteration) {
     const double gt = ev.value(at(t), local, &sphere);
-    if (std::abs(gt) < 1e-5) break;
+    if (std::abs(gt) < 1e-5) return std::clamp(t, 1e-4, 1 - 1e-4);
     if ((gt < 0) == (g0 < 0)) {
       t0 = t, g0 = gt;
       if (side == -1) g1 /= 2;
@@ -117,9 +119,12 @@ double edge_root(const SurfaceEvaluator& ev, const SurfaceEvaluator::Local& loca
       if (side == 1) g0 /= 2;
       side = 1;
     }
+    seen[side == 1] = true;
     const double crossing = sphere_crossing(a, b, sphere, t0, t1, t);
     t = std::isnan(crossing) ? (t0 * g1 - t1 * g0) / (g1 - g0) : crossing;
   }
+  if (!(seen[0] && seen[1])) t = linear;
+  ev.value(at(t), local, &sphere);
   return std::clamp(t, 1e-4, 1 - 1e-4);
 }
 
@@ -166,11 +171,12 @@ void place_vertices(const SurfaceEvaluator& ev, const SurfaceField& field, const
             const Vec3 a = g.position(i, j, k);
             const Vec3 b = g.position(i + (d & 1), j + (d >> 1 & 1), k + (d >> 2 & 1));
             ev.set_edge(n, m, local);
-            const double t = edge_root(ev, local, a, b, field.value[n], field.value[m]);
+            SurfaceEvaluator::Sphere sphere;
+            const double t = edge_root(ev, local, a, b, field.value[n], field.value[m], sphere);
             const Vec3 x = {a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]), a[2] + t * (b[2] - a[2])};
             const std::uint32_t v = edges.vertex(n, d);
             mesh.vertices[v] = {float(x[0]), float(x[1]), float(x[2])};
-            ev.describe(x, local, mesh.normals[v], mesh.atom[v]);
+            ev.describe(x, local, sphere, mesh.normals[v], mesh.atom[v]);
           }
         }
   }

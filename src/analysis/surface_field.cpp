@@ -134,10 +134,11 @@ std::vector<Vec3> sas_boundary_samples(const AtomSet& atoms, const SurfaceOption
 }
 
 // probe − the distance to the nearest sample, at nodes inside the SAS (probe outside it;
-// −2 spacings beyond the samples' reach); nearest[n] the sample.
+// −2 spacings beyond the samples' reach, probe + 1 spacing: only the sign matters that deep, and
+// a smaller reach halves the nodes each sample visits); nearest[n] the sample.
 void ses_values(const SurfaceOptions& o, const FieldGrid& g, const std::vector<Vec3>& samples,
                 std::vector<float>& f, std::vector<std::int32_t>& nearest) {
-  const double reach = o.probe_radius + 2 * g.h;
+  const double reach = o.probe_radius + g.h;
   const std::int64_t blocks = (g.n[2] + kBlockPlanes - 1) / kBlockPlanes;
   std::vector<std::vector<std::int32_t>> by_block{std::size_t(blocks)};
   for (std::size_t s = 0; s < samples.size(); ++s)
@@ -270,7 +271,7 @@ double SurfaceEvaluator::value(const Vec3& x, const Local& local, Sphere* sphere
   if (ses()) {
     std::int64_t feature;
     const double d = boundary_distance(x, local, feature);
-    if (feature >= 0) found = {field_.samples[std::size_t(feature)], options_.probe_radius};
+    if (feature >= 0) found = {field_.samples[std::size_t(feature)], options_.probe_radius, true};
     else if (feature <= -2) found = {atom_position(atoms_, std::size_t(-2 - feature)), atoms_.r[std::size_t(-2 - feature)]};
     best = feature == -1 ? -2 * field_.grid.h : options_.probe_radius - d;
   } else {
@@ -282,18 +283,16 @@ double SurfaceEvaluator::value(const Vec3& x, const Local& local, Sphere* sphere
   return best;
 }
 
-void SurfaceEvaluator::describe(const Vec3& x, const Local& local, std::array<float, 3>& normal,
-                                std::uint32_t& atom) const {
+void SurfaceEvaluator::describe(const Vec3& x, const Local& local, const Sphere& sphere,
+                                std::array<float, 3>& normal, std::uint32_t& atom) const {
   double best = std::numeric_limits<double>::infinity();
   for (const std::size_t a : local.atoms)
     if (const double v = distance(x, atom_position(atoms_, a)) - atoms_.r[a]; v < best)
       best = v, atom = std::uint32_t(a);
-  Vec3 from = atom_position(atoms_, atom), to = x;  // SAS: the nearest sphere's radial direction
-  if (ses()) {
-    std::int64_t feature;
-    boundary_distance(x, local, feature);
-    if (feature >= 0) from = x, to = field_.samples[std::size_t(feature)];  // towards the probe
-    else if (feature <= -2) from = atom_position(atoms_, std::size_t(-2 - feature));
+  Vec3 from = atom_position(atoms_, atom), to = x;  // no sphere: the nearest atom's radial direction
+  if (sphere.radius >= 0) {
+    from = sphere.centre;
+    if (sphere.inside_out) std::swap(from, to);  // towards the probe
   }
   const double len = distance(from, to);
   for (int d = 0; d < 3; ++d) normal[d] = len > 0 ? float((to[d] - from[d]) / len) : (d == 2 ? 1.f : 0.f);
