@@ -5,7 +5,7 @@
 
 namespace dcsgrid::engine {
 
-AtomCells::AtomCells(const AtomSet& atoms, double cell) : atoms_(atoms), cell_(cell) {
+AtomCells::AtomCells(const AtomSet& atoms, double cell) : cell_(cell) {
   const Box box = bounding_box(atoms);
   max_radius_ = atoms.r.empty() ? 0.0 : double(*std::max_element(atoms.r.begin(), atoms.r.end()));
   for (int d = 0; d < 3; ++d) {
@@ -22,6 +22,11 @@ AtomCells::AtomCells(const AtomSet& atoms, double cell) : atoms_(atoms), cell_(c
   members_.resize(atoms.size());
   std::vector<std::size_t> fill(start_.begin(), start_.end() - 1);
   for (std::size_t a = 0; a < atoms.size(); ++a) members_[fill[cell_of[a]]++] = a;
+  packed_.resize(atoms.size());
+  for (std::size_t m = 0; m < members_.size(); ++m) {
+    const std::size_t a = members_[m];
+    packed_[m] = {atoms.x[a], atoms.y[a], atoms.z[a], atoms.r[a]};
+  }
 }
 
 void AtomCells::near(const std::array<double, 3>& p, double reach, std::size_t self,
@@ -43,14 +48,14 @@ void AtomCells::near(const std::array<double, 3>& p, double reach, std::size_t s
       const double gy = gap(1, j), rest = limit2 - gz * gz - gy * gy;
       if (rest < 0) continue;
       const double half = std::sqrt(rest);
-      for (std::int64_t i = first(0, p[0] - half), i1 = first(0, p[0] + half); i <= i1; ++i) {
-        const std::size_t cell = index({i, j, k});
-        for (std::size_t m = start_[cell]; m < start_[cell + 1]; ++m) {
-          const std::size_t a = members_[m];
-          const double dx = p[0] - atoms_.x[a], dy = p[1] - atoms_.y[a], dz = p[2] - atoms_.z[a];
-          const double reach_a = reach + atoms_.r[a];
-          if (a != self && dx * dx + dy * dy + dz * dz <= reach_a * reach_a) out.push_back(a);
-        }
+      // The row's cells hold consecutive members.
+      const std::size_t m0 = start_[index({first(0, p[0] - half), j, k})],
+                        m1 = start_[index({first(0, p[0] + half), j, k}) + 1];
+      for (std::size_t m = m0; m < m1; ++m) {
+        const auto& atom = packed_[m];
+        const double dx = p[0] - atom[0], dy = p[1] - atom[1], dz = p[2] - atom[2];
+        const double reach_a = reach + atom[3];
+        if (dx * dx + dy * dy + dz * dz <= reach_a * reach_a && members_[m] != self) out.push_back(members_[m]);
       }
     }
   }
