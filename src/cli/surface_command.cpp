@@ -17,6 +17,7 @@
 #include "dcsgrid/analysis/surface.hpp"
 #include "dcsgrid/analysis/surface_table.hpp"
 #include "dcsgrid/app/compute.hpp"
+#include "dcsgrid/app/settings.hpp"
 #include "dcsgrid/cli/commands.hpp"
 #include "dcsgrid/core/clock.hpp"
 #include "dcsgrid/core/error.hpp"
@@ -206,7 +207,8 @@ std::vector<bool> bricks_under_mesh(const GridSpec& grid, const TriangleMesh& me
 
 // The potential at the grid's points that the vertices' interpolation reads (the rest NaN): the
 // bricks holding them, each computed as a grid of its own, bricks shared among the threads (each
-// with a CPU backend of its own, one thread a brick: a team a brick spent its time waiting). A
+// with a CPU backend of its own, one thread a brick: a team a brick spent its time waiting), each
+// brick straight through Backend::compute (compute_map checked the atoms three times a brick). A
 // slab method without a run's set-up sums each point on its own, so these are the whole grid's
 // values (to float rounding) at a fraction of the cost (1TII: a third of the points).
 void compute_under_mesh(const AtomSet& atoms, const app::ComputeSettings& settings, const TriangleMesh& mesh,
@@ -222,24 +224,30 @@ void compute_under_mesh(const AtomSet& atoms, const app::ComputeSettings& settin
         if (used[std::size_t((k * bricks[1] + j) * bricks[0] + i)])
           firsts.push_back({i * kBrick[0], j * kBrick[1], k * kBrick[2]});
   std::fill(map.data.begin(), map.data.end(), std::numeric_limits<float>::quiet_NaN());
+  const engine::PotentialRequest whole = app::make_request(settings, settings.methods.front(), atoms, grid);
   std::exception_ptr error;
 #pragma omp parallel num_threads(team_size())
   {
     const auto backend = engine::make_cpu_backend();
+    engine::PotentialRequest request = whole;
     std::vector<float> values;
-    app::Observer quiet;
 #pragma omp for schedule(dynamic, 4)
     for (std::size_t b = 0; b < firsts.size(); ++b) try {
         const auto& first = firsts[b];
-        GridSpec part = grid;
+        GridSpec& part = request.grid;
         part.origin = grid.position(first[0], first[1], first[2]);
         for (int d = 0; d < 3; ++d) part.dims[d] = std::min(kBrick[d], grid.dims[d] - first[d]);
         values.resize(part.point_count());
-        app::compute_map(*backend, atoms, part, settings, settings.methods.front(), values.data(), quiet);
-        for (std::int64_t c = 0; c < part.nz(); ++c)
-          for (std::int64_t r = 0; r < part.ny(); ++r)
-            std::copy_n(values.data() + part.index(0, r, c), part.nx(),
-                        map.data.data() + grid.index(first[0], first[1] + r, first[2] + c));
+        backend->compute(request, {0, part.nz()}, values.data());
+        app::finite_slabs(request.allow_non_finite, part, "the potential's brick at grid point (" +
+                              std::to_string(first[0]) + ", " + std::to_string(first[1]) + ", " +
+                              std::to_string(first[2]) + ")",
+                          [&](engine::Slab, const float* data) {
+                            for (std::int64_t c = 0; c < part.nz(); ++c)
+                              for (std::int64_t r = 0; r < part.ny(); ++r)
+                                std::copy_n(data + part.index(0, r, c), part.nx(),
+                                            map.data.data() + grid.index(first[0], first[1] + r, first[2] + c));
+                          })({0, part.nz()}, values.data());
       } catch (...) {
 #pragma omp critical(surface_bricks)
         if (!error) error = std::current_exception();
@@ -307,6 +315,7 @@ int surface_command(int argc, char** argv) {
                                                 : std::vector<std::filesystem::path>{o.structure, o.map});
   }
   o.compute.settings();  // a bad option fails before any work
+  set_openmp_threads(o.compute.threads);  // the mesh's and the potential's teams
   auto t0 = clock_type::now();
   const auto lap = [&t0](const char* stage) {
     spdlog::debug("surface: {} {:.3f} s", stage, seconds_since(t0));
