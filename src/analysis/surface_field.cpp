@@ -190,15 +190,16 @@ SurfaceEvaluator::SurfaceEvaluator(const AtomSet& atoms, const SurfaceOptions& o
 #pragma omp parallel num_threads(team_size())
   {
     std::vector<std::size_t> near;
+    std::vector<std::pair<double, std::size_t>> by_distance;
 #pragma omp for schedule(dynamic, 64)
     for (std::int64_t a = 0; a < std::int64_t(atoms.size()); ++a) {
       const Vec3 c = atom_position(atoms, std::size_t(a));
       cells_.near(c, atoms.r[a] + 2 * options.probe_radius, std::size_t(a), near);
-      std::sort(near.begin(), near.end(), [&](std::size_t u, std::size_t v) {
-        return std::pair(distance(c, atom_position(atoms, u)), u) < std::pair(distance(c, atom_position(atoms, v)), v);
-      });
+      by_distance.clear();
+      for (const std::size_t b : near) by_distance.push_back({distance(c, atom_position(atoms, b)), b});
+      std::sort(by_distance.begin(), by_distance.end());
       auto& list = lists[std::size_t(a)];
-      for (const std::size_t b : near) {
+      for (const auto& [d, b] : by_distance) {
         const double reach = atoms.r[b] + options.probe_radius - 1e-9;
         list.push_back({atoms.x[b], atoms.y[b], atoms.z[b], reach * reach});
       }
