@@ -223,6 +223,8 @@ void compute_under_mesh(const AtomSet& atoms, const app::ComputeSettings& settin
       for (std::int64_t i = 0; i < bricks[0]; ++i)
         if (used[std::size_t((k * bricks[1] + j) * bricks[0] + i)])
           firsts.push_back({i * kBrick[0], j * kBrick[1], k * kBrick[2]});
+  spdlog::debug("surface: the potential in {} of {} bricks of {}x{}x{} points", firsts.size(), used.size(), kBrick[0],
+                kBrick[1], kBrick[2]);
   std::fill(map.data.begin(), map.data.end(), std::numeric_limits<float>::quiet_NaN());
   const engine::PotentialRequest whole = app::make_request(settings, settings.methods.front(), atoms, grid);
   std::exception_ptr error;
