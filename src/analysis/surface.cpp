@@ -286,24 +286,20 @@ std::string surface_kind_name(SurfaceKind kind) { return kind == SurfaceKind::se
 
 TriangleMesh molecular_surface(const AtomSet& atoms, const SurfaceOptions& options) {
   check(atoms, options);
-  auto t0 = clock_type::now();
-  const auto lap = [&t0](const char* stage) {
-    spdlog::debug("surface: {} {:.3f} s", stage, seconds_since(t0));
-    t0 = clock_type::now();
-  };
+  LapTimer timer;
   SurfaceField field = detail::surface_field(atoms, options);
-  lap("field");
+  spdlog::debug("surface: field {:.3f} s", timer.lap());
   const SurfaceEvaluator evaluator(atoms, options, field);
-  lap("neighbour lists");
+  spdlog::debug("surface: neighbour lists {:.3f} s", timer.lap());
   if (!field.samples.empty()) refine_near_zero(evaluator, field);
-  lap("exact values near zero");
+  spdlog::debug("surface: exact values near zero {:.3f} s", timer.lap());
   const CrossedEdges edges = crossed_edges(field.grid, field.value);
-  lap("crossed edges");
+  spdlog::debug("surface: crossed edges {:.3f} s", timer.lap());
   TriangleMesh mesh;
   place_vertices(evaluator, field, edges, mesh);
-  lap("vertices");
+  spdlog::debug("surface: vertices {:.3f} s", timer.lap());
   build_faces(field, edges, mesh);
-  lap("faces");
+  spdlog::debug("surface: faces {:.3f} s", timer.lap());
   return mesh;
 }
 

@@ -168,16 +168,17 @@ void ses_values(const SurfaceOptions& o, const FieldGrid& g, const std::vector<V
 SurfaceField surface_field(const AtomSet& atoms, const SurfaceOptions& o) {
   SurfaceField field;
   field.grid = field_grid(atoms, o);
-  const auto t0 = clock_type::now();
+  LapTimer timer;
   field.value = sas_values(atoms, o, field.grid);
-  spdlog::debug("surface: SAS field {:.3f} s", seconds_since(t0));
+  spdlog::debug("surface: SAS field {:.3f} s", timer.lap());
   if (o.kind == SurfaceKind::ses && o.probe_radius > 0) {
     const engine::AtomCells cells(atoms, kCellEdge);
     field.samples = sas_boundary_samples(atoms, o, field.grid, field.value, cells);
-    spdlog::debug("surface: SAS boundary samples {:.3f} s", seconds_since(t0));
+    spdlog::debug("surface: SAS boundary samples {:.3f} s", timer.lap());
     if (field.samples.size() >= std::size_t(std::numeric_limits<std::int32_t>::max()))
       throw Error("the SES needs more than 2^31 boundary samples: raise --mesh-spacing");
     ses_values(o, field.grid, field.samples, field.value, field.nearest_sample);
+    spdlog::debug("surface: SES field from the samples {:.3f} s", timer.lap());
   }
   return field;
 }

@@ -318,13 +318,9 @@ int surface_command(int argc, char** argv) {
   }
   o.compute.settings();  // a bad option fails before any work
   set_openmp_threads(o.compute.threads);  // the mesh's and the potential's teams
-  auto t0 = clock_type::now();
-  const auto lap = [&t0](const char* stage) {
-    spdlog::debug("surface: {} {:.3f} s", stage, seconds_since(t0));
-    t0 = clock_type::now();
-  };
+  LapTimer timer;
   const io::Structure structure = io::read_structure(o.structure, o.read);
-  lap("read");
+  spdlog::debug("surface: read {:.3f} s", timer.lap());
   if (!structure.atoms.has_radii())
     throw Error(o.structure + ": the atoms have no radii, which a surface needs: give a PQR file (pdb2pqr "
                 "writes one) or a PDB/mmCIF file whose force-field table has radii");
@@ -337,15 +333,15 @@ int surface_command(int argc, char** argv) {
   result.picture.transparent = o.transparent;
   const analysis::SurfaceKind kind = o.kind == "sas" ? analysis::SurfaceKind::sas : analysis::SurfaceKind::ses;
   result.mesh = analysis::molecular_surface(structure.atoms, {kind, o.compute.pb.srad, o.mesh_spacing});
-  lap("mesh");
+  spdlog::debug("surface: mesh {:.3f} s", timer.lap());
   const io::MapFile map = potential_map(o, structure.atoms, result.mesh, !o.pymol.empty() || !o.chimerax.empty());
-  lap("potential map");
+  spdlog::debug("surface: potential map {:.3f} s", timer.lap());
   result.mesh.value = vertex_values(map, result.mesh, o.map.empty() ? "the computed map" : o.map);
-  lap("vertex values");
+  spdlog::debug("surface: vertex values {:.3f} s", timer.lap());
   result.table = analysis::surface_table(result.mesh, structure.atoms.size(), io::atom_labels(o.structure, structure));
-  lap("table");
+  spdlog::debug("surface: table {:.3f} s", timer.lap());
   for (const auto& out : o.outputs) writer_for(out).write(out, result);
-  lap("outputs");
+  spdlog::debug("surface: outputs {:.3f} s", timer.lap());
   write_viewer_scripts(o, result, map);
   const double area = analysis::mesh_area(result.mesh);
   if (o.messages.json)
