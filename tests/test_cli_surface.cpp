@@ -85,6 +85,37 @@ TEST(CliSurface, VertexPotentialsEqualSampleAtTheVertices) {
   EXPECT_NE(text.str().find("\"residue_name\": \"ASP\""), std::string::npos);
 }
 
+// Without a map, the CPU computes the potential only in the grid's bricks under the mesh; with
+// a viewer script it computes the whole grid (the script shows it). A ring of atoms leaves bricks
+// inside it out, and every vertex must see the whole grid's values.
+TEST(CliSurface, PotentialUnderTheMeshEqualsTheWholeGrids) {
+  const fs::path dir = temp_dir("cli_surface_bricks");
+  {
+    std::ofstream pqr(dir / "ring.pqr");
+    char line[96];
+    for (int a = 0; a < 24; ++a) {
+      const double angle = 2 * 3.14159265358979 * a / 24;
+      std::snprintf(line, sizeof line, "ATOM  %5d  CA  ALA A%4d    %8.3f%8.3f%8.3f %7.4f %6.4f\n", a + 1, a + 1,
+                    12 * std::cos(angle), 12 * std::sin(angle), 0.7 * (a % 3), a % 2 ? 0.5 : -0.3, 1.9);
+      pqr << line;
+    }
+  }
+  const std::string bin = dcsgrid_binary(), in = (dir / "ring.pqr").string();
+  auto r = run_command(bin + " surface " + in + " -o " + (dir / "bricks.ply").string() + " -q --device cpu");
+  ASSERT_EQ(r.status, 0) << r.output;
+  r = run_command(bin + " surface " + in + " -o " + (dir / "whole.ply").string() + " --pymol " +
+                  (dir / "whole.pml").string() + " -q --device cpu");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const Ply bricks = read_ply(dir / "bricks.ply"), whole = read_ply(dir / "whole.ply");
+  ASSERT_EQ(bricks.vertices.size(), whole.vertices.size());
+  ASSERT_GT(bricks.vertices.size(), 1000u);
+  for (std::size_t v = 0; v < whole.vertices.size(); ++v) {
+    const float value = whole.vertices[v][6];
+    ASSERT_TRUE(std::isfinite(bricks.vertices[v][6])) << "vertex " << v;
+    ASSERT_NEAR(bricks.vertices[v][6], value, 1e-5 * std::max(1.0f, std::abs(value))) << "vertex " << v;
+  }
+}
+
 TEST(CliSurface, RefusesBadInputs) {
   const fs::path dir = temp_dir("cli_surface_bad");
   std::ofstream(dir / "in.pqr") << kPqr;

@@ -11,6 +11,9 @@
 #include <limits>
 #include <map>
 
+#include <spdlog/spdlog.h>
+
+#include "dcsgrid/core/clock.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
 #include "surface_field.hpp"
@@ -71,20 +74,42 @@ CrossedEdges crossed_edges(const FieldGrid& g, const std::vector<float>& f) {
   return e;
 }
 
-// Where the exact field is zero on the edge from node a (value fa) to node b (fb), by regula falsi
-// (Illinois) from the nodes' values; the grid's linear estimate where the exact field does not
-// change sign along the edge. Kept off the nodes, so that no two vertices coincide.
+// Where the segment a + t (b − a), t in (t0, t1), crosses the sphere's surface: the crossing
+// nearest t, or NaN where there is none.
+double sphere_crossing(const Vec3& a, const Vec3& b, const SurfaceEvaluator::Sphere& sphere, double t0,
+                       double t1, double t) {
+  if (sphere.radius < 0) return std::numeric_limits<double>::quiet_NaN();
+  Vec3 u, w;  // |w + s u|² = radius²
+  for (int d = 0; d < 3; ++d) u[d] = b[d] - a[d], w[d] = a[d] - sphere.centre[d];
+  const double uu = u[0] * u[0] + u[1] * u[1] + u[2] * u[2], uw = u[0] * w[0] + u[1] * w[1] + u[2] * w[2];
+  const double ww = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
+  const double disc = uw * uw - uu * (ww - sphere.radius * sphere.radius);
+  double best = std::numeric_limits<double>::quiet_NaN();
+  if (disc < 0 || uu == 0) return best;
+  for (const double root : {(-uw - std::sqrt(disc)) / uu, (-uw + std::sqrt(disc)) / uu})
+    if (root > t0 && root < t1 && !(std::abs(root - t) >= std::abs(best - t))) best = root;
+  return best;
+}
+
+// Where the exact field is zero on the edge from node a (grid value fa) to node b (fb, of the
+// other sign): from the grid's linear estimate, each step onto the surface of the sphere that
+// gives the field at the last point (the field is that sphere's distance nearby, so one or two
+// steps find the root), else by regula falsi (Illinois) within the bracket, the nodes' grid values
+// standing for their exact ones (exact near zero: refine_near_zero). Where the exact field keeps
+// one sign along the edge, the grid's linear estimate; where it jumps over zero (an exposure
+// changes), the last step. Kept off the nodes, so that no two vertices coincide. sphere: the one
+// giving the field at the vertex.
 double edge_root(const SurfaceEvaluator& ev, const SurfaceEvaluator::Local& local, const Vec3& a,
-                 const Vec3& b, float fa, float fb) {
+                 const Vec3& b, float fa, float fb, SurfaceEvaluator::Sphere& sphere) {
   const auto at = [&](double t) { return Vec3{a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]), a[2] + t * (b[2] - a[2])}; };
-  double t = double(fa) / (double(fa) - double(fb));
-  double t0 = 0, t1 = 1, g0 = ev.value(a, local), g1 = ev.value(b, local);
-  if (inside(float(g0)) == inside(float(g1)) || g0 == g1) return std::clamp(t, 1e-4, 1 - 1e-4);
+  double t0 = 0, t1 = 1, g0 = fa, g1 = fb;
+  const double linear = g0 / (g0 - g1);
+  double t = linear;
   int side = 0;
-  for (int iteration = 0; iteration < 8; ++iteration) {
-    t = (t0 * g1 - t1 * g0) / (g1 - g0);
-    const double gt = ev.value(at(t), local);
-    if (std::abs(gt) < 1e-5) break;
+  std::array<bool, 2> seen{};  // values of a's sign, of b's sign
+  for (int iteration = 0; iteration < 9; ++iteration) {
+    const double gt = ev.value(at(t), local, &sphere);
+    if (std::abs(gt) < 1e-5) return std::clamp(t, 1e-4, 1 - 1e-4);
     if ((gt < 0) == (g0 < 0)) {
       t0 = t, g0 = gt;
       if (side == -1) g1 /= 2;
@@ -94,7 +119,12 @@ double edge_root(const SurfaceEvaluator& ev, const SurfaceEvaluator::Local& loca
       if (side == 1) g0 /= 2;
       side = 1;
     }
+    seen[side == 1] = true;
+    const double crossing = sphere_crossing(a, b, sphere, t0, t1, t);
+    t = std::isnan(crossing) ? (t0 * g1 - t1 * g0) / (g1 - g0) : crossing;
   }
+  if (!(seen[0] && seen[1])) t = linear;
+  ev.value(at(t), local, &sphere);
   return std::clamp(t, 1e-4, 1 - 1e-4);
 }
 
@@ -141,11 +171,12 @@ void place_vertices(const SurfaceEvaluator& ev, const SurfaceField& field, const
             const Vec3 a = g.position(i, j, k);
             const Vec3 b = g.position(i + (d & 1), j + (d >> 1 & 1), k + (d >> 2 & 1));
             ev.set_edge(n, m, local);
-            const double t = edge_root(ev, local, a, b, field.value[n], field.value[m]);
+            SurfaceEvaluator::Sphere sphere;
+            const double t = edge_root(ev, local, a, b, field.value[n], field.value[m], sphere);
             const Vec3 x = {a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]), a[2] + t * (b[2] - a[2])};
             const std::uint32_t v = edges.vertex(n, d);
             mesh.vertices[v] = {float(x[0]), float(x[1]), float(x[2])};
-            ev.describe(x, local, mesh.normals[v], mesh.atom[v]);
+            ev.describe(x, local, sphere, mesh.normals[v], mesh.atom[v]);
           }
         }
   }
@@ -215,6 +246,9 @@ void build_faces(const SurfaceField& field, const CrossedEdges& edges, TriangleM
     for (std::int64_t j = 0; j < g.n[1] - 1; ++j)
       for (std::int64_t i = 0; i < g.n[0] - 1; ++i) {
         const std::size_t base = g.at(i, j, k);
+        bool mixed = false;  // most cubes lie wholly inside or outside
+        for (int c = 1; c < 8 && !mixed; ++c) mixed = inside(field.value[base]) != inside(field.value[base + offset(g, c)]);
+        if (!mixed) continue;
         for (const Tetrahedron& tet : kTetrahedra)
           tetrahedron_faces(g, field.value, edges, base, tet, per_plane[std::size_t(k)]);
       }
@@ -252,13 +286,20 @@ std::string surface_kind_name(SurfaceKind kind) { return kind == SurfaceKind::se
 
 TriangleMesh molecular_surface(const AtomSet& atoms, const SurfaceOptions& options) {
   check(atoms, options);
+  LapTimer timer;
   SurfaceField field = detail::surface_field(atoms, options);
+  spdlog::debug("surface: field {:.3f} s", timer.lap());
   const SurfaceEvaluator evaluator(atoms, options, field);
+  spdlog::debug("surface: neighbour lists {:.3f} s", timer.lap());
   if (!field.samples.empty()) refine_near_zero(evaluator, field);
+  spdlog::debug("surface: exact values near zero {:.3f} s", timer.lap());
   const CrossedEdges edges = crossed_edges(field.grid, field.value);
+  spdlog::debug("surface: crossed edges {:.3f} s", timer.lap());
   TriangleMesh mesh;
   place_vertices(evaluator, field, edges, mesh);
+  spdlog::debug("surface: vertices {:.3f} s", timer.lap());
   build_faces(field, edges, mesh);
+  spdlog::debug("surface: faces {:.3f} s", timer.lap());
   return mesh;
 }
 

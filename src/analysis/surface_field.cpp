@@ -4,6 +4,9 @@
 #include <cmath>
 #include <limits>
 
+#include <spdlog/spdlog.h>
+
+#include "dcsgrid/core/clock.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/grid.hpp"
 #include "dcsgrid/core/threads.hpp"
@@ -131,10 +134,11 @@ std::vector<Vec3> sas_boundary_samples(const AtomSet& atoms, const SurfaceOption
 }
 
 // probe − the distance to the nearest sample, at nodes inside the SAS (probe outside it;
-// −2 spacings beyond the samples' reach); nearest[n] the sample.
+// −2 spacings beyond the samples' reach, probe + 1 spacing: only the sign matters that deep, and
+// a smaller reach halves the nodes each sample visits); nearest[n] the sample.
 void ses_values(const SurfaceOptions& o, const FieldGrid& g, const std::vector<Vec3>& samples,
                 std::vector<float>& f, std::vector<std::int32_t>& nearest) {
-  const double reach = o.probe_radius + 2 * g.h;
+  const double reach = o.probe_radius + g.h;
   const std::int64_t blocks = (g.n[2] + kBlockPlanes - 1) / kBlockPlanes;
   std::vector<std::vector<std::int32_t>> by_block{std::size_t(blocks)};
   for (std::size_t s = 0; s < samples.size(); ++s)
@@ -164,13 +168,17 @@ void ses_values(const SurfaceOptions& o, const FieldGrid& g, const std::vector<V
 SurfaceField surface_field(const AtomSet& atoms, const SurfaceOptions& o) {
   SurfaceField field;
   field.grid = field_grid(atoms, o);
+  LapTimer timer;
   field.value = sas_values(atoms, o, field.grid);
+  spdlog::debug("surface: SAS field {:.3f} s", timer.lap());
   if (o.kind == SurfaceKind::ses && o.probe_radius > 0) {
     const engine::AtomCells cells(atoms, kCellEdge);
     field.samples = sas_boundary_samples(atoms, o, field.grid, field.value, cells);
+    spdlog::debug("surface: SAS boundary samples {:.3f} s", timer.lap());
     if (field.samples.size() >= std::size_t(std::numeric_limits<std::int32_t>::max()))
       throw Error("the SES needs more than 2^31 boundary samples: raise --mesh-spacing");
     ses_values(o, field.grid, field.samples, field.value, field.nearest_sample);
+    spdlog::debug("surface: SES field from the samples {:.3f} s", timer.lap());
   }
   return field;
 }
@@ -179,14 +187,23 @@ SurfaceEvaluator::SurfaceEvaluator(const AtomSet& atoms, const SurfaceOptions& o
                                    const SurfaceField& field)
     : atoms_(atoms), options_(options), field_(field), cells_(atoms, kCellEdge) {
   if (!ses()) return;
-  std::vector<std::vector<std::uint32_t>> lists(atoms.size());
+  std::vector<std::vector<Neighbour>> lists(atoms.size());
 #pragma omp parallel num_threads(team_size())
   {
     std::vector<std::size_t> near;
+    std::vector<std::pair<double, std::size_t>> by_distance;
 #pragma omp for schedule(dynamic, 64)
     for (std::int64_t a = 0; a < std::int64_t(atoms.size()); ++a) {
-      cells_.near(atom_position(atoms, std::size_t(a)), atoms.r[a] + 2 * options.probe_radius, std::size_t(a), near);
-      lists[std::size_t(a)].assign(near.begin(), near.end());
+      const Vec3 c = atom_position(atoms, std::size_t(a));
+      cells_.near(c, atoms.r[a] + 2 * options.probe_radius, std::size_t(a), near);
+      by_distance.clear();
+      for (const std::size_t b : near) by_distance.push_back({distance(c, atom_position(atoms, b)), b});
+      std::sort(by_distance.begin(), by_distance.end());
+      auto& list = lists[std::size_t(a)];
+      for (const auto& [d, b] : by_distance) {
+        const double reach = atoms.r[b] + options.probe_radius - 1e-9;
+        list.push_back({atoms.x[b], atoms.y[b], atoms.z[b], reach * reach});
+      }
     }
   }
   neighbour_start_.assign(1, 0);
@@ -212,9 +229,9 @@ void SurfaceEvaluator::set_edge(std::size_t node_a, std::size_t node_b, Local& l
 
 bool SurfaceEvaluator::exposed(const Vec3& q, std::size_t atom) const {
   for (std::size_t m = neighbour_start_[atom]; m < neighbour_start_[atom + 1]; ++m) {
-    const std::size_t b = neighbours_[m];
-    const double reach = atoms_.r[b] + options_.probe_radius - 1e-9;
-    if (distance(q, atom_position(atoms_, b)) < reach) return false;
+    const Neighbour& b = neighbours_[m];
+    const double dx = q[0] - b.x, dy = q[1] - b.y, dz = q[2] - b.z;
+    if (dx * dx + dy * dy + dz * dz < b.reach2) return false;
   }
   return true;
 }
@@ -229,7 +246,10 @@ double SurfaceEvaluator::boundary_distance(const Vec3& x, const Local& local, st
   thread_local std::vector<std::pair<double, std::size_t>> spheres;
   spheres.clear();
   for (const std::size_t a : local.atoms) {
-    const double depth = atoms_.r[a] + options_.probe_radius - distance(x, atom_position(atoms_, a));
+    const double big_r = atoms_.r[a] + options_.probe_radius;
+    const double dx = x[0] - atoms_.x[a], dy = x[1] - atoms_.y[a], dz = x[2] - atoms_.z[a];
+    if (dx * dx + dy * dy + dz * dz > big_r * big_r) continue;  // outside: no depth
+    const double depth = big_r - distance(x, atom_position(atoms_, a));
     if (depth >= 0 && depth < best) spheres.push_back({depth, a});
   }
   std::sort(spheres.begin(), spheres.end());
@@ -247,30 +267,34 @@ double SurfaceEvaluator::boundary_distance(const Vec3& x, const Local& local, st
   return best;
 }
 
-double SurfaceEvaluator::value(const Vec3& x, const Local& local) const {
+double SurfaceEvaluator::value(const Vec3& x, const Local& local, Sphere* sphere) const {
+  Sphere found;
+  double best = 2 * field_.grid.h;
   if (ses()) {
     std::int64_t feature;
     const double d = boundary_distance(x, local, feature);
-    return feature == -1 ? -2 * field_.grid.h : options_.probe_radius - d;
+    if (feature >= 0) found = {field_.samples[std::size_t(feature)], options_.probe_radius, true};
+    else if (feature <= -2) found = {atom_position(atoms_, std::size_t(-2 - feature)), atoms_.r[std::size_t(-2 - feature)]};
+    best = feature == -1 ? -2 * field_.grid.h : options_.probe_radius - d;
+  } else {
+    for (const std::size_t a : local.atoms)
+      if (const double v = distance(x, atom_position(atoms_, a)) - atoms_.r[a] - options_.probe_radius; v < best)
+        best = v, found = {atom_position(atoms_, a), atoms_.r[a] + options_.probe_radius};
   }
-  double best = 2 * field_.grid.h;
-  for (const std::size_t a : local.atoms)
-    best = std::min(best, distance(x, atom_position(atoms_, a)) - atoms_.r[a] - options_.probe_radius);
+  if (sphere) *sphere = found;
   return best;
 }
 
-void SurfaceEvaluator::describe(const Vec3& x, const Local& local, std::array<float, 3>& normal,
-                                std::uint32_t& atom) const {
+void SurfaceEvaluator::describe(const Vec3& x, const Local& local, const Sphere& sphere,
+                                std::array<float, 3>& normal, std::uint32_t& atom) const {
   double best = std::numeric_limits<double>::infinity();
   for (const std::size_t a : local.atoms)
     if (const double v = distance(x, atom_position(atoms_, a)) - atoms_.r[a]; v < best)
       best = v, atom = std::uint32_t(a);
-  Vec3 from = atom_position(atoms_, atom), to = x;  // SAS: the nearest sphere's radial direction
-  if (ses()) {
-    std::int64_t feature;
-    boundary_distance(x, local, feature);
-    if (feature >= 0) from = x, to = field_.samples[std::size_t(feature)];  // towards the probe
-    else if (feature <= -2) from = atom_position(atoms_, std::size_t(-2 - feature));
+  Vec3 from = atom_position(atoms_, atom), to = x;  // no sphere: the nearest atom's radial direction
+  if (sphere.radius >= 0) {
+    from = sphere.centre;
+    if (sphere.inside_out) std::swap(from, to);  // towards the probe
   }
   const double len = distance(from, to);
   for (int d = 0; d < 3; ++d) normal[d] = len > 0 ? float((to[d] - from[d]) / len) : (d == 2 ? 1.f : 0.f);

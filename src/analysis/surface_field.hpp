@@ -51,9 +51,19 @@ class SurfaceEvaluator {
   };
   void gather(std::size_t node, Local& local) const;
   void set_edge(std::size_t node_a, std::size_t node_b, Local& local) const;
-  double value(const Vec3& x, const Local& local) const;
-  // The unit outward normal at x and the atom whose surface is nearest.
-  void describe(const Vec3& x, const Local& local, std::array<float, 3>& normal,
+  // The sphere whose surface gives the field near a point, where the field is zero on it: an
+  // atom's SAS sphere (SAS), the atom's own sphere or the probe's at a sample (SES). radius < 0:
+  // none (a point deep inside). inside_out: the field is positive inside it (a probe's).
+  struct Sphere {
+    Vec3 centre{};
+    double radius = -1;
+    bool inside_out = false;
+  };
+  // The field at x; sphere, when given, receives the sphere that gives it there.
+  double value(const Vec3& x, const Local& local, Sphere* sphere = nullptr) const;
+  // The unit outward normal at x, on the surface of sphere (value's), and the atom whose surface
+  // is nearest.
+  void describe(const Vec3& x, const Local& local, const Sphere& sphere, std::array<float, 3>& normal,
                 std::uint32_t& atom) const;
 
  private:
@@ -68,9 +78,13 @@ class SurfaceEvaluator {
   const SurfaceField& field_;
   engine::AtomCells cells_;
   // SES: each atom's neighbours, the atoms whose SAS sphere meets its own (CSR), which alone can
-  // cover a point of its sphere.
+  // cover a point of its sphere; nearest first (they cover the most), with their centres and
+  // squared SAS radii at hand.
+  struct Neighbour {
+    double x, y, z, reach2;
+  };
   std::vector<std::size_t> neighbour_start_;
-  std::vector<std::uint32_t> neighbours_;
+  std::vector<Neighbour> neighbours_;
 };
 
 }  // namespace dcsgrid::analysis::detail

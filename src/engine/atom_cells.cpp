@@ -5,7 +5,7 @@
 
 namespace dcsgrid::engine {
 
-AtomCells::AtomCells(const AtomSet& atoms, double cell) : atoms_(atoms), cell_(cell) {
+AtomCells::AtomCells(const AtomSet& atoms, double cell) : cell_(cell) {
   const Box box = bounding_box(atoms);
   max_radius_ = atoms.r.empty() ? 0.0 : double(*std::max_element(atoms.r.begin(), atoms.r.end()));
   for (int d = 0; d < 3; ++d) {
@@ -22,29 +22,43 @@ AtomCells::AtomCells(const AtomSet& atoms, double cell) : atoms_(atoms), cell_(c
   members_.resize(atoms.size());
   std::vector<std::size_t> fill(start_.begin(), start_.end() - 1);
   for (std::size_t a = 0; a < atoms.size(); ++a) members_[fill[cell_of[a]]++] = a;
+  packed_.resize(atoms.size());
+  for (std::size_t m = 0; m < members_.size(); ++m) {
+    const std::size_t a = members_[m];
+    packed_[m] = {atoms.x[a], atoms.y[a], atoms.z[a], atoms.r[a]};
+  }
 }
 
 void AtomCells::near(const std::array<double, 3>& p, double reach, std::size_t self,
                      std::vector<std::size_t>& out) const {
   out.clear();
-  const auto c = cell_coords(p);
-  const std::int64_t span = std::int64_t(std::ceil((reach + max_radius_) / cell_));
-  std::array<std::int64_t, 3> lo, hi;
-  for (int d = 0; d < 3; ++d) {
-    lo[d] = std::max<std::int64_t>(0, c[d] - span);
-    hi[d] = std::min(n_[d] - 1, c[d] + span);
-  }
-  for (std::int64_t k = lo[2]; k <= hi[2]; ++k)
-    for (std::int64_t j = lo[1]; j <= hi[1]; ++j)
-      for (std::int64_t i = lo[0]; i <= hi[0]; ++i) {
-        const std::size_t cell = index({i, j, k});
-        for (std::size_t m = start_[cell]; m < start_[cell + 1]; ++m) {
-          const std::size_t a = members_[m];
-          const double dx = p[0] - atoms_.x[a], dy = p[1] - atoms_.y[a], dz = p[2] - atoms_.z[a];
-          const double limit = reach + atoms_.r[a];
-          if (a != self && dx * dx + dy * dy + dz * dz <= limit * limit) out.push_back(a);
-        }
+  // Only the cells that meet the ball of reach + the largest radius around p.
+  const double limit = reach + max_radius_, limit2 = limit * limit;
+  const auto gap = [&](int d, std::int64_t c) {  // from p to cell c's slab along axis d
+    const double lo = lo_[d] + cell_ * double(c), hi = lo + cell_;
+    return p[d] < lo ? lo - p[d] : p[d] > hi ? p[d] - hi : 0.0;
+  };
+  const auto first = [&](int d, double x) {
+    return std::clamp<std::int64_t>(std::int64_t(std::floor((x - lo_[d]) / cell_)), 0, n_[d] - 1);
+  };
+  for (std::int64_t k = first(2, p[2] - limit), k1 = first(2, p[2] + limit); k <= k1; ++k) {
+    const double gz = gap(2, k);
+    if (gz * gz > limit2) continue;
+    for (std::int64_t j = first(1, p[1] - limit), j1 = first(1, p[1] + limit); j <= j1; ++j) {
+      const double gy = gap(1, j), rest = limit2 - gz * gz - gy * gy;
+      if (rest < 0) continue;
+      const double half = std::sqrt(rest);
+      // The row's cells hold consecutive members.
+      const std::size_t m0 = start_[index({first(0, p[0] - half), j, k})],
+                        m1 = start_[index({first(0, p[0] + half), j, k}) + 1];
+      for (std::size_t m = m0; m < m1; ++m) {
+        const auto& atom = packed_[m];
+        const double dx = p[0] - atom[0], dy = p[1] - atom[1], dz = p[2] - atom[2];
+        const double reach_a = reach + atom[3];
+        if (dx * dx + dy * dy + dz * dz <= reach_a * reach_a && members_[m] != self) out.push_back(members_[m]);
       }
+    }
+  }
 }
 
 std::array<std::int64_t, 3> AtomCells::cell_coords(const std::array<double, 3>& p) const {

@@ -11,7 +11,7 @@
 namespace dcsgrid::engine {
 
 // Cubes of edge `cell` over the atoms' box (smaller cells: fewer atoms tested, more cells
-// visited); the atoms need radii. Holds a reference to atoms.
+// visited); the atoms need radii. Keeps its own copy of their positions and radii.
 class AtomCells {
  public:
   AtomCells(const AtomSet& atoms, double cell);
@@ -25,11 +25,11 @@ class AtomCells {
   std::size_t index(const std::array<std::int64_t, 3>& c) const {
     return std::size_t((c[2] * n_[1] + c[1]) * n_[0] + c[0]);
   }
-  const AtomSet& atoms_;
   double cell_, max_radius_ = 0;
   std::array<double, 3> lo_{};
   std::array<std::int64_t, 3> n_{};
   std::vector<std::size_t> start_, members_;
+  std::vector<std::array<float, 4>> packed_;  // x, y, z, r of members_, in their order
 };
 
 }  // namespace dcsgrid::engine
