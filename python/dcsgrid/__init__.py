@@ -9,6 +9,7 @@ The same engine as the ``dcsgrid`` command (GPU when one is visible), with numpy
     pot.values[i, j, k]                                 # numpy view, shape (nx, ny, nz)
     pot.save("pot.h5")                                  # .h5, .dx, .ccp4/.mrc/.map
     pot.sample(points)                                  # trilinear, NaN outside the grid
+    s = dcsgrid.surface("protein.pqr")                  # SES mesh, potential at vertices, tables
     for m in dcsgrid.potentials(atoms, universe, grid): ...   # a trajectory, frame by frame
 
 Errors the user can fix raise :class:`dcsgrid.Error` (bad files raise its subclass
@@ -20,8 +21,9 @@ from ._core import Atoms, Error, Grid, InputError, gpu_available
 from ._core import version as __version__
 from ._compute import potential, potentials, read_atoms
 from ._maps import Map, compare, load_map, similarity
+from ._surface import surface
 
 __all__ = [
     "Atoms", "Error", "Grid", "InputError", "Map", "compare", "gpu_available", "load_map",
-    "potential", "potentials", "read_atoms", "similarity",
+    "potential", "potentials", "read_atoms", "similarity", "surface",
 ]

@@ -32,6 +32,7 @@ void bind_errors(py::module_& m);
 void bind_atoms_grid(py::module_& m);
 void bind_maps(py::module_& m);
 void bind_compute(py::module_& m);
+void bind_surface(py::module_& m);
 
 // A Python integer (int, numpy integer, bool) as int64; ValueError naming `what` for anything else
 // (5.5, "5", complex) or an integer beyond 64 bits, where pybind11's conversion says only "Unable

@@ -47,4 +47,5 @@ PYBIND11_MODULE(_core, m) {
   bind_atoms_grid(m);
   bind_maps(m);
   bind_compute(m);
+  bind_surface(m);
 }
