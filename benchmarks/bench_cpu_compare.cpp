@@ -29,7 +29,6 @@ using namespace dcsgrid;
 
 namespace {
 
-constexpr const char* kAchbp = "/usr/share/apbs/examples/misc/achbp.pqr";
 
 // atom_shells' rule by brute force at sampled points: the points that disagree, and the seconds.
 struct BruteForce {
@@ -70,13 +69,7 @@ BruteForce brute_force_check(const AtomSet& atoms, const analysis::AtomShells& s
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const int repeats = quick ? 1 : 3;
-  std::vector<bench::Input> inputs;
-  if (std::filesystem::exists(kAchbp)) {
-    inputs.push_back({"achbp", io::read_structure(kAchbp, {}).atoms});
-    inputs.push_back({"water box (TIP3P)", water_box_atoms(quick ? 20000 : 100000, 2026)});
-  } else {
-    inputs = bench::cpu_bench_inputs(quick ? 20000 : 100000);
-  }
+  const std::vector<bench::Input> inputs = bench::achbp_and_water_inputs(quick ? 20000 : 100000);
   const PairKernel kernel = make_pair_kernel(Physics{});
   bench::Report report("bench_cpu_compare",
                        {"input", "atoms", "points", "compare s", "shells s", "compare --atoms s",

@@ -29,7 +29,6 @@ using namespace dcsgrid;
 
 namespace {
 
-constexpr const char* kAchbp = "/usr/share/apbs/examples/misc/achbp.pqr";
 
 // The CPU backend's msm run: its set-up and compute seconds.
 engine::RunStats backend_run(const AtomSet& atoms, const GridSpec& grid) {
@@ -101,13 +100,7 @@ MapDifference difference(const std::vector<float>& a, const std::vector<float>& 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const int repeats = quick ? 1 : 3;
-  std::vector<bench::Input> inputs;
-  if (std::filesystem::exists(kAchbp)) {
-    inputs.push_back({"achbp", io::read_structure(kAchbp, {}).atoms});
-    inputs.push_back({"water box (TIP3P)", water_box_atoms(quick ? 20000 : 100000, 2026)});
-  } else {
-    inputs = bench::cpu_bench_inputs(quick ? 20000 : 100000);
-  }
+  const std::vector<bench::Input> inputs = bench::achbp_and_water_inputs(quick ? 20000 : 100000);
   const PairKernel kernel = make_pair_kernel(Physics{});
   bench::Report report("bench_cpu_msm_setup",
                        {"input", "atoms", "level 0", "levels", "convolution", "plan s", "anterp. s", "restrict s",

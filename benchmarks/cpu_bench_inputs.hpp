@@ -44,4 +44,15 @@ inline std::vector<Input> cpu_bench_inputs(std::size_t water_atoms) {
   return inputs;
 }
 
+// APBS's example achbp (16,090 atoms; Debian apbs) and a TIP3P water box of water_atoms atoms,
+// where apbs is installed; else cpu_bench_inputs(water_atoms).
+inline std::vector<Input> achbp_and_water_inputs(std::size_t water_atoms) {
+  const std::filesystem::path achbp = "/usr/share/apbs/examples/misc/achbp.pqr";
+  if (!std::filesystem::exists(achbp)) return cpu_bench_inputs(water_atoms);
+  std::vector<Input> inputs;
+  inputs.push_back({"achbp", io::read_structure(achbp, {}).atoms});
+  inputs.push_back({"water box (TIP3P)", water_box_atoms(water_atoms, 2026)});
+  return inputs;
+}
+
 }  // namespace dcsgrid::bench

@@ -49,6 +49,14 @@ std::vector<std::string> write_frames(const fs::path& dir, int count = 3, std::u
   return files;
 }
 
+// write_frames' frames, frame `bad` of them an unreadable PQR.
+std::vector<std::string> write_frames_one_bad(const fs::path& dir, int count, std::uint64_t seed,
+                                              std::size_t atoms_per_frame, int bad) {
+  std::vector<std::string> files = write_frames(dir, count, seed, atoms_per_frame);
+  test::write_text(files[std::size_t(bad)], "ATOM      1  C   MOL A   1       1.000   2.000   x.000  0.5 1.7\n");
+  return files;
+}
+
 BatchOptions cpu_options(const std::vector<std::string>& inputs, const fs::path& output) {
   BatchOptions o;
   o.inputs = inputs;
@@ -225,8 +233,7 @@ TEST(Batch, ThreadCountReachesTheComputeStage) {
 // file is the same byte for byte, a failed frame included, whichever worker took which frame.
 TEST(Batch, FramesDealtToSeveralWorkersGiveTheSameFile) {
   const fs::path dir = test::temp_dir("batch-workers");
-  std::vector<std::string> files = write_frames(dir, 7, 5, 60);
-  test::write_text(dir / "frame3.pqr", "ATOM      1  C   MOL A   1       1.000   2.000   x.000  0.5 1.7\n");
+  const std::vector<std::string> files = write_frames_one_bad(dir, 7, 5, 60, 3);
   BatchOptions one = cpu_options(files, dir / "one.h5");
   const BatchResult r1 = run_batch(one);
   EXPECT_EQ(r1.computed, 6u);
@@ -244,8 +251,7 @@ TEST(Batch, FramesDealtToSeveralWorkersGiveTheSameFile) {
 // frames of a batch file of the same inputs, a failed frame left out; frames dealt to two workers.
 TEST(Batch, AverageIsTheMeanOfTheBatchFilesFrames) {
   const fs::path dir = test::temp_dir("batch-average");
-  std::vector<std::string> files = write_frames(dir, 6, 11, 40);
-  test::write_text(dir / "frame2.pqr", "ATOM      1  C   MOL A   1       1.000   2.000   x.000  0.5 1.7\n");
+  const std::vector<std::string> files = write_frames_one_bad(dir, 6, 11, 40, 2);
   BatchOptions all = cpu_options(files, dir / "all.h5");
   run_batch(all);
   BatchOptions average = cpu_options(files, dir / "mean.h5");
