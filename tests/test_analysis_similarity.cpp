@@ -154,6 +154,19 @@ TEST(Similarity, DistanceMaskAgainstBruteForce) {
   EXPECT_THROW(distance_mask(g, sets, -1), Error);
 }
 
+// Atoms far beyond the grid along x or y (their index ranges beyond int64) clear nothing, and the
+// mask's index arithmetic stays defined (tools/sanitize.sh: UBSan's float-cast-overflow named the
+// unclamped conversion).
+TEST(Similarity, DistanceMaskOfAtomsFarBeyondTheGrid) {
+  const GridSpec g = grid_from_origin({-4, -3, -2}, {17, 13, 11}, 0.5);
+  AtomSet far;
+  far.push_back(1e20, 0.0, 0.0, 1.0);
+  far.push_back(0.0, -1e20, 0.5, 1.0);
+  far.push_back(-1e19, 1e19, 1.0, 1.0);
+  const auto mask = distance_mask(g, {far}, 1e6);
+  for (std::size_t p = 0; p < mask.size(); ++p) ASSERT_EQ(mask[p], 1) << "point " << p;
+}
+
 TEST(Similarity, FilesEndToEndWithMaskAndOutputs) {
   const auto dir = test::temp_dir("similarity");
   const GridSpec g = grid_from_origin({0, 0, 0}, {12, 10, 9}, 1.0);

@@ -83,7 +83,7 @@ struct CellList {
 
   std::size_t cell(int i, int j, int k) const { return (std::size_t(k) * dims[1] + j) * dims[0] + i; }
   int coord(double x, int axis) const {
-    return std::clamp(int(std::floor((x - lo[axis]) / edge)), 0, dims[axis] - 1);
+    return int(std::clamp(std::floor((x - lo[axis]) / edge), 0.0, double(dims[axis] - 1)));  // clamped before the cast
   }
   bool inside(int x, int y, int z) const {
     return x >= 0 && y >= 0 && z >= 0 && x < dims[0] && y < dims[1] && z < dims[2];

@@ -42,10 +42,12 @@ std::vector<std::uint8_t> distance_mask(const GridSpec& grid, const std::vector<
         const double r2 = d2 - dz * dz;
         if (r2 < 0) continue;
         const double r = std::sqrt(r2);
+        // Clamped in double before the conversion: an atom far beyond the grid would give an index
+        // beyond int64 (undefined).
         auto range = [&](int axis, double c, std::int64_t& lo, std::int64_t& hi) {
-          lo = std::max<std::int64_t>(0, std::int64_t(std::ceil((c - r - grid.origin[axis]) / h[axis])));
-          hi = std::min<std::int64_t>(grid.dims[axis] - 1,
-                                      std::int64_t(std::floor((c + r - grid.origin[axis]) / h[axis])));
+          const double last = double(grid.dims[axis] - 1);
+          lo = std::int64_t(std::clamp(std::ceil((c - r - grid.origin[axis]) / h[axis]), 0.0, last + 1));
+          hi = std::int64_t(std::clamp(std::floor((c + r - grid.origin[axis]) / h[axis]), -1.0, last));
         };
         std::int64_t i0, i1, j0, j1;
         range(0, atoms.x[a], i0, i1);

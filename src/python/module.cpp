@@ -1,4 +1,5 @@
 // dcsgrid._core: the engine, io and analysis layers for Python (see bindings.hpp).
+#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "bindings.hpp"
@@ -40,7 +41,9 @@ void bind_errors(py::module_& m) {
 PYBIND11_MODULE(_core, m) {
   using namespace dcsgrid::python;
   m.doc() = "dcsgrid's compiled core; use the dcsgrid package, which documents it.";
-  // A library stays quiet: warnings and errors only (the CLI's info lines are for a terminal).
+  // A library's messages go to stderr, as the CLI's do (spdlog's default logger writes to stdout,
+  // where a script's own output goes), and it stays quiet: warnings and errors only.
+  spdlog::set_default_logger(spdlog::stderr_logger_mt("dcsgrid"));
   spdlog::set_level(spdlog::level::warn);
   m.attr("version") = DCSGRID_VERSION;
   bind_errors(m);
