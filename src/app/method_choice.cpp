@@ -5,7 +5,8 @@
 //   (counted here relative to the defaults a = 10 Å, h = 1.5 Å), plus the short-range pairs,
 //   atoms × the output points within a of each. H100: 0.02 s + 6e-8 s a level-0 node + 1e-12 s a
 //   pair (1HPV, 1TII, water boxes of 10^5, 7.4e5 and 4e6 atoms: within 1.6× of every one); CPU:
-//   5e-6 s a node, on one thread in practice, + 3e-9 s a pair a thread (1HPV, 1TII).
+//   2e-7 s a node (the set-up, its level convolutions by FFT) + 1.3e-9 s a pair a thread (achbp and
+//   1TII at 0.5 Å on 2 cores: 0.40 and 0.29 s estimated against 0.42 and 0.33 s measured).
 #include "dcsgrid/app/method_choice.hpp"
 
 #include <algorithm>
@@ -25,8 +26,8 @@ constexpr double kCpuDirectPairsPerThreadSecond = 6e9;
 constexpr double kGpuMsmFixedSeconds = 0.02;
 constexpr double kGpuMsmSecondsPerNode = 6e-8;
 constexpr double kGpuMsmSecondsPerPair = 1e-12;
-constexpr double kCpuMsmSecondsPerNode = 5e-6;
-constexpr double kCpuMsmThreadSecondsPerPair = 3e-9;
+constexpr double kCpuMsmSecondsPerNode = 2e-7;
+constexpr double kCpuMsmThreadSecondsPerPair = 1.3e-9;
 const engine::MsmOptions kMeasured;  // the settings the rates were fitted with: the defaults
 
 // Level-0 nodes of the box, weighted by the stencil's size relative to the defaults'.
