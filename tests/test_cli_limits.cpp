@@ -21,6 +21,7 @@
 #include "dcsgrid/io/output_lock.hpp"
 #include "dcsgrid/io/output_checks.hpp"
 #include "helpers.hpp"
+#include "lock_holder.hpp"
 #include "test_analysis_batch_util.hpp"
 
 namespace fs = std::filesystem;
@@ -398,28 +399,16 @@ TEST_F(CliLimits, SecondBatchWriterOfOnePathIsRefused) {
   const std::string batch = command_line("batch " + input + " -o " + out.string());
   ASSERT_EQ(run_command(batch).status, 0);
   const auto before = fs::last_write_time(out);
-  int ready[2], release[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  ASSERT_EQ(::pipe(release), 0);
-  const pid_t writer = ::fork();
-  ASSERT_GE(writer, 0);
-  if (writer == 0) {
-    const io::OutputLock lock(out);
-    char byte = 1;
-    (void)!::write(ready[1], &byte, 1);
-    (void)!::read(release[0], &byte, 1);
-    ::_exit(0);
-  }
-  char byte = 0;
-  ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+  test::LockHolder holder(out, false);  // ends without releasing, as a killed writer would
+  const pid_t writer = holder.pid();
+  ASSERT_GT(writer, 0);
   for (const std::string extra : {"", " --overwrite", " --resume"}) {
     const auto r = run_command(batch + extra);
     EXPECT_EQ(r.status, 1) << extra << r.output;
     EXPECT_NE(r.output.find("is being written by another process (process " + std::to_string(writer) + ")"),
               std::string::npos) << extra << r.output;
   }
-  (void)!::write(release[1], &byte, 1);
-  ::waitpid(writer, nullptr, 0);
+  holder.end();
   EXPECT_EQ(fs::last_write_time(out), before);
   EXPECT_EQ(run_command(batch + " --overwrite").status, 0);
   EXPECT_EQ(test::listing(dir), (std::vector<std::string>{"b.h5", "three.xyz"}));

@@ -20,6 +20,7 @@
 #include "dcsgrid/io/output_checks.hpp"
 #include "dcsgrid/io/output_lock.hpp"
 #include "helpers.hpp"
+#include "lock_holder.hpp"
 
 namespace fs = std::filesystem;
 using namespace dcsgrid;
@@ -162,30 +163,15 @@ TEST(OutputChecks, SidecarsFollowTheOutputsRule) {
 TEST(OutputChecks, OutputLockRefusesASecondProcess) {
   const fs::path dir = test::temp_dir("outcheck_lock");
   const fs::path output = dir / "b.h5";
-  int ready[2], release[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  ASSERT_EQ(::pipe(release), 0);
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {  // holds the lock until told to let go, then releases it
-    {
-      const io::OutputLock lock(output);
-      char byte = 1;
-      (void)!::write(ready[1], &byte, 1);
-      (void)!::read(release[0], &byte, 1);
-    }
-    ::_exit(0);
-  }
-  char byte = 0;
-  ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+  test::LockHolder holder(output, true);  // holds the lock until told to end, then releases it
+  const pid_t child = holder.pid();
+  ASSERT_GT(child, 0);
   const std::string e = error_of([&] { io::OutputLock second(output); });
   EXPECT_NE(e.find(output.string() + " is being written by another process (process " +
                    std::to_string(child) + ")"),
             std::string::npos) << e;
   EXPECT_TRUE(fs::exists(io::OutputLock::lock_path(output)));
-  (void)!::write(release[1], &byte, 1);
-  int status = 0;
-  ::waitpid(child, &status, 0);
+  const int status = holder.end();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_FALSE(fs::exists(io::OutputLock::lock_path(output)));  // removed on release
   { const io::OutputLock mine(output); }
