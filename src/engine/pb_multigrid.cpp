@@ -30,19 +30,24 @@ std::size_t at(const Dims& n, std::int64_t i, std::int64_t j, std::int64_t k) {
   return (std::size_t(k) * n[1] + j) * n[0] + i;
 }
 
+// Calls f(i, j, k, p) at every interior point (i, j, k) of a grid of n points, p = at(n, i, j, k);
+// its planes on the team when the grid is large enough.
+template <typename F>
+void for_interior(const Dims& n, F&& f) {
+#pragma omp parallel for num_threads(team_size()) schedule(static) if(parallel_worth(n))
+  for (std::int64_t k = 1; k < n[2] - 1; ++k)
+    for (std::int64_t j = 1; j < n[1] - 1; ++j)
+      for (std::int64_t i = 1; i < n[0] - 1; ++i) f(i, j, k, at(n, i, j, k));
+}
+
 void fill_inverse_diagonal(Level& L) {
   L.inv_diag.assign(L.size(), 0.0);
   const Dims n = L.n;
   const std::size_t sy = n[0], sz = std::size_t(n[0]) * n[1];
-#pragma omp parallel for num_threads(team_size()) schedule(static) if(parallel_worth(n))
-  for (std::int64_t k = 1; k < n[2] - 1; ++k)
-    for (std::int64_t j = 1; j < n[1] - 1; ++j)
-      for (std::int64_t i = 1; i < n[0] - 1; ++i) {
-        const std::size_t p = at(n, i, j, k);
-        const double d = L.cx[p] + L.cx[p - 1] + L.cy[p] + L.cy[p - sy] + L.cz[p] + L.cz[p - sz] +
-                         L.c0[p];
-        L.inv_diag[p] = 1.0 / d;
-      }
+  for_interior(n, [&](std::int64_t, std::int64_t, std::int64_t, std::size_t p) {
+    const double d = L.cx[p] + L.cx[p - 1] + L.cy[p] + L.cy[p - sy] + L.cz[p] + L.cz[p - sz] + L.c0[p];
+    L.inv_diag[p] = 1.0 / d;
+  });
 }
 
 // out = A u on the interior, 0 on the faces.
@@ -72,13 +77,7 @@ void residual(const Level& L, const std::vector<double>& f, const std::vector<do
               std::vector<double>& r) {
   apply(L, u, r);
   const Dims n = L.n;
-#pragma omp parallel for num_threads(team_size()) schedule(static) if(parallel_worth(n))
-  for (std::int64_t k = 1; k < n[2] - 1; ++k)
-    for (std::int64_t j = 1; j < n[1] - 1; ++j)
-      for (std::int64_t i = 1; i < n[0] - 1; ++i) {
-        const std::size_t p = at(n, i, j, k);
-        r[p] = f[p] - r[p];
-      }
+  for_interior(n, [&](std::int64_t, std::int64_t, std::int64_t, std::size_t p) { r[p] = f[p] - r[p]; });
 }
 
 // One Gauss–Seidel sweep over the points with (i + j + k) % 2 == colour: they couple only to
@@ -182,17 +181,13 @@ void restrict_to(const Level& fine, const std::vector<double>& r, Level& coarse)
 void prolong_add(const Level& coarse, const Level& fine, std::vector<double>& u) {
   const Dims n = fine.n, nc = coarse.n;
   const std::vector<double>& e = coarse.u;
-#pragma omp parallel for num_threads(team_size()) schedule(static) if(parallel_worth(n))
-  for (std::int64_t k = 1; k < n[2] - 1; ++k)
-    for (std::int64_t j = 1; j < n[1] - 1; ++j)
-      for (std::int64_t i = 1; i < n[0] - 1; ++i) {
-        const std::int64_t i0 = i / 2, i1 = (i + 1) / 2, j0 = j / 2, j1 = (j + 1) / 2,
-                           k0 = k / 2, k1 = (k + 1) / 2;
-        const double v = e[at(nc, i0, j0, k0)] + e[at(nc, i1, j0, k0)] + e[at(nc, i0, j1, k0)] +
-                         e[at(nc, i1, j1, k0)] + e[at(nc, i0, j0, k1)] + e[at(nc, i1, j0, k1)] +
-                         e[at(nc, i0, j1, k1)] + e[at(nc, i1, j1, k1)];
-        u[at(n, i, j, k)] += 0.125 * v;
-      }
+  for_interior(n, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::size_t p) {
+    const std::int64_t i0 = i / 2, i1 = (i + 1) / 2, j0 = j / 2, j1 = (j + 1) / 2, k0 = k / 2, k1 = (k + 1) / 2;
+    const double v = e[at(nc, i0, j0, k0)] + e[at(nc, i1, j0, k0)] + e[at(nc, i0, j1, k0)] +
+                     e[at(nc, i1, j1, k0)] + e[at(nc, i0, j0, k1)] + e[at(nc, i1, j0, k1)] +
+                     e[at(nc, i0, j1, k1)] + e[at(nc, i1, j1, k1)];
+    u[p] += 0.125 * v;
+  });
 }
 
 struct Hierarchy {
@@ -363,17 +358,13 @@ double newton_residual(Level& L, const std::vector<double>& c, const IonTerm& io
                        const std::vector<double>& f, const std::vector<double>& u, std::vector<double>& F) {
   residual(L, f, u, F);
   const Dims n = L.n;
-#pragma omp parallel for num_threads(team_size()) schedule(static) if(parallel_worth(n))
-  for (std::int64_t k = 1; k < n[2] - 1; ++k)
-    for (std::int64_t j = 1; j < n[1] - 1; ++j)
-      for (std::int64_t i = 1; i < n[0] - 1; ++i) {
-        const std::size_t p = at(n, i, j, k);
-        if (c[p] == 0) continue;
-        double g = 0;
-        for (std::size_t s = 0; s < ions.weight.size(); ++s)
-          g -= ions.weight[s] * std::exp(std::clamp(-ions.valence[s] * ions.to_kt * u[p], -kExponentCap, kExponentCap));
-        F[p] -= c[p] * g / ions.to_kt;
-      }
+  for_interior(n, [&](std::int64_t, std::int64_t, std::int64_t, std::size_t p) {
+    if (c[p] == 0) return;
+    double g = 0;
+    for (std::size_t s = 0; s < ions.weight.size(); ++s)
+      g -= ions.weight[s] * std::exp(std::clamp(-ions.valence[s] * ions.to_kt * u[p], -kExponentCap, kExponentCap));
+    F[p] -= c[p] * g / ions.to_kt;
+  });
   return std::sqrt(dot(F, F));
 }
 
