@@ -284,6 +284,12 @@ double triangle_area(const TriangleMesh& m, const std::array<std::uint32_t, 3>& 
 
 std::string surface_kind_name(SurfaceKind kind) { return kind == SurfaceKind::ses ? "ses" : "sas"; }
 
+SurfaceKind parse_surface_kind(const std::string& name) {
+  for (const SurfaceKind kind : {SurfaceKind::ses, SurfaceKind::sas})
+    if (name == surface_kind_name(kind)) return kind;
+  throw Error("surface kind '" + name + "': use ses (solvent-excluded) or sas (solvent-accessible)");
+}
+
 TriangleMesh molecular_surface(const AtomSet& atoms, const SurfaceOptions& options) {
   check(atoms, options);
   LapTimer timer;

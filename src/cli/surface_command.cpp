@@ -233,7 +233,7 @@ int surface_command(int argc, char** argv) {
   result.picture.height = size[1];
   result.picture.transparent = o.transparent;
   app::SurfaceRequest request;
-  request.surface = {o.kind == "sas" ? analysis::SurfaceKind::sas : analysis::SurfaceKind::ses, o.compute.pb.srad,
+  request.surface = {analysis::parse_surface_kind(o.kind), o.compute.pb.srad,
                      o.mesh_spacing};
   request.grid_spacing = o.grid_spacing;
   request.compute = o.compute.settings();

@@ -206,11 +206,7 @@ shape, mismatched lengths, NaN or inf. dcsgrid.read_atoms(path) reads them from 
   m.def("read_atoms",
         [](const std::string& path, const std::string& forcefield, int model, bool unknown_zero,
            const std::string& forcefield_dir) {
-          io::ReadOptions options;
-          options.forcefield = forcefield;
-          options.model = model;
-          options.unknown_zero = unknown_zero;
-          options.forcefield_dir = forcefield_dir;
+          const io::ReadOptions options = read_options(forcefield, model, unknown_zero, forcefield_dir);
           py::gil_scoped_release release;
           io::Structure s = io::read_structure(path, options);
           return Atoms{std::move(s.atoms), path, s.charge_source};
@@ -261,6 +257,16 @@ values.)")
 }
 
 }  // namespace
+
+io::ReadOptions read_options(const std::string& forcefield, int model, bool unknown_zero,
+                             const std::string& forcefield_dir) {
+  io::ReadOptions options;
+  options.forcefield = forcefield;
+  options.model = model;
+  options.unknown_zero = unknown_zero;
+  options.forcefield_dir = forcefield_dir;
+  return options;
+}
 
 void bind_atoms_grid(py::module_& m) {
   bind_atoms(m);

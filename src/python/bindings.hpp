@@ -12,6 +12,7 @@
 #include "dcsgrid/core/atoms.hpp"
 #include "dcsgrid/core/grid.hpp"
 #include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/read.hpp"
 
 namespace dcsgrid::python {
 
@@ -33,6 +34,9 @@ void bind_atoms_grid(py::module_& m);
 void bind_maps(py::module_& m);
 void bind_compute(py::module_& m);
 void bind_surface(py::module_& m);
+// How read_atoms and surface read a structure file: their keywords as io::ReadOptions.
+io::ReadOptions read_options(const std::string& forcefield, int model, bool unknown_zero,
+                             const std::string& forcefield_dir);
 
 // A Python integer (int, numpy integer, bool) as int64; ValueError naming `what` for anything else
 // (5.5, "5", complex) or an integer beyond 64 bits, where pybind11's conversion says only "Unable

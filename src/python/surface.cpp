@@ -49,15 +49,9 @@ py::array_t<T> rows_array(const std::vector<std::array<T, N>>& rows) {
 py::dict surface(const std::string& path, const MapData* map, const std::string& kind, double probe_radius,
                  double mesh_spacing, double grid_spacing, const app::ComputeSettings& settings,
                  const std::string& forcefield, int model, bool unknown_zero, const std::string& forcefield_dir) {
-  if (kind != "ses" && kind != "sas") throw Error("surface kind '" + kind + "': use \"ses\" or \"sas\"");
-  io::ReadOptions read;
-  read.forcefield = forcefield;
-  read.model = model;
-  read.unknown_zero = unknown_zero;
-  read.forcefield_dir = forcefield_dir;
+  const io::ReadOptions read = read_options(forcefield, model, unknown_zero, forcefield_dir);
   app::SurfaceRequest request;
-  request.surface = {kind == "sas" ? analysis::SurfaceKind::sas : analysis::SurfaceKind::ses, probe_radius,
-                     mesh_spacing};
+  request.surface = {analysis::parse_surface_kind(kind), probe_radius, mesh_spacing};
   request.grid_spacing = grid_spacing;
   request.compute = settings;
   app::SurfaceResult r;

@@ -13,6 +13,8 @@ namespace dcsgrid::analysis {
 
 enum class SurfaceKind { ses, sas };
 std::string surface_kind_name(SurfaceKind kind);  // "ses", "sas"
+// "ses" or "sas"; throws Error naming the text otherwise.
+SurfaceKind parse_surface_kind(const std::string& name);
 
 struct SurfaceOptions {
   SurfaceKind kind = SurfaceKind::ses;
