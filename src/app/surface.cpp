@@ -138,8 +138,8 @@ SurfaceResult compute_surface(const io::Structure& structure, const std::vector<
                               const SurfaceRequest& request, const io::MapFile* map, const std::string& map_name) {
   SurfaceResult result;
   result.mesh = analysis::molecular_surface(structure.atoms, request.surface);
-  result.map = map ? *map : potential_map(request, structure.atoms, result.mesh);
-  result.mesh.value = vertex_values(result.map, result.mesh, map_name);
+  if (!map) result.map = potential_map(request, structure.atoms, result.mesh);
+  result.mesh.value = vertex_values(map ? *map : result.map, result.mesh, map_name);
   result.table = analysis::surface_table(result.mesh, structure.atoms.size(), labels);
   return result;
 }

@@ -244,7 +244,7 @@ int surface_command(int argc, char** argv) {
                                                     given ? &*given : nullptr, o.map.empty() ? "the computed map" : o.map);
   result.mesh = std::move(surface.mesh);
   result.table = std::move(surface.table);
-  const io::MapFile& map = surface.map;
+  const io::MapFile& map = given ? *given : surface.map;
   spdlog::debug("surface: mesh, potential and table {:.3f} s", timer.lap());
   for (const auto& out : o.outputs) writer_for(out).write(out, result);
   spdlog::debug("surface: outputs {:.3f} s", timer.lap());

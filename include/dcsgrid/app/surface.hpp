@@ -26,7 +26,7 @@ struct SurfaceRequest {
 struct SurfaceResult {
   TriangleMesh mesh;  // value: the potential at each vertex (trilinear, as `dcsgrid sample`)
   analysis::SurfaceTable table;
-  io::MapFile map;  // the map the values came from
+  io::MapFile map;  // the map computed for the values (empty when the caller gave one)
 };
 
 // The structure's atoms need radii. labels: one per atom (io::atom_labels), or empty. map: the
