@@ -17,12 +17,14 @@ std::filesystem::path make_folder() {
   return pattern;
 }
 
-const std::filesystem::path& folder() {
+}  // namespace
+
+const std::filesystem::path& scratch_folder() {
   static const std::filesystem::path path = make_folder();
   static const bool cleanup_registered = [] {
     std::atexit([] {
       std::error_code ignored;
-      std::filesystem::remove_all(folder(), ignored);
+      std::filesystem::remove_all(scratch_folder(), ignored);
     });
     return true;
   }();
@@ -30,10 +32,8 @@ const std::filesystem::path& folder() {
   return path;
 }
 
-}  // namespace
-
 std::filesystem::path input_file(const std::uint8_t* data, std::size_t size, const char* name) {
-  const std::filesystem::path path = folder() / name;
+  const std::filesystem::path path = scratch_folder() / name;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(data), std::streamsize(size));
   out.close();

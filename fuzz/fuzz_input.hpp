@@ -12,6 +12,8 @@ namespace dcsgrid::fuzz {
 // Writes data to <per-process temporary folder>/<name> (the same file every call) and returns
 // its path. The folder is removed at exit.
 std::filesystem::path input_file(const std::uint8_t* data, std::size_t size, const char* name);
+// That per-process folder, for other files a target makes (removed at exit too).
+const std::filesystem::path& scratch_folder();
 
 // Reports a finding (message on stderr, then abort, which libFuzzer records as a crash).
 [[noreturn]] void finding(const char* what, const char* detail);

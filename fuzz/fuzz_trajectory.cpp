@@ -1,6 +1,11 @@
 // Trajectory readers (io::open_trajectory and the frame loop of `batch`): DCD, XTC, TRR, AMBER
 // NetCDF, one target each (FUZZ_FILE_NAME gives the extension). Every frame is read; XTC and TRR
-// are then indexed and read again from a seek, as a frame selection does.
+// are then indexed and read again from a seek, as a frame selection does. An input read whole
+// and clean is then cut at bytes of its last frame (every byte of a frame up to kMaxCuts bytes,
+// else kMaxCuts spread over it): each cut must give the frames before it and one truncation
+// naming that frame and its start, or a clean refusal, never a frame fewer or more in silence.
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include "dcsgrid/io/trajectory.hpp"
@@ -8,17 +13,24 @@
 
 namespace {
 
-void read_frames(dcsgrid::io::TrajectoryReader& reader, std::vector<float>& xyz) {
+constexpr std::uint64_t kMaxCuts = 256;
+
+struct Reading {
+  bool read = false;  // false: refused (cleanly) or a header claiming more atoms than bytes
+  std::size_t frames = 0;
+  std::vector<dcsgrid::io::Truncation> cuts;
+};
+
+std::size_t read_frames(dcsgrid::io::TrajectoryReader& reader, std::vector<float>& xyz) {
   dcsgrid::io::FrameInfo info;
-  while (reader.next(xyz.data(), info)) {
-  }
+  std::size_t frames = 0;
+  while (reader.next(xyz.data(), info)) ++frames;
   for (const dcsgrid::io::Truncation& t : reader.truncations()) (void)t.message();
+  return frames;
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::filesystem::path path = dcsgrid::fuzz::input_file(data, size, FUZZ_FILE_NAME);
+Reading read_file(const std::filesystem::path& path, std::size_t size, bool seek_again) {
+  Reading r;
   dcsgrid::fuzz::expect_clean(path, [&] {
     auto reader = dcsgrid::io::open_trajectory(path);
     // The program sizes the frame buffer from the topology, after io::check_atom_count has
@@ -26,13 +38,58 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // could hold a frame of it (a header alone may claim any count, and is refused there).
     if (reader->atom_count() > 16 * size) return;
     std::vector<float> xyz(3 * reader->atom_count());
-    read_frames(*reader, xyz);
+    r.frames = read_frames(*reader, xyz);
+    r.cuts = reader->truncations();
+    r.read = true;
     (void)reader->frame_count();
+    if (!seek_again) return;
     if (dcsgrid::io::IndexedTrajectory* indexed = dcsgrid::io::as_indexed(*reader)) {
       const std::size_t frames = indexed->frame_offsets().size();
       reader->seek(std::int64_t(frames / 2));
       read_frames(*reader, xyz);
     }
   });
+  return r;
+}
+
+// The input cut to its first `keep` bytes.
+Reading read_cut(const std::uint8_t* data, std::uint64_t keep) {
+  const std::string name = std::string("cut-") + FUZZ_FILE_NAME;
+  return read_file(dcsgrid::fuzz::input_file(data, keep, name.c_str()), keep, false);
+}
+
+void check_cut(const Reading& r, std::size_t frames, std::uint64_t start, std::uint64_t keep) {
+  if (!r.read) return;
+  const std::string where = "cut at byte " + std::to_string(keep) + " of a last frame starting at " +
+                            std::to_string(start) + ": ";
+  if (r.frames != frames - 1)
+    dcsgrid::fuzz::finding("a cut in the last frame did not give the frames before it",
+                           (where + std::to_string(r.frames) + " frames of " + std::to_string(frames)).c_str());
+  if (r.cuts.size() != 1 || r.cuts[0].frame != std::int64_t(frames - 1) || r.cuts[0].offset != start)
+    dcsgrid::fuzz::finding("a cut in the last frame was not reported as that frame's truncation",
+                           (where + (r.cuts.empty() ? "no truncation" : r.cuts[0].message())).c_str());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::filesystem::path path = dcsgrid::fuzz::input_file(data, size, FUZZ_FILE_NAME);
+  const Reading whole = read_file(path, size, true);
+  if (!whole.read || whole.frames == 0 || !whole.cuts.empty()) return 0;
+  // The last frame's start, from the cut one byte short of the end.
+  const Reading shortest = read_cut(data, size - 1);
+  if (!shortest.read) return 0;
+  // The last byte held no frame's data (NetCDF's padding, bytes after the records): nothing cut.
+  if (shortest.frames == whole.frames && shortest.cuts.empty()) return 0;
+  if (shortest.cuts.empty()) {
+    check_cut(shortest, whole.frames, 0, size - 1);  // a frame lost in silence: reported there
+    return 0;
+  }
+  const std::uint64_t start = shortest.cuts[0].offset;
+  check_cut(shortest, whole.frames, start, size - 1);
+  if (start + 2 >= size) return 0;  // no byte between the frame's start and the shortest cut
+  const std::uint64_t span = size - 1 - start, stride = std::max<std::uint64_t>(1, span / kMaxCuts);
+  for (std::uint64_t keep = start + 1; keep < size - 1; keep += stride)
+    check_cut(read_cut(data, keep), whole.frames, start, keep);
   return 0;
 }

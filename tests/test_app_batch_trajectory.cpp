@@ -406,8 +406,8 @@ TEST(BatchTrajectory, FrameTableMemoryPerFrame) {
   fs::remove_all(dir.parent_path());
 }
 
-// A trajectory cut inside its last frame, with --allow-truncated: the batch keeps the frames
-// before it (the cut one is reported, not recorded) and computes them.
+// A trajectory cut inside its last frame, with --allow-truncated: the batch computes the frames
+// before it, and the cut one is a row of status missing (reported, never computed).
 TEST(BatchTrajectory, TruncatedLastFrameLeavesTheFramesBeforeIt) {
   DCSGRID_REQUIRE_MDANALYSIS();
   const Inputs in = make_inputs("batch-traj-cut");
@@ -419,10 +419,13 @@ TEST(BatchTrajectory, TruncatedLastFrameLeavesTheFramesBeforeIt) {
   EXPECT_THROW(run_batch(o), Error);  // refused unless allowed (issue 35)
   o.allow_truncated = true;
   const BatchResult r = run_batch(o);
-  EXPECT_EQ(r.frames, std::size_t(kFrames - 1));
+  EXPECT_EQ(r.frames, std::size_t(kFrames));
   EXPECT_EQ(r.computed, std::size_t(kFrames - 1));
+  EXPECT_EQ(r.missing, 1u);
   const analysis::BatchFile file(o.output);
-  EXPECT_EQ(file.frames().back().frame_index, kFrames - 2);
+  EXPECT_EQ(file.frames()[kFrames - 2].frame_index, kFrames - 2);
+  EXPECT_EQ(file.frames().back().frame_index, kFrames - 1);
+  EXPECT_EQ(file.frames().back().status, analysis::FrameStatus::missing);
   fs::remove_all(in.dir);
 }
 
@@ -489,12 +492,33 @@ TEST(BatchTrajectory, TruncatedDcdIsAnErrorNamingFileFrameAndOffset) {
   EXPECT_NE(e.find("--allow-truncated"), std::string::npos) << e;
   EXPECT_EQ(test::listing(t.dir), (std::vector<std::string>{"full.dcd", "t.dcd", "top.pqr"}));
   o.allow_truncated = true;
+  o.grid.box = grid_from_origin({-2, -2, -2}, {4, 4, 4}, 1.0);  // one grid for the run below too
   const BatchResult r = run_batch(o);
   EXPECT_EQ(r.computed, 9u);
+  EXPECT_EQ(r.missing, 1u);
+  // The table never hides the gap: the cut-off frame is a row of its own, where the stream lost it.
   const analysis::BatchFile file(o.output);
+  ASSERT_EQ(file.frames().size(), 10u);
   EXPECT_EQ(file.frames()[3].frame_index, 3);
-  EXPECT_EQ(file.frames().source(4).path, (t.dir / "full.dcd").string());
-  EXPECT_EQ(file.frames()[4].frame_index, 0);
+  const analysis::FrameRecord cut = file.frames()[4];
+  EXPECT_EQ(cut.source, t.dcd.string());
+  EXPECT_EQ(cut.frame_index, 4);
+  EXPECT_EQ(cut.status, analysis::FrameStatus::missing);
+  EXPECT_NE(cut.message.find("frame 4 at byte offset " + std::to_string(kDcdHeader + 4 * kDcdFrame)),
+            std::string::npos) << cut.message;
+  EXPECT_EQ(file.frames().source(5).path, (t.dir / "full.dcd").string());
+  EXPECT_EQ(file.frames()[5].frame_index, 0);
+  // The rows after the gap hold full.dcd's frames: the same maps as a batch of full.dcd alone.
+  BatchOptions alone = o;
+  alone.inputs = {t.topology.string(), (t.dir / "full.dcd").string()};
+  alone.output = t.dir / "alone.h5";
+  run_batch(alone);
+  const auto with_gap = frame_maps(o.output), full = frame_maps(alone.output);
+  for (std::size_t f = 0; f < full.size(); ++f) EXPECT_EQ(with_gap[5 + f], full[f]) << "frame " << f;
+  // A part of a batch counts its frames in the stream: refused while frames are missing.
+  o.output = t.dir / "part.h5";
+  o.shard = Shard{0, 2};
+  EXPECT_NE(error_of(o).find("cut-off frame"), std::string::npos) << error_of(o);
   fs::remove_all(t.dir);
 }
 

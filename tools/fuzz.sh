@@ -7,7 +7,7 @@
 #   tools/fuzz.sh --report [TARGET...]    the table and JSON of the last run, from its logs
 #
 # TARGET: pqr pdb pdb_chunks mmcif pdbqt xyz mol2 psf prmtop dcd xtc trr netcdf dx ccp4 cube hdf5_map
-# hdf5_batch (default: all). Each runs for SECONDS (default 60), or until N executions when only
+# hdf5_batch, and the text reader: gz bz2 xz (compressed inputs, bombs) stream (a named pipe) (default: all). Each runs for SECONDS (default 60), or until N executions when only
 # --runs is given (the first of the two limits when both are), J targets at a
 # time (default 1; --smoke: one a core), on its corpus build-fuzz/corpus/TARGET (kept between runs, so later runs start
 # from what earlier ones found) plus the seeds (build-fuzz/seeds/TARGET: data/ files, files
@@ -23,7 +23,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD=$ROOT/build-fuzz
-ALL_TARGETS=(pqr pdb pdb_chunks mmcif pdbqt xyz mol2 psf prmtop dcd xtc trr netcdf dx ccp4 cube hdf5_map hdf5_batch)
+ALL_TARGETS=(pqr pdb pdb_chunks mmcif pdbqt xyz mol2 psf prmtop dcd xtc trr netcdf dx ccp4 cube hdf5_map hdf5_batch
+             gz bz2 xz stream)
 
 seconds=60 time_given=0 runs="" jobs="" workers=0 report_only=0 prebuilt=0 seeds_only=0
 json=$BUILD/fuzz-results.json targets=() smoke=0
@@ -180,12 +181,29 @@ make_seeds() {
   cp "$s/maps/batch.h5" "$s/maps/map.h5" "$s/hdf5_batch/"
   rm -rf "$s/maps"
   seed_trajectories
+  seed_compressed
+}
+
+# The text reader: compressed texts and bombs (64 MiB of blanks, beyond the targets' 4 MiB input
+# limit), and for the pipe a text, a compressed text and binary bytes.
+seed_compressed() {
+  local s=$BUILD/seeds tool ext
+  for tool in gzip:gz bzip2:bz2 xz:xz; do
+    ext=${tool#*:} tool=${tool%:*}
+    command -v "$tool" >/dev/null || continue
+    "$tool" -c "$ROOT/data/1d7h-min.pqr" >"$s/$ext/text.$ext"
+    head -c $((64 << 20)) /dev/zero | tr '\0' ' ' | "$tool" -c >"$s/$ext/bomb.$ext"
+  done
+  cp "$ROOT/data/1d7h-min.pqr" "$s/stream/"
+  gzip -c "$ROOT/data/1d7h-min.pqr" >"$s/stream/text.gz"
+  head -c 512 "$ROOT/data/1tii.pdb.gz" >"$s/stream/binary"
 }
 
 # Inputs up to 16 KiB (two parallel pieces of the text readers); HDF5 files whole.
 max_len() {
   case $1 in
     hdf5_*) echo 65536 ;;
+    gz|bz2|xz) echo 131072 ;;  # the gzip bomb seed is 64 KiB
     *) echo 16384 ;;
   esac
 }

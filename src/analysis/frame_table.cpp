@@ -12,6 +12,7 @@ std::string status_name(FrameStatus status) {
     case FrameStatus::pending: return "pending";
     case FrameStatus::complete: return "complete";
     case FrameStatus::failed: return "failed";
+    case FrameStatus::missing: return "missing";
   }
   return "?";
 }
@@ -108,7 +109,7 @@ void FrameTable::set_outcome(std::size_t i, FrameStatus status, std::size_t atom
                              double total_charge, const std::string& message) {
   status_[i] = status;
   outcome_[i] = outcome_index(atom_count, total_charge);
-  if (status == FrameStatus::failed)
+  if (status == FrameStatus::failed || status == FrameStatus::missing)
     messages_[i] = message.substr(0, kMessageBytes);
   else
     messages_.erase(i);

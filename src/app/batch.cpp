@@ -371,6 +371,10 @@ namespace {
 // Keeps the shard's block of the frames; the grid was laid from all of them, as in a whole run.
 analysis::ShardInfo keep_shard(const Shard& shard, analysis::FrameTable& frames) {
   const std::size_t n = frames.size();
+  if (const std::size_t gaps = frames.count(FrameStatus::missing))
+    throw Error(fmt::format("batch --shard: the trajectories lost {} cut-off frame{} (--allow-truncated), "
+                            "and a part's frames are counted in the stream without them: run the batch "
+                            "whole, or cut the damaged file to its complete frames", gaps, gaps > 1 ? "s" : ""));
   const std::size_t first = shard.index * n / shard.count, end = (shard.index + 1) * n / shard.count;
   if (first == end)
     throw Error(fmt::format("batch: shard {}/{} holds no frame (the batch has {}): use at most {} "
@@ -469,9 +473,15 @@ bool compute_frames(const BatchOptions& o, const BatchInputs& in, FrameSink& sin
   std::optional<TrajectoryFrames> trajectory_frames;
   if (in.trajectory) trajectory_frames.emplace(*in.trajectory, *in.topology, o.frames);
   const analysis::FrameTable& table = sink.frames();
+  // A row's frame in the trajectory stream: missing rows (cut-off frames) hold no stream frame.
+  std::vector<std::size_t> stream_frame(table.size());
+  for (std::size_t i = 0, next = first_frame; i < table.size(); ++i) {
+    stream_frame[i] = next;
+    next += table.status(i) != FrameStatus::missing;
+  }
   const FrameRead read = [&](std::size_t index) {
     const std::string& source = table.source(index).path;
-    return trajectory_frames ? trajectory_frames->read(first_frame + index, source, table.frame_index(index))
+    return trajectory_frames ? trajectory_frames->read(stream_frame[index], source, table.frame_index(index))
                              : file_frames.read(source, table.model(index));
   };
   const std::unique_ptr<FrameDispenser> frames = distribution.dispense(todo);
@@ -589,6 +599,8 @@ BatchResult run_batch(const BatchOptions& o, BatchDistribution& d) {
   for (std::size_t i = 0; i < frames.size(); ++i) {
     if (frames.status(i) == FrameStatus::complete)
       ++result.skipped;
+    else if (frames.status(i) == FrameStatus::missing)
+      ++result.missing;
     else
       todo.add(i);
   }
@@ -628,6 +640,7 @@ nlohmann::json BatchResult::to_json() const {
       {"skipped", skipped},
       {"failed", failed},
       {"pending", pending},
+      {"missing", missing},
       {"failures", failed_frames},
       {"scan_frames_decoded", scan_frames_decoded},
       {"seconds", {{"scan", scan_seconds}, {"pipeline", pipeline_seconds},

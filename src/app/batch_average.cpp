@@ -145,7 +145,8 @@ BatchResult run_average(const BatchOptions& o, const BatchInputs& in, BatchDistr
   result.frames = sink.frames().size();
   require_host_memory(sink.grid(), 7);  // the sums (2 doubles a point), the shift, the mean and std
   FrameRuns todo;
-  for (std::size_t i = 0; i < sink.frames().size(); ++i) todo.add(i);
+  for (std::size_t i = 0; i < sink.frames().size(); ++i)
+    if (sink.frames().status(i) != FrameStatus::missing) todo.add(i);
   spdlog::info("batch --average: {} frames on grid {}", todo.size(), sink.grid().describe());
   BatchOptions run = o;
   run.stats = false;  // no per-frame statistics: nothing keeps them

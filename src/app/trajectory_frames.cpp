@@ -72,20 +72,31 @@ TrajectoryScan scan_trajectory(const TrajectoryInputs& in, const AtomSet& topolo
     return true;
   };
   if (const auto count = reader->frame_count()) scan.frames.reserve(std::size_t(*count));
-  std::map<std::size_t, std::uint32_t> sources;  // the table's source of each file of the stream
-  while (advance()) {
-    if (!sources.contains(info.file)) {
-      const std::string& path = in.trajectories.at(info.file);
-      sources[info.file] = scan.frames.source_index(path, io::sha256_file(path));
+  std::map<std::string, std::uint32_t> sources;  // the table's source of each file of the stream
+  const auto source_of = [&](const std::string& path) {
+    if (!sources.contains(path)) sources[path] = scan.frames.source_index(path, io::sha256_file(path));
+    return sources[path];
+  };
+  // A cut-off frame is refused, or (allowed) kept as a missing row where the stream lost it, so
+  // the table shows the gap: the reader reports a file's cut when it has moved past that file.
+  std::size_t cuts_seen = 0;
+  const auto record_cuts = [&] {
+    for (; cuts_seen < reader->truncations().size(); ++cuts_seen) {
+      const io::Truncation& t = reader->truncations()[cuts_seen];
+      if (!in.allow_truncated)
+        throw Error(t.message() + ": a trajectory cut short is refused (--allow-truncated uses the frames "
+                    "before the cut)");
+      spdlog::warn("{} (the frames before it are used, and the table holds a missing row for it: "
+                   "--allow-truncated)", t.message());
+      scan.frames.add(source_of(t.file), 1, t.frame);
+      scan.frames.set_outcome(scan.frames.size() - 1, analysis::FrameStatus::missing, 0, 0, t.message());
     }
-    scan.frames.add(sources[info.file], 1, info.index, info.time_ps);
+  };
+  while (advance()) {
+    record_cuts();
+    scan.frames.add(source_of(in.trajectories.at(info.file)), 1, info.index, info.time_ps);
   }
-  for (const auto& t : reader->truncations()) {
-    if (!in.allow_truncated)
-      throw Error(t.message() + ": a trajectory cut short is refused (--allow-truncated uses the frames "
-                  "before the cut)");
-    spdlog::warn("{} (the frames before it are used: --allow-truncated)", t.message());
-  }
+  record_cuts();
   if (scan.frames.empty()) throw Error("batch: the trajectories hold no (selected) frame");
   scan.frames.shrink_to_fit();
   return scan;

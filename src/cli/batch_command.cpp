@@ -182,6 +182,9 @@ void print_summary(const app::BatchResult& r, bool models_all) {
                r.grid.describe().c_str());
   std::fprintf(stderr, "       computed %zu, failed %zu, already complete %zu, pending %zu\n",
                r.computed, r.failed, r.skipped, r.pending);
+  if (r.missing > 0)
+    std::fprintf(stderr, "       missing %zu (frames cut off in truncated trajectories: rows of status "
+                 "\"missing\" in the table)\n", r.missing);
   if (r.pipeline_seconds > 0) {
     // Busy shares of the four concurrent stages; their sum above 100% is the overlap.
     auto percent = [&](double busy) { return 100 * busy / r.pipeline_seconds; };

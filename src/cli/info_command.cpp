@@ -177,13 +177,15 @@ int info_command(int argc, char** argv) {
                   source.c_str());
     return 0;
   }
-  std::size_t complete = 0, failed = 0;
+  std::size_t complete = 0, failed = 0, missing = 0;
   for (const auto& f : frames) {
     complete += f.status == analysis::FrameStatus::complete;
     failed += f.status == analysis::FrameStatus::failed;
+    missing += f.status == analysis::FrameStatus::missing;
   }
-  std::printf("  frames      %zu: %zu complete, %zu failed, %zu pending\n", frames.size(), complete,
-              failed, frames.size() - complete - failed);
+  std::printf("  frames      %zu: %zu complete, %zu failed, %zu pending%s\n", frames.size(), complete,
+              failed, frames.size() - complete - failed - missing,
+              missing ? fmt::format(", {} missing (cut off in a truncated trajectory)", missing).c_str() : "");
   if (ensemble_frames)
     std::printf("  ensemble    /analysis/mean and /analysis/std over %zu frames\n", ensemble_frames);
   std::printf("  statistics  %s, %s\n", source.c_str(), meta.units.c_str());
@@ -197,7 +199,7 @@ int info_command(int argc, char** argv) {
     if (next_stats < stats->frames.size() && stats->frames[next_stats] == i) {
       const auto& s = stats->maps[next_stats];
       values = fmt::format("{:11.5g} {:11.5g} {:11.5g} {:11.5g}", s.min, s.max, s.mean, s.stddev);
-    } else if (f.status == analysis::FrameStatus::failed) {
+    } else if (f.status == analysis::FrameStatus::failed || f.status == analysis::FrameStatus::missing) {
       values = f.message;
     }
     std::printf("  %6zu %-28s %5d %7zu %+9.4f %-8s %s\n", i, f.source.c_str(), f.model, f.atom_count,

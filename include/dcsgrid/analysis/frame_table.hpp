@@ -17,7 +17,9 @@
 
 namespace dcsgrid::analysis {
 
-enum class FrameStatus : std::int8_t { pending = 0, complete = 1, failed = 2 };
+// missing: a frame the input announced but does not hold (the cut-off frame of a truncated
+// trajectory read with --allow-truncated), kept as a row so the table shows the gap; never computed.
+enum class FrameStatus : std::int8_t { pending = 0, complete = 1, failed = 2, missing = 3 };
 std::string status_name(FrameStatus status);
 
 // One frame's row, whole: what readers get from the table, and what writers give it.
@@ -73,11 +75,11 @@ class FrameTable {
   std::size_t atom_count(std::size_t i) const { return outcomes_[outcome_[i]].atom_count; }
   double total_charge(std::size_t i) const { return outcomes_[outcome_[i]].total_charge; }
   FrameStatus status(std::size_t i) const { return status_[i]; }
-  const std::string& message(std::size_t i) const;  // "" unless the frame failed
+  const std::string& message(std::size_t i) const;  // "" unless the frame failed or is missing
   std::size_t count(FrameStatus status) const;
 
   // What computing row i gave: its status, atom count and total charge, and the message of a
-  // failed frame (cut to 255 bytes, as in the file; dropped for other statuses).
+  // failed or missing frame (cut to 255 bytes, as in the file; dropped for other statuses).
   void set_outcome(std::size_t i, FrameStatus status, std::size_t atom_count, double total_charge,
                    const std::string& message = {});
   void set_sha256(std::uint32_t source, std::string sha256) { sources_[source].sha256 = std::move(sha256); }

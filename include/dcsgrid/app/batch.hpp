@@ -102,6 +102,7 @@ struct BatchResult {
   std::size_t skipped = 0;     // already complete (resume)
   std::size_t failed = 0;      // failed in this run
   std::size_t pending = 0;     // left pending (fail_fast stopped the run)
+  std::size_t missing = 0;     // rows of cut-off trajectory frames (--allow-truncated)
   std::vector<FrameRecord> failures;  // the first 100 frames that failed in this run
   double scan_seconds = 0;     // first pass over the inputs (boxes, checksums)
   // Trajectory frames whose coordinates that pass decoded: every frame for the union box, one

@@ -126,7 +126,7 @@ void read_column(const Dataset& dataset, std::size_t n, hid_t memory_type, void*
                  const Path& path);
 
 // /frames/status of batch files: enum int8 {pending = 0, complete = 1, failed = 2}.
-enum class FrameState : std::int8_t { pending = 0, complete = 1, failed = 2 };
+enum class FrameState : std::int8_t { pending = 0, complete = 1, failed = 2, missing = 3 };
 Handle status_type(const Path& path);
 // The status of every frame of a 4-D /potential.
 std::vector<std::int8_t> read_status(hid_t file, std::size_t frames, const Path& path);

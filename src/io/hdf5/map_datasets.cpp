@@ -659,7 +659,8 @@ Handle status_type(const Path& path) {
   Handle type = checked_handle(H5Tenum_create(H5T_NATIVE_INT8), H5Tclose, path, "make the status type");
   const std::pair<const char*, FrameState> states[] = {{"pending", FrameState::pending},
                                                        {"complete", FrameState::complete},
-                                                       {"failed", FrameState::failed}};
+                                                       {"failed", FrameState::failed},
+                                                       {"missing", FrameState::missing}};
   for (const auto& [name, state] : states) {
     const std::int8_t value = std::int8_t(state);
     check(H5Tenum_insert(type.get(), name, &value), path, "make the status type");
