@@ -164,7 +164,10 @@ namespace {
 // The compressed bytes not yet decoded, refilled from the source as the decoder takes them.
 class InputWindow {
  public:
-  InputWindow(std::string_view head, ByteSource& source) : source_(source), bytes_(kPiece) {
+  // Small at first, so a small input costs little (a fuzzer's millions of runs), grown as
+  // refills fill it.
+  InputWindow(std::string_view head, ByteSource& source)
+      : source_(source), bytes_(std::max(head.size(), kFirstPiece)) {
     if (head.size() > kPiece) throw std::logic_error("decompress: head larger than a piece");
     std::copy(head.begin(), head.end(), bytes_.begin());
     end_ = head.size();
@@ -182,19 +185,22 @@ class InputWindow {
     std::copy(bytes_.begin() + std::ptrdiff_t(begin_), bytes_.begin() + std::ptrdiff_t(end_), bytes_.begin());
     end_ -= begin_;
     begin_ = 0;
+    if (end_ == 0 && filled_ && bytes_.size() < kPiece) bytes_.resize(std::min(2 * bytes_.size(), kPiece));
     const std::size_t got = source_.read(bytes_.data() + end_, bytes_.size() - end_);
     end_ += got;
+    filled_ = end_ == bytes_.size();
     ended_ = got == 0;
     return !ended_;
   }
 
  private:
-  static constexpr std::size_t kPiece = std::size_t(1) << 20;
+  static constexpr std::size_t kFirstPiece = std::size_t(64) << 10, kPiece = std::size_t(1) << 20;
   ByteSource& source_;
   std::vector<char> bytes_;
   std::size_t begin_ = 0, end_ = 0;
   std::uint64_t consumed_ = 0;
   bool ended_ = false;
+  bool filled_ = false;  // the last refill filled the window: the input is larger than it
 };
 
 }  // namespace
@@ -202,15 +208,18 @@ class InputWindow {
 void decompress(Compression c, const std::string& name, std::string_view head, ByteSource& source,
                 ByteSink& sink) {
   const std::string kind = compression_name(c);
+  // Output pieces from 64 KiB, doubled to 4 MiB as the text grows: a small text costs little.
   constexpr std::size_t kOutputPiece = std::size_t(4) << 20;
+  std::size_t out_piece = std::size_t(64) << 10;
   constexpr std::size_t kMagicBytes = 6;  // enough to tell whether another stream begins
   auto decoder = make_decoder(c);
   InputWindow in(head, source);
   for (;;) {
     if (in.pending().empty()) in.refill();
     const std::string_view pending = in.pending();
-    const Step s = decoder->run(pending.data(), pending.size(), sink.room(kOutputPiece), kOutputPiece,
+    const Step s = decoder->run(pending.data(), pending.size(), sink.room(out_piece), out_piece,
                                 in.source_ended());
+    out_piece = std::min(2 * out_piece, kOutputPiece);
     in.consume(s.in_used);
     sink.wrote(s.out_used, in.consumed());
     if (s.error) throw InputError(name, 0, "corrupt " + kind + " data: " + s.error);

@@ -209,7 +209,8 @@ std::string read_plain(InputBytes& input, const std::string& name, std::string_v
   std::copy(head.begin(), head.end(), text.room(head.size()));
   text.wrote(head.size(), 0);
   std::uint64_t done = head.size();
-  std::size_t piece = std::size_t(1) << 20;
+  // A regular file: 1 MiB, then the rest in 64 MiB pieces; a pipe: 64 KiB doubled to 1 MiB.
+  std::size_t piece = size ? std::size_t(1) << 20 : std::size_t(64) << 10;
   for (;;) {
     // A regular file's pieces stop one byte past its size: the text never outgrows its buffer.
     const std::size_t want =
@@ -218,7 +219,7 @@ std::string read_plain(InputBytes& input, const std::string& name, std::string_v
     text.wrote(got, 0);
     done += got;
     if (got < want) break;
-    if (size) piece = std::size_t(64) << 20;  // a pipe is judged every MiB, as it comes
+    piece = size ? std::size_t(64) << 20 : std::min(2 * piece, std::size_t(1) << 20);
   }
   return text.take();
 }
