@@ -110,23 +110,38 @@ std::uint64_t edge_key(std::uint32_t a, std::uint32_t b) {
   return std::uint64_t(std::min(a, b)) << 32 | std::max(a, b);
 }
 
-// A new vertex at x on the spheres of `atoms` (kNone for none): the mean of their normals.
-std::uint32_t append_vertex(const SurfaceEvaluator& ev, const Vec3& x, const std::array<std::uint32_t, 3>& atoms,
-                            TriangleMesh& mesh) {
-  Vec3 normal{};
-  std::uint32_t lowest = kNone;
-  for (const std::uint32_t a : atoms)
-    if (a != kNone) {
-      const Sphere s = ev.atom_sphere(a);
-      normal = normal + (1 / s.radius) * (x - s.centre);
-      lowest = std::min(lowest, a);
-    }
-  const double len = norm(normal);
-  if (mesh.vertices.size() >= kNone) throw Error("the surface has more than 2^32 vertices: raise --mesh-spacing");
-  mesh.vertices.push_back({float(x[0]), float(x[1]), float(x[2])});
-  mesh.normals.push_back({float(normal[0] / len), float(normal[1] / len), float(normal[2] / len)});
-  mesh.atom.push_back(lowest);
-  return std::uint32_t(mesh.vertices.size() - 1);
+// New vertices at the points that have one, in order, each on the spheres of the atoms on(k) gives
+// (kNone for none): normal, the mean of theirs; atom, the lowest. Each point's vertex (kNone: none).
+template <class OnSpheres>
+std::vector<std::uint32_t> append_vertices(const SurfaceEvaluator& ev, const std::vector<std::optional<Vec3>>& point,
+                                           OnSpheres on, TriangleMesh& mesh) {
+  std::vector<std::uint32_t> vertex(point.size(), kNone);
+  std::size_t next = mesh.vertices.size();
+  for (std::size_t k = 0; k < point.size(); ++k)
+    if (point[k]) vertex[k] = std::uint32_t(next++);
+  if (next > kNone) throw Error("the surface has more than 2^32 vertices: raise --mesh-spacing");
+  mesh.vertices.resize(next);
+  mesh.normals.resize(next);
+  mesh.atom.resize(next);
+#pragma omp parallel for num_threads(team_size()) schedule(static)
+  for (std::int64_t k = 0; k < std::int64_t(point.size()); ++k) {
+    if (!point[std::size_t(k)]) continue;
+    const Vec3& x = *point[std::size_t(k)];
+    Vec3 normal{};
+    std::uint32_t lowest = kNone;
+    for (const std::uint32_t a : on(std::size_t(k)))
+      if (a != kNone) {
+        const Sphere s = ev.atom_sphere(a);
+        normal = normal + (1 / s.radius) * (x - s.centre);
+        lowest = std::min(lowest, a);
+      }
+    const double len = norm(normal);
+    const std::uint32_t v = vertex[std::size_t(k)];
+    mesh.vertices[v] = {float(x[0]), float(x[1]), float(x[2])};
+    mesh.normals[v] = {float(normal[0] / len), float(normal[1] / len), float(normal[2] / len)};
+    mesh.atom[v] = lowest;
+  }
+  return vertex;
 }
 
 // The edges whose ends lie on different atoms' spheres (edge_key, ascending: rows by their lower
@@ -199,12 +214,9 @@ std::vector<std::optional<Vec3>> crease_points(const SurfaceEvaluator& ev, doubl
 EdgeSplits split_edges(const SurfaceEvaluator& ev, double gap, TriangleMesh& mesh) {
   EdgeSplits s = crease_edges(mesh);
   const std::vector<std::optional<Vec3>> point = crease_points(ev, gap, mesh, s.key);
-  s.vertex.assign(s.key.size(), kNone);
-  for (std::size_t k = 0; k < s.key.size(); ++k)
-    if (point[k]) {
-      const std::array<std::uint32_t, 3> on = {mesh.atom[s.key[k] >> 32], mesh.atom[std::uint32_t(s.key[k])], kNone};
-      s.vertex[k] = append_vertex(ev, *point[k], on, mesh);
-    }
+  s.vertex = append_vertices(ev, point, [&](std::size_t k) {
+    return std::array<std::uint32_t, 3>{mesh.atom[s.key[k] >> 32], mesh.atom[std::uint32_t(s.key[k])], kNone};
+  }, mesh);
   return s;
 }
 
@@ -245,12 +257,10 @@ TriplePoints split_corners(const SurfaceEvaluator& ev, double gap, const EdgeSpl
       if (!buried(*x, other_spheres(ev, near, on))) point[std::size_t(k)] = x;
     }
   }
-  t.vertex.assign(t.face.size(), kNone);
-  for (std::size_t k = 0; k < t.face.size(); ++k)
-    if (point[k]) {
-      const Face& f = mesh.faces[t.face[k]];
-      t.vertex[k] = append_vertex(ev, *point[k], {mesh.atom[f[0]], mesh.atom[f[1]], mesh.atom[f[2]]}, mesh);
-    }
+  t.vertex = append_vertices(ev, point, [&](std::size_t k) {
+    const Face& f = mesh.faces[t.face[k]];
+    return std::array<std::uint32_t, 3>{mesh.atom[f[0]], mesh.atom[f[1]], mesh.atom[f[2]]};
+  }, mesh);
   return t;
 }
 
