@@ -16,6 +16,7 @@
 #include "dcsgrid/core/clock.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
+#include "surface_creases.hpp"
 #include "surface_field.hpp"
 
 namespace dcsgrid::analysis {
@@ -306,6 +307,10 @@ TriangleMesh molecular_surface(const AtomSet& atoms, const SurfaceOptions& optio
   spdlog::debug("surface: vertices {:.3f} s", timer.lap());
   build_faces(field, edges, mesh);
   spdlog::debug("surface: faces {:.3f} s", timer.lap());
+  if (evaluator.union_of_spheres()) {
+    detail::add_creases(evaluator, options.spacing, mesh);
+    spdlog::debug("surface: creases {:.3f} s", timer.lap());
+  }
   return mesh;
 }
 

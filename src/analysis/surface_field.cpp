@@ -300,4 +300,12 @@ void SurfaceEvaluator::describe(const Vec3& x, const Local& local, const Sphere&
   for (int d = 0; d < 3; ++d) normal[d] = len > 0 ? float((to[d] - from[d]) / len) : (d == 2 ? 1.f : 0.f);
 }
 
+SurfaceEvaluator::Sphere SurfaceEvaluator::atom_sphere(std::size_t atom) const {
+  return {atom_position(atoms_, atom), atoms_.r[atom] + options_.probe_radius};
+}
+
+void SurfaceEvaluator::spheres_near(const Vec3& x, double distance, std::vector<std::size_t>& out) const {
+  cells_.near(x, options_.probe_radius + distance, atoms_.size(), out);
+}
+
 }  // namespace dcsgrid::analysis::detail

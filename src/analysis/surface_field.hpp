@@ -66,6 +66,13 @@ class SurfaceEvaluator {
   void describe(const Vec3& x, const Local& local, const Sphere& sphere, std::array<float, 3>& normal,
                 std::uint32_t& atom) const;
 
+  // Whether the surface is the union of the atoms' spheres of radius + probe (the SAS, and the SES
+  // with no probe), whose vertices each lie on the sphere of their atom (describe's).
+  bool union_of_spheres() const { return !ses(); }
+  Sphere atom_sphere(std::size_t atom) const;
+  // The atoms whose sphere (radius + probe) comes within `distance` of x.
+  void spheres_near(const Vec3& x, double distance, std::vector<std::size_t>& out) const;
+
  private:
   // The SES's distance to the SAS boundary, and the feature giving it: a sample (index >= 0) or
   // an atom sphere (−2 − atom).

@@ -27,7 +27,10 @@ struct SurfaceOptions {
 // grid edges cross it, plus each exposed atom sphere exactly). Vertices lie on the grid's edges
 // where the exact field is zero; normals are the field's gradient (unit, outward); faces are
 // counter-clockwise seen from outside; each vertex gets the atom whose surface (radius, SES; radius +
-// probe, SAS) is nearest. Every edge is in exactly two faces. Multithreaded (team_size()).
+// probe, SAS) is nearest. On a union of spheres (the SAS; the SES with probe 0) the creases where
+// two spheres meet are put into the mesh: vertices on their circles and where three meet (normal:
+// the mean of the spheres'; atom: the lowest-numbered). Every edge is in exactly two faces.
+// Multithreaded (team_size()); the same mesh for any number of threads.
 // Throws Error for atoms without radii, no atoms, or options out of range; throws when the field
 // would not fit in memory.
 TriangleMesh molecular_surface(const AtomSet& atoms, const SurfaceOptions& options);
