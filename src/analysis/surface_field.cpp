@@ -206,10 +206,15 @@ SurfaceEvaluator::SurfaceEvaluator(const AtomSet& atoms, const SurfaceOptions& o
       }
     }
   }
-  neighbour_start_.assign(1, 0);
-  for (const auto& l : lists) {
-    neighbours_.insert(neighbours_.end(), l.begin(), l.end());
-    neighbour_start_.push_back(neighbours_.size());
+  // Into one array, each list copied in parallel to its offset (10^6 atoms: gigabytes).
+  neighbour_start_.assign(atoms.size() + 1, 0);
+  for (std::size_t a = 0; a < atoms.size(); ++a) neighbour_start_[a + 1] = neighbour_start_[a] + lists[a].size();
+  neighbours_.resize(neighbour_start_.back());
+#pragma omp parallel for num_threads(team_size()) schedule(dynamic, 1024)
+  for (std::int64_t a = 0; a < std::int64_t(atoms.size()); ++a) {
+    std::vector<Neighbour>& list = lists[std::size_t(a)];
+    std::copy(list.begin(), list.end(), neighbours_.begin() + std::ptrdiff_t(neighbour_start_[std::size_t(a)]));
+    std::vector<Neighbour>().swap(list);
   }
 }
 
