@@ -12,7 +12,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "clock.hpp"
+#include "app/clock.hpp"
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/io/output_lock.hpp"
 #include "dcsgrid/analysis/ensemble.hpp"

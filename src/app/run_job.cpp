@@ -9,10 +9,10 @@
 #include <spdlog/spdlog.h>
 
 #include "dcsgrid/app/job.hpp"
-#include "atom_checks.hpp"
-#include "clock.hpp"
+#include "app/atom_checks.hpp"
+#include "app/clock.hpp"
 #include "dcsgrid/app/mpi_context.hpp"
-#include "mpi_ranks.hpp"
+#include "app/mpi_ranks.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
