@@ -30,12 +30,6 @@ namespace {
 // (larger) slabs and keep their default.
 constexpr std::size_t kCpuSlabBytes = std::size_t(4) << 20;
 
-void require_support(const engine::Backend& backend, engine::Method method) {
-  if (!backend.supports(method))
-    throw Error("the " + backend.name() + " backend does not support --method " +
-                engine::method_name(method));
-}
-
 }  // namespace
 
 std::unique_ptr<engine::Backend> start_backend(const ComputeSettings& settings) {

@@ -198,8 +198,7 @@ void write_viewer_scripts(const SurfaceOptions& o, const SurfaceResult& r, const
 int surface_command(int argc, char** argv) {
   CLI::App app{"dcsgrid surface: the molecular surface, coloured by the potential, and the potential per "
                "atom and residue", "dcsgrid surface"};
-  app.footer(kExamples);
-  app.get_formatter()->column_width(34);
+  set_help_layout(app, kExamples);
   SurfaceOptions o;
   add_options(app, o);
   if (const auto status = parse_command_line(app, argc, argv)) return *status;

@@ -331,10 +331,7 @@ bool compute_frames(const BatchOptions& o, const BatchInputs& in, FrameSink& sin
   std::vector<std::unique_ptr<engine::Backend>> backends =
       engine::make_frame_backends(run.compute.device, run.compute.gpus, run.compute.methods, o.frame_workers);
   require_host_memory(sink.grid(), frame_buffers(run.queue_depth, backends.size()));
-  const engine::Method method = o.compute.methods.front();
-  if (!backends.front()->supports(method))
-    throw Error("the " + backends.front()->name() + " backend does not support --method " +
-                engine::method_name(method));
+  require_support(*backends.front(), o.compute.methods.front());
   result.device = backends.front()->name();
   if (backends.size() > 1)
     spdlog::info("batch: frames dealt to {} workers ({})", backends.size(),
