@@ -5,6 +5,7 @@
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/engine.hpp"
+#include "dcsgrid/engine/pb.hpp"
 #include "dcsgrid/io/sha256.hpp"
 
 namespace dcsgrid::app {
@@ -22,6 +23,35 @@ std::string first_difference(const nlohmann::json& recorded, const nlohmann::jso
   for (const auto& [key, value] : recorded.items())
     if (!now.contains(key)) return key;
   return {};
+}
+
+// The options of the group the batch's method reads (its description's `options`), under the
+// group's name.
+void add_method_options(const ComputeSettings& s, nlohmann::json& j) {
+  switch (engine::describe(s.methods.front()).options) {
+    case engine::MethodOptions::none:
+      return;
+    case engine::MethodOptions::cutoff:
+      j["cutoff"] = {{"radius", s.cutoff.radius},
+                     {"form", engine::cutoff_form_name(s.cutoff.form)},
+                     {"switch_start", s.cutoff.switch_start}};
+      return;
+    case engine::MethodOptions::msm:
+      j["msm"] = {{"cutoff", s.msm.cutoff}, {"spacing", s.msm.spacing}, {"order", s.msm.order},
+                  {"softening_order", engine::softening_order_used(s.msm)}};
+      return;
+    case engine::MethodOptions::periodic: {
+      const engine::PeriodicOptions& p = s.periodic;
+      j["periodic"] = {{"real_cutoff", p.real_cutoff}, {"tolerance", p.tolerance}, {"pme_order", p.pme_order},
+                       {"mesh_spacing", p.mesh_spacing}, {"smooth_beta", p.smooth_beta}};
+      if (s.cell) j["periodic"]["cell"] = {s.cell->lengths, s.cell->angles};
+      return;
+    }
+    case engine::MethodOptions::pb:
+      j["pb"] = engine::describe(s.pb) + fmt::format(", ion radius {:g} Å, tolerance {:g}, {} iterations at most",
+                                                    s.pb.ion_radius, s.pb.tolerance, s.pb.max_iterations);
+      return;
+  }
 }
 
 }  // namespace
@@ -48,20 +78,7 @@ nlohmann::json options_fingerprint(const BatchOptions& o, const std::vector<std:
   if (o.frames)
     j["frames"] = {{"start", o.frames->start}, {"stop", o.frames->stop ? *o.frames->stop : -1},
                    {"step", o.frames->step}};
-  const engine::CutoffOptions& c = o.compute.cutoff;
-  if (o.compute.methods.front() == engine::Method::cutoff)
-    j["cutoff"] = {{"radius", c.radius},
-                   {"form", engine::cutoff_form_name(c.form)},
-                   {"switch_start", c.switch_start}};
-  if (const auto& m = o.compute.msm; o.compute.methods.front() == engine::Method::msm)
-    j["msm"] = {{"cutoff", m.cutoff}, {"spacing", m.spacing}, {"order", m.order},
-                {"softening_order", engine::softening_order_used(m)}};
-  if (is_periodic(o.compute.methods)) {
-    const engine::PeriodicOptions& p = o.compute.periodic;
-    j["periodic"] = {{"real_cutoff", p.real_cutoff}, {"tolerance", p.tolerance}, {"pme_order", p.pme_order},
-                     {"mesh_spacing", p.mesh_spacing}, {"smooth_beta", p.smooth_beta}};
-    if (const auto& c = o.compute.cell) j["periodic"]["cell"] = {c->lengths, c->angles};
-  }
+  add_method_options(o.compute, j);
   if (const auto& box = o.grid.box)
     j["grid"] = {{"origin", box->origin}, {"spacing", box->spacing}, {"dims", box->dims}};
   else
