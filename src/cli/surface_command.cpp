@@ -37,8 +37,6 @@
 namespace dcsgrid::cli {
 namespace {
 
-constexpr double kWaterDielectric = 78.54;      // at 298 K
-constexpr double kSurfaceIonicStrength = 0.15;  // mol/L, physiological
 
 struct SurfaceOptions {
   std::string structure, map;
@@ -202,13 +200,11 @@ int surface_command(int argc, char** argv) {
   SurfaceOptions o;
   add_options(app, o);
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
-  // The default medium is water with 0.15 M salt (Debye–Hückel), where the command line chose none:
-  // in vacuum (ε = 1) nearly every vertex of a protein lies beyond ±5 kT/e, and the picture is two
-  // flat colours.
+  // The default medium (app::kSurfaceDielectric), where the command line chose none.
   if (app.count("--dielectric") + app.count("--ddd") + app.count("--ionic-strength") + app.count("--preset") == 0 &&
       o.compute.method != "pb") {
-    o.compute.physics.dielectric = kWaterDielectric;
-    o.compute.physics.ionic_strength = kSurfaceIonicStrength;
+    o.compute.physics.dielectric = app::kSurfaceDielectric;
+    o.compute.physics.ionic_strength = app::kSurfaceIonicStrength;
   }
   setup_logging(o.messages.verbose, o.messages.quiet);
   for (const auto& out : o.outputs) {
