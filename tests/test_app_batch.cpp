@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "app/batch/resume.hpp"
 #include "dcsgrid/app/batch.hpp"
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/analysis/ensemble.hpp"
@@ -385,6 +386,37 @@ TEST(Batch, ResumeChecksOptionsAndInputs) {
   BatchOptions over = o;
   over.overwrite = true;
   EXPECT_EQ(run_batch(over).computed, 3u);
+}
+
+// The fingerprint a resume checks holds the options of the group the method reads (its description's
+// `options`), under the names older files recorded, and no other method's: pb's options count too
+// (a resume with another solvent dielectric was accepted before), direct's run ignores --cutoff.
+TEST(Batch, FingerprintHoldsTheMethodsOwnOptions) {
+  const std::vector<std::string> files{"a.pqr"};
+  BatchOptions o;
+  o.compute.methods = {engine::Method::direct};
+  const nlohmann::json direct = options_fingerprint(o, files);
+  o.compute.cutoff.radius += 1;
+  EXPECT_EQ(options_fingerprint(o, files).dump(), direct.dump());  // as JSON text: NaN ends are null
+  EXPECT_FALSE(direct.contains("cutoff") || direct.contains("msm") || direct.contains("pb"));
+
+  o.compute.methods = {engine::Method::cutoff};
+  const nlohmann::json cutoff = options_fingerprint(o, files);
+  EXPECT_EQ(cutoff["cutoff"]["radius"], o.compute.cutoff.radius);
+  EXPECT_FALSE(cutoff.contains("msm"));
+
+  o.compute.methods = {engine::Method::msm};
+  EXPECT_EQ(options_fingerprint(o, files)["msm"]["order"], o.compute.msm.order);
+
+  o.compute.methods = {engine::Method::pme};
+  EXPECT_EQ(options_fingerprint(o, files)["periodic"]["pme_order"], o.compute.periodic.pme_order);
+
+  o.compute.methods = {engine::Method::pb};
+  const nlohmann::json pb = options_fingerprint(o, files);
+  o.compute.pb.sdie = 40;
+  const nlohmann::json other_solvent = options_fingerprint(o, files);
+  ASSERT_TRUE(pb.contains("pb"));
+  EXPECT_NE(pb["pb"], other_solvent["pb"]);
 }
 
 // An interruption inside the process (the hook throws while frame 2 is half written), then a

@@ -105,4 +105,6 @@ def compare(reference: MapData, test: MapData, atoms: Atoms | None = None) -> st
 def surface(path: str, map: MapData | None, kind: str, probe_radius: float, mesh_spacing: float,
             grid_spacing: float, settings: Settings, forcefield: str, model: int, unknown_zero: bool,
             forcefield_dir: str) -> dict[str, Any]: ...
+SURFACE_DIELECTRIC: float  # surface()'s default medium, the command's
+SURFACE_IONIC_STRENGTH: float
 def similarity(maps: Sequence[MapData], device: str = "auto") -> dict[str, np.ndarray]: ...

@@ -11,8 +11,8 @@ from ._maps import Map
 
 def surface(path: str | os.PathLike, map: Map | None = None, *, kind: str = "ses", probe_radius: float = 1.4,
             mesh_spacing: float = 0.5, grid_spacing: float = 1.0, method: str = "direct",
-            dielectric: float = 78.54, ionic_strength: float = 0.15, forcefield: str = "amber",
-            model: int = 1, unknown_zero: bool = False, forcefield_dir: str | os.PathLike | None = None,
+            dielectric: float = _core.SURFACE_DIELECTRIC, ionic_strength: float = _core.SURFACE_IONIC_STRENGTH,
+            forcefield: str = "amber", model: int = 1, unknown_zero: bool = False, forcefield_dir: str | os.PathLike | None = None,
             **options: Any) -> dict:
     """The solvent-excluded (``kind="ses"``) or solvent-accessible (``"sas"``) surface of the atoms
     of ``path`` for a probe of ``probe_radius`` Å, as a closed triangle mesh of about

@@ -1,4 +1,4 @@
-#include "atom_checks.hpp"
+#include "app/atom_checks.hpp"
 
 #include <spdlog/fmt/fmt.h>
 

@@ -12,7 +12,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "clock.hpp"
+#include "app/clock.hpp"
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/io/output_lock.hpp"
 #include "dcsgrid/analysis/ensemble.hpp"
@@ -29,12 +29,6 @@ namespace {
 // every core busy yet let a front end check for an interrupt often. GPU backends pipeline their own
 // (larger) slabs and keep their default.
 constexpr std::size_t kCpuSlabBytes = std::size_t(4) << 20;
-
-void require_support(const engine::Backend& backend, engine::Method method) {
-  if (!backend.supports(method))
-    throw Error("the " + backend.name() + " backend does not support --method " +
-                engine::method_name(method));
-}
 
 }  // namespace
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <climits>
 
-#include "mpi_ranks.hpp"
+#include "app/mpi_ranks.hpp"
 
 #include "dcsgrid/app/mpi_context.hpp"
 #include "dcsgrid/core/error.hpp"

@@ -24,8 +24,8 @@ bool sharing_ranks();
 void choose_rank_hardware(ComputeSettings& compute);
 
 // The slabs rank `rank` of `ranks` computes, in z order: its contiguous block of about nz/ranks
-// planes cut into slabs of at most 64 MiB (msm: 1 GiB, as a backend's compute() builds msm's
-// long-range grids for each slab). Empty for a rank with no plane.
+// planes cut into slabs of at most 64 MiB (1 GiB for a method with run set-up, its description's
+// run_setup, which a backend's compute() builds again for each slab). Empty for a rank with no plane.
 std::vector<engine::Slab> rank_slabs(const engine::PotentialRequest& request, int rank, int ranks);
 
 // When sharing ranks: `backend` wrapped so that run() computes this rank's slabs (rank_slabs) and

@@ -9,10 +9,10 @@
 #include <spdlog/spdlog.h>
 
 #include "dcsgrid/app/job.hpp"
-#include "atom_checks.hpp"
-#include "clock.hpp"
+#include "app/atom_checks.hpp"
+#include "app/clock.hpp"
 #include "dcsgrid/app/mpi_context.hpp"
-#include "mpi_ranks.hpp"
+#include "app/mpi_ranks.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
@@ -306,6 +306,170 @@ GridSpec read_and_lay_grid(const Job& job, Inputs& in, JobReport& report) {
   return grid;
 }
 
+// Seconds since the job started, for its timeline.
+struct JobClock {
+  clock_type::time_point start = clock_type::now();
+  double at(clock_type::time_point t) const { return std::chrono::duration<double>(t - start).count(); }
+  double now() const { return at(clock_type::now()); }
+};
+
+// Under mpirun, this rank's cores and GPU; OpenMP's team sized to the cores.
+ComputeSettings rank_hardware(const ComputeSettings& compute) {
+  ComputeSettings hardware = compute;
+  choose_rank_hardware(hardware);
+  set_openmp_threads(hardware.threads);
+  return hardware;
+}
+
+// The backend starting on a thread of its own (a GPU's context takes about 0.1 s) while the input
+// is read; under mpirun it computes this rank's slabs. `hardware` and `clock` outlive it.
+class BackendStart {
+ public:
+  BackendStart(const ComputeSettings& hardware, const JobClock& clock)
+      : backend_(std::async(std::launch::async, [this, &hardware, &clock] {
+          span_.begin = clock.now();
+          auto backend = share_slabs_over_ranks(engine::make_backend(hardware.device, hardware.gpus, hardware.methods));
+          backend->warm_up();
+          span_.end = clock.now();
+          return backend;
+        })) {}
+  BackendStart(const BackendStart&) = delete;
+  BackendStart& operator=(const BackendStart&) = delete;
+
+  // Waits for the backend; its start-up goes into the report's timeline.
+  std::unique_ptr<engine::Backend> get(JobReport& report) {
+    std::unique_ptr<engine::Backend> backend = backend_.get();
+    report.timeline.push_back(span_);
+    return backend;
+  }
+
+ private:
+  StageSpan span_{"backend start-up", 0, 0};  // before backend_: the thread writes it
+  std::future<std::unique_ptr<engine::Backend>> backend_;
+};
+
+// The reading and hashing of the input in the timeline (rank 0's, which read it).
+void record_reading(const Inputs& in, const JobClock& clock, JobReport& report) {
+  if (mpi::rank() != 0) return;
+  report.timeline.push_back({"parse", clock.at(in.parse_begin), clock.at(in.parse_end)});
+  report.timeline.push_back({"input hash", clock.at(in.parse_begin), clock.at(in.hash_end)});
+}
+
+// The methods to run: --method auto's choice on this backend (rank 0's under mpirun, should the
+// ranks' hardware differ), with the run's unit cell.
+ComputeSettings choose_methods(const Job& job, const Hardware& hw, const GridSpec& grid, JobReport& report) {
+  MethodChoice choice;
+  ComputeSettings compute = with_chosen_method(job.compute, hw, report.atoms, grid, kAutoSlackSeconds, &choice);
+  compute.cell = report.cell;
+  share_methods(compute.methods);
+  if (job.compute.auto_method) {
+    spdlog::info("{}", choice.reason);
+    report.method_choice = choice;
+  }
+  return compute;
+}
+
+// The atoms this process computes from: the input's, or under mpirun on ranks other than 0 those
+// rank 0 sends into `received` (every atom, or for a lone local method the atoms its planes need).
+const AtomSet& atoms_of_rank(const Inputs& in, const ComputeSettings& compute,
+                             const std::vector<engine::Method>& order, const GridSpec& grid, const Hardware& hw,
+                             AtomSet& received) {
+  const bool every_atom = order.size() > 1 || !engine::describe(order.front()).local;
+  const AtomSet& read = in.structure.atoms;
+  return share_atoms(read, make_request(compute, order.front(), read, grid), every_atom, hw.gpu, received);
+}
+
+// One pass a method, in run order: its request (validated), its map's metadata and its dataset.
+struct PassPlan {
+  std::vector<engine::Method> order;
+  std::vector<engine::PotentialRequest> requests;
+  std::vector<io::MapMetadata> metas;
+  std::vector<std::string> datasets;
+};
+
+PassPlan plan_passes(const Job& job, const ComputeSettings& compute, const std::vector<engine::Method>& order,
+                     const AtomSet& atoms, const GridSpec& grid, const std::string& sha256,
+                     const JobReport& report) {
+  PassPlan plan;
+  plan.order = order;
+  for (const auto m : order) {
+    plan.requests.push_back(make_request(compute, m, atoms, grid));
+    engine::validate(plan.requests.back());
+    io::MapMetadata meta = map_metadata(compute, m);
+    meta.atom_count = report.atoms;
+    meta.total_charge = report.total_charge;
+    meta.input_file = report.input;
+    meta.input_sha256 = sha256;
+    meta.command_line = job.command_line;
+    plan.metas.push_back(std::move(meta));
+    plan.datasets.push_back(dataset_name(order, m));
+  }
+  return plan;
+}
+
+// Before any compute: host memory for a whole map where an output is not streamed, the outputs'
+// room on disk, and every method on this backend. Then the plan is logged.
+void check_resources(const Job& job, const engine::Backend& backend, const PassPlan& plan, const GridSpec& grid) {
+  if (std::ranges::any_of(job.outputs, [](const OutputSpec& o) { return !io::map_format_info(o.format).streamed; })) {
+    try {
+      require_host_memory(grid);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + ", or write only HDF5 (streamed in slabs)");
+    }
+  }
+  require_output_space(job, grid, plan.order.size());
+  for (const auto m : plan.order) require_support(backend, m);
+  spdlog::info("grid {}", grid.describe());
+  for (const auto& r : plan.requests)
+    spdlog::info("{} on {}: {}", engine::method_name(r.method), backend.name(), engine::describe_medium(r));
+}
+
+// The pass's comparison with the reference, rank 0's, as a root attribute of the HDF5 outputs
+// (written by every rank into the file they share).
+void store_comparison(PassReport& pass, bool compared, const PassPlan& plan, std::size_t map,
+                      MapOutputs& outputs) {
+  std::string comparison;
+  if (pass.against_reference) {
+    pass.against_reference->units = plan.metas[map].units;
+    comparison = pass.against_reference->to_json().dump();
+  }
+  if (compared) share_text(comparison);
+  if (comparison.empty()) return;
+  outputs.add_root_attribute("comparison_" + engine::method_name(plan.order[map]) + "_vs_" +
+                                 engine::method_name(*reference_method(plan.order)),
+                             comparison);
+}
+
+// Every method's pass in order, each after the first compared with the reference when there is one.
+void run_passes(engine::Backend& backend, const PassPlan& plan, MapOutputs& outputs, Observer& observer,
+                const JobClock& clock, const Hardware& hw, JobReport& report) {
+  std::shared_ptr<const analysis::AtomShells> shells;  // for every comparison, made by the first
+  const bool has_reference = reference_method(plan.order).has_value();
+  for (std::size_t m = 0; m < plan.order.size(); ++m) {
+    const bool compare = m > 0 && has_reference;
+    const double pass_begin = clock.now();
+    PassReport pass = run_pass(backend, plan.requests[m], m, compare, outputs, observer, shells);
+    report.timeline.push_back(
+        {engine::method_name(plan.order[m]) + " (compute and write)", pass_begin, clock.now()});
+    pass.dataset = plan.datasets[m];
+    store_comparison(pass, compare, plan, m, outputs);
+    report.device = pass.stats.device.empty() ? backend.name() : pass.stats.device;
+    note_when_direct_is_cheaper(pass, report, hw);
+    report.write_seconds += pass.write_seconds();
+    report.passes.push_back(std::move(pass));
+  }
+}
+
+// The outputs completed and renamed into place; the report's closing figures.
+void finish_outputs(const Job& job, MapOutputs& outputs, const JobClock& clock, JobReport& report) {
+  const auto t_write = clock_type::now();
+  outputs.finish();
+  report.write_seconds += seconds_since(t_write);
+  report.timeline.push_back({"outputs' completion", clock.at(t_write), clock.now()});
+  for (const auto& out : job.outputs) report.outputs.push_back(out.path.string());
+  report.total_seconds = seconds_since(clock.start);
+}
+
 }  // namespace
 
 double PassReport::write_seconds() const {
@@ -332,110 +496,25 @@ void validate(const Job& job) {
 }
 
 JobReport run_job(const Job& job, Observer& observer) {
-  const auto t_start = clock_type::now();
+  const JobClock clock;
   validate(job);
-  ComputeSettings hardware = job.compute;
-  choose_rank_hardware(hardware);  // under mpirun: this rank's cores and GPU
-  set_openmp_threads(hardware.threads);
-
-  // The backend starts (a GPU's context takes about 0.1 s) while the input is read.
-  const auto since_start = [t_start](clock_type::time_point t) {
-    return std::chrono::duration<double>(t - t_start).count();
-  };
-  StageSpan backend_start{"backend start-up", 0, 0};
-  std::future<std::unique_ptr<engine::Backend>> starting =
-      std::async(std::launch::async, [&hardware, &backend_start, &since_start] {
-        backend_start.begin = since_start(clock_type::now());
-        auto backend = share_slabs_over_ranks(engine::make_backend(hardware.device, hardware.gpus, hardware.methods));
-        backend->warm_up();
-        backend_start.end = since_start(clock_type::now());
-        return backend;
-      });
+  const ComputeSettings hardware = rank_hardware(job.compute);
+  BackendStart starting(hardware, clock);
   Inputs in;  // under mpirun, on rank 0 only
   JobReport report;
   const GridSpec grid = read_and_lay_grid(job, in, report);
-  const std::unique_ptr<engine::Backend> backend = starting.get();
-  report.timeline.push_back(backend_start);
-  if (mpi::rank() == 0) {
-    report.timeline.push_back({"parse", since_start(in.parse_begin), since_start(in.parse_end)});
-    report.timeline.push_back({"input hash", since_start(in.parse_begin), since_start(in.hash_end)});
-  }
+  const std::unique_ptr<engine::Backend> backend = starting.get(report);
+  record_reading(in, clock, report);
   const Hardware hw = hardware_of(*backend);
-  MethodChoice choice;
-  ComputeSettings compute = with_chosen_method(job.compute, hw, report.atoms, grid, kAutoSlackSeconds, &choice);
-  compute.cell = report.cell;
-  share_methods(compute.methods);  // rank 0's choice, should the ranks' hardware differ
-  if (job.compute.auto_method) {
-    spdlog::info("{}", choice.reason);
-    report.method_choice = choice;
-  }
+  const ComputeSettings compute = choose_methods(job, hw, grid, report);
   const std::vector<engine::Method> order = run_order(compute.methods);
   AtomSet received;  // under mpirun, ranks other than 0: the atoms rank 0 sends
-  const bool every_atom = order.size() > 1 || !engine::describe(order.front()).local;
-  const AtomSet& atoms = share_atoms(in.structure.atoms, make_request(compute, order.front(), in.structure.atoms, grid),
-                                     every_atom, hw.gpu, received);
-  std::vector<engine::PotentialRequest> requests;
-  std::vector<io::MapMetadata> metas;
-  std::vector<std::string> datasets;
-  for (const auto m : order) {
-    requests.push_back(make_request(compute, m, atoms, grid));
-    engine::validate(requests.back());
-    io::MapMetadata meta = map_metadata(compute, m);
-    meta.atom_count = report.atoms;
-    meta.total_charge = report.total_charge;
-    meta.input_file = report.input;
-    meta.input_sha256 = in.sha256;
-    meta.command_line = job.command_line;
-    metas.push_back(std::move(meta));
-    datasets.push_back(dataset_name(order, m));
-  }
-  if (std::ranges::any_of(job.outputs, [](const OutputSpec& o) { return !io::map_format_info(o.format).streamed; })) {
-    try {
-      require_host_memory(grid);
-    } catch (const Error& e) {
-      throw Error(std::string(e.what()) + ", or write only HDF5 (streamed in slabs)");
-    }
-  }
-  require_output_space(job, grid, order.size());
-
-  for (const auto m : order)
-    if (!backend->supports(m))
-      throw Error("the " + backend->name() + " backend does not support --method " + engine::method_name(m));
-  spdlog::info("grid {}", grid.describe());
-  for (const auto& r : requests)
-    spdlog::info("{} on {}: {}", engine::method_name(r.method), backend->name(), engine::describe_medium(r));
-
-  MapOutputs outputs(job, grid, metas, datasets, in.structure.atoms);
-  std::shared_ptr<const analysis::AtomShells> shells;  // for every comparison, made by the first
-  for (std::size_t m = 0; m < order.size(); ++m) {
-    const bool compare = m > 0 && reference_method(order).has_value();
-    const double pass_begin = since_start(clock_type::now());
-    PassReport pass = run_pass(*backend, requests[m], m, compare, outputs, observer, shells);
-    report.timeline.push_back({engine::method_name(order[m]) + " (compute and write)", pass_begin,
-                               since_start(clock_type::now())});
-    pass.dataset = datasets[m];
-    std::string comparison;  // rank 0's, written by every rank into the file they share
-    if (pass.against_reference) {
-      pass.against_reference->units = metas[m].units;
-      comparison = pass.against_reference->to_json().dump();
-    }
-    if (compare) share_text(comparison);
-    if (!comparison.empty())
-      outputs.add_root_attribute(
-          "comparison_" + engine::method_name(order[m]) + "_vs_" + engine::method_name(*reference_method(order)),
-          comparison);
-    report.device = pass.stats.device.empty() ? backend->name() : pass.stats.device;
-    note_when_direct_is_cheaper(pass, report, hw);
-    report.write_seconds += pass.write_seconds();
-    report.passes.push_back(std::move(pass));
-  }
-
-  const auto t_write = clock_type::now();
-  outputs.finish();
-  report.write_seconds += seconds_since(t_write);
-  report.timeline.push_back({"outputs' completion", since_start(t_write), since_start(clock_type::now())});
-  for (const auto& out : job.outputs) report.outputs.push_back(out.path.string());
-  report.total_seconds = seconds_since(t_start);
+  const AtomSet& atoms = atoms_of_rank(in, compute, order, grid, hw, received);
+  const PassPlan plan = plan_passes(job, compute, order, atoms, grid, in.sha256, report);
+  check_resources(job, *backend, plan, grid);
+  MapOutputs outputs(job, grid, plan.metas, plan.datasets, in.structure.atoms);
+  run_passes(*backend, plan, outputs, observer, clock, hw, report);
+  finish_outputs(job, outputs, clock, report);
   return report;
 }
 

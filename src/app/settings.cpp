@@ -69,6 +69,11 @@ std::vector<int> parse_gpu_list(const std::string& text) {
   return ids;
 }
 
+void require_support(const engine::Backend& backend, engine::Method method) {
+  if (!backend.supports(method))
+    throw Error("the " + backend.name() + " backend does not support --method " + engine::method_name(method));
+}
+
 void validate(const ComputeSettings& s) {
   if (s.methods.empty()) throw Error("no method to compute");
   // Periodic and non-periodic maps are different potentials: comparing them measures nothing.

@@ -62,7 +62,8 @@ Exit status: 0 every frame complete; 1 error (the message says what, and how man
 complete); 2 usage error; 3 the file is written but some frames failed (listed; --resume
 retries them).)";
 
-void add_options(CLI::App& app, BatchCommandOptions& o) {
+// The inputs, which models and frames of them make the frames, and their charges.
+void add_input_options(CLI::App& app, BatchCommandOptions& o) {
   app::BatchOptions& b = o.batch;
   app.add_option("inputs", b.inputs,
                  "Structures (PQR, PDB, mmCIF, PDBQT, XYZ, .gz too), or @LIST: a file naming one "
@@ -102,18 +103,11 @@ void add_options(CLI::App& app, BatchCommandOptions& o) {
   add_charge_options(app, b.read,
                      "Residues/atoms missing from the force field: error (the frame fails) or "
                      "zero (warn, charge 0)");
+}
 
-  add_grid_options(app, o.grid, "Grid, shared by every frame (default: all inputs' box plus --padding)",
-                   "Margin around the union of the inputs' boxes, Å");
-  add_compute_options(app, o.compute, method_help(false), false);
-  app.add_option("--frame-workers", b.frame_workers,
-                 "Frames computed at once, a backend each (0: one per GPU of --gpus, or one on the "
-                 "CPU); 2 per GPU overlap one frame's copies with another's kernels. The file is the "
-                 "same whatever the count")
-      ->check(CLI::Range(0, 1024))
-      ->capture_default_str()
-      ->group(kHardwareGroup);
-
+// What the batch file holds and how a run treats an existing one.
+void add_file_options(CLI::App& app, BatchCommandOptions& o) {
+  app::BatchOptions& b = o.batch;
   const std::string file = "Batch file";
   auto* resume = app.add_flag("--resume", b.resume,
                               "Continue an existing file: compute the frames not complete "
@@ -156,7 +150,21 @@ void add_options(CLI::App& app, BatchCommandOptions& o) {
       ->check(finite_number())
       ->excludes(no_stats)
       ->group(file);
+}
 
+void add_options(CLI::App& app, BatchCommandOptions& o) {
+  add_input_options(app, o);
+  add_grid_options(app, o.grid, "Grid, shared by every frame (default: all inputs' box plus --padding)",
+                   "Margin around the union of the inputs' boxes, Å");
+  add_compute_options(app, o.compute, method_help(false), false);
+  app.add_option("--frame-workers", o.batch.frame_workers,
+                 "Frames computed at once, a backend each (0: one per GPU of --gpus, or one on the "
+                 "CPU); 2 per GPU overlap one frame's copies with another's kernels. The file is the "
+                 "same whatever the count")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str()
+      ->group(kHardwareGroup);
+  add_file_options(app, o);
   add_message_options(app, o.messages, "Print the run summary as JSON on stdout");
 }
 
@@ -219,12 +227,10 @@ int batch_command(int argc, char** argv) {
   CLI::App app{"dcsgrid batch: the potential of many structures on one shared grid, one frame "
                "each, in one resumable batch file",
                "dcsgrid batch"};
-  app.footer(kExamples);
-  app.get_formatter()->column_width(34);
+  set_help_layout(app, kExamples);
   BatchCommandOptions options;
   add_options(app, options);
-  if (const auto status = parse_command_line(app, argc, argv)) return *status;
-  setup_logging(options.messages.verbose, options.messages.quiet);
+  if (const auto status = parse_and_set_up_logging(app, argc, argv, options.messages)) return *status;
   complete_batch_options(options, "dcsgrid " + joined_command_line(argc, argv));
 
   const bool root = app::mpi::rank() == 0;  // under mpirun, rank 0 reports for every rank

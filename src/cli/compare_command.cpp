@@ -43,92 +43,104 @@ io::MapFile read_map(const std::string& arg) {
   return io::read_map(argument);
 }
 
+// The command's arguments and options.
+struct CompareArgs {
+  std::string reference, test, atoms_file, difference;
+  analysis::CompareOptions options;
+  io::ReadOptions read;
+  MessageOptions messages;
+};
+
+void add_compare_options(CLI::App& app, CompareArgs& a) {
+  app.add_option("reference", a.reference,
+                 "Reference map (any map format, FILE.h5:DATASET, FILE.h5#FRAME), e.g. direct "
+                 "summation")
+      ->required();
+  app.add_option("test", a.test, "Map to judge, on the same grid")->required();
+  app.add_option("--atoms", a.atoms_file,
+                 "Structure whose atoms define the distance shells (PQR, PDB, mmCIF, PDBQT, XYZ)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--shells", a.options.shell_edges,
+                 "Shell edges by distance from the nearest atom, Å, ascending from 0")
+      ->delimiter(',')
+      ->check(finite_number())
+      ->capture_default_str();
+  app.add_option("--bins", a.options.histogram_bins, "Bins of the error histogram")
+      ->check(CLI::Range(1u, 1u << 20))
+      ->capture_default_str();
+  app.add_option("--grid-tolerance", a.options.grid_tolerance,
+                 "Grids whose points lie within this fraction of the spacing are the same")
+      ->check(finite_number(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--difference", a.difference,
+                 "Write TEST − REFERENCE as a map (by extension: " + io::map_format_list() + ")");
+  app.add_option("--forcefield", a.read.forcefield,
+                 "Charges for a PDB/mmCIF --atoms file (only positions matter here)")
+      ->check(CLI::IsMember({"amber", "charmm", "parse"}))
+      ->capture_default_str();
+  add_message_options(app, a.messages, "Print the report as JSON on stdout");
+}
+
+// The two maps compared, with the atoms' distance shells when --atoms is given.
+analysis::CompareReport compare(CompareArgs& a, const io::MapFile& ref_map, const io::MapFile& test_map) {
+  AtomSet atoms;
+  if (!a.atoms_file.empty()) {
+    // Only positions matter for the shells: residues the force field lacks need not stop us.
+    a.read.unknown_zero = true;
+    atoms = io::read_structure(a.atoms_file, a.read).atoms;
+  }
+  a.options.keep_difference = !a.difference.empty();
+  try {
+    return analysis::compare_maps(ref_map, test_map, a.atoms_file.empty() ? nullptr : &atoms, a.options);
+  } catch (const Error& e) {
+    throw Error(a.reference + " against " + a.test + ": " + e.what());
+  }
+}
+
+void write_difference(const CompareArgs& a, io::MapFormat format, const analysis::CompareReport& report,
+                      const io::MapFile& test_map, const std::string& command_line) {
+  io::MapMetadata meta = test_map.meta;
+  meta.method = "difference";
+  meta.parameters = {{"reference", a.reference}, {"test", a.test}};
+  meta.command_line = command_line;
+  const std::string warning = io::write_map(a.difference, format, report.grid, report.difference.data(), meta);
+  if (!warning.empty()) std::fprintf(stderr, "warning: %s\n", warning.c_str());
+}
+
+void print_report(const CompareArgs& a, const analysis::CompareReport& report) {
+  if (a.messages.json) {
+    nlohmann::json out = report.to_json();
+    out["reference"] = a.reference;
+    out["test"] = a.test;
+    if (!a.difference.empty()) out["difference_map"] = a.difference;
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+  std::printf("reference %s\ntest      %s\n%s", a.reference.c_str(), a.test.c_str(), report.table().c_str());
+  if (!a.difference.empty() && !a.messages.quiet) std::printf("wrote %s\n", a.difference.c_str());
+}
+
 }  // namespace
 
 int compare_command(int argc, char** argv) {
   CLI::App app{"dcsgrid compare: the error of one potential map against a reference map",
                "dcsgrid compare"};
-  app.footer(kExamples);
-  app.get_formatter()->column_width(34);
-  std::string reference, test, atoms_file, difference;
-  analysis::CompareOptions options;
-  io::ReadOptions read;
-  MessageOptions messages;
-  app.add_option("reference", reference,
-                 "Reference map (any map format, FILE.h5:DATASET, FILE.h5#FRAME), e.g. direct "
-                 "summation")
-      ->required();
-  app.add_option("test", test, "Map to judge, on the same grid")->required();
-  app.add_option("--atoms", atoms_file,
-                 "Structure whose atoms define the distance shells (PQR, PDB, mmCIF, PDBQT, XYZ)")
-      ->check(CLI::ExistingFile);
-  app.add_option("--shells", options.shell_edges,
-                 "Shell edges by distance from the nearest atom, Å, ascending from 0")
-      ->delimiter(',')
-      ->check(finite_number())
-      ->capture_default_str();
-  app.add_option("--bins", options.histogram_bins, "Bins of the error histogram")
-      ->check(CLI::Range(1u, 1u << 20))
-      ->capture_default_str();
-  app.add_option("--grid-tolerance", options.grid_tolerance,
-                 "Grids whose points lie within this fraction of the spacing are the same")
-      ->check(finite_number(0.0, 1.0))
-      ->capture_default_str();
-  app.add_option("--difference", difference,
-                 "Write TEST − REFERENCE as a map (by extension: " + io::map_format_list() + ")");
-  app.add_option("--forcefield", read.forcefield,
-                 "Charges for a PDB/mmCIF --atoms file (only positions matter here)")
-      ->check(CLI::IsMember({"amber", "charmm", "parse"}))
-      ->capture_default_str();
-  add_message_options(app, messages, "Print the report as JSON on stdout");
-  if (const auto status = parse_command_line(app, argc, argv)) return *status;
-  setup_logging(messages.verbose, messages.quiet);
+  set_help_layout(app, kExamples);
+  CompareArgs a;
+  add_compare_options(app, a);
+  if (const auto status = parse_and_set_up_logging(app, argc, argv, a.messages)) return *status;
   // The difference map's format, parsed once, before any work (a bad name is refused now).
   std::optional<io::MapFormat> difference_format;
-  if (!difference.empty()) {
-    difference_format = io::map_format_from_path(difference);
-    io::require_not_an_input(difference, {io::parse_map_argument(reference).path,
-                                          io::parse_map_argument(test).path, atoms_file});
+  if (!a.difference.empty()) {
+    difference_format = io::map_format_from_path(a.difference);
+    io::require_not_an_input(a.difference, {io::parse_map_argument(a.reference).path,
+                                            io::parse_map_argument(a.test).path, a.atoms_file});
   }
-
-  const io::MapFile ref_map = read_map(reference);
-  const io::MapFile test_map = read_map(test);
-  AtomSet atoms;
-  if (!atoms_file.empty()) {
-    // Only positions matter for the shells: residues the force field lacks need not stop us.
-    read.unknown_zero = true;
-    atoms = io::read_structure(atoms_file, read).atoms;
-  }
-  options.keep_difference = !difference.empty();
-  const analysis::CompareReport report = [&] {
-    try {
-      return analysis::compare_maps(ref_map, test_map, atoms_file.empty() ? nullptr : &atoms,
-                                    options);
-    } catch (const Error& e) {
-      throw Error(reference + " against " + test + ": " + e.what());
-    }
-  }();
-
-  if (!difference.empty()) {
-    io::MapMetadata meta = test_map.meta;
-    meta.method = "difference";
-    meta.parameters = {{"reference", reference}, {"test", test}};
-    meta.command_line = joined_command_line(argc, argv);
-    const std::string warning =
-        io::write_map(difference, *difference_format, report.grid, report.difference.data(), meta);
-    if (!warning.empty()) std::fprintf(stderr, "warning: %s\n", warning.c_str());
-  }
-  if (messages.json) {
-    nlohmann::json out = report.to_json();
-    out["reference"] = reference;
-    out["test"] = test;
-    if (!difference.empty()) out["difference_map"] = difference;
-    std::printf("%s\n", out.dump(2).c_str());
-  } else {
-    std::printf("reference %s\ntest      %s\n%s", reference.c_str(), test.c_str(),
-                report.table().c_str());
-    if (!difference.empty() && !messages.quiet) std::printf("wrote %s\n", difference.c_str());
-  }
+  const io::MapFile ref_map = read_map(a.reference);
+  const io::MapFile test_map = read_map(a.test);
+  const analysis::CompareReport report = compare(a, ref_map, test_map);
+  if (difference_format) write_difference(a, *difference_format, report, test_map, joined_command_line(argc, argv));
+  print_report(a, report);
   return 0;
 }
 

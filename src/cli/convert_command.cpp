@@ -73,8 +73,7 @@ int convert_command(int argc, char** argv) {
   app.footer(kAbout);
   Options o;
   add_options(app, o);
-  if (const auto status = parse_command_line(app, argc, argv)) return *status;
-  setup_logging(o.messages.verbose, o.messages.quiet);
+  if (const auto status = parse_and_set_up_logging(app, argc, argv, o.messages)) return *status;
   if (!o.format.empty()) o.read.format = io::format_from_name(o.format);
   check_output(o);
 

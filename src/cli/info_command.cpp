@@ -117,6 +117,68 @@ FileContents load(const std::string& file, const analysis::HistogramOptions& his
   return c;
 }
 
+void print_json(const std::string& file, const FileContents& c, bool store) {
+  nlohmann::json out = metadata_json(c.meta);
+  out["file"] = file;
+  out["grid"] = {{"dims", c.grid.dims}, {"origin", c.grid.origin}, {"spacing", c.grid.spacing}};
+  out["stats"] = c.stats->to_json()["maps"];
+  out["stats_source"] = c.stored ? "stored" : store ? "computed and stored" : "computed";
+  if (c.batch) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& f : c.frames)
+      rows.push_back({{"source", f.source}, {"model", f.model}, {"atom_count", f.atom_count},
+                      {"total_charge", f.total_charge}, {"status", analysis::status_name(f.status)},
+                      {"message", f.message}});
+    out["frames"] = rows;
+    out["ensemble_frames"] = c.ensemble_frames;
+  }
+  std::printf("%s\n", out.dump(2).c_str());
+}
+
+// A batch file's frames: their counts by status, the ensemble maps, and a row a frame (the first
+// kFramesListed) with its statistics or, for a failed or missing frame, its message.
+void print_frames(const FileContents& c, const std::string& source) {
+  const analysis::FrameTable& frames = c.frames;
+  const analysis::FileStats& stats = *c.stats;
+  const std::size_t complete = frames.count(analysis::FrameStatus::complete);
+  const std::size_t failed = frames.count(analysis::FrameStatus::failed);
+  const std::size_t missing = frames.count(analysis::FrameStatus::missing);
+  std::printf("  frames      %zu: %zu complete, %zu failed, %zu pending%s\n", frames.size(), complete,
+              failed, frames.size() - complete - failed - missing,
+              missing ? fmt::format(", {} missing (cut off in a truncated trajectory)", missing).c_str() : "");
+  if (c.ensemble_frames)
+    std::printf("  ensemble    /analysis/mean and /analysis/std over %zu frames\n", c.ensemble_frames);
+  std::printf("  statistics  %s, %s\n", source.c_str(), c.meta.units.c_str());
+  std::printf("  %6s %-28s %5s %7s %9s %-8s %11s %11s %11s %11s\n", "frame", "source", "model",
+              "atoms", "charge", "status", "min", "max", "mean", "std");
+  std::size_t next_stats = 0;
+  for (std::size_t i = 0; i < frames.size() && i < kFramesListed; ++i) {
+    const auto& f = frames[i];
+    std::string values;
+    while (next_stats < stats.frames.size() && stats.frames[next_stats] < i) ++next_stats;
+    if (next_stats < stats.frames.size() && stats.frames[next_stats] == i) {
+      const auto& s = stats.maps[next_stats];
+      values = fmt::format("{:11.5g} {:11.5g} {:11.5g} {:11.5g}", s.min, s.max, s.mean, s.stddev);
+    } else if (f.status == analysis::FrameStatus::failed || f.status == analysis::FrameStatus::missing) {
+      values = f.message;
+    }
+    std::printf("  %6zu %-28s %5d %7zu %+9.4f %-8s %s\n", i, f.source.c_str(), f.model, f.atom_count,
+                f.total_charge, analysis::status_name(f.status).c_str(), values.c_str());
+  }
+  if (frames.size() > kFramesListed)
+    std::printf("  ... %zu more frames (--json lists them all)\n", frames.size() - kFramesListed);
+}
+
+void print_text(const std::string& file, const FileContents& c, bool store) {
+  print_metadata(file, c.grid, c.meta, c.batch);
+  const std::string source = c.stored ? "stored in the file" : store ? "computed, now stored" : "computed";
+  if (c.batch) {
+    print_frames(c, source);
+  } else if (!c.stats->maps.empty()) {
+    std::printf("  values      %s [%s]\n", values_line(c.stats->maps[0], c.meta.units).c_str(), source.c_str());
+  }
+}
+
 }  // namespace
 
 int info_command(int argc, char** argv) {
@@ -139,74 +201,13 @@ int info_command(int argc, char** argv) {
       ->capture_default_str();
   add_message_options(app, messages, "Print as JSON");
   app.footer(kExamples);
-  if (const auto status = parse_command_line(app, argc, argv)) return *status;
-  setup_logging(messages.verbose, messages.quiet);
+  if (const auto status = parse_and_set_up_logging(app, argc, argv, messages)) return *status;
 
   const FileContents c = load(file, histogram, store);
-  const GridSpec& grid = c.grid;
-  const io::MapMetadata& meta = c.meta;
-  const auto& frames = c.frames;
-  const std::optional<analysis::FileStats>& stats = c.stats;
-  const bool batch = c.batch, stored = c.stored;
-  const std::size_t ensemble_frames = c.ensemble_frames;
-
-  if (messages.json) {
-    nlohmann::json out = metadata_json(meta);
-    out["file"] = file;
-    out["grid"] = {{"dims", grid.dims}, {"origin", grid.origin}, {"spacing", grid.spacing}};
-    out["stats"] = stats->to_json()["maps"];
-    out["stats_source"] = stored ? "stored" : store ? "computed and stored" : "computed";
-    if (batch) {
-      nlohmann::json rows = nlohmann::json::array();
-      for (const auto& f : frames)
-        rows.push_back({{"source", f.source}, {"model", f.model}, {"atom_count", f.atom_count},
-                        {"total_charge", f.total_charge}, {"status", analysis::status_name(f.status)},
-                        {"message", f.message}});
-      out["frames"] = rows;
-      out["ensemble_frames"] = ensemble_frames;
-    }
-    std::printf("%s\n", out.dump(2).c_str());
-    return 0;
-  }
-
-  print_metadata(file, grid, meta, batch);
-  const std::string source = stored ? "stored in the file" : store ? "computed, now stored" : "computed";
-  if (!batch) {
-    if (!stats->maps.empty())
-      std::printf("  values      %s [%s]\n", values_line(stats->maps[0], meta.units).c_str(),
-                  source.c_str());
-    return 0;
-  }
-  std::size_t complete = 0, failed = 0, missing = 0;
-  for (const auto& f : frames) {
-    complete += f.status == analysis::FrameStatus::complete;
-    failed += f.status == analysis::FrameStatus::failed;
-    missing += f.status == analysis::FrameStatus::missing;
-  }
-  std::printf("  frames      %zu: %zu complete, %zu failed, %zu pending%s\n", frames.size(), complete,
-              failed, frames.size() - complete - failed - missing,
-              missing ? fmt::format(", {} missing (cut off in a truncated trajectory)", missing).c_str() : "");
-  if (ensemble_frames)
-    std::printf("  ensemble    /analysis/mean and /analysis/std over %zu frames\n", ensemble_frames);
-  std::printf("  statistics  %s, %s\n", source.c_str(), meta.units.c_str());
-  std::printf("  %6s %-28s %5s %7s %9s %-8s %11s %11s %11s %11s\n", "frame", "source", "model",
-              "atoms", "charge", "status", "min", "max", "mean", "std");
-  std::size_t next_stats = 0;
-  for (std::size_t i = 0; i < frames.size() && i < kFramesListed; ++i) {
-    const auto& f = frames[i];
-    std::string values;
-    while (next_stats < stats->frames.size() && stats->frames[next_stats] < i) ++next_stats;
-    if (next_stats < stats->frames.size() && stats->frames[next_stats] == i) {
-      const auto& s = stats->maps[next_stats];
-      values = fmt::format("{:11.5g} {:11.5g} {:11.5g} {:11.5g}", s.min, s.max, s.mean, s.stddev);
-    } else if (f.status == analysis::FrameStatus::failed || f.status == analysis::FrameStatus::missing) {
-      values = f.message;
-    }
-    std::printf("  %6zu %-28s %5d %7zu %+9.4f %-8s %s\n", i, f.source.c_str(), f.model, f.atom_count,
-                f.total_charge, analysis::status_name(f.status).c_str(), values.c_str());
-  }
-  if (frames.size() > kFramesListed)
-    std::printf("  ... %zu more frames (--json lists them all)\n", frames.size() - kFramesListed);
+  if (messages.json)
+    print_json(file, c, store);
+  else
+    print_text(file, c, store);
   return 0;
 }
 

@@ -164,12 +164,10 @@ void print_summary(const app::JobReport& r) {
 int main_job(int argc, char** argv) {
   CLI::App app{"dcsgrid: electrostatic potential of a biomolecule on a 3D grid", "dcsgrid"};
   app.set_version_flag("--version", std::string("dcsgrid ") + DCSGRID_VERSION);
-  app.footer(kExamples);
-  app.get_formatter()->column_width(34);
+  set_help_layout(app, kExamples);
   MainOptions options;
   add_options(app, options);
-  if (const auto status = parse_command_line(app, argc, argv)) return *status;
-  setup_logging(options.messages.verbose, options.messages.quiet);
+  if (const auto status = parse_and_set_up_logging(app, argc, argv, options.messages)) return *status;
   const app::Job job = make_job(options, joined_command_line(argc, argv));
   const bool root = app::mpi::rank() == 0;  // under mpirun, rank 0 reports for every rank
   TerminalObserver observer(!options.messages.quiet && root);

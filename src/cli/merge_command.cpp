@@ -42,8 +42,7 @@ int merge_command(int argc, char** argv) {
   app.add_flag("--copy", options.copy, "Copy the maps into the merged file (else: refer to the parts)");
   app.add_flag("--overwrite", options.overwrite, "Replace an existing output");
   add_message_options(app, messages, "Print the summary as JSON on stdout");
-  if (const auto status = parse_command_line(app, argc, argv)) return *status;
-  setup_logging(messages.verbose, messages.quiet);
+  if (const auto status = parse_and_set_up_logging(app, argc, argv, messages)) return *status;
   options.parts.assign(parts.begin(), parts.end());
 
   const analysis::MergeResult r = analysis::merge_batch_parts(options);

@@ -80,8 +80,7 @@ int sample_command(int argc, char** argv) {
   CLI::App app{"dcsgrid sample: the potential at points, from a map or every frame of a batch "
                "file, and the interaction energy of charged points",
                "dcsgrid sample"};
-  app.footer(kExamples);
-  app.get_formatter()->column_width(34);
+  set_help_layout(app, kExamples);
   analysis::SampleOptions options;
   std::string unknown = "error";
   MessageOptions messages;
@@ -126,8 +125,7 @@ int sample_command(int argc, char** argv) {
 
   add_message_options(app, messages,
                       "Print the result as JSON on stdout (with the values unless -o writes them)");
-  if (const auto status = parse_command_line(app, argc, argv)) return *status;
-  setup_logging(messages.verbose, messages.quiet);
+  if (const auto status = parse_and_set_up_logging(app, argc, argv, messages)) return *status;
   options.read.unknown_zero = unknown == "zero";
   if (!options.output_csv.empty())
     io::require_not_an_input(options.output_csv, {options.map, options.points});

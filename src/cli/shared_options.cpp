@@ -1,5 +1,7 @@
 #include "shared_options.hpp"
 
+#include "dcsgrid/cli/commands.hpp"
+
 #include <cmath>
 #include <map>
 
@@ -23,6 +25,18 @@ CLI::Validator finite_number(double lo, double hi) {
         return std::string();
       },
       bounded ? fmt::format("in [{:g}, {:g}]", lo, hi) : std::string());
+}
+
+std::optional<int> parse_and_set_up_logging(CLI::App& app, int argc, char** argv, const MessageOptions& messages,
+                                            const std::function<void()>& after) {
+  if (const auto status = parse_command_line(app, argc, argv, after)) return status;
+  setup_logging(messages.verbose, messages.quiet);
+  return std::nullopt;
+}
+
+void set_help_layout(CLI::App& app, const char* examples) {
+  app.footer(examples);
+  app.get_formatter()->column_width(34);
 }
 
 void add_message_options(CLI::App& app, MessageOptions& o, const std::string& json_help) {

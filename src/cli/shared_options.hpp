@@ -2,7 +2,9 @@
 // the same flags with the same checks, defaults and help, into the app layer's typed settings.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,12 @@ struct MessageOptions {
 };
 inline const std::string kMessageGroup = "Output and messages";
 void add_message_options(CLI::App& app, MessageOptions& o, const std::string& json_help);
+// The command line parsed (then `after`, parse_command_line) and logging set from the parsed -v and
+// -q. Returns the exit status when the command stops here (--help, a usage error).
+std::optional<int> parse_and_set_up_logging(CLI::App& app, int argc, char** argv, const MessageOptions& messages,
+                                            const std::function<void()>& after = {});
+// The help's examples (its footer) and its option column, wide for the commands with many options.
+void set_help_layout(CLI::App& app, const char* examples);
 
 // A positive count up to INT_MAX (--model and the like): CLI11's PositiveNumber would print DBL_MAX,
 // all 309 digits of it, as the bound in its message.

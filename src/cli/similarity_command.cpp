@@ -97,8 +97,7 @@ int similarity_command(int argc, char** argv) {
   CLI::App app{"dcsgrid similarity: Hodgkin/Carbó similarity of potential maps (PIPSA-style) and "
                "their clustered order",
                "dcsgrid similarity"};
-  app.footer(kExamples);
-  app.get_formatter()->column_width(34);
+  set_help_layout(app, kExamples);
   analysis::SimilarityOptions options;
   std::vector<std::string> outputs;
   MessageOptions messages;
@@ -133,9 +132,9 @@ int similarity_command(int argc, char** argv) {
   add_device_option(app, options.device, dev);
 
   add_message_options(app, messages, "Print labels, Hodgkin and Carbó matrices and order as JSON");
-  if (const auto status = parse_command_line(app, argc, argv, [&] { assign_outputs(outputs, options); }))
+  if (const auto status =
+          parse_and_set_up_logging(app, argc, argv, messages, [&] { assign_outputs(outputs, options); }))
     return *status;
-  setup_logging(messages.verbose, messages.quiet);
 
   // compute_similarity writes the -o files itself, each under a temporary name renamed when done.
   for (const auto& out : {options.output_h5, options.output_csv})

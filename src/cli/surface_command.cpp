@@ -37,8 +37,6 @@
 namespace dcsgrid::cli {
 namespace {
 
-constexpr double kWaterDielectric = 78.54;      // at 298 K
-constexpr double kSurfaceIonicStrength = 0.15;  // mol/L, physiological
 
 struct SurfaceOptions {
   std::string structure, map;
@@ -198,18 +196,15 @@ void write_viewer_scripts(const SurfaceOptions& o, const SurfaceResult& r, const
 int surface_command(int argc, char** argv) {
   CLI::App app{"dcsgrid surface: the molecular surface, coloured by the potential, and the potential per "
                "atom and residue", "dcsgrid surface"};
-  app.footer(kExamples);
-  app.get_formatter()->column_width(34);
+  set_help_layout(app, kExamples);
   SurfaceOptions o;
   add_options(app, o);
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
-  // The default medium is water with 0.15 M salt (Debye–Hückel), where the command line chose none:
-  // in vacuum (ε = 1) nearly every vertex of a protein lies beyond ±5 kT/e, and the picture is two
-  // flat colours.
+  // The default medium (app::kSurfaceDielectric), where the command line chose none.
   if (app.count("--dielectric") + app.count("--ddd") + app.count("--ionic-strength") + app.count("--preset") == 0 &&
       o.compute.method != "pb") {
-    o.compute.physics.dielectric = kWaterDielectric;
-    o.compute.physics.ionic_strength = kSurfaceIonicStrength;
+    o.compute.physics.dielectric = app::kSurfaceDielectric;
+    o.compute.physics.ionic_strength = app::kSurfaceIonicStrength;
   }
   setup_logging(o.messages.verbose, o.messages.quiet);
   for (const auto& out : o.outputs) {

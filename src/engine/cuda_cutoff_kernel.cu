@@ -70,6 +70,7 @@ __device__ __forceinline__ float add_gap2(float d2, float p, float lo, float hi)
   return fmaf(gap, gap, d2);
 }
 
+// long: hot kernel; its phases (brick claim, row scan, atom chunks) share shared memory and block barriers, tuned as one.
 template <PairForm P, CutoffForm C, int K>
 __global__ void __launch_bounds__(kColumns, 1)
     cutoff_kernel(const __grid_constant__ CutoffKernelArgs a) {

@@ -204,14 +204,14 @@ std::unique_ptr<Frames> make_frames(const Atoms& atoms, const GridSpec& grid,
   f->atoms = atoms;
   f->meta = metadata_for(settings, settings.methods.front(), atoms);
   f->meta.input_file = source;
-  app::FrameFile file;
-  file.path = path;
-  file.frames = frames;
-  file.source = source;
-  file.overwrite = overwrite;
-  file.stats = stats;
-  file.ensemble = ensemble;
-  file.command_line = "dcsgrid.potentials (Python)";
+  const app::FrameFile file{.path = path,
+                            .frames = frames,
+                            .source = source,
+                            .overwrite = overwrite,
+                            .stats = stats,
+                            .histogram = {},
+                            .ensemble = ensemble,
+                            .command_line = "dcsgrid.potentials (Python)"};
   py::gil_scoped_release release;
   f->maps = std::make_unique<app::FrameMaps>(backend_for(settings), settings, grid, file, keep_maps, depth);
   return f;

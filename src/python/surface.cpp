@@ -80,6 +80,9 @@ void bind_surface(py::module_& m) {
   m.def("surface", &surface, py::arg("path"), py::arg("map").none(true), py::arg("kind"), py::arg("probe_radius"),
         py::arg("mesh_spacing"), py::arg("grid_spacing"), py::arg("settings"), py::arg("forcefield"),
         py::arg("model"), py::arg("unknown_zero"), py::arg("forcefield_dir"));
+  // surface()'s default medium, the command's (app/surface.hpp).
+  m.attr("SURFACE_DIELECTRIC") = app::kSurfaceDielectric;
+  m.attr("SURFACE_IONIC_STRENGTH") = app::kSurfaceIonicStrength;
 }
 
 }  // namespace dcsgrid::python

@@ -54,6 +54,8 @@ std::vector<int> parse_gpu_list(const std::string& text);
 // Checks physics, methods and method options without atoms or a grid (so a bad option fails
 // before any input is read). Throws Error.
 void validate(const ComputeSettings& settings);
+// Throws Error when `backend` has no implementation of `method`.
+void require_support(const engine::Backend& backend, engine::Method method);
 
 // `sink` behind a check of each slab: a non-finite value is an Error naming its grid point and
 // `what` (the map), unless allow_non_finite, when the values not finite are counted in

@@ -15,6 +15,12 @@
 
 namespace dcsgrid::app {
 
+// The medium a surface's potential is computed in where the caller chose none: water with
+// physiological salt (Debye–Hückel). In vacuum (ε = 1) nearly every vertex of a protein lies
+// beyond ±5 kT/e, and the picture is two flat colours.
+inline constexpr double kSurfaceDielectric = 78.54;      // water at 298 K
+inline constexpr double kSurfaceIonicStrength = 0.15;  // mol/L
+
 struct SurfaceRequest {
   analysis::SurfaceOptions surface;  // kind, probe radius, mesh spacing
   double grid_spacing = 1.0;         // of the potential computed around the mesh, Å

@@ -74,6 +74,7 @@ __device__ __forceinline__ void add_atom(const float4 atom, const float (&px)[PX
   }
 }
 
+// long: hot kernel; the register tile, atom staging and near/far split are tuned as one body (docs/gpu-direct-tuning.md).
 template <PairForm Form, int BlockY, int PX, int PY, int FmaPoints, int NewtonSteps, bool SplitNear,
           int MinBlocks, int LanesX>
 __global__ void __launch_bounds__(32 * BlockY, MinBlocks > 0 ? MinBlocks : 1)

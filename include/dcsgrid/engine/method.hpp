@@ -21,6 +21,10 @@ enum class Method { direct, cutoff, msm, ewald, pme, pb };
 // one device a grid (batch spreads frames over devices instead).
 enum class MethodShape { slab, whole_grid };
 
+// The group of the request's options a method reads besides the physics (PotentialRequest's
+// cutoff, msm, periodic or pb; none for direct): what a run's record of its settings keeps.
+enum class MethodOptions { none, cutoff, msm, periodic, pb };
+
 struct MethodDescription {
   Method id;
   std::string_view name;     // on the command line, in Python and in the metadata
@@ -40,6 +44,7 @@ struct MethodDescription {
   // The grid's point counts are grown to ones the method's multigrid coarsens well
   // (engine::grid_for_methods).
   bool multigrid_dims;
+  MethodOptions options;
 };
 
 // Every method, in the order of the enum.

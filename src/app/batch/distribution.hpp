@@ -1,5 +1,5 @@
 // How one batch run is shared between processes (private to src/app): one process (the default),
-// or the ranks of an MPI job (batch_mpi.cpp), which all write the one batch file. run_batch is the
+// or the ranks of an MPI job (distribution_mpi.cpp), which all write the one batch file. run_batch is the
 // same code for both; only these few steps differ.
 #pragma once
 #include <cstddef>

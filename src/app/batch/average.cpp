@@ -1,6 +1,6 @@
 // batch --average: the frames go through the batch pipeline into running float64 sums instead of a
 // batch file; the mean (and standard deviation) map is written at the end.
-#include "batch_average.hpp"
+#include "app/batch/average.hpp"
 
 #include <cmath>
 #include <mutex>
@@ -8,7 +8,8 @@
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
-#include "clock.hpp"
+#include "app/batch/pipeline.hpp"
+#include "app/clock.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/io/map_io.hpp"

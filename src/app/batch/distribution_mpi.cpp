@@ -2,7 +2,7 @@
 // it through MPI-IO and writes the frames it computed, and the frames are handed out one at a time
 // from a counter on rank 0 that the ranks advance with MPI one-sided atomics, so a rank that
 // finishes early takes the next frame (frames of very different cost stay balanced).
-#include "batch_distribution.hpp"
+#include "app/batch/distribution.hpp"
 
 #include "dcsgrid/app/mpi_context.hpp"
 
@@ -13,7 +13,7 @@
 #include <mutex>
 
 #include "dcsgrid/io/hdf5_util.hpp"
-#include "mpi_ranks.hpp"
+#include "app/mpi_ranks.hpp"
 #endif
 
 namespace dcsgrid::app {

@@ -1,6 +1,6 @@
-#include "trajectory_frames.hpp"
+#include "app/batch/trajectory_frames.hpp"
 
-#include "atom_checks.hpp"
+#include "app/atom_checks.hpp"
 
 #include <map>
 

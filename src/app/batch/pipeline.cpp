@@ -1,5 +1,5 @@
-// The batch pipeline (batch_pipeline.hpp): read, compute, statistics and write stages.
-#include "batch_pipeline.hpp"
+// The batch pipeline (pipeline.hpp): read, compute, statistics and write stages.
+#include "app/batch/pipeline.hpp"
 
 #include <omp.h>
 
@@ -14,8 +14,8 @@
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
-#include "batch_queue.hpp"
-#include "clock.hpp"
+#include "app/batch/queue.hpp"
+#include "app/clock.hpp"
 #include "dcsgrid/analysis/stats.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
@@ -24,7 +24,6 @@ namespace dcsgrid::app {
 
 using analysis::BatchFile;
 using analysis::FrameRecord;
-using analysis::FrameStatus;
 using analysis::MapStats;
 
 namespace {
@@ -316,6 +315,32 @@ bool run_pipeline(const BatchOptions& options, FrameRead read_frame, FrameSink& 
   Pipeline pipeline(options, std::move(read_frame), sink, backends);
   pipeline.run(frames, total, result);
   return pipeline.stopped_by_fail_fast();
+}
+
+std::size_t queue_depth(const BatchOptions& o, const GridSpec& grid) {
+  if (o.queue_depth > 0) return o.queue_depth;
+  return std::clamp<std::size_t>((std::size_t(256) << 20) / grid_bytes(grid), 2, 16);
+}
+
+bool compute_frames(const BatchOptions& o, const BatchInputs& in, FrameSink& sink, std::size_t first_frame,
+                    const FrameRuns& todo, BatchDistribution& distribution, BatchResult& result) {
+  BatchOptions run = o;
+  distribution.choose_hardware(run.compute);
+  run.queue_depth = queue_depth(o, sink.grid());
+  set_openmp_threads(run.compute.threads);
+  std::vector<std::unique_ptr<engine::Backend>> backends =
+      engine::make_frame_backends(run.compute.device, run.compute.gpus, run.compute.methods, o.frame_workers);
+  require_host_memory(sink.grid(), frame_buffers(run.queue_depth, backends.size()));
+  require_support(*backends.front(), o.compute.methods.front());
+  result.device = backends.front()->name();
+  if (backends.size() > 1)
+    spdlog::info("batch: frames dealt to {} workers ({})", backends.size(),
+                 backends.front()->name() == "cpu" ? "sharing the CPU's cores" : "GPUs of --gpus in turn");
+  const FrameRead read = frame_reader(o, in, sink.frames(), first_frame);
+  const std::unique_ptr<FrameDispenser> frames = distribution.dispense(todo);
+  const bool stopped = run_pipeline(run, read, sink, backends, *frames, todo.size(), result);
+  if (stopped) frames->stop_all();
+  return stopped;
 }
 
 }  // namespace dcsgrid::app

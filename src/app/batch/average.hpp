@@ -1,7 +1,7 @@
 // batch --average: the mean (and standard deviation) map over the frames, without per-frame maps.
 #pragma once
-#include "batch_distribution.hpp"
-#include "batch_steps.hpp"
+#include "app/batch/distribution.hpp"
+#include "app/batch/inputs.hpp"
 
 namespace dcsgrid::app {
 

@@ -1,15 +1,15 @@
-// The steps of a batch run that the batch file and --average share. Internal to the app layer.
+// What a batch reads (private to src/app): its inputs checked, the frames laid out with the grid,
+// and each frame's atoms read for the pipeline. Shared by the batch file and --average.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "batch_distribution.hpp"
-#include "batch_pipeline.hpp"
+#include "app/batch/trajectory_frames.hpp"
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/app/batch.hpp"
-#include "trajectory_frames.hpp"
 
 namespace dcsgrid::app {
 
@@ -27,10 +27,12 @@ BatchInputs check_batch(const BatchOptions& o);
 // for a periodic method, else around the frames' union box. frames_decoded: trajectory frames whose
 // coordinates that pass decoded.
 analysis::BatchLayout lay_out_batch(const BatchOptions& o, const BatchInputs& in, std::size_t& frames_decoded);
-// Computes the frames in todo (those `distribution` hands this process) into the sink; frame i of
-// the sink's table is frame first_frame + i of a trajectory stream. Returns true when fail_fast
-// stopped the run.
-bool compute_frames(const BatchOptions& o, const BatchInputs& in, FrameSink& sink, std::size_t first_frame,
-                    const FrameRuns& todo, BatchDistribution& distribution, BatchResult& result);
+
+// Reads the atoms of frame i of the table. It runs on the pipeline's one reading thread.
+using FrameRead = std::function<FrameAtoms(std::size_t)>;
+// The reader of the table's frames: frame i of the table is frame first_frame + i of a trajectory
+// stream, or a structure file's model. The table outlives the reader.
+FrameRead frame_reader(const BatchOptions& o, const BatchInputs& in, const analysis::FrameTable& table,
+                       std::size_t first_frame);
 
 }  // namespace dcsgrid::app

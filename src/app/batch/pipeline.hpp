@@ -8,11 +8,11 @@
 #include <span>
 #include <vector>
 
-#include "batch_distribution.hpp"
+#include "app/batch/distribution.hpp"
+#include "app/batch/inputs.hpp"
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/app/batch.hpp"
 #include "dcsgrid/engine/engine.hpp"
-#include "trajectory_frames.hpp"
 
 namespace dcsgrid::app {
 
@@ -41,9 +41,6 @@ class FrameSink {
   virtual void check_cell(std::size_t /*index*/, const UnitCell& /*cell*/) {}
 };
 
-// Reads the atoms of frame i of the table. It runs beside the writer.
-using FrameRead = std::function<FrameAtoms(std::size_t)>;
-
 // Computes the frames `frames` hands out (`total` of them in this process at most) on the
 // backends, one worker each, into the sink; fills the result's counts, stage times and failures.
 // Returns true when the writer stopped the run at a failed frame (fail_fast). Rethrows the first
@@ -51,5 +48,16 @@ using FrameRead = std::function<FrameAtoms(std::size_t)>;
 bool run_pipeline(const BatchOptions& options, FrameRead read_frame, FrameSink& sink,
                   std::vector<std::unique_ptr<engine::Backend>>& backends, FrameDispenser& frames,
                   std::size_t total, BatchResult& result);
+
+// Frames waiting between two stages: the option, or deep enough to group writes within 256 MiB
+// of frames.
+std::size_t queue_depth(const BatchOptions& o, const GridSpec& grid);
+
+// Computes the frames in todo (those `distribution` hands this process) into the sink: the
+// process's share of the hardware, its backends, the frames' reader and the pipeline. Frame i of
+// the sink's table is frame first_frame + i of a trajectory stream. Returns true when fail_fast
+// stopped the run.
+bool compute_frames(const BatchOptions& o, const BatchInputs& in, FrameSink& sink, std::size_t first_frame,
+                    const FrameRuns& todo, BatchDistribution& distribution, BatchResult& result);
 
 }  // namespace dcsgrid::app

@@ -1,5 +1,5 @@
 // One process runs the whole batch: every frame in order, on all of the hardware it was given.
-#include "batch_distribution.hpp"
+#include "app/batch/distribution.hpp"
 
 #include <algorithm>
 
