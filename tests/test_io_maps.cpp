@@ -802,12 +802,12 @@ TEST(Ccp4Map, OriginOffTheLatticeIsInTheOriginWords) {
 // --- Format by extension --------------------------------------------------------------------------
 
 TEST(WriteMap, PicksTheFormatByExtension) {
-  EXPECT_EQ(map_format_from_path("a/b.h5"), MapFormat::hdf5);
-  EXPECT_EQ(map_format_from_path("b.HDF5"), MapFormat::hdf5);
-  EXPECT_EQ(map_format_from_path("b.dx"), MapFormat::dx);
-  EXPECT_EQ(map_format_from_path("b.ccp4"), MapFormat::ccp4);
-  EXPECT_EQ(map_format_from_path("b.map"), MapFormat::ccp4);
-  EXPECT_EQ(map_format_from_path("b.Mrc"), MapFormat::ccp4);
+  EXPECT_STREQ(map_format_from_path("a/b.h5")->name, "HDF5 + XDMF");
+  EXPECT_STREQ(map_format_from_path("b.HDF5")->name, "HDF5 + XDMF");
+  EXPECT_STREQ(map_format_from_path("b.dx")->name, "OpenDX");
+  EXPECT_STREQ(map_format_from_path("b.ccp4")->name, "CCP4/MRC");
+  EXPECT_STREQ(map_format_from_path("b.map")->name, "CCP4/MRC");
+  EXPECT_STREQ(map_format_from_path("b.Mrc")->name, "CCP4/MRC");
 
   const fs::path dir = test::temp_dir("maps_ext");
   const GridSpec g = small_grid();

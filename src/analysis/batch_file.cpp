@@ -526,7 +526,7 @@ MapReader::MapReader(const fs::path& path) : impl_(std::make_unique<Impl>()) {
   Impl& r = *impl_;
   r.path = path;
   r.frames = {0};
-  if (io::map_format_from_path(path) != io::MapFormat::hdf5) {
+  if (!io::map_format_from_path(path)->several_maps) {
     io::MapFile map = io::read_map(path);
     r.grid = map.grid;
     r.meta = std::move(map.meta);

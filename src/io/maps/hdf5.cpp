@@ -436,4 +436,11 @@ MapFile read_hdf5_frame(const fs::path& path, std::size_t frame) {
   return map;
 }
 
+MapFile read_hdf5(const fs::path& path, const MapSelector& selector) {
+  if (!selector.frame) return read_hdf5(path, selector.dataset);
+  if (selector.dataset != MapSelector{}.dataset)
+    throw InputError(path.string(), 0, "a frame is chosen from /potential, not /" + selector.dataset);
+  return read_hdf5_frame(path, *selector.frame);
+}
+
 }  // namespace dcsgrid::io
