@@ -23,7 +23,8 @@ class MapStreamWriter;
 
 // One row of the map-format registry: everything the program knows of a format. A new format is
 // one row of the table in src/io/maps/registry.cpp and one file src/io/maps/<format>.cpp with
-// its reader and writer; nothing else names formats.
+// its reader and writer (declared below, as the others are); nothing else names formats. Every
+// format stores the map's units, so the row has no column for them.
 struct MapFormatInfo {
   const char* name;        // "OpenDX", for messages
   const char* extensions;  // ".ccp4/.mrc/.map": the name endings it is chosen by (any case),
