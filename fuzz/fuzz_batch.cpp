@@ -1,10 +1,11 @@
-// Batch files (HDF5, analysis::BatchFile and analysis::MapReader as `info`, `similarity` and
+// Batch files (HDF5, analysis::BatchFile and io::MapReader as `info`, `similarity` and
 // `batch --resume` open them, io::read_hdf5_frame as `compare FILE#FRAME` does): every complete
 // frame is read, and the ensemble count asked for.
 #include <vector>
 
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/map_reader.hpp"
 #include "fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -18,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (batch.has_ensemble()) (void)batch.ensemble_frames();
   });
   fuzz::expect_clean(path, [&] {
-    const analysis::MapReader reader(path);
+    const io::MapReader reader(path);
     std::vector<float> map(reader.grid().point_count());
     for (std::size_t i = 0; i < reader.size(); ++i) reader.read(i, map.data());
   });

@@ -17,6 +17,7 @@
 #include "dcsgrid/analysis/stats.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/hdf5_open.hpp"
+#include "dcsgrid/io/map_reader.hpp"
 #include "helpers.hpp"
 #include "test_mutation_loop.hpp"
 
@@ -321,7 +322,7 @@ TEST(AnalysisHdf5Robust, KilledWritersMarkIsClearedOnlyWhenNoProcessHoldsTheFile
     std::vector<float> values(layout.grid.point_count());
     file.read_frame(0, values.data());
     EXPECT_EQ(values, frame_values(layout.grid, 0));
-    EXPECT_EQ(analysis::MapReader(path).size(), 1u);
+    EXPECT_EQ(io::MapReader(path).size(), 1u);
   }
   const std::string refused = error_text([&] { analysis::BatchFile file(path, true); });
   EXPECT_NE(refused.find("marked open for writing"), std::string::npos) << refused;

@@ -13,6 +13,7 @@
 #include "dcsgrid/core/units.hpp"
 #include "dcsgrid/engine/cpu_backend.hpp"
 #include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/map_reader.hpp"
 #include "helpers.hpp"
 #include "test_analysis_batch_util.hpp"
 
@@ -248,7 +249,7 @@ TEST(Sample, BatchFileOneMatrixAllFrames) {
   EXPECT_FALSE(r.has_charges);
   EXPECT_TRUE(r.energy_kcal_mol.empty());
   // Each frame's values equal the single-map path on that frame.
-  const MapReader reader(batch);
+  const io::MapReader reader(batch);
   const PointSet pts = read_points(o.points);
   const InterpolationMatrix m = trilinear_matrix(reader.grid(), pts.points);
   std::vector<float> frame(reader.grid().point_count());

@@ -11,6 +11,7 @@
 #include "dcsgrid/analysis/similarity.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/map_reader.hpp"
 #include "helpers.hpp"
 #include "test_analysis_batch_util.hpp"
 
@@ -252,7 +253,7 @@ TEST(Similarity, BatchFramesWithTheirOwnAtomsAsMask) {
   for (const auto& f : frames) direct.mask_atoms.push_back(test::as_stored(f));
   const SimilarityResult d = compute_similarity(direct);
   EXPECT_EQ(r.points_used, d.points_used);
-  EXPECT_LT(r.points_used, MapReader(batch).grid().point_count());
+  EXPECT_LT(r.points_used, io::MapReader(batch).grid().point_count());
   for (std::size_t i = 0; i < 9; ++i) EXPECT_DOUBLE_EQ(r.hodgkin[i], d.hodgkin[i]);
   EXPECT_NEAR(r.hodgkin[0], 1.0, 1e-12);
 }

@@ -24,6 +24,7 @@
 #include "dcsgrid/io/map_io.hpp"
 #include "dcsgrid/io/sha256.hpp"
 #include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/map_reader.hpp"
 #include "helpers.hpp"
 #include "test_analysis_batch_util.hpp"
 #include "test_io_trajectory_util.hpp"
@@ -181,7 +182,7 @@ TEST(Batch, FramesMatchTheEngineOnTheUnionGrid) {
   }
   // Ensemble maps were written (their values are checked in EnsembleMapsAgainstNaiveLoop).
   EXPECT_EQ(file.ensemble_frames(), 3u);
-  MapReader reader(o.output);
+  io::MapReader reader(o.output);
   EXPECT_EQ(reader.size(), 3u);
   EXPECT_EQ(reader.label(1), o.output.string() + "#1");
 }
@@ -331,7 +332,7 @@ TEST(Batch, FailedFramesAreRecordedAndFailFastStops) {
   EXPECT_EQ(file.frames()[1].message, r.failures[0].message.substr(0, 255));
   EXPECT_EQ(file.frames()[4].status, FrameStatus::failed);
   EXPECT_EQ(file.frames()[2].status, FrameStatus::complete);
-  EXPECT_EQ(MapReader(o.output).size(), 3u);
+  EXPECT_EQ(io::MapReader(o.output).size(), 3u);
 
   o.output = dir / "fast.h5";
   o.fail_fast = true;

@@ -14,6 +14,7 @@
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/hdf5_maps.hpp"
 #include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/map_reader.hpp"
 #include "dcsgrid/io/sha256.hpp"
 #include "helpers.hpp"
 
@@ -473,14 +474,19 @@ TEST(Hdf5Map, ReaderNamesTheFileAndWhatIsWrong) {
   const fs::path dir = test::temp_dir("maps_h5bad");
   const GridSpec g = small_grid();
   const std::vector<float> data = fill(g);
+  // Every reader of maps opens the dataset the same way (hdf5::open_map): the same message.
   auto expect_error = [](const fs::path& file, const std::string& fragment) {
-    try {
-      read_hdf5(file);
-      ADD_FAILURE() << "read_hdf5 accepted " << file;
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find(file.filename().string()), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-    }
+    auto expect_refused = [&](const char* reader, auto&& read) {
+      try {
+        read();
+        ADD_FAILURE() << reader << " accepted " << file;
+      } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find(file.filename().string()), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << reader << ": " << e.what();
+      }
+    };
+    expect_refused("read_hdf5", [&] { read_hdf5(file); });
+    expect_refused("MapReader", [&] { MapReader reader(file); });
   };
   expect_error(dir / "absent.h5", "no such file");
   write_text(dir / "text.h5", "not HDF5\n");
@@ -508,6 +514,14 @@ TEST(Hdf5Map, ReaderNamesTheFileAndWhatIsWrong) {
   expect_error(dir / "bad_dims.h5", "[nz][ny][nx] = [7][5][4]");
   alter("no_dataset.h5", [](hid_t f) { EXPECT_GE(H5Ldelete(f, "potential", H5P_DEFAULT), 0); });
   expect_error(dir / "no_dataset.h5", "no dataset /potential");
+  alter("flat.h5", [](hid_t f) {
+    EXPECT_GE(H5Ldelete(f, "potential", H5P_DEFAULT), 0);
+    const hsize_t dims[2] = {4, 5};
+    const hid_t space = H5Screate_simple(2, dims, nullptr);
+    EXPECT_GE(H5Dclose(H5Dcreate2(f, "potential", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)), 0);
+    H5Sclose(space);
+  });
+  expect_error(dir / "flat.h5", "/potential is neither a map (3-D) nor a batch (4-D)");
   fs::remove_all(dir);
 }
 
@@ -802,12 +816,12 @@ TEST(Ccp4Map, OriginOffTheLatticeIsInTheOriginWords) {
 // --- Format by extension --------------------------------------------------------------------------
 
 TEST(WriteMap, PicksTheFormatByExtension) {
-  EXPECT_EQ(map_format_from_path("a/b.h5"), MapFormat::hdf5);
-  EXPECT_EQ(map_format_from_path("b.HDF5"), MapFormat::hdf5);
-  EXPECT_EQ(map_format_from_path("b.dx"), MapFormat::dx);
-  EXPECT_EQ(map_format_from_path("b.ccp4"), MapFormat::ccp4);
-  EXPECT_EQ(map_format_from_path("b.map"), MapFormat::ccp4);
-  EXPECT_EQ(map_format_from_path("b.Mrc"), MapFormat::ccp4);
+  EXPECT_STREQ(map_format_from_path("a/b.h5")->name, "HDF5 + XDMF");
+  EXPECT_STREQ(map_format_from_path("b.HDF5")->name, "HDF5 + XDMF");
+  EXPECT_STREQ(map_format_from_path("b.dx")->name, "OpenDX");
+  EXPECT_STREQ(map_format_from_path("b.ccp4")->name, "CCP4/MRC");
+  EXPECT_STREQ(map_format_from_path("b.map")->name, "CCP4/MRC");
+  EXPECT_STREQ(map_format_from_path("b.Mrc")->name, "CCP4/MRC");
 
   const fs::path dir = test::temp_dir("maps_ext");
   const GridSpec g = small_grid();

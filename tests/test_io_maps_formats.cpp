@@ -69,13 +69,13 @@ void expect_grid_near(const GridSpec& got, const GridSpec& expected, double tole
 }
 
 TEST(MapFormats, RegistryParsesEachNameOnce) {
-  EXPECT_EQ(map_format_from_path("a/b.h5"), MapFormat::hdf5);
-  EXPECT_EQ(map_format_from_path("b.HDF5"), MapFormat::hdf5);
-  EXPECT_EQ(map_format_from_path("b.dx"), MapFormat::dx);
-  EXPECT_EQ(map_format_from_path("b.DX.GZ"), MapFormat::dx_gz);
-  EXPECT_EQ(map_format_from_path("a.b.dx.gz"), MapFormat::dx_gz);
-  EXPECT_EQ(map_format_from_path("b.mrc"), MapFormat::ccp4);
-  EXPECT_EQ(map_format_from_path("b.cube"), MapFormat::cube);
+  EXPECT_STREQ(map_format_from_path("a/b.h5")->name, "HDF5 + XDMF");
+  EXPECT_STREQ(map_format_from_path("b.HDF5")->name, "HDF5 + XDMF");
+  EXPECT_STREQ(map_format_from_path("b.dx")->name, "OpenDX");
+  EXPECT_STREQ(map_format_from_path("b.DX.GZ")->name, "OpenDX, gzipped");
+  EXPECT_STREQ(map_format_from_path("a.b.dx.gz")->name, "OpenDX, gzipped");
+  EXPECT_STREQ(map_format_from_path("b.mrc")->name, "CCP4/MRC");
+  EXPECT_STREQ(map_format_from_path("b.cube")->name, "Gaussian cube");
   for (const char* bad : {"b.gz", "b.pdb.gz", ".dx", "dx", "b.vtk"}) {
     try {
       map_format_from_path(bad);
@@ -86,8 +86,16 @@ TEST(MapFormats, RegistryParsesEachNameOnce) {
         EXPECT_NE(message.find(f.extensions), std::string::npos) << message;
     }
   }
-  // Every format in the registry is listed once and round-trips through its own entry.
-  for (const MapFormatInfo& f : map_formats()) EXPECT_EQ(map_format_info(f.format).name, f.name);
+  // Every extension of every row picks that row, in any case.
+  for (const MapFormatInfo& f : map_formats()) {
+    std::stringstream extensions(f.extensions);
+    for (std::string extension; std::getline(extensions, extension, '/');) {
+      EXPECT_EQ(map_format_from_path("m" + extension), &f) << extension;
+      std::string upper = extension;
+      for (char& c : upper) c = char(std::toupper((unsigned char)c));
+      EXPECT_EQ(map_format_from_path("m" + upper), &f) << upper;
+    }
+  }
 }
 
 TEST(MapFormats, EveryFormatRoundTripsTheSameValuesAndGrid) {

@@ -110,16 +110,16 @@ TEST(OutputChecks, LeastMapBytesBoundTheFilesWritten) {
   meta.units = "kT/e";
   for (const io::MapFormatInfo& info : io::map_formats()) {
     const fs::path path = dir / (std::string("m") + std::string(info.extensions).substr(0, std::string(info.extensions).find('/')));
-    io::write_map(path, info.format, grid, data.data(), meta);
-    const std::uint64_t least = io::least_map_bytes(info.format, grid, 1, {});
+    io::write_map(path, &info, grid, data.data(), meta);
+    const std::uint64_t least = io::least_map_bytes(&info, grid, 1, {});
     EXPECT_LE(least, fs::file_size(path)) << path;
-    if (info.format == io::MapFormat::hdf5 || info.format == io::MapFormat::ccp4)
+    if (path.extension() == ".h5" || path.extension() == ".ccp4")
       EXPECT_EQ(least, grid.point_count() * sizeof(float)) << path;
   }
   io::WriteOptions compressed;
   compressed.compress = true;
-  EXPECT_EQ(io::least_map_bytes(io::MapFormat::hdf5, grid, 3, compressed), 0u);
-  EXPECT_EQ(io::least_map_bytes(io::MapFormat::hdf5, grid, 3, {}), 3 * grid.point_count() * sizeof(float));
+  EXPECT_EQ(io::least_map_bytes(io::map_format_from_path("m.h5"), grid, 3, compressed), 0u);
+  EXPECT_EQ(io::least_map_bytes(io::map_format_from_path("m.h5"), grid, 3, {}), 3 * grid.point_count() * sizeof(float));
   fs::remove_all(dir);
 }
 
@@ -128,7 +128,8 @@ TEST(OutputChecks, LeastMapBytesBoundTheFilesWritten) {
 TEST(OutputChecks, SidecarsFollowTheOutputsRule) {
   const fs::path dir = test::temp_dir("outcheck_sidecar");
   write_file(dir / "pot.xmf", "ATOM      1  N   ALA A   1       1.000   2.000   3.000 -0.3000 1.8240\n");
-  const auto h5 = [&](const char* name) { return io::MapOutputPath{dir / name, io::MapFormat::hdf5}; };
+  const auto output = [](const fs::path& path) { return io::MapOutputPath{path, io::map_format_from_path(path)}; };
+  const auto h5 = [&](const char* name) { return output(dir / name); };
   std::string e = error_of([&] { io::require_outputs_apart({h5("pot.h5")}, {dir / "pot.xmf"}); });
   EXPECT_NE(e.find("pot.xmf (the sidecar of " + (dir / "pot.h5").string() + ") is the input"),
             std::string::npos) << e;
@@ -137,9 +138,9 @@ TEST(OutputChecks, SidecarsFollowTheOutputsRule) {
   EXPECT_NE(e.find("is not the XDMF sidecar of"), std::string::npos) << e;
   e = error_of([&] { io::require_outputs_apart({h5("b.h5"), h5("b.hdf5")}, {}); });
   EXPECT_NE(e.find("would also be written by output " + (dir / "b.h5").string()), std::string::npos) << e;
-  e = error_of([&] { io::require_outputs_apart({h5("c.h5"), {dir / "." / "c.h5", io::MapFormat::hdf5}}, {}); });
+  e = error_of([&] { io::require_outputs_apart({h5("c.h5"), output(dir / "." / "c.h5")}, {}); });
   EXPECT_NE(e.find("would also be written by"), std::string::npos) << e;
-  EXPECT_NO_THROW(io::require_outputs_apart({h5("d.h5"), {dir / "d.dx", io::MapFormat::dx}}, {}));
+  EXPECT_NO_THROW(io::require_outputs_apart({h5("d.h5"), output(dir / "d.dx")}, {}));
 
   // A sidecar of ours is replaced; one describing another map is not, by the checks or the writer.
   const GridSpec grid = grid_from_origin({0, 0, 0}, {3, 3, 3}, 1.0);

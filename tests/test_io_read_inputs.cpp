@@ -536,7 +536,7 @@ TEST(ReadCompressed, MislabelledCompressionIsRefused) {
   io::write_map(dir / "m.dx", grid, values.data(), {});
   fs::copy_file(dir / "m.dx", dir / "m.dx.gz");
   try {
-    io::read_map(dir / "m.dx.gz", io::MapFormat::dx_gz, {});
+    io::read_map(dir / "m.dx.gz", io::map_format_from_path("m.dx.gz"), {});
     ADD_FAILURE() << "a plain map named .dx.gz was read";
   } catch (const InputError& e) {
     EXPECT_NE(e.problem.find("named as gzip data but is not"), std::string::npos) << e.what();

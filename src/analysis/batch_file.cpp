@@ -14,7 +14,6 @@
 #include "batch_hdf5.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
-#include "dcsgrid/io/map_io.hpp"
 
 namespace dcsgrid::analysis {
 
@@ -340,15 +339,14 @@ BatchFile::BatchFile(const fs::path& path, bool writable, bool every_rank)
   const hid_t f = b.file.get();
   if (!h5::exists(f, "frames", path) || !h5::exists(f, "potential", path))
     throw InputError(path.string(), 0, "not a dcsgrid batch file (no /potential and /frames)");
-  b.potential = checked_handle(H5Dopen2(f, "potential", H5P_DEFAULT), H5Dclose, path,
-                               "open /potential");
-  if (h5::rank(b.potential.get(), path) != 4)
-    throw InputError(path.string(), 0, "/potential is not 4-D [frame][nz][ny][nx]");
-  h5::read_map_attributes(b.potential.get(), b.grid, b.meta, path);
+  h5::OpenMap potential = h5::open_map(f, h5::names::potential, path);
+  if (!potential.frames) throw InputError(path.string(), 0, "/potential is not 4-D [frame][nz][ny][nx]");
+  b.potential = std::move(potential.dataset);
+  b.grid = potential.grid;
+  b.meta = std::move(potential.meta);
   io::hdf5::read_attribute(b.potential.get(), "batch_options", b.options_json, path);
   b.shard = read_shard(b.potential.get(), path);
-  const std::size_t n = h5::shape(b.potential.get(), path)[0];
-  h5::check_map_shape(b.potential.get(), b.grid, n, path);
+  const std::size_t n = *potential.frames;
 
   b.frames = read_frame_table(open_frame_datasets(f, path), n, path);
   if (h5::exists(f, "analysis", path)) {
@@ -503,95 +501,7 @@ bool is_batch_file(const fs::path& path) {
   Handle file = h5::open_file(path, false);
   if (!h5::exists(file.get(), "frames", path) || !h5::exists(file.get(), "potential", path))
     return false;
-  Handle ds = checked_handle(H5Dopen2(file.get(), "potential", H5P_DEFAULT), H5Dclose, path,
-                             "open /potential");
-  return h5::rank(ds.get(), path) == 4;
-}
-
-// MapReader: a single map is a batch of one complete frame; maps in other formats than HDF5 are
-// read whole at once (io::read_map).
-struct MapReader::Impl {
-  fs::path path;
-  Handle file;
-  Handle potential;
-  GridSpec grid;
-  io::MapMetadata meta;
-  bool batch = false;
-  std::vector<std::size_t> frames;  // frame index of each readable map
-  std::size_t frame_count = 1;
-  std::vector<float> whole;  // the map of a file in another format
-};
-
-MapReader::MapReader(const fs::path& path) : impl_(std::make_unique<Impl>()) {
-  Impl& r = *impl_;
-  r.path = path;
-  r.frames = {0};
-  if (io::map_format_from_path(path) != io::MapFormat::hdf5) {
-    io::MapFile map = io::read_map(path);
-    r.grid = map.grid;
-    r.meta = std::move(map.meta);
-    r.whole = std::move(map.data);
-    return;
-  }
-  std::lock_guard lock(io::hdf5::library_mutex());
-  io::hdf5::silence_errors();
-  r.file = h5::open_file(path, false);
-  h5::bound_metadata_cache(r.file.get(), path);
-  const hid_t f = r.file.get();
-  if (!h5::exists(f, "potential", path))
-    throw InputError(path.string(), 0, "no dataset /potential: not a map written by dcsgrid");
-  r.potential = checked_handle(H5Dopen2(f, "potential", H5P_DEFAULT), H5Dclose, path,
-                               "open /potential");
-  const int rank = h5::rank(r.potential.get(), path);
-  if (rank != 3 && rank != 4)
-    throw InputError(path.string(), 0, "/potential is neither a map (3-D) nor a batch (4-D)");
-  h5::read_map_attributes(r.potential.get(), r.grid, r.meta, path);
-  r.batch = rank == 4;
-  if (!r.batch) {
-    h5::check_map_shape(r.potential.get(), r.grid, std::nullopt, path);
-    return;
-  }
-  const std::size_t n = h5::shape(r.potential.get(), path)[0];
-  h5::check_map_shape(r.potential.get(), r.grid, n, path);
-  r.frame_count = n;
-  r.frames.clear();
-  const std::vector<std::int8_t> status = h5::read_status(f, n, path);
-  for (std::size_t i = 0; i < n; ++i)
-    if (FrameStatus(status[i]) == FrameStatus::complete) r.frames.push_back(i);
-}
-
-MapReader::~MapReader() {
-  if (!impl_) return;
-  std::lock_guard lock(io::hdf5::library_mutex());
-  impl_.reset();
-}
-MapReader::MapReader(MapReader&&) noexcept = default;
-MapReader& MapReader::operator=(MapReader&&) noexcept = default;
-
-bool MapReader::is_batch() const { return impl_->batch; }
-const GridSpec& MapReader::grid() const { return impl_->grid; }
-const io::MapMetadata& MapReader::meta() const { return impl_->meta; }
-std::size_t MapReader::size() const { return impl_->frames.size(); }
-std::size_t MapReader::frame_count() const { return impl_->frame_count; }
-std::size_t MapReader::frame_index(std::size_t i) const { return impl_->frames.at(i); }
-
-std::string MapReader::label(std::size_t i) const {
-  const std::string name = impl_->path.string();
-  return impl_->batch ? name + "#" + std::to_string(frame_index(i)) : name;
-}
-
-void MapReader::read(std::size_t i, float* out) const {
-  const Impl& r = *impl_;
-  if (i >= r.frames.size())
-    throw Error(fmt::format("{}: map {} does not exist ({} readable)", r.path.string(), i,
-                            r.frames.size()));
-  if (!r.whole.empty()) {
-    std::copy(r.whole.begin(), r.whole.end(), out);
-    return;
-  }
-  std::lock_guard lock(io::hdf5::library_mutex());
-  h5::read_map(r.potential.get(), r.batch ? std::optional(r.frames[i]) : std::nullopt, r.grid, out,
-               r.path);
+  return h5::rank(h5::open_dataset(file.get(), h5::names::potential, path).get(), path) == 4;
 }
 
 }  // namespace dcsgrid::analysis

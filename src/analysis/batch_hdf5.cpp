@@ -94,14 +94,5 @@ std::vector<MapStats> read_stats_rows(hid_t file, const Path& path) {
   return rows;
 }
 
-void bound_metadata_cache(hid_t file, const Path& path) {
-  H5AC_cache_config_t config;
-  config.version = H5AC__CURR_CACHE_CONFIG_VERSION;
-  check(H5Fget_mdc_config(file, &config), path, "read the metadata cache settings");
-  config.set_initial_size = true;
-  config.initial_size = config.max_size = kMetadataCacheBytes;
-  config.min_size = std::min<std::size_t>(config.min_size, kMetadataCacheBytes);
-  check(H5Fset_mdc_config(file, &config), path, "set the metadata cache's size");
-}
 
 }  // namespace dcsgrid::analysis::h5

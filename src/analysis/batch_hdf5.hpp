@@ -24,15 +24,6 @@ inline constexpr const char* histogram = "analysis/histogram";
 inline constexpr const char* edges = "analysis/histogram_edges";
 }  // namespace names
 
-// Caps the metadata cache of an open file at kMetadataCacheBytes, its current size included.
-// HDF5 grows it (to 32 MiB by default) while a walk over a chunk index misses, and building or
-// checking a batch file's /potential walks one chunk a frame. The cache counts a chunk index
-// node at its size on disk (3.7 kB for a 4-D dataset) but holds it decoded (17.7 kB: room for
-// 32 dimensions a key), so 64 kB hold about 300 kB; at the default sizes the nodes of 20,000
-// frames took 4 MB, 200 B a frame.
-inline constexpr std::size_t kMetadataCacheBytes = std::size_t(64) << 10;
-void bound_metadata_cache(hid_t file, const Path& path);
-
 // /analysis/stats [frames][6] (min max mean std count non_finite), /analysis/histogram
 // [frames][bins+2], /analysis/histogram_edges [frames][bins+1], rows NaN/0 until written. The
 // /analysis group must exist.

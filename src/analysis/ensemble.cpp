@@ -8,6 +8,7 @@
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/map_reader.hpp"
 
 namespace dcsgrid::analysis {
 
@@ -51,7 +52,7 @@ EnsembleResult compute_ensemble(const EnsembleOptions& options) {
   io::MapMetadata meta;
   std::vector<float> mean, stddev;
   {
-    MapReader reader(options.input);
+    io::MapReader reader(options.input);
     if (reader.size() == 0) throw Error(options.input.string() + ": no complete map to average");
     grid = reader.grid();
     meta = reader.meta();

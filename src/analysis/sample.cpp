@@ -15,6 +15,7 @@
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/units.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/map_reader.hpp"
 
 namespace dcsgrid::analysis {
 
@@ -105,7 +106,7 @@ double interaction_energy(const AtomSet& charges, const float* potential, const 
 
 SampleResult sample(const SampleOptions& options) {
   const PointSet points = read_points(options.points, options.read);
-  const MapReader maps(options.map);
+  const io::MapReader maps(options.map);
   SampleResult r;
   r.map_file = options.map.string();
   r.points_file = options.points.string();

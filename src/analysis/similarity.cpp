@@ -16,6 +16,7 @@
 #include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/io/atomic_file.hpp"
 #include "dcsgrid/prims/gemm.hpp"
+#include "dcsgrid/io/map_reader.hpp"
 #include "similarity_cuda.hpp"
 
 namespace dcsgrid::analysis {
@@ -119,7 +120,7 @@ MapRows load_maps(const SimilarityOptions& o) {
   std::vector<std::size_t> kept_points;  // empty: every point
   std::vector<float> map;
   for (const auto& path : o.maps) {
-    const MapReader reader(path);
+    const io::MapReader reader(path);
     if (&path == &o.maps.front()) {
       m.grid = reader.grid();
       m.units = reader.meta().units;

@@ -15,6 +15,7 @@
 #include "dcsgrid/io/atomic_file.hpp"
 #include "dcsgrid/io/output_checks.hpp"
 #include "dcsgrid/prims/histogram.hpp"
+#include "dcsgrid/io/map_reader.hpp"
 
 namespace dcsgrid::analysis {
 
@@ -235,7 +236,7 @@ FileStats file_stats(const FileStatsOptions& options) {
   result.file = options.file.string();
   std::size_t frames_in_file = 1;
   {
-    MapReader reader(options.file);
+    io::MapReader reader(options.file);
     result.units = reader.meta().units;
     std::vector<float> map(reader.grid().point_count());
     for (std::size_t i = 0; i < reader.size(); ++i) {
@@ -272,7 +273,7 @@ FileStats file_stats(const FileStatsOptions& options) {
 }
 
 std::optional<FileStats> read_stored_stats(const fs::path& path) {
-  MapReader reader(path);  // which frames are complete, and the units
+  io::MapReader reader(path);  // which frames are complete, and the units
   std::lock_guard lock(io::hdf5::library_mutex());
   io::hdf5::Handle file = h5::open_file(path, false);
   if (!h5::exists(file.get(), "analysis", path) || !h5::exists(file.get(), h5::names::stats, path))

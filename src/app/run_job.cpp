@@ -39,12 +39,12 @@ class MapOutputs {
              const std::vector<std::string>& datasets, const AtomSet& atoms)
       : job_(job), grid_(grid), meta_(metas.front()), atoms_(atoms), root_(mpi::rank() == 0) {
     for (const auto& out : job.outputs) {
-      if (!io::map_format_info(out.format).streamed) {
+      if (!out.format->open_stream) {
         gathers_ = true;
         if (root_) whole_.resize(grid.point_count());
         continue;
       }
-      auto writer = std::make_unique<io::Hdf5MapWriter>(out.path, grid, metas.front(), job.write, sharing_ranks());
+      auto writer = out.format->open_stream(out.path, grid, metas.front(), job.write, sharing_ranks());
       for (std::size_t m = 1; m < metas.size(); ++m) writer->add_stream(datasets[m], metas[m]);
       hdf5_.push_back(std::move(writer));
     }
@@ -82,7 +82,7 @@ class MapOutputs {
     options.atoms = &atoms_;  // formats that store the atoms beside the map (cube)
     std::vector<std::unique_ptr<io::AtomicFile>> staged;
     for (const auto& out : job_.outputs) {
-      if (io::map_format_info(out.format).streamed) continue;
+      if (out.format->open_stream) continue;
       staged.push_back(std::make_unique<io::AtomicFile>(out.path));
       const std::string warning =
           io::write_map(staged.back()->temp_path(), out.format, grid_, whole_.data(), meta_, options);
@@ -99,7 +99,7 @@ class MapOutputs {
   const AtomSet& atoms_;
   bool root_;
   bool gathers_ = false;  // some output is not streamed (rank 0 holds the whole map)
-  std::vector<std::unique_ptr<io::Hdf5MapWriter>> hdf5_;
+  std::vector<std::unique_ptr<io::MapStreamWriter>> hdf5_;
   std::vector<float> whole_;
 };
 
@@ -410,7 +410,7 @@ PassPlan plan_passes(const Job& job, const ComputeSettings& compute, const std::
 // Before any compute: host memory for a whole map where an output is not streamed, the outputs'
 // room on disk, and every method on this backend. Then the plan is logged.
 void check_resources(const Job& job, const engine::Backend& backend, const PassPlan& plan, const GridSpec& grid) {
-  if (std::ranges::any_of(job.outputs, [](const OutputSpec& o) { return !io::map_format_info(o.format).streamed; })) {
+  if (std::ranges::any_of(job.outputs, [](const OutputSpec& o) { return !o.format->open_stream; })) {
     try {
       require_host_memory(grid);
     } catch (const Error& e) {
@@ -488,7 +488,7 @@ void validate(const Job& job) {
   io::require_outputs_apart(job.outputs, {job.input});
   for (const auto& out : job.outputs) {
     io::require_writable_output(out.path);
-    if (job.compute.methods.size() > 1 && !io::map_format_info(out.format).named_datasets)
+    if (job.compute.methods.size() > 1 && !out.format->several_maps)
       throw Error("--method " + method_list_name(job.compute.methods) +
                   " stores several maps and their comparison in one file: " + out.path.string() +
                   " is not .h5 (run the methods separately for other formats)");

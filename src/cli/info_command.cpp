@@ -86,10 +86,10 @@ struct FileContents {
 FileContents load(const std::string& file, const analysis::HistogramOptions& histogram, bool store) {
   const io::MapFormat format = io::map_format_from_path(file);
   FileContents c;
-  if (format != io::MapFormat::hdf5) {
+  if (!format->several_maps) {
     if (store)
       throw Error(file + ": --store-stats stores statistics in HDF5 files only; this is " +
-                  io::map_format_info(format).name);
+                  format->name);
     // Other formats hold one map and no stored statistics: read it once, compute them here.
     io::MapFile map = io::read_map(file, format, {});
     c.stats = analysis::FileStats{file, map.meta.units, {0}, {analysis::map_stats(map.data, histogram)}};

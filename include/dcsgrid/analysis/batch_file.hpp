@@ -147,27 +147,4 @@ class BatchFile {
 // True when the file has the batch layout (a 4-D /potential and /frames).
 bool is_batch_file(const std::filesystem::path& path);
 
-// The maps a file holds: one for a single-map file, the complete frames of a batch file. The
-// common reader of sample, similarity, stats and ensemble.
-class MapReader {
- public:
-  explicit MapReader(const std::filesystem::path& path);
-  ~MapReader();
-  MapReader(MapReader&&) noexcept;
-  MapReader& operator=(MapReader&&) noexcept;
-
-  bool is_batch() const;
-  const GridSpec& grid() const;
-  const io::MapMetadata& meta() const;
-  std::size_t size() const;                     // maps available
-  std::size_t frame_count() const;              // frames in the file, complete or not (1: map)
-  std::size_t frame_index(std::size_t i) const; // frame number of map i (0 for a single map)
-  std::string label(std::size_t i) const;       // "file" or "file#frame"
-  void read(std::size_t i, float* out) const;   // grid().point_count() floats
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
-
 }  // namespace dcsgrid::analysis

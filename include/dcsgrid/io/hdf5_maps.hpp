@@ -76,6 +76,18 @@ void read_map_attributes(hid_t dataset, GridSpec& grid, MapMetadata& meta, const
 void attach_coordinates(hid_t file, hid_t dataset, const GridSpec& grid,
                         std::optional<std::size_t> frames, const Path& path,
                         std::size_t first_frame = 0);
+// A map dataset opened for reading: its grid and metadata from its attributes, and a batch's
+// frame count.
+struct OpenMap {
+  Dataset dataset;
+  GridSpec grid;
+  MapMetadata meta;
+  std::optional<std::size_t> frames;  // [frames][nz][ny][nx]; none for a map [nz][ny][nx]
+};
+// The one way a map dataset is opened: `name` of `file`, its attributes read and its shape
+// checked against them. InputError naming the file when there is no such dataset, it is neither
+// 3-D nor 4-D, an attribute is missing or the shape disagrees with dims.
+OpenMap open_map(hid_t file, const char* name, const Path& path);
 // InputError unless the dataset is float [frames][nz][ny][nx] (or [nz][ny][nx] without frames).
 void check_map_shape(hid_t dataset, const GridSpec& grid, std::optional<std::size_t> frames,
                      const Path& path);

@@ -5,6 +5,7 @@
 // writable path that may meet them, a batch --resume, clears them after checking that no live
 // process has the file. Callers of open_file hold library_mutex(); clear_write_mark takes it.
 #pragma once
+#include <cstddef>
 #include <filesystem>
 
 #include "dcsgrid/io/hdf5_util.hpp"
@@ -27,6 +28,15 @@ bool marked_open_for_write(const std::filesystem::path& path);
 // to tell (the message says how to clear the mark by hand). For `batch --resume` only; takes
 // library_mutex().
 void clear_write_mark(const std::filesystem::path& path);
+
+// Caps the metadata cache of an open file at kMetadataCacheBytes, its current size included.
+// HDF5 grows it (to 32 MiB by default) while a walk over a chunk index misses, and building or
+// checking a batch file's /potential walks one chunk a frame. The cache counts a chunk index
+// node at its size on disk (3.7 kB for a 4-D dataset) but holds it decoded (17.7 kB: room for
+// 32 dimensions a key), so 64 kB hold about 300 kB; at the default sizes the nodes of 20,000
+// frames took 4 MB, 200 B a frame.
+inline constexpr std::size_t kMetadataCacheBytes = std::size_t(64) << 10;
+void bound_metadata_cache(hid_t file, const std::filesystem::path& path);
 
 // A shared flock(2) on a file for as long as this object lives. MPI-IO opens take no file lock,
 // so each rank of an MPI job writing a file holds one of these: a resume elsewhere then sees the

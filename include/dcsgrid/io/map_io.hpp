@@ -16,22 +16,49 @@
 
 namespace dcsgrid::io {
 
-enum class MapFormat { hdf5, dx, dx_gz, ccp4, cube };
+struct MapFile;
+struct MapSelector;
+struct WriteOptions;
+class MapStreamWriter;
 
-// One entry of the format registry.
+// One row of the map-format registry: everything the program knows of a format. A new format is
+// one row of the table in src/io/maps/registry.cpp and one file src/io/maps/<format>.cpp with
+// its reader and writer (declared below, as the others are); nothing else names formats. Every
+// format stores the map's units, so the row has no column for them.
 struct MapFormatInfo {
-  MapFormat format;
   const char* name;        // "OpenDX", for messages
-  const char* extensions;  // ".dx", as help texts list them (several separated by '/')
-  bool streamed;           // written plane by plane (Hdf5MapWriter), never whole in memory
-  bool named_datasets;     // holds several maps: FILE:DATASET and FILE#FRAME select one
+  const char* extensions;  // ".ccp4/.mrc/.map": the name endings it is chosen by (any case),
+                           // '/'-separated as help texts list them
+  // What it can carry.
+  bool several_maps;       // named datasets and batch frames (FILE:DATASET, FILE#FRAME), so a run's
+                           // several methods and a batch's --std
+  bool compression;        // honours WriteOptions::compress
+  bool pymol_opens, chimerax_opens;  // the viewers' scripts load it (io/viewer_scripts)
+  // The least bytes a value takes in the file (least_map_bytes): 0 when nothing is certain.
+  unsigned least_value_bytes;
+  // A map of the file (selector: the default unless several_maps; read_map checks it).
+  MapFile (*read)(const std::filesystem::path& path, const MapSelector& selector);
+  // A whole map, atomically; returns a warning for the log, empty when there is none.
+  std::string (*write)(const std::filesystem::path& path, const GridSpec& grid, const float* data,
+                       const MapMetadata& meta, const WriteOptions& options);
+  // Null: a run holds the map whole in memory and calls write at the end; else the run streams
+  // its slabs into the writer this opens (arguments as Hdf5MapWriter's).
+  std::unique_ptr<MapStreamWriter> (*open_stream)(const std::filesystem::path& path,
+                                                  const GridSpec& grid, const MapMetadata& meta,
+                                                  const WriteOptions& options, bool every_rank);
+  // A file written beside the map (null: none), and the check that an existing one may be
+  // replaced (Error otherwise), made before any work.
+  std::filesystem::path (*sidecar)(const std::filesystem::path& map);
+  void (*require_replaceable_sidecar)(const std::filesystem::path& map);
 };
+// A map format: a row of the registry, never null; compared by identity.
+using MapFormat = const MapFormatInfo*;
 // Every format, in the order help texts list them.
 std::span<const MapFormatInfo> map_formats();
-const MapFormatInfo& map_format_info(MapFormat format);
-// The one place a map file name is parsed (case-insensitive): .h5/.hdf5 -> hdf5, .dx -> dx,
-// .dx.gz -> dx_gz, .ccp4/.mrc/.map -> ccp4, .cube -> cube. Throws Error naming the file and
-// listing the formats for anything else. Callers keep the result rather than parse again.
+// The one place a map file name is parsed (case-insensitive), by the longest of the formats'
+// extensions it ends with: .h5/.hdf5 -> HDF5, .dx -> OpenDX, .dx.gz -> OpenDX gzipped,
+// .ccp4/.mrc/.map -> CCP4, .cube -> cube. Throws Error naming the file and listing the formats for
+// anything else. Callers keep the result rather than parse again.
 MapFormat map_format_from_path(const std::filesystem::path& path);
 // "... .h5/.hdf5 (HDF5 + XDMF), .dx (OpenDX), ..." for help texts and messages.
 std::string map_format_list();
@@ -81,36 +108,53 @@ std::filesystem::path xdmf_sidecar(const std::filesystem::path& h5);
 // input copied to that name, another map's sidecar, a folder) is kept and the run refused.
 void require_replaceable_sidecar(const std::filesystem::path& h5);
 
-class Hdf5MapWriter {
+// A map file written slab by slab as a run computes it, never whole in memory (a format's
+// open_stream): several maps on one grid, planes in any order, the files appearing under their
+// names only at publish().
+class MapStreamWriter {
+ public:
+  virtual ~MapStreamWriter() = default;
+  // A further map on the same grid (e.g. /potential_cutoff beside the direct /potential), with
+  // its own metadata. Returns its number for write_planes; the first map is number 0.
+  virtual std::size_t add_stream(const std::string& name, const MapMetadata& meta) = 0;
+  // Planes [z_begin, z_begin+planes) of map number `map`, x fastest.
+  virtual void write_planes(std::size_t map, std::int64_t z_begin, std::int64_t planes,
+                            const float* data) = 0;
+  // Collective under every_rank (else nothing to do): the planes every rank wrote are counted as
+  // written and reach the file, where any rank's read_planes finds them.
+  virtual void share_written_planes() = 0;
+  // Reads back planes already written (a slab-by-slab comparison of two maps of one run).
+  virtual void read_planes(std::size_t map, std::int64_t z_begin, std::int64_t planes, float* out) = 0;
+  // A string attribute of the whole file (e.g. a JSON report).
+  virtual void add_root_attribute(const std::string& name, const std::string& value) = 0;
+  // Completes the files under their temporary names; publish() then renames them into place, so
+  // that several outputs of one run can appear together.
+  virtual void finish_unpublished() = 0;
+  virtual void publish() = 0;
+};
+
+class Hdf5MapWriter final : public MapStreamWriter {
  public:
   Hdf5MapWriter(const std::filesystem::path& path, const GridSpec& grid, const MapMetadata& meta,
                 const WriteOptions& options = {}, bool every_rank = false);
-  ~Hdf5MapWriter();
+  ~Hdf5MapWriter() override;
   Hdf5MapWriter(const Hdf5MapWriter&) = delete;
   Hdf5MapWriter& operator=(const Hdf5MapWriter&) = delete;
-  // A further map on the same grid, streamed like the first, as dataset /<name> with its own
-  // metadata attributes (e.g. /potential_cutoff beside the direct /potential). Returns its number
-  // for write_planes; /potential is number 0.
-  std::size_t add_stream(const std::string& name, const MapMetadata& meta);
+  // As dataset /<name> with its own metadata attributes; /potential is number 0.
+  std::size_t add_stream(const std::string& name, const MapMetadata& meta) override;
   // Planes [z_begin, z_begin+planes) of /potential, x fastest.
   void write_planes(std::int64_t z_begin, std::int64_t planes, const float* data) {
     write_planes(0, z_begin, planes, data);
   }
-  // The same for map number `map`.
-  void write_planes(std::size_t map, std::int64_t z_begin, std::int64_t planes, const float* data);
-  // Collective under every_rank (else nothing to do): the planes every rank wrote are counted as
-  // written and reach the file, where any rank's read_planes finds them.
-  void share_written_planes();
-  // Reads back planes already written (a slab-by-slab comparison of two maps of one run).
-  void read_planes(std::size_t map, std::int64_t z_begin, std::int64_t planes, float* out);
-  // A string attribute on the file's root group (e.g. a JSON report).
-  void add_root_attribute(const std::string& name, const std::string& value);
+  void write_planes(std::size_t map, std::int64_t z_begin, std::int64_t planes, const float* data) override;
+  void share_written_planes() override;
+  void read_planes(std::size_t map, std::int64_t z_begin, std::int64_t planes, float* out) override;
+  // On the file's root group.
+  void add_root_attribute(const std::string& name, const std::string& value) override;
   // finish_unpublished() then publish().
   void finish();
-  // Completes the file and its sidecar under their temporary names; publish() then renames them
-  // into place, so that several outputs of one run can appear together.
-  void finish_unpublished();
-  void publish();
+  void finish_unpublished() override;
+  void publish() override;
 
  private:
   struct Impl;
@@ -181,6 +225,8 @@ MapArgument parse_map_argument(const std::string& text);
 // dataset written the same way (Hdf5MapWriter::add_stream). Throws InputError naming the file on a
 // missing dataset or attribute, or a dataset shape that disagrees with dims.
 MapFile read_hdf5(const std::filesystem::path& path, const std::string& dataset = "potential");
+// The map a selector names: read_hdf5 of its dataset, or read_hdf5_frame of its frame.
+MapFile read_hdf5(const std::filesystem::path& path, const MapSelector& selector);
 // One frame of a batch file (4-D /potential, /frames/status): InputError naming the file and frame
 // when the frame does not exist or is not complete.
 MapFile read_hdf5_frame(const std::filesystem::path& path, std::size_t frame);

@@ -16,7 +16,7 @@ namespace dcsgrid::io {
 // mode bits (root passes every mode check).
 void require_writable_output(const std::filesystem::path& output);
 
-// The files a map output writes: the output and, for HDF5, its XDMF sidecar (xdmf_sidecar).
+// The files a map output writes: the output and its format's sidecar, if any (HDF5's XDMF).
 std::vector<std::filesystem::path> files_written(const std::filesystem::path& output, MapFormat format);
 
 // One rule for every file a run writes, sidecars included, checked before any work: none is one
@@ -25,7 +25,7 @@ std::vector<std::filesystem::path> files_written(const std::filesystem::path& ou
 // (require_replaceable_sidecar). Throws Error naming the files.
 struct MapOutputPath {
   std::filesystem::path path;
-  MapFormat format = MapFormat::hdf5;
+  MapFormat format = nullptr;  // never left null: map_format_from_path(path)
 };
 void require_outputs_apart(const std::vector<MapOutputPath>& outputs,
                            const std::vector<std::filesystem::path>& inputs);
@@ -43,9 +43,9 @@ struct PlannedOutput {
 // until the new one is complete.
 void require_free_space(const std::vector<PlannedOutput>& outputs);
 
-// The least a map file of `maps` maps on `grid` takes: float32 a point and map for HDF5 (when
-// not compressed) and CCP4, two bytes a value for the text formats (a digit and a separator),
-// nothing certain for gzipped or compressed ones.
+// The least a map file of `maps` maps on `grid` takes: the format's least_value_bytes a point
+// (float32 for HDF5 and CCP4, a digit and a separator for the text formats, nothing certain for
+// gzipped ones), times the maps where it holds several, nothing certain when compressing.
 std::uint64_t least_map_bytes(MapFormat format, const GridSpec& grid, std::size_t maps,
                               const WriteOptions& options);
 

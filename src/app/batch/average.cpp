@@ -134,7 +134,7 @@ void write_average(const BatchOptions& o, const AverageSink& sink) {
 BatchResult run_average(const BatchOptions& o, const BatchInputs& in, BatchDistribution& d) {
   if (!d.is_root() || d.every_process_writes())
     throw Error("batch --average runs in one process (not under mpirun): its sums are not shared between ranks yet");
-  if (o.average_std && io::map_format_from_path(o.output) != io::MapFormat::hdf5)
+  if (o.average_std && !io::map_format_from_path(o.output)->several_maps)
     throw Error("batch --std: the standard deviation is written as /potential_std beside the mean, which "
                 "only HDF5 holds; give an output ending in .h5");
   const auto t_scan = clock_type::now();

@@ -51,7 +51,7 @@ void require_writable_output(const fs::path& output) {
 }
 
 std::vector<fs::path> files_written(const fs::path& output, MapFormat format) {
-  if (format == MapFormat::hdf5) return {output, xdmf_sidecar(output)};
+  if (format->sidecar) return {output, format->sidecar(output)};
   return {output};
 }
 
@@ -75,7 +75,7 @@ void require_outputs_apart(const std::vector<MapOutputPath>& outputs, const std:
       written.push_back({file, out.path});
     }
   for (const MapOutputPath& out : outputs)
-    if (out.format == MapFormat::hdf5) require_replaceable_sidecar(out.path);
+    if (out.format->require_replaceable_sidecar) out.format->require_replaceable_sidecar(out.path);
 }
 
 std::uint64_t free_bytes(const fs::path& path) {
@@ -115,15 +115,8 @@ void require_free_space(const std::vector<PlannedOutput>& outputs) {
 
 std::uint64_t least_map_bytes(MapFormat format, const GridSpec& grid, std::size_t maps,
                               const WriteOptions& options) {
-  const std::uint64_t points = grid.point_count();
-  switch (format) {
-    case MapFormat::hdf5: return options.compress ? 0 : points * sizeof(float) * maps;
-    case MapFormat::ccp4: return points * sizeof(float);
-    case MapFormat::dx:
-    case MapFormat::cube: return points * 2;
-    case MapFormat::dx_gz: return 0;
-  }
-  return 0;
+  if (options.compress && format->compression) return 0;
+  return grid.point_count() * format->least_value_bytes * (format->several_maps ? maps : 1);
 }
 
 }  // namespace dcsgrid::io

@@ -407,6 +407,20 @@ void check_map_shape(hid_t dataset, const GridSpec& grid, std::optional<std::siz
   check_storage(dataset, path);
 }
 
+OpenMap open_map(hid_t file, const char* name, const Path& path) {
+  if (*name == 0 || !exists(file, name, path)) fail(path, "no dataset " + label(name));
+  OpenMap map;
+  map.dataset = open_dataset(file, name, path);
+  const hid_t ds = map.dataset.get();
+  const int dimensions = rank(ds, path);
+  if (dimensions != 3 && dimensions != 4)
+    fail(path, label(name) + " is neither a map (3-D) nor a batch (4-D)");
+  read_map_attributes(ds, map.grid, map.meta, path);
+  if (dimensions == 4) map.frames = shape(ds, path)[0];
+  check_map_shape(ds, map.grid, map.frames, path);
+  return map;
+}
+
 void write_map(hid_t dataset, std::optional<std::size_t> frame, const GridSpec& grid,
                const float* data, const Path& path, bool every_rank) {
   std::vector<hsize_t> start(frame ? 4 : 3, 0);

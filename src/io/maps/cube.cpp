@@ -46,22 +46,19 @@ std::string cube_header(const GridSpec& grid, const MapMetadata& meta, const Ato
 
 class CubeReader {
  public:
-  explicit CubeReader(const fs::path& path) : text_(detail::load_text(path)), lines_(text_.data) {}
+  explicit CubeReader(const fs::path& path) : text_(path) {}
   MapFile read();
 
  private:
-  [[noreturn]] void fail(const std::string& problem) const {
-    throw InputError(text_.name, lines_.number(), problem);
-  }
+  [[noreturn]] void fail(const std::string& problem) const { text_.fail(problem); }
   std::string_view line(const char* what) {
-    if (!lines_.next()) fail(std::string("the file ends before ") + what);
-    return lines_.line();
+    if (!text_.next()) fail(std::string("the file ends before ") + what);
+    return text_.line();
   }
   std::vector<double> numbers(std::string_view text, std::size_t at_least, const char* what) const;
   void read_values(const GridSpec& grid, std::vector<float>& data);
 
-  detail::TextFile text_;
-  detail::Lines lines_;
+  detail::NumberedText text_;
 };
 
 std::vector<double> CubeReader::numbers(std::string_view text, std::size_t at_least,
@@ -82,8 +79,8 @@ void CubeReader::read_values(const GridSpec& grid, std::vector<float>& data) {
   const std::size_t nz = grid.nz(), nyz = std::size_t(grid.ny()) * nz;
   data.assign(total, 0.0f);
   std::size_t n = 0;  // values read so far: n = (i*ny + j)*nz + k
-  while (lines_.next()) {
-    std::string_view rest = lines_.line();
+  while (text_.next()) {
+    std::string_view rest = text_.line();
     std::array<std::string_view, kValuesPerLine + 1> fields;
     const std::size_t count = detail::split_fields(rest, fields.data(), fields.size());
     if (count > kValuesPerLine) fail("more than six values on a line");
@@ -133,9 +130,9 @@ MapFile CubeReader::read() {
     fail(e.what());
   }
   // At least two bytes a value (a digit and a separator), checked before the grid is allocated.
-  if (map.grid.point_count() > text_.data.size() / 2)
+  if (map.grid.point_count() > text_.bytes() / 2)
     fail(std::to_string(map.grid.point_count()) + " points announced, but the file holds only " +
-         std::to_string(text_.data.size()) + " bytes");
+         std::to_string(text_.bytes()) + " bytes");
   for (std::size_t a = 0; a < std::size_t(head[0]); ++a)
     numbers(line("the atom records end"), 5, "an atom record: number, charge, x, y, z");
   read_values(map.grid, map.data);

@@ -90,16 +90,14 @@ std::optional<T> parse_number(std::string_view text) {
 // Reads a DX file (plain or gzipped, loaded whole) line by line, numbering lines for errors.
 class DxReader {
  public:
-  explicit DxReader(const fs::path& path) : text_(detail::load_text(path)), lines_(text_.data) {}
+  explicit DxReader(const fs::path& path) : text_(path) {}
   MapFile read();
 
  private:
-  [[noreturn]] void fail(const std::string& problem) const {
-    throw InputError(text_.name, lines_.number(), problem);
-  }
+  [[noreturn]] void fail(const std::string& problem) const { text_.fail(problem); }
   bool next_line() {
-    if (!lines_.next()) return false;
-    line_ = lines_.line();
+    if (!text_.next()) return false;
+    line_ = text_.line();
     return true;
   }
   template <typename T>
@@ -115,8 +113,7 @@ class DxReader {
   void read_values(const GridSpec& grid, std::vector<float>& data);
   void check_trailer(std::size_t total);
 
-  detail::TextFile text_;
-  detail::Lines lines_;
+  detail::NumberedText text_;
   std::string_view line_;
 };
 
@@ -241,9 +238,9 @@ MapFile DxReader::read() {
          std::to_string(map.grid.point_count()) + " points");
   // Each value takes at least two bytes (a digit and a separator): a header that promises more
   // than the text can hold is refused before the grid is allocated.
-  if (map.grid.point_count() > text_.data.size() / 2)
+  if (map.grid.point_count() > text_.bytes() / 2)
     fail(std::to_string(*items) + " items announced, but the file holds only " +
-         std::to_string(text_.data.size()) + " bytes");
+         std::to_string(text_.bytes()) + " bytes");
   read_values(map.grid, map.data);
   check_trailer(map.grid.point_count());
   return map;

@@ -10,6 +10,7 @@
 #include "dcsgrid/io/atomic_file.hpp"
 #include "dcsgrid/io/hdf5_maps.hpp"
 #include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/map_reader.hpp"
 #include "io/maps/output_file.hpp"
 
 namespace dcsgrid::io {
@@ -386,54 +387,39 @@ void write_hdf5(const fs::path& path, const GridSpec& grid, const float* data,
   writer.finish();
 }
 
-namespace {
-
-// Opens path for reading (InputError when it is missing or not HDF5), names the file in errors.
-Handle open_for_reading(const fs::path& path) {
-  hdf5::silence_errors();
-  return hdf5::open_file(path, false);
-}
-
-}  // namespace
-
 MapFile read_hdf5(const fs::path& path, const std::string& dataset_name) {
   std::lock_guard lock(hdf5::library_mutex());
-  Handle file = open_for_reading(path);
-  const std::string dataset_path = "/" + dataset_name;
-  if (dataset_name.empty() || !hdf5::exists(file.get(), dataset_path.c_str(), path))
-    throw InputError(path.string(), 0, "no dataset " + dataset_path);
-  Handle dataset = hdf5::open_dataset(file.get(), dataset_path.c_str(), path);
-  const hid_t ds = dataset.get();
-  MapFile map;
-  hdf5::read_map_attributes(ds, map.grid, map.meta, path);
-  if (hdf5::rank(ds, path) == 4)
-    throw InputError(path.string(), 0, dataset_path + " is a batch of frames: choose one (FILE#FRAME)");
-  hdf5::check_map_shape(ds, map.grid, std::nullopt, path);
-  map.data.resize(map.grid.point_count());
-  hdf5::read_map(ds, std::nullopt, map.grid, map.data.data(), path);
+  Handle file = hdf5::open_file(path, false);
+  hdf5::OpenMap opened = hdf5::open_map(file.get(), dataset_name.c_str(), path);
+  if (opened.frames)
+    throw InputError(path.string(), 0, "/" + dataset_name + " is a batch of frames: choose one (FILE#FRAME)");
+  MapFile map{opened.grid, std::move(opened.meta), std::vector<float>(opened.grid.point_count())};
+  hdf5::read_map(opened.dataset.get(), std::nullopt, map.grid, map.data.data(), path);
   return map;
 }
 
+// A batch's frames are read as every command reads them, by MapReader.
 MapFile read_hdf5_frame(const fs::path& path, std::size_t frame) {
-  std::lock_guard lock(hdf5::library_mutex());
-  Handle file = open_for_reading(path);
-  const hid_t f = file.get();
-  Handle dataset = hdf5::open_dataset(f, hdf5::names::potential, path);
-  const hid_t ds = dataset.get();
-  if (hdf5::rank(ds, path) != 4)
+  const MapReader reader(path);
+  if (!reader.is_batch())
     throw InputError(path.string(), 0, "not a batch file (/potential is not [frame][nz][ny][nx])");
-  MapFile map;
-  hdf5::read_map_attributes(ds, map.grid, map.meta, path);
-  const std::size_t frames = hdf5::shape(ds, path)[0];
-  hdf5::check_map_shape(ds, map.grid, frames, path);
-  if (frame >= frames)
+  if (frame >= reader.frame_count())
     throw InputError(path.string(), 0, "frame " + std::to_string(frame) + " does not exist (the file has " +
-                                           std::to_string(frames) + ", numbered from 0)");
-  if (hdf5::FrameState(hdf5::read_status(f, frames, path)[frame]) != hdf5::FrameState::complete)
-    throw InputError(path.string(), 0, "frame " + std::to_string(frame) + " is not complete");
-  map.data.resize(map.grid.point_count());
-  hdf5::read_map(ds, frame, map.grid, map.data.data(), path);
-  return map;
+                                           std::to_string(reader.frame_count()) + ", numbered from 0)");
+  for (std::size_t i = 0; i < reader.size(); ++i)
+    if (reader.frame_index(i) == frame) {
+      MapFile map{reader.grid(), reader.meta(), std::vector<float>(reader.grid().point_count())};
+      reader.read(i, map.data.data());
+      return map;
+    }
+  throw InputError(path.string(), 0, "frame " + std::to_string(frame) + " is not complete");
+}
+
+MapFile read_hdf5(const fs::path& path, const MapSelector& selector) {
+  if (!selector.frame) return read_hdf5(path, selector.dataset);
+  if (selector.dataset != MapSelector{}.dataset)
+    throw InputError(path.string(), 0, "a frame is chosen from /potential, not /" + selector.dataset);
+  return read_hdf5_frame(path, *selector.frame);
 }
 
 }  // namespace dcsgrid::io

@@ -1,7 +1,6 @@
 // The map format registry: file names to formats, and writing and reading by format.
 #include <algorithm>
-#include <array>
-#include <cctype>
+#include <string_view>
 #include <charconv>
 
 #include "dcsgrid/core/text.hpp"
@@ -14,39 +13,71 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::array<MapFormatInfo, 5> kFormats = {{
-    {MapFormat::hdf5, "HDF5 + XDMF", ".h5/.hdf5", true, true},
-    {MapFormat::dx, "OpenDX", ".dx", false, false},
-    {MapFormat::dx_gz, "OpenDX, gzipped", ".dx.gz", false, false},
-    {MapFormat::ccp4, "CCP4/MRC", ".ccp4/.mrc/.map", false, false},
-    {MapFormat::cube, "Gaussian cube", ".cube", false, false},
-}};
+using Path = std::filesystem::path;
 
-// Name endings, longest first so that ".dx.gz" is not taken for something ending ".gz".
-struct Suffix {
-  const char* text;
-  MapFormat format;
+// The whole-grid writers whose own signatures take no options or return no warning.
+std::string write_hdf5_map(const Path& path, const GridSpec& grid, const float* data,
+                           const MapMetadata& meta, const WriteOptions& options) {
+  write_hdf5(path, grid, data, meta, options);
+  return {};
+}
+
+std::unique_ptr<MapStreamWriter> open_hdf5_stream(const Path& path, const GridSpec& grid,
+                                                  const MapMetadata& meta, const WriteOptions& options,
+                                                  bool every_rank) {
+  return std::make_unique<Hdf5MapWriter>(path, grid, meta, options, every_rank);
+}
+
+// The formats, in the order help texts list them; one row each.
+const MapFormatInfo kFormats[] = {
+    {.name = "HDF5 + XDMF", .extensions = ".h5/.hdf5", .several_maps = true, .compression = true,
+     .pymol_opens = false, .chimerax_opens = false, .least_value_bytes = sizeof(float),
+     .read = read_hdf5, .write = write_hdf5_map, .open_stream = open_hdf5_stream,
+     .sidecar = xdmf_sidecar, .require_replaceable_sidecar = require_replaceable_sidecar},
+    {.name = "OpenDX", .extensions = ".dx", .several_maps = false, .compression = false,
+     .pymol_opens = true, .chimerax_opens = true, .least_value_bytes = 2,  // a digit and a separator
+     .read = [](const Path& path, const MapSelector&) { return read_dx(path); },
+     .write = [](const Path& path, const GridSpec& grid, const float* data, const MapMetadata& meta,
+                 const WriteOptions&) { write_dx(path, grid, data, meta); return std::string(); },
+     .open_stream = nullptr, .sidecar = nullptr, .require_replaceable_sidecar = nullptr},
+    {.name = "OpenDX, gzipped", .extensions = ".dx.gz", .several_maps = false, .compression = false,
+     .pymol_opens = true, .chimerax_opens = false, .least_value_bytes = 0,
+     .read = [](const Path& path, const MapSelector&) { return read_dx(path); },
+     .write = [](const Path& path, const GridSpec& grid, const float* data, const MapMetadata& meta,
+                 const WriteOptions&) { write_dx_gz(path, grid, data, meta); return std::string(); },
+     .open_stream = nullptr, .sidecar = nullptr, .require_replaceable_sidecar = nullptr},
+    {.name = "CCP4/MRC", .extensions = ".ccp4/.mrc/.map", .several_maps = false, .compression = false,
+     .pymol_opens = true, .chimerax_opens = true, .least_value_bytes = sizeof(float),
+     .read = [](const Path& path, const MapSelector&) { return read_ccp4(path); },
+     .write = [](const Path& path, const GridSpec& grid, const float* data, const MapMetadata& meta,
+                 const WriteOptions&) { return write_ccp4(path, grid, data, meta); },
+     .open_stream = nullptr, .sidecar = nullptr, .require_replaceable_sidecar = nullptr},
+    {.name = "Gaussian cube", .extensions = ".cube", .several_maps = false, .compression = false,
+     .pymol_opens = true, .chimerax_opens = true, .least_value_bytes = 2,
+     .read = [](const Path& path, const MapSelector&) { return read_cube(path); },
+     .write = [](const Path& path, const GridSpec& grid, const float* data, const MapMetadata& meta,
+                 const WriteOptions& options) { write_cube(path, grid, data, meta, options); return std::string(); },
+     .open_stream = nullptr, .sidecar = nullptr, .require_replaceable_sidecar = nullptr},
 };
-constexpr std::array<Suffix, 8> kSuffixes = {{
-    {".dx.gz", MapFormat::dx_gz},
-    {".hdf5", MapFormat::hdf5},
-    {".ccp4", MapFormat::ccp4},
-    {".cube", MapFormat::cube},
-    {".h5", MapFormat::hdf5},
-    {".dx", MapFormat::dx},
-    {".mrc", MapFormat::ccp4},
-    {".map", MapFormat::ccp4},
-}};
+
+// The length of the longest of the format's extensions that `name` (lower case) ends with and is
+// longer than, 0 for none.
+std::size_t matching_extension(const MapFormatInfo& format, std::string_view name) {
+  std::size_t longest = 0;
+  std::string_view rest = format.extensions;
+  while (!rest.empty()) {
+    const std::size_t slash = rest.find('/');
+    const std::string_view extension = rest.substr(0, slash);
+    if (name.size() > extension.size() && name.ends_with(extension))
+      longest = std::max(longest, extension.size());
+    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+  }
+  return longest;
+}
 
 }  // namespace
 
 std::span<const MapFormatInfo> map_formats() { return kFormats; }
-
-const MapFormatInfo& map_format_info(MapFormat format) {
-  for (const MapFormatInfo& f : kFormats)
-    if (f.format == format) return f;
-  throw Error("unknown map format");
-}
 
 std::string map_format_list() {
   std::string text;
@@ -55,24 +86,25 @@ std::string map_format_list() {
   return text;
 }
 
+// The longest extension wins, so that ".dx.gz" is not taken for ".dx" or something ending ".gz".
 MapFormat map_format_from_path(const fs::path& path) {
   const std::string name = ascii_lower(path.filename().string());
-  for (const Suffix& s : kSuffixes)
-    if (name.size() > std::string_view(s.text).size() && name.ends_with(s.text)) return s.format;
-  throw Error(path.string() + ": unknown map format '" + path.extension().string() + "'; use " +
-              map_format_list());
+  MapFormat best = nullptr;
+  std::size_t best_length = 0;
+  for (const MapFormatInfo& f : kFormats)
+    if (const std::size_t length = matching_extension(f, name); length > best_length) {
+      best = &f;
+      best_length = length;
+    }
+  if (!best)
+    throw Error(path.string() + ": unknown map format '" + path.extension().string() + "'; use " +
+                map_format_list());
+  return best;
 }
 
 std::string write_map(const fs::path& path, MapFormat format, const GridSpec& grid,
                       const float* data, const MapMetadata& meta, const WriteOptions& options) {
-  switch (format) {
-    case MapFormat::hdf5: write_hdf5(path, grid, data, meta, options); return {};
-    case MapFormat::dx: write_dx(path, grid, data, meta); return {};
-    case MapFormat::dx_gz: write_dx_gz(path, grid, data, meta); return {};
-    case MapFormat::ccp4: return write_ccp4(path, grid, data, meta);
-    case MapFormat::cube: write_cube(path, grid, data, meta, options); return {};
-  }
-  throw Error(path.string() + ": unknown map format");
+  return format->write(path, grid, data, meta, options);
 }
 
 std::string write_map(const fs::path& path, const GridSpec& grid, const float* data,
@@ -104,24 +136,11 @@ MapArgument parse_map_argument(const std::string& text) {
 
 MapFile read_map(const fs::path& path, MapFormat format, const MapSelector& selector) {
   if (!fs::exists(path)) throw InputError(path.string(), 0, "no such file");
-  if (format == MapFormat::hdf5) {
-    if (!selector.frame) return read_hdf5(path, selector.dataset);
-    if (selector.dataset != MapSelector{}.dataset)
-      throw InputError(path.string(), 0, "a frame is chosen from /potential, not /" + selector.dataset);
-    return read_hdf5_frame(path, *selector.frame);
-  }
-  if (selector.frame || selector.dataset != MapSelector{}.dataset)
+  if (!format->several_maps && (selector.frame || selector.dataset != MapSelector{}.dataset))
     throw InputError(path.string(), 0,
-                     std::string("a ") + map_format_info(format).name +
+                     std::string("a ") + format->name +
                          " file holds one map: only HDF5 files have datasets and frames to choose");
-  switch (format) {
-    case MapFormat::dx:
-    case MapFormat::dx_gz: return read_dx(path);
-    case MapFormat::ccp4: return read_ccp4(path);
-    case MapFormat::cube: return read_cube(path);
-    case MapFormat::hdf5: break;
-  }
-  throw Error(path.string() + ": unknown map format");
+  return format->read(path, selector);
 }
 
 MapFile read_map(const fs::path& path, const MapSelector& selector) {

@@ -31,6 +31,26 @@ class Decoder {
                    bool input_ends) = 0;
 };
 
+// What one library call says: whether a stream ended, and why the data are corrupt (null: they
+// are not).
+struct Outcome {
+  bool stream_end;
+  const char* error;
+};
+
+// One call of a library's decoder over the buffers (zlib, bzip2 and liblzma name their streams'
+// fields alike): call() makes it, throwing when memory runs out.
+template <class Stream, class Call>
+Step run_stream(Stream& stream, const char* in, std::size_t in_size, char* out, std::size_t out_size,
+                const Call& call) {
+  stream.next_in = reinterpret_cast<decltype(stream.next_in)>(const_cast<char*>(in));
+  stream.avail_in = decltype(stream.avail_in)(in_size);
+  stream.next_out = reinterpret_cast<decltype(stream.next_out)>(out);
+  stream.avail_out = decltype(stream.avail_out)(out_size);
+  const Outcome outcome = call();
+  return {in_size - stream.avail_in, out_size - stream.avail_out, outcome.stream_end, outcome.error};
+}
+
 class GzipDecoder final : public Decoder {
  public:
   GzipDecoder() {
@@ -39,16 +59,12 @@ class GzipDecoder final : public Decoder {
   ~GzipDecoder() override { inflateEnd(&z_); }
   void reset() override { inflateReset(&z_); }
   Step run(const char* in, std::size_t in_size, char* out, std::size_t out_size, bool) override {
-    z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in));
-    z_.avail_in = uInt(in_size);
-    z_.next_out = reinterpret_cast<Bytef*>(out);
-    z_.avail_out = uInt(out_size);
-    const int rc = inflate(&z_, Z_NO_FLUSH);
-    Step s{in_size - z_.avail_in, out_size - z_.avail_out, rc == Z_STREAM_END, nullptr};
-    if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT || rc == Z_STREAM_ERROR)
-      s.error = z_.msg ? z_.msg : "invalid data";
-    if (rc == Z_MEM_ERROR) throw std::bad_alloc();
-    return s;
+    return run_stream(z_, in, in_size, out, out_size, [&] {
+      const int rc = inflate(&z_, Z_NO_FLUSH);
+      if (rc == Z_MEM_ERROR) throw std::bad_alloc();
+      const bool bad = rc == Z_DATA_ERROR || rc == Z_NEED_DICT || rc == Z_STREAM_ERROR;
+      return Outcome{rc == Z_STREAM_END, bad ? (z_.msg ? z_.msg : "invalid data") : nullptr};
+    });
   }
 
  private:
@@ -64,16 +80,12 @@ class Bzip2Decoder final : public Decoder {
     init();
   }
   Step run(const char* in, std::size_t in_size, char* out, std::size_t out_size, bool) override {
-    b_.next_in = const_cast<char*>(in);
-    b_.avail_in = unsigned(in_size);
-    b_.next_out = out;
-    b_.avail_out = unsigned(out_size);
-    const int rc = BZ2_bzDecompress(&b_);
-    Step s{in_size - b_.avail_in, out_size - b_.avail_out, rc == BZ_STREAM_END, nullptr};
-    if (rc == BZ_DATA_ERROR || rc == BZ_DATA_ERROR_MAGIC || rc == BZ_PARAM_ERROR)
-      s.error = "invalid data";
-    if (rc == BZ_MEM_ERROR) throw std::bad_alloc();
-    return s;
+    return run_stream(b_, in, in_size, out, out_size, [&] {
+      const int rc = BZ2_bzDecompress(&b_);
+      if (rc == BZ_MEM_ERROR) throw std::bad_alloc();
+      const bool bad = rc == BZ_DATA_ERROR || rc == BZ_DATA_ERROR_MAGIC || rc == BZ_PARAM_ERROR;
+      return Outcome{rc == BZ_STREAM_END, bad ? "invalid data" : nullptr};
+    });
   }
 
  private:
@@ -97,16 +109,12 @@ class XzDecoder final : public Decoder {
   }
   Step run(const char* in, std::size_t in_size, char* out, std::size_t out_size,
            bool input_ends) override {
-    x_.next_in = reinterpret_cast<const uint8_t*>(in);
-    x_.avail_in = in_size;
-    x_.next_out = reinterpret_cast<uint8_t*>(out);
-    x_.avail_out = out_size;
-    const lzma_ret rc = lzma_code(&x_, input_ends ? LZMA_FINISH : LZMA_RUN);
-    Step s{in_size - x_.avail_in, out_size - x_.avail_out, rc == LZMA_STREAM_END, nullptr};
-    if (rc == LZMA_DATA_ERROR || rc == LZMA_FORMAT_ERROR || rc == LZMA_OPTIONS_ERROR)
-      s.error = "invalid data";
-    if (rc == LZMA_MEM_ERROR) throw std::bad_alloc();
-    return s;
+    return run_stream(x_, in, in_size, out, out_size, [&] {
+      const lzma_ret rc = lzma_code(&x_, input_ends ? LZMA_FINISH : LZMA_RUN);
+      if (rc == LZMA_MEM_ERROR) throw std::bad_alloc();
+      const bool bad = rc == LZMA_DATA_ERROR || rc == LZMA_FORMAT_ERROR || rc == LZMA_OPTIONS_ERROR;
+      return Outcome{rc == LZMA_STREAM_END, bad ? "invalid data" : nullptr};
+    });
   }
 
  private:

@@ -284,6 +284,10 @@ TextFile load_text(const std::filesystem::path& path) {
   return file;
 }
 
+void NumberedText::fail(const std::string& problem) const {
+  throw InputError(text_.name, lines_.number(), problem);
+}
+
 bool Lines::next() {
   if (pos_ >= text_.size()) return false;
   const std::size_t end = text_.find('\n', pos_);

@@ -59,6 +59,22 @@ class Lines {
   std::size_t pos_ = 0, number_ = 0;
 };
 
+// A text file loaded whole (load_text) and read line by line, for readers whose every error
+// names the file and the current line.
+class NumberedText {
+ public:
+  explicit NumberedText(const std::filesystem::path& path) : text_(load_text(path)), lines_(text_.data) {}
+  bool next() { return lines_.next(); }
+  std::string_view line() const { return lines_.line(); }
+  std::size_t bytes() const { return text_.data.size(); }
+  // Throws InputError naming the file and the current line.
+  [[noreturn]] void fail(const std::string& problem) const;
+
+ private:
+  TextFile text_;
+  Lines lines_;
+};
+
 // The lines of `text` numbered 1..last (index 0 and lines past the text's end are empty), for
 // finding atoms' records again by their lines (Structure::lines).
 std::vector<std::string_view> numbered_lines(std::string_view text, std::size_t last);

@@ -84,6 +84,7 @@ class SizedFrameReader : public TrajectoryReader, public IndexedTrajectory {
   void seek(std::int64_t frame) override;
   std::optional<std::int64_t> frame_count() const override;
   std::vector<std::string> files() const override { return {file_.name()}; }
+  std::size_t atom_count() const override { return atoms_; }
   bool needs_index(std::size_t file) const override { return file == 0; }
   const std::vector<std::uint64_t>& frame_offsets(std::size_t file = 0) override;
   void set_frame_offsets(std::vector<std::uint64_t> offsets, std::size_t file = 0) override;
@@ -96,8 +97,15 @@ class SizedFrameReader : public TrajectoryReader, public IndexedTrajectory {
   virtual std::uint64_t measure_frame(std::int64_t frame, FrameInfo* info) = 0;
   // Decodes the frame at the current offset; false when there is none (as measure_frame's 0).
   virtual bool decode_frame(std::int64_t frame, float* xyz, FrameInfo& info) = 0;
+  // The end of a subclass's constructor: the atom count its first header gave, and reading
+  // starts again at frame 0.
+  void start(std::size_t atoms) {
+    atoms_ = atoms;
+    file_.seek(0);
+  }
 
   BinaryFile file_;
+  std::size_t atoms_ = 0;
 
  private:
   void record_truncation(std::uint64_t start, const ShortRead& s);

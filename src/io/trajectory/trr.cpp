@@ -31,14 +31,12 @@ class TrrReader final : public SizedFrameReader {
  public:
   explicit TrrReader(const std::filesystem::path& path) : SizedFrameReader(path) {
     try {
-      atoms_ = std::size_t(read_header(0).atoms);
+      start(std::size_t(read_header(0).atoms));
     } catch (const ShortRead&) {
       throw InputError(file_.name(), 0,
                        "frame 0 (byte offset 0) is truncated: the file holds no whole frame");
     }
-    file_.seek(0);
   }
-  std::size_t atom_count() const override { return atoms_; }
 
  protected:
   std::uint64_t measure_frame(std::int64_t frame, FrameInfo* info) override;
@@ -49,7 +47,6 @@ class TrrReader final : public SizedFrameReader {
   std::optional<TrrHeader> next_record_with_coordinates(std::int64_t frame);
   void read_reals(std::size_t count, int real_size, double scale, float* out);
 
-  std::size_t atoms_ = 0;
   std::vector<unsigned char> buffer_;
 };
 

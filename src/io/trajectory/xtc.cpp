@@ -106,10 +106,8 @@ class XtcReader final : public SizedFrameReader {
       throw InputError(file_.name(), 0, "impossible atom count " + std::to_string(atoms) +
                                             " for a file of " + std::to_string(file_.size()) +
                                             " bytes");
-    atoms_ = std::size_t(atoms);
-    file_.seek(0);
+    start(std::size_t(atoms));
   }
-  std::size_t atom_count() const override { return atoms_; }
 
  protected:
   std::uint64_t measure_frame(std::int64_t frame, FrameInfo* info) override;
@@ -121,7 +119,6 @@ class XtcReader final : public SizedFrameReader {
   void decompress(std::int64_t frame, std::uint64_t start, const CompressedHeader& h,
                   float* xyz);
 
-  std::size_t atoms_ = 0;
   unsigned char head_[56];
   std::vector<unsigned char> bytes_;
 };

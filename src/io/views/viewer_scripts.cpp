@@ -19,16 +19,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// PyMOL also opens gzipped DX; ChimeraX does not.
-void check_script(const ViewerScript& s, bool gzip_ok, const char* program) {
+// opens: the program's column of the format registry (PyMOL also opens gzipped DX; ChimeraX
+// does not).
+void check_script(const ViewerScript& s, bool MapFormatInfo::*opens, const char* program) {
   if (s.structure.empty()) throw Error(std::string("a ") + program + " script needs a structure file");
   if (s.map.empty()) throw Error(std::string("a ") + program + " script needs a map file");
   if (!(s.range > 0) || !std::isfinite(s.range))
     throw Error("the colour range must be a positive number of kT/e, not " + std::to_string(s.range));
   const MapFormat format = map_format_from_path(s.map);
-  if (!viewers_read_map(s.map) && !(gzip_ok && format == MapFormat::dx_gz))
+  if (!(format->*opens))
     throw Error(printable(s.map.string()) + ": " + program + " cannot read " +
-                map_format_info(format).name + " maps; its script needs a .dx (OpenDX), " +
+                format->name + " maps; its script needs a .dx (OpenDX), " +
                 ".ccp4/.mrc/.map or .cube map (write one with `dcsgrid STRUCTURE -o map.dx`)");
 }
 
@@ -36,7 +37,7 @@ void check_script(const ViewerScript& s, bool gzip_ok, const char* program) {
 
 bool viewers_read_map(const fs::path& map) {
   const MapFormat format = map_format_from_path(map);
-  return format == MapFormat::dx || format == MapFormat::ccp4 || format == MapFormat::cube;
+  return format->pymol_opens && format->chimerax_opens;
 }
 
 namespace {
@@ -92,7 +93,7 @@ std::string pymol_set_view(const ScriptView& v) {
 }  // namespace
 
 void write_pymol_script(const fs::path& path, const ViewerScript& s) {
-  check_script(s, true, "PyMOL");
+  check_script(s, &MapFormatInfo::pymol_opens, "PyMOL");
   const double r = s.range;
   std::string text = fmt::format(
       "# Written by dcsgrid: the molecular surface coloured by the potential map, red {0:g}, white 0,\n"
@@ -117,7 +118,7 @@ void write_pymol_script(const fs::path& path, const ViewerScript& s) {
 }
 
 void write_chimerax_script(const fs::path& path, const ViewerScript& s) {
-  check_script(s, false, "ChimeraX");
+  check_script(s, &MapFormatInfo::chimerax_opens, "ChimeraX");
   const double r = s.range;
   std::string text = fmt::format(
       "# Written by dcsgrid: the molecular surface coloured by the potential map, red {0:g}, white 0,\n"
