@@ -41,7 +41,7 @@
 #include "dcsgrid/analysis/similarity.hpp"
 #include "dcsgrid/core/cuda_support.hpp"
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 #include "dcsgrid/prims/gemm.hpp"
 #include "dcsgrid/prims/sparse.hpp"
 #include "report.hpp"

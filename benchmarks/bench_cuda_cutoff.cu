@@ -32,7 +32,7 @@
 #include "dcsgrid/engine/binning.hpp"
 #include "dcsgrid/engine/cuda_cutoff.hpp"
 #include "dcsgrid/engine/cuda_device.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 #include "report.hpp"
 
 namespace dcsgrid::bench {

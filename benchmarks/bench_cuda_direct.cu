@@ -35,7 +35,7 @@
 #include "dcsgrid/engine/cuda_device.hpp"
 #include "dcsgrid/engine/cuda_direct.cuh"
 #include "dcsgrid/engine/cuda_direct_kernel.cuh"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 #include "report.hpp"
 
 namespace dcsgrid::bench {

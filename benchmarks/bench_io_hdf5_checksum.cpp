@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/hdf5_maps.hpp"
+#include "dcsgrid/io/hdf5/maps.hpp"
 #include "hdf5_cache_path.hpp"
 #include "io_bench_util.hpp"
 #include "report.hpp"

@@ -25,8 +25,8 @@
 
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/hdf5_maps.hpp"
-#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/hdf5/maps.hpp"
+#include "dcsgrid/io/maps/io.hpp"
 #include "hdf5_cache_path.hpp"
 #include "io_bench_util.hpp"
 #include "report.hpp"

@@ -22,7 +22,7 @@
 #include <string>
 
 #include "dcsgrid/core/waterbox.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 #include "io/text/chunks.hpp"
 #include "io/structure/pdb_chunks.hpp"
 #include "report.hpp"

@@ -16,7 +16,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "dcsgrid/io/trajectory.hpp"
+#include "dcsgrid/io/trajectory/trajectory.hpp"
 #include "report.hpp"
 
 namespace fs = std::filesystem;

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "dcsgrid/analysis/surface.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 #include "report.hpp"
 
 namespace dcsgrid::bench {

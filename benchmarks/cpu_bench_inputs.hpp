@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "dcsgrid/core/waterbox.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 
 namespace dcsgrid::bench {
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "dcsgrid/io/hdf5_maps.hpp"
+#include "dcsgrid/io/hdf5/maps.hpp"
 #include "io_bench_util.hpp"
 
 namespace dcsgrid::bench {

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "dcsgrid/analysis/batch_file.hpp"
-#include "dcsgrid/io/map_io.hpp"
-#include "dcsgrid/io/map_reader.hpp"
+#include "dcsgrid/io/maps/io.hpp"
+#include "dcsgrid/io/maps/reader.hpp"
 #include "fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

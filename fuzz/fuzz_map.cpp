@@ -3,7 +3,7 @@
 // grid a reader returns must hold exactly the values it read.
 #include <string>
 
-#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/maps/io.hpp"
 #include "fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 #include "fuzz_input.hpp"
 
 namespace {

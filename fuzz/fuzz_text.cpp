@@ -16,7 +16,7 @@
 #include <string>
 #include <thread>
 
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 #include "fuzz_input.hpp"
 
 namespace {

@@ -1,6 +1,6 @@
 // Topology readers (io::read_topology, as `batch` reads a trajectory's topology): PSF and PRMTOP,
 // one target each (FUZZ_FILE_NAME gives the extension).
-#include "dcsgrid/io/topology.hpp"
+#include "dcsgrid/io/topology/topology.hpp"
 #include "fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

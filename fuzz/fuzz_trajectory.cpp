@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "dcsgrid/io/trajectory.hpp"
+#include "dcsgrid/io/trajectory/trajectory.hpp"
 #include "fuzz_input.hpp"
 
 namespace {

@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "dcsgrid/io/output_lock.hpp"
+#include "dcsgrid/io/files/output_lock.hpp"
 
 namespace dcsgrid::test {
 

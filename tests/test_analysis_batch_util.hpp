@@ -12,7 +12,7 @@
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/cpu_backend.hpp"
 #include "dcsgrid/engine/metadata.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 
 namespace dcsgrid::test {
 

@@ -10,7 +10,7 @@
 
 #include "dcsgrid/analysis/compare.hpp"
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/maps/io.hpp"
 #include "helpers.hpp"
 
 namespace dcsgrid::analysis {

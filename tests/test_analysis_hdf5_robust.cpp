@@ -16,8 +16,8 @@
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/analysis/stats.hpp"
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/hdf5_open.hpp"
-#include "dcsgrid/io/map_reader.hpp"
+#include "dcsgrid/io/hdf5/open.hpp"
+#include "dcsgrid/io/maps/reader.hpp"
 #include "helpers.hpp"
 #include "test_mutation_loop.hpp"
 

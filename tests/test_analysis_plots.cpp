@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "dcsgrid/analysis/similarity.hpp"
-#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/maps/io.hpp"
 #include "helpers.hpp"
 #include "test_analysis_batch_util.hpp"
 

@@ -12,8 +12,8 @@
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/units.hpp"
 #include "dcsgrid/engine/cpu_backend.hpp"
-#include "dcsgrid/io/map_io.hpp"
-#include "dcsgrid/io/map_reader.hpp"
+#include "dcsgrid/io/maps/io.hpp"
+#include "dcsgrid/io/maps/reader.hpp"
 #include "helpers.hpp"
 #include "test_analysis_batch_util.hpp"
 

@@ -10,8 +10,8 @@
 
 #include "dcsgrid/analysis/similarity.hpp"
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/map_io.hpp"
-#include "dcsgrid/io/map_reader.hpp"
+#include "dcsgrid/io/maps/io.hpp"
+#include "dcsgrid/io/maps/reader.hpp"
 #include "helpers.hpp"
 #include "test_analysis_batch_util.hpp"
 

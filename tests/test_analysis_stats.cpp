@@ -7,7 +7,7 @@
 
 #include "dcsgrid/analysis/stats.hpp"
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/maps/io.hpp"
 #include "helpers.hpp"
 
 using namespace dcsgrid;

@@ -14,8 +14,8 @@
 
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/core/units.hpp"
-#include "dcsgrid/io/map_io.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/maps/io.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 #include "helpers.hpp"
 #include "test_analysis_batch_util.hpp"
 

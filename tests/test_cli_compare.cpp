@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "dcsgrid/core/units.hpp"
-#include "dcsgrid/io/hdf5_util.hpp"
-#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/hdf5/util.hpp"
+#include "dcsgrid/io/maps/io.hpp"
 #include "helpers.hpp"
 #include "test_analysis_batch_util.hpp"
 

@@ -17,9 +17,9 @@
 #include <nlohmann/json.hpp>
 
 #include "dcsgrid/analysis/batch_file.hpp"
-#include "dcsgrid/io/map_io.hpp"
-#include "dcsgrid/io/output_lock.hpp"
-#include "dcsgrid/io/output_checks.hpp"
+#include "dcsgrid/io/maps/io.hpp"
+#include "dcsgrid/io/files/output_lock.hpp"
+#include "dcsgrid/io/files/output_checks.hpp"
 #include "helpers.hpp"
 #include "lock_holder.hpp"
 #include "test_analysis_batch_util.hpp"

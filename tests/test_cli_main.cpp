@@ -11,8 +11,8 @@
 
 #include "dcsgrid/core/units.hpp"
 #include "dcsgrid/core/waterbox.hpp"
-#include "dcsgrid/io/forcefield.hpp"
-#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/charges/forcefield.hpp"
+#include "dcsgrid/io/maps/io.hpp"
 #include "helpers.hpp"
 
 namespace fs = std::filesystem;

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <fstream>
 
-#include "dcsgrid/io/map_io.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/maps/io.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 #include "helpers.hpp"
 #include "test_pb_apbs.hpp"
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <fstream>
 
-#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/maps/io.hpp"
 #include "helpers.hpp"
 
 namespace fs = std::filesystem;

@@ -12,9 +12,9 @@
 
 #include "dcsgrid/analysis/interpolation.hpp"
 #include "dcsgrid/analysis/render.hpp"
-#include "dcsgrid/io/map_io.hpp"
-#include "dcsgrid/io/read.hpp"
-#include "dcsgrid/io/viewer_scripts.hpp"
+#include "dcsgrid/io/maps/io.hpp"
+#include "dcsgrid/io/structure/read.hpp"
+#include "dcsgrid/io/views/viewer_scripts.hpp"
 #include "helpers.hpp"
 #include "test_png_decode.hpp"
 #include "test_sphere_mesh.hpp"

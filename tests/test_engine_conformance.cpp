@@ -37,7 +37,7 @@
 #include "dcsgrid/core/units.hpp"
 #include "dcsgrid/core/waterbox.hpp"
 #include "dcsgrid/engine/engine.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 #include "helpers.hpp"
 
 namespace dcsgrid::engine {

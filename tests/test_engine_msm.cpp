@@ -15,7 +15,7 @@
 #include "dcsgrid/core/softening.hpp"
 #include "dcsgrid/core/waterbox.hpp"
 #include "dcsgrid/engine/msm.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 #include "helpers.hpp"
 
 using namespace dcsgrid;

@@ -10,7 +10,7 @@
 #include "dcsgrid/core/waterbox.hpp"
 #include "dcsgrid/engine/msm.hpp"
 #include "dcsgrid/engine/msm_cuda.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 #include "helpers.hpp"
 
 using namespace dcsgrid;

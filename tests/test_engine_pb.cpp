@@ -19,7 +19,7 @@
 #include "dcsgrid/engine/pb.hpp"
 #include "dcsgrid/engine/pb_discretize.hpp"
 #include "dcsgrid/engine/pb_multigrid.hpp"
-#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/maps/io.hpp"
 #include "helpers.hpp"
 #include "test_pb_apbs.hpp"
 

@@ -13,8 +13,8 @@
 #include <set>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/forcefield.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/charges/forcefield.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 #include "helpers.hpp"
 #include "test_io_read_files.hpp"
 

@@ -16,8 +16,8 @@
 #include <thread>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/hdf5_maps.hpp"
-#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/hdf5/maps.hpp"
+#include "dcsgrid/io/maps/io.hpp"
 #include "helpers.hpp"
 #include "test_mutation_loop.hpp"
 

@@ -12,10 +12,10 @@
 #include <gemmi/ccp4.hpp>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/hdf5_maps.hpp"
-#include "dcsgrid/io/map_io.hpp"
-#include "dcsgrid/io/map_reader.hpp"
-#include "dcsgrid/io/sha256.hpp"
+#include "dcsgrid/io/hdf5/maps.hpp"
+#include "dcsgrid/io/maps/io.hpp"
+#include "dcsgrid/io/maps/reader.hpp"
+#include "dcsgrid/io/files/sha256.hpp"
 #include "helpers.hpp"
 
 namespace dcsgrid::io {

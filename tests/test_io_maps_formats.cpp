@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/hdf5_maps.hpp"
-#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/hdf5/maps.hpp"
+#include "dcsgrid/io/maps/io.hpp"
 #include "helpers.hpp"
 
 namespace dcsgrid::io {

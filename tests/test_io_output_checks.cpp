@@ -16,9 +16,9 @@
 #include <iterator>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/atomic_file.hpp"
-#include "dcsgrid/io/output_checks.hpp"
-#include "dcsgrid/io/output_lock.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
+#include "dcsgrid/io/files/output_checks.hpp"
+#include "dcsgrid/io/files/output_lock.hpp"
 #include "helpers.hpp"
 #include "lock_holder.hpp"
 

@@ -11,9 +11,9 @@
 #include <map>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/atom_labels.hpp"
-#include "dcsgrid/io/element_radii.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/atom_labels.hpp"
+#include "dcsgrid/io/charges/element_radii.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 #include "helpers.hpp"
 #include "test_io_read_files.hpp"
 

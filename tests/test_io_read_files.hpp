@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 
 namespace dcsgrid::test {
 

@@ -16,8 +16,8 @@
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/waterbox.hpp"
-#include "dcsgrid/io/map_io.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/maps/io.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 #include "helpers.hpp"
 #include "test_io_read_files.hpp"
 

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 #include "helpers.hpp"
 
 using namespace dcsgrid;

@@ -11,7 +11,7 @@
 #include <random>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 #include "helpers.hpp"
 #include "test_io_read_files.hpp"
 

@@ -10,8 +10,8 @@
 #include <fstream>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/topology.hpp"
-#include "dcsgrid/io/trajectory.hpp"
+#include "dcsgrid/io/topology/topology.hpp"
+#include "dcsgrid/io/trajectory/trajectory.hpp"
 #include "test_io_trajectory_util.hpp"
 
 namespace dcsgrid::test {

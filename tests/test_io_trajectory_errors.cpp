@@ -10,7 +10,7 @@
 #include <random>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/trajectory.hpp"
+#include "dcsgrid/io/trajectory/trajectory.hpp"
 #include "test_io_trajectory_util.hpp"
 
 namespace dcsgrid::test {

@@ -8,8 +8,8 @@
 #include <filesystem>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/frame_index_cache.hpp"
-#include "dcsgrid/io/trajectory.hpp"
+#include "dcsgrid/io/trajectory/frame_index_cache.hpp"
+#include "dcsgrid/io/trajectory/trajectory.hpp"
 #include "test_io_trajectory_util.hpp"
 
 namespace dcsgrid::test {

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/topology.hpp"
+#include "dcsgrid/io/topology/topology.hpp"
 #include "test_io_trajectory_util.hpp"
 
 namespace dcsgrid::test {

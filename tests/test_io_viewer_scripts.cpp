@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "dcsgrid/io/viewer_scripts.hpp"
+#include "dcsgrid/io/views/viewer_scripts.hpp"
 #include "helpers.hpp"
 
 using namespace dcsgrid;

@@ -11,7 +11,7 @@
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/pb.hpp"
-#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/maps/io.hpp"
 
 namespace dcsgrid::test {
 

@@ -13,7 +13,7 @@
 
 #include "batch_hdf5.hpp"
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
 
 namespace dcsgrid::analysis {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "dcsgrid/analysis/stats.hpp"
-#include "dcsgrid/io/hdf5_maps.hpp"
+#include "dcsgrid/io/hdf5/maps.hpp"
 
 namespace dcsgrid::analysis::h5 {
 

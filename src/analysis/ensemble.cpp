@@ -7,8 +7,8 @@
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
-#include "dcsgrid/io/map_io.hpp"
-#include "dcsgrid/io/map_reader.hpp"
+#include "dcsgrid/io/maps/io.hpp"
+#include "dcsgrid/io/maps/reader.hpp"
 
 namespace dcsgrid::analysis {
 

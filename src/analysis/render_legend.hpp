@@ -1,7 +1,7 @@
 // The colour bar of a rendered picture (private to the analysis layer): its strip at the right of
 // the picture and its drawing with a built-in 5 × 7 bitmap font.
 #pragma once
-#include "dcsgrid/io/png.hpp"
+#include "dcsgrid/io/views/png.hpp"
 
 namespace dcsgrid::analysis::detail {
 

@@ -14,8 +14,8 @@
 #include "dcsgrid/analysis/interpolation.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/units.hpp"
-#include "dcsgrid/io/atomic_file.hpp"
-#include "dcsgrid/io/map_reader.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
+#include "dcsgrid/io/maps/reader.hpp"
 
 namespace dcsgrid::analysis {
 

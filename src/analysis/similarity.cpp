@@ -14,9 +14,9 @@
 #include "dcsgrid/analysis/compare.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
-#include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
 #include "dcsgrid/prims/gemm.hpp"
-#include "dcsgrid/io/map_reader.hpp"
+#include "dcsgrid/io/maps/reader.hpp"
 #include "similarity_cuda.hpp"
 
 namespace dcsgrid::analysis {

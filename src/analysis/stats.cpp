@@ -12,10 +12,10 @@
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
-#include "dcsgrid/io/atomic_file.hpp"
-#include "dcsgrid/io/output_checks.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
+#include "dcsgrid/io/files/output_checks.hpp"
 #include "dcsgrid/prims/histogram.hpp"
-#include "dcsgrid/io/map_reader.hpp"
+#include "dcsgrid/io/maps/reader.hpp"
 
 namespace dcsgrid::analysis {
 

@@ -14,7 +14,7 @@
 
 #include "app/clock.hpp"
 #include "dcsgrid/analysis/batch_file.hpp"
-#include "dcsgrid/io/output_lock.hpp"
+#include "dcsgrid/io/files/output_lock.hpp"
 #include "dcsgrid/analysis/ensemble.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"

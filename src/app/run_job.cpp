@@ -15,10 +15,10 @@
 #include "app/mpi_ranks.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
-#include "dcsgrid/io/atomic_file.hpp"
-#include "dcsgrid/io/element_radii.hpp"
-#include "dcsgrid/io/output_checks.hpp"
-#include "dcsgrid/io/sha256.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
+#include "dcsgrid/io/charges/element_radii.hpp"
+#include "dcsgrid/io/files/output_checks.hpp"
+#include "dcsgrid/io/files/sha256.hpp"
 
 namespace dcsgrid::app {
 

@@ -11,9 +11,9 @@
 #include "dcsgrid/analysis/compare.hpp"
 #include "dcsgrid/cli/commands.hpp"
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/atomic_file.hpp"
-#include "dcsgrid/io/map_io.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
+#include "dcsgrid/io/maps/io.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 #include "shared_options.hpp"
 
 namespace dcsgrid::cli {

@@ -10,9 +10,9 @@
 #include "dcsgrid/cli/commands.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/text.hpp"
-#include "dcsgrid/io/atomic_file.hpp"
-#include "dcsgrid/io/element_radii.hpp"
-#include "dcsgrid/io/write_pqr.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
+#include "dcsgrid/io/charges/element_radii.hpp"
+#include "dcsgrid/io/structure/write_pqr.hpp"
 #include "shared_options.hpp"
 
 namespace dcsgrid::cli {

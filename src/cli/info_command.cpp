@@ -13,7 +13,7 @@
 #include "dcsgrid/analysis/stats.hpp"
 #include "dcsgrid/cli/commands.hpp"
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/maps/io.hpp"
 #include "shared_options.hpp"
 
 namespace dcsgrid::cli {

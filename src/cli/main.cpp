@@ -9,7 +9,7 @@
 #include "dcsgrid/app/mpi_context.hpp"
 #include "dcsgrid/cli/commands.hpp"
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
 
 namespace {
 

@@ -11,11 +11,11 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/fmt/fmt.h>
 
-#include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/analysis/sample.hpp"
 #include "dcsgrid/cli/commands.hpp"
-#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/maps/io.hpp"
 #include "shared_options.hpp"
 
 namespace dcsgrid::cli {

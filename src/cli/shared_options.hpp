@@ -11,7 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "dcsgrid/app/settings.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 
 namespace dcsgrid::cli {
 

@@ -12,10 +12,10 @@
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
-#include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
 #include "dcsgrid/analysis/similarity.hpp"
 #include "dcsgrid/cli/commands.hpp"
-#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/maps/io.hpp"
 #include "shared_options.hpp"
 
 namespace dcsgrid::cli {

@@ -5,7 +5,7 @@
 #include "bindings.hpp"
 #include "dcsgrid/app/settings.hpp"
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 
 namespace dcsgrid::python {
 

@@ -11,8 +11,8 @@
 
 #include "dcsgrid/core/atoms.hpp"
 #include "dcsgrid/core/grid.hpp"
-#include "dcsgrid/io/map_io.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/maps/io.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 
 namespace dcsgrid::python {
 

@@ -46,7 +46,7 @@
 #include "dcsgrid/analysis/frame_table.hpp"
 #include "dcsgrid/analysis/stats.hpp"
 #include "dcsgrid/core/grid.hpp"
-#include "dcsgrid/io/map_metadata.hpp"
+#include "dcsgrid/io/maps/metadata.hpp"
 
 namespace dcsgrid::analysis {
 

@@ -15,7 +15,7 @@
 
 #include "dcsgrid/core/atoms.hpp"
 #include "dcsgrid/core/grid.hpp"
-#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/maps/io.hpp"
 #include "dcsgrid/prims/histogram.hpp"
 
 namespace dcsgrid::analysis {

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "dcsgrid/core/mesh.hpp"
-#include "dcsgrid/io/png.hpp"
-#include "dcsgrid/io/viewer_scripts.hpp"
+#include "dcsgrid/io/views/png.hpp"
+#include "dcsgrid/io/views/viewer_scripts.hpp"
 
 namespace dcsgrid::analysis {
 

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dcsgrid/core/atoms.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 
 namespace dcsgrid::analysis {
 

@@ -15,7 +15,7 @@
 
 #include "dcsgrid/core/atoms.hpp"
 #include "dcsgrid/core/grid.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 
 namespace dcsgrid::analysis {
 

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dcsgrid/core/mesh.hpp"
-#include "dcsgrid/io/atom_labels.hpp"
+#include "dcsgrid/io/structure/atom_labels.hpp"
 
 namespace dcsgrid::analysis {
 

@@ -18,8 +18,8 @@
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/analysis/stats.hpp"
 #include "dcsgrid/app/settings.hpp"
-#include "dcsgrid/io/read.hpp"
-#include "dcsgrid/io/trajectory.hpp"
+#include "dcsgrid/io/structure/read.hpp"
+#include "dcsgrid/io/trajectory/trajectory.hpp"
 
 namespace dcsgrid::app {
 

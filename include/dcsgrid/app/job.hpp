@@ -21,9 +21,9 @@
 #include "dcsgrid/analysis/compare.hpp"
 #include "dcsgrid/app/method_choice.hpp"
 #include "dcsgrid/app/settings.hpp"
-#include "dcsgrid/io/map_io.hpp"
-#include "dcsgrid/io/output_checks.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/maps/io.hpp"
+#include "dcsgrid/io/files/output_checks.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 
 namespace dcsgrid::app {
 

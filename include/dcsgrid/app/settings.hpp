@@ -9,7 +9,7 @@
 #include "dcsgrid/core/grid.hpp"
 #include "dcsgrid/core/physics.hpp"
 #include "dcsgrid/engine/engine.hpp"
-#include "dcsgrid/io/map_metadata.hpp"
+#include "dcsgrid/io/maps/metadata.hpp"
 
 namespace dcsgrid::app {
 

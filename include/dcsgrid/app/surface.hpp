@@ -9,9 +9,9 @@
 #include "dcsgrid/analysis/surface_table.hpp"
 #include "dcsgrid/app/settings.hpp"
 #include "dcsgrid/core/mesh.hpp"
-#include "dcsgrid/io/atom_labels.hpp"
-#include "dcsgrid/io/map_io.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/atom_labels.hpp"
+#include "dcsgrid/io/maps/io.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 
 namespace dcsgrid::app {
 

@@ -2,7 +2,7 @@
 // (main job, --method both, batch).
 #pragma once
 #include "dcsgrid/engine/engine.hpp"
-#include "dcsgrid/io/map_metadata.hpp"
+#include "dcsgrid/io/maps/metadata.hpp"
 
 namespace dcsgrid::engine {
 

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <mutex>
 
-#include "dcsgrid/io/hdf5_util.hpp"
+#include "dcsgrid/io/hdf5/util.hpp"
 #include "app/mpi_ranks.hpp"
 #endif
 

@@ -12,10 +12,10 @@
 #include "app/atom_checks.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/engine.hpp"
-#include "dcsgrid/io/atomic_file.hpp"
-#include "dcsgrid/io/output_checks.hpp"
-#include "dcsgrid/io/read.hpp"
-#include "dcsgrid/io/sha256.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
+#include "dcsgrid/io/files/output_checks.hpp"
+#include "dcsgrid/io/structure/read.hpp"
+#include "dcsgrid/io/files/sha256.hpp"
 
 namespace dcsgrid::app {
 

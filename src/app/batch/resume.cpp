@@ -6,7 +6,7 @@
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/engine.hpp"
 #include "dcsgrid/engine/pb.hpp"
-#include "dcsgrid/io/sha256.hpp"
+#include "dcsgrid/io/files/sha256.hpp"
 
 namespace dcsgrid::app {
 

@@ -16,9 +16,9 @@
 #include "app/clock.hpp"
 #include "dcsgrid/analysis/ensemble.hpp"
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/hdf5_open.hpp"
-#include "dcsgrid/io/output_checks.hpp"
-#include "dcsgrid/io/output_lock.hpp"
+#include "dcsgrid/io/hdf5/open.hpp"
+#include "dcsgrid/io/files/output_checks.hpp"
+#include "dcsgrid/io/files/output_lock.hpp"
 
 namespace dcsgrid::app {
 

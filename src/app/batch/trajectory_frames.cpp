@@ -7,10 +7,10 @@
 #include <spdlog/spdlog.h>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/frame_index_cache.hpp"
-#include "dcsgrid/io/map_io.hpp"
-#include "dcsgrid/io/sha256.hpp"
-#include "dcsgrid/io/topology.hpp"
+#include "dcsgrid/io/trajectory/frame_index_cache.hpp"
+#include "dcsgrid/io/maps/io.hpp"
+#include "dcsgrid/io/files/sha256.hpp"
+#include "dcsgrid/io/topology/topology.hpp"
 
 namespace dcsgrid::app {
 

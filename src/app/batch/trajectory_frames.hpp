@@ -9,8 +9,8 @@
 
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/core/atoms.hpp"
-#include "dcsgrid/io/read.hpp"
-#include "dcsgrid/io/trajectory.hpp"
+#include "dcsgrid/io/structure/read.hpp"
+#include "dcsgrid/io/trajectory/trajectory.hpp"
 
 namespace dcsgrid::app {
 

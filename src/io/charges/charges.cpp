@@ -1,4 +1,4 @@
-#include "dcsgrid/io/charges.hpp"
+#include "dcsgrid/io/charges/charges.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -11,7 +11,7 @@
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
-#include "dcsgrid/io/element_radii.hpp"
+#include "dcsgrid/io/charges/element_radii.hpp"
 
 namespace dcsgrid::io {
 namespace {

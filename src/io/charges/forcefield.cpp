@@ -1,4 +1,4 @@
-#include "dcsgrid/io/forcefield.hpp"
+#include "dcsgrid/io/charges/forcefield.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
 
 #include <cerrno>
 #include <cstring>

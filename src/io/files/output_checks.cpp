@@ -1,4 +1,4 @@
-#include "dcsgrid/io/output_checks.hpp"
+#include "dcsgrid/io/files/output_checks.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -12,7 +12,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
 
 namespace dcsgrid::io {
 

@@ -1,4 +1,4 @@
-#include "dcsgrid/io/output_lock.hpp"
+#include "dcsgrid/io/files/output_lock.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>

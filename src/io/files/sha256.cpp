@@ -1,6 +1,6 @@
 // SHA-256 (FIPS 180-4): the portable compression function and, on x86 CPUs with the SHA
 // extensions, the same function through SHA256RNDS2/MSG1/MSG2 (chosen at run time).
-#include "dcsgrid/io/sha256.hpp"
+#include "dcsgrid/io/files/sha256.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "dcsgrid/io/hdf5_maps.hpp"
+#include "dcsgrid/io/hdf5/maps.hpp"
 
 #include "io/hdf5/chunk_filters.hpp"
 

@@ -1,4 +1,4 @@
-#include "dcsgrid/io/hdf5_open.hpp"
+#include "dcsgrid/io/hdf5/open.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>

@@ -1,4 +1,4 @@
-#include "dcsgrid/io/hdf5_util.hpp"
+#include "dcsgrid/io/hdf5/util.hpp"
 
 #include <unistd.h>
 

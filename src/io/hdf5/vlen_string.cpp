@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/hdf5_util.hpp"
+#include "dcsgrid/io/hdf5/util.hpp"
 
 namespace dcsgrid::io::hdf5 {
 

@@ -10,8 +10,8 @@
 #include <gemmi/ccp4.hpp>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/atomic_file.hpp"
-#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
+#include "dcsgrid/io/maps/io.hpp"
 #include "io/maps/output_file.hpp"
 
 namespace dcsgrid::io {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/atomic_file.hpp"
-#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
+#include "dcsgrid/io/maps/io.hpp"
 #include "io/maps/output_file.hpp"
 #include "io/text/text.hpp"
 

@@ -7,10 +7,10 @@
 #include <type_traits>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/atomic_file.hpp"
-#include "dcsgrid/io/hdf5_maps.hpp"
-#include "dcsgrid/io/map_io.hpp"
-#include "dcsgrid/io/map_reader.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
+#include "dcsgrid/io/hdf5/maps.hpp"
+#include "dcsgrid/io/maps/io.hpp"
+#include "dcsgrid/io/maps/reader.hpp"
 #include "io/maps/output_file.hpp"
 
 namespace dcsgrid::io {

@@ -1,6 +1,6 @@
 // MapReader: a single map is a batch of one complete frame; maps in formats that hold one map are
 // read whole at once (read_map).
-#include "dcsgrid/io/map_reader.hpp"
+#include "dcsgrid/io/maps/reader.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -9,8 +9,8 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/hdf5_maps.hpp"
-#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/hdf5/maps.hpp"
+#include "dcsgrid/io/maps/io.hpp"
 
 namespace dcsgrid::io {
 

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
 
 namespace dcsgrid::io {
 

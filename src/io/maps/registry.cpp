@@ -5,7 +5,7 @@
 
 #include "dcsgrid/core/text.hpp"
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/maps/io.hpp"
 
 namespace dcsgrid::io {
 

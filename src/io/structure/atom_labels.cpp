@@ -1,6 +1,6 @@
 // The labels of atoms (record, name, residue, chain, number), found again in the input's text by
 // each atom's line (Structure::lines).
-#include "dcsgrid/io/atom_labels.hpp"
+#include "dcsgrid/io/structure/atom_labels.hpp"
 
 #include <algorithm>
 

@@ -1,13 +1,13 @@
 // Van der Waals radii by element (sources in the header), and radii for structures read without
 // any from the elements their records name.
-#include "dcsgrid/io/element_radii.hpp"
+#include "dcsgrid/io/charges/element_radii.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <utility>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/forcefield.hpp"
+#include "dcsgrid/io/charges/forcefield.hpp"
 #include "io/text/text.hpp"
 
 namespace dcsgrid::io {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 #include "io/text/chunks.hpp"
 #include "io/text/text.hpp"
 

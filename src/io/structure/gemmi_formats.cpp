@@ -12,9 +12,9 @@
 #include <set>
 
 #include "dcsgrid/core/threads.hpp"
-#include "dcsgrid/io/charges.hpp"
-#include "dcsgrid/io/element_radii.hpp"
-#include "dcsgrid/io/forcefield.hpp"
+#include "dcsgrid/io/charges/charges.hpp"
+#include "dcsgrid/io/charges/element_radii.hpp"
+#include "dcsgrid/io/charges/forcefield.hpp"
 #include "io/text/chunks.hpp"
 #include "io/structure/pdb_chunks.hpp"
 #include "io/structure/formats.hpp"

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "dcsgrid/core/threads.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 
 namespace dcsgrid::io {
 namespace {

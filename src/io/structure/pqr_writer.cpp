@@ -1,12 +1,12 @@
 // PQR output: the atoms as dcsgrid uses them, with their labels.
-#include "dcsgrid/io/write_pqr.hpp"
+#include "dcsgrid/io/structure/write_pqr.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
 #include "io/maps/output_file.hpp"
 #include "io/text/text.hpp"
 

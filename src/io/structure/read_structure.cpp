@@ -1,5 +1,5 @@
 #include "dcsgrid/core/text.hpp"
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -8,7 +8,7 @@
 #include <map>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/topology.hpp"
+#include "dcsgrid/io/topology/topology.hpp"
 #include "io/text/text.hpp"
 
 namespace dcsgrid::io {

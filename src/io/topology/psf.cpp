@@ -9,7 +9,7 @@
 #include <charconv>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/topology.hpp"
+#include "dcsgrid/io/topology/topology.hpp"
 #include "io/text/text.hpp"
 
 namespace dcsgrid::io {

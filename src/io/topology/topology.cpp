@@ -2,7 +2,7 @@
 #include <algorithm>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/topology.hpp"
+#include "dcsgrid/io/topology/topology.hpp"
 
 namespace dcsgrid::io {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/trajectory.hpp"
+#include "dcsgrid/io/trajectory/trajectory.hpp"
 
 namespace dcsgrid::io::detail {
 

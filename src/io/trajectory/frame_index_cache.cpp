@@ -2,7 +2,7 @@
 // format; the byte-order mark makes a foreign one read as malformed, so it is rebuilt):
 //   "DCSGFIDX", u32 0x01020304, u32 version, u64 file count, then per file
 //   u64 path length, path bytes, u64 size, i64 mtime (ns), u64 hash, u64 frames, u64 offsets[].
-#include "dcsgrid/io/frame_index_cache.hpp"
+#include "dcsgrid/io/trajectory/frame_index_cache.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -14,7 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
 
 namespace dcsgrid::io {
 namespace {

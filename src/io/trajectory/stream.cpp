@@ -3,7 +3,7 @@
 #include <charconv>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/trajectory.hpp"
+#include "dcsgrid/io/trajectory/trajectory.hpp"
 
 namespace dcsgrid::io {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <unistd.h>
 
-#include "dcsgrid/io/trajectory.hpp"
+#include "dcsgrid/io/trajectory/trajectory.hpp"
 #include "io/trajectory/formats.hpp"
 
 namespace dcsgrid::io {

@@ -1,4 +1,4 @@
-#include "dcsgrid/io/mesh_files.hpp"
+#include "dcsgrid/io/views/mesh_files.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
 
 namespace dcsgrid::io {
 namespace {

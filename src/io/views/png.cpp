@@ -1,6 +1,6 @@
 // PNG by hand over zlib: signature, IHDR, one IDAT holding the deflated rows (each behind a
 // filter byte: "Up", which turns the flat runs of a rendered picture into zeros), IEND.
-#include "dcsgrid/io/png.hpp"
+#include "dcsgrid/io/views/png.hpp"
 
 #include <array>
 #include <string>
@@ -8,7 +8,7 @@
 #include <zlib.h>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
 #include "io/maps/output_file.hpp"
 
 namespace dcsgrid::io {

@@ -1,7 +1,7 @@
 // PyMOL's ramp_new and ChimeraX's palette interpolate linearly in RGB between the colours named
 // at the given values: red at −range, white at 0, blue at +range, clamped beyond, as
 // analysis::potential_colour does.
-#include "dcsgrid/io/viewer_scripts.hpp"
+#include "dcsgrid/io/views/viewer_scripts.hpp"
 
 #include <cmath>
 #include <numbers>
@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/atomic_file.hpp"
-#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
+#include "dcsgrid/io/maps/io.hpp"
 #include "io/maps/output_file.hpp"
 
 namespace dcsgrid::io {

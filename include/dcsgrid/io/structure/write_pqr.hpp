@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "dcsgrid/core/atoms.hpp"
-#include "dcsgrid/io/atom_labels.hpp"
+#include "dcsgrid/io/structure/atom_labels.hpp"
 
 namespace dcsgrid::io {
 

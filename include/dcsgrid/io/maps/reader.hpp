@@ -7,7 +7,7 @@
 #include <string>
 
 #include "dcsgrid/core/grid.hpp"
-#include "dcsgrid/io/map_metadata.hpp"
+#include "dcsgrid/io/maps/metadata.hpp"
 
 namespace dcsgrid::io {
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <string_view>
 
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 
 namespace dcsgrid::io {
 

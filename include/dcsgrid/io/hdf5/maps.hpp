@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "dcsgrid/core/grid.hpp"
-#include "dcsgrid/io/hdf5_open.hpp"
-#include "dcsgrid/io/hdf5_util.hpp"
-#include "dcsgrid/io/map_metadata.hpp"
+#include "dcsgrid/io/hdf5/open.hpp"
+#include "dcsgrid/io/hdf5/util.hpp"
+#include "dcsgrid/io/maps/metadata.hpp"
 
 namespace dcsgrid::io::hdf5 {
 

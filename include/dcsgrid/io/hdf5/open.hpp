@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <filesystem>
 
-#include "dcsgrid/io/hdf5_util.hpp"
+#include "dcsgrid/io/hdf5/util.hpp"
 
 namespace dcsgrid::io::hdf5 {
 

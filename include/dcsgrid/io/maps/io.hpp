@@ -12,7 +12,7 @@
 
 #include "dcsgrid/core/atoms.hpp"
 #include "dcsgrid/core/grid.hpp"
-#include "dcsgrid/io/map_metadata.hpp"
+#include "dcsgrid/io/maps/metadata.hpp"
 
 namespace dcsgrid::io {
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <optional>
 
-#include "dcsgrid/io/atomic_file.hpp"
+#include "dcsgrid/io/files/atomic_file.hpp"
 
 namespace dcsgrid::io {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "dcsgrid/io/read.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 
 namespace dcsgrid::io {
 

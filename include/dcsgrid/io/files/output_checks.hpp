@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "dcsgrid/core/grid.hpp"
-#include "dcsgrid/io/map_io.hpp"
+#include "dcsgrid/io/maps/io.hpp"
 
 namespace dcsgrid::io {
 

@@ -5,7 +5,7 @@
 //   .pdbqt        AutoDock PDBQT: partial charge in columns 71-76; torsion-tree records skipped
 //   .xyz          frames of "count / comment / element x y z charge", or plain "x y z charge" lines
 //   .mol2         Tripos MOL2: the partial charges of @<TRIPOS>ATOM (9th column)
-//   .pdb .ent     PDB through gemmi; charges from a force field (dcsgrid/io/charges.hpp)
+//   .pdb .ent     PDB through gemmi; charges from a force field (dcsgrid/io/charges/charges.hpp)
 //   .cif .mmcif   mmCIF through gemmi; the same
 // The path "-" is standard input, read with ReadOptions::format (it has no extension).
 // Models: MODEL records (PDB, PQR, PDBQT poses), data models (mmCIF), XYZ frames and MOL2

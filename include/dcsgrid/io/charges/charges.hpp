@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "dcsgrid/io/forcefield.hpp"
+#include "dcsgrid/io/charges/forcefield.hpp"
 
 namespace dcsgrid::io {
 

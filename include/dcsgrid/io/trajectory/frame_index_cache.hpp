@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <filesystem>
 
-#include "dcsgrid/io/trajectory.hpp"
+#include "dcsgrid/io/trajectory/trajectory.hpp"
 
 namespace dcsgrid::io {
 
