@@ -10,7 +10,8 @@
 #include "io/structure/pdb_chunks.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string text(reinterpret_cast<const char*>(data), size);
+  std::string text(reinterpret_cast<const char*>(data), size);
+  dcsgrid::io::detail::pad_short_connection_records(text);  // as the program does before gemmi
   std::optional<gemmi::Structure> serial;
   try {
     serial = gemmi::read_pdb_from_memory(text.data(), text.size(), "input.pdb");

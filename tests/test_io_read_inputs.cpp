@@ -594,6 +594,32 @@ struct ScopedEnv {
   const char* name;
 };
 
+// fuzz_pdb_chunks' finding (fuzz/regressions/pdb_chunks): gemmi 0.5 read an SSBOND's distance
+// (columns 74-78) past the end of a record of 73-77 characters. Such records are padded to 80
+// columns before gemmi reads them; only a sanitizer build (tools/sanitize.sh) fails without it.
+TEST(ReadHostile, ShortSsbondRecordsAreReadWithinTheirLine) {
+  const std::string pdb = read_text(data_file("pept.pdb"));
+  const std::string ssbond = "SSBOND   1 CYS A    1    CYS A    2                          1555   1555  2.04";
+  const fs::path dir = temp_dir("pdb-ssbond");
+  const io::Structure plain = [&] {
+    write_text(dir / "plain.pdb", pdb);
+    return io::read_structure(dir / "plain.pdb");
+  }();
+  for (std::size_t length = 73; length <= 78; ++length) {
+    SCOPED_TRACE(length);
+    write_text(dir / "short.pdb", ssbond.substr(0, length) + "\n" + pdb);
+    const io::Structure read = io::read_structure(dir / "short.pdb");
+    EXPECT_EQ(read.atoms.x, plain.atoms.x);
+    EXPECT_EQ(read.atoms.q, plain.atoms.q);
+  }
+  // The fuzzer's input itself reads to atoms or a clean error.
+  try {
+    (void)io::read_structure(source_dir() / "fuzz/regressions/pdb_chunks/ssbond_distance_past_the_record.pdb");
+  } catch (const InputError&) {
+  }
+  fs::remove_all(dir);
+}
+
 }  // namespace
 
 // Issue 35 group 4: binary data is refused in the first piece read, naming its byte offset, so a

@@ -198,6 +198,7 @@ gemmi::Structure parse(const TextFile& file, Format format) {
 std::pair<std::vector<RecordPosition>, gemmi::Structure> checked_parse(TextFile& file,
                                                                        Format format, int threads) {
   if (format == Format::pdb) {
+    pad_short_connection_records(file.data);  // before the record check: offsets move
     std::vector<RecordPosition> positions = check_pdb_atom_records(file, threads);
     std::optional<gemmi::Structure> pieces =
         read_pdb_in_chunks(file.data, file.name, chunk_count(file.data.size(), threads));

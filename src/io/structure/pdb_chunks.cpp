@@ -396,6 +396,37 @@ void finish_structure(gemmi::Structure& st, const std::vector<std::string>& conn
 
 }  // namespace
 
+void pad_short_connection_records(std::string& text) {
+  constexpr std::size_t kColumns = 80, kDistanceEnd = 78;
+  const auto short_connection = [&](std::size_t begin, std::size_t end) {
+    const std::string_view line(text.data() + begin, end - begin);
+    const auto named = [&](std::string_view record) {
+      return line.size() >= record.size() &&
+             std::equal(record.begin(), record.end(), line.begin(),
+                        [](char r, char c) { return r == std::toupper((unsigned char)c); });
+    };
+    return line.size() >= 73 && line.size() < kDistanceEnd && (named("SSBOND") || named("LINK"));
+  };
+  std::string padded;
+  std::size_t copied = 0;
+  for (std::size_t begin = 0; begin < text.size();) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    std::size_t content = end;
+    if (content > begin && text[content - 1] == '\r') --content;
+    if (short_connection(begin, content)) {
+      if (padded.empty()) padded.reserve(text.size() + 4096);
+      padded.append(text, copied, content - copied);
+      padded.append(kColumns - (content - begin), ' ');
+      copied = content;
+    }
+    begin = end + 1;
+  }
+  if (copied == 0) return;
+  padded.append(text, copied, std::string::npos);
+  text = std::move(padded);
+}
+
 std::optional<gemmi::Structure> read_pdb_in_chunks(std::string_view text, const std::string& name,
                                                    std::size_t pieces,
                                                    std::size_t min_piece_bytes) {
