@@ -363,6 +363,7 @@ constexpr int async_threads() {
 
 template <int BM, int BN, int BK, int STAGES, int MIN_BLOCKS, bool A_K_CONTIGUOUS,
           bool B_K_CONTIGUOUS>
+// long: hot kernel; the cp.async pipeline (prologue, steady state, drain) and the tensor-core tile loop share shared-memory buffers and barriers, tuned as one.
 __global__ void __launch_bounds__(async_threads<BM, BN>(), MIN_BLOCKS)
     gemm_async_kernel(GemmParams p) {
   constexpr int THREADS = async_threads<BM, BN>();
