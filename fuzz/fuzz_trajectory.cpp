@@ -61,6 +61,11 @@ Reading read_cut(const std::uint8_t* data, std::uint64_t keep) {
 
 void check_cut(const Reading& r, std::size_t frames, std::uint64_t start, std::uint64_t keep) {
   if (!r.read) return;
+#ifdef FUZZ_RECORDS_WITHOUT_FRAMES
+  // TRR: a frame's reading starts at the records without coordinates before it; a cut at one of
+  // their boundaries leaves a whole, shorter file (fuzz/regressions/trr/cut_at_a_record_boundary.trr).
+  if (r.frames == frames - 1 && r.cuts.empty()) return;
+#endif
   const std::string where = "cut at byte " + std::to_string(keep) + " of a last frame starting at " +
                             std::to_string(start) + ": ";
   // A TRR's last record may hold no coordinates (not a frame): cut, it leaves every frame.

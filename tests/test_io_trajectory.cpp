@@ -348,6 +348,12 @@ TEST(IoTrajectoryTrr, RecordsWithoutCoordinatesArePassedOver) {
   ASSERT_TRUE(skipper->next(xyz.data(), info));
   EXPECT_EQ(info.step, 8000);
   EXPECT_FALSE(skipper->skip());
+  // Cut inside the last record, which holds no positions: the frames, and the cut reported.
+  const auto bytes = file_bytes(path);
+  write_bytes(dir / "cut.trr", std::vector<char>(bytes.begin(), bytes.end() - 10));
+  auto cut = io::open_trajectory(dir / "cut.trr");
+  EXPECT_EQ(read_all(*cut).xyz.size(), 5u);
+  EXPECT_EQ(cut->truncations().size(), 1u);
   fs::remove_all(dir);
 }
 
