@@ -12,7 +12,7 @@
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/structure/atom_labels.hpp"
-#include "dcsgrid/io/charges/element_radii.hpp"
+#include "dcsgrid/io/structure/element_radii.hpp"
 #include "dcsgrid/io/structure/read.hpp"
 #include "helpers.hpp"
 #include "test_io_read_files.hpp"

@@ -16,7 +16,7 @@
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/io/files/atomic_file.hpp"
-#include "dcsgrid/io/charges/element_radii.hpp"
+#include "dcsgrid/io/structure/element_radii.hpp"
 #include "dcsgrid/io/files/output_checks.hpp"
 #include "dcsgrid/io/files/sha256.hpp"
 

@@ -11,7 +11,7 @@
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/text.hpp"
 #include "dcsgrid/io/files/atomic_file.hpp"
-#include "dcsgrid/io/charges/element_radii.hpp"
+#include "dcsgrid/io/structure/element_radii.hpp"
 #include "dcsgrid/io/structure/write_pqr.hpp"
 #include "shared_options.hpp"
 

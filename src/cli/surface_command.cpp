@@ -27,7 +27,7 @@
 #include "dcsgrid/engine/method.hpp"
 #include "dcsgrid/io/structure/atom_labels.hpp"
 #include "dcsgrid/io/files/atomic_file.hpp"
-#include "dcsgrid/io/charges/element_radii.hpp"
+#include "dcsgrid/io/structure/element_radii.hpp"
 #include "dcsgrid/io/maps/io.hpp"
 #include "dcsgrid/io/views/mesh_files.hpp"
 #include "dcsgrid/io/views/viewer_scripts.hpp"

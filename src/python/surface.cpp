@@ -3,7 +3,7 @@
 #include "bindings.hpp"
 #include "dcsgrid/app/surface.hpp"
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/io/charges/element_radii.hpp"
+#include "dcsgrid/io/structure/element_radii.hpp"
 
 namespace dcsgrid::python {
 namespace {

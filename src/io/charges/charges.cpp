@@ -11,7 +11,7 @@
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
-#include "dcsgrid/io/charges/element_radii.hpp"
+#include "dcsgrid/io/structure/element_radii.hpp"
 
 namespace dcsgrid::io {
 namespace {

@@ -1,6 +1,6 @@
 // Van der Waals radii by element (sources in the header), and radii for structures read without
 // any from the elements their records name.
-#include "dcsgrid/io/charges/element_radii.hpp"
+#include "dcsgrid/io/structure/element_radii.hpp"
 
 #include <algorithm>
 #include <cctype>

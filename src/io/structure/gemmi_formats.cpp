@@ -13,7 +13,7 @@
 
 #include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/io/charges/charges.hpp"
-#include "dcsgrid/io/charges/element_radii.hpp"
+#include "dcsgrid/io/structure/element_radii.hpp"
 #include "dcsgrid/io/charges/forcefield.hpp"
 #include "io/text/chunks.hpp"
 #include "io/structure/pdb_chunks.hpp"
