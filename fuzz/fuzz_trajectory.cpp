@@ -68,7 +68,7 @@ void check_cut(const Reading& r, std::size_t frames, std::uint64_t start, std::u
   if (r.frames > frames) dcsgrid::fuzz::finding("a cut file gave more frames than the whole", (where + cut).c_str());
 #ifdef FUZZ_RECORDS_WITHOUT_FRAMES
   // TRR: a frame's reading starts at the records without coordinates before it; a cut at one of
-  // their boundaries leaves a whole, shorter file (fuzz/regressions/trr/cut_at_a_record_boundary.trr).
+  // their boundaries leaves a whole, shorter file (fuzz/regressions/cuts/trr_cut_at_a_record_boundary.trr).
   if (r.frames == frames - 1 && r.cuts.empty()) return;
 #endif
   if (r.frames < frames && r.cuts.empty())
