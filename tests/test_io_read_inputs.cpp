@@ -595,8 +595,9 @@ struct ScopedEnv {
 };
 
 // fuzz_pdb_chunks' finding (fuzz/regressions/pdb_chunks): gemmi 0.5 read an SSBOND's distance
-// (columns 74-78) past the end of a record of 73-77 characters. Such records are padded to 80
-// columns before gemmi reads them; only a sanitizer build (tools/sanitize.sh) fails without it.
+// (columns 74-78) past the end of a record of 73-79 characters, LINK's too. Such
+// records, named in any case as gemmi names them, are padded to 80 columns before gemmi reads
+// them; only a sanitizer build (tools/sanitize.sh) fails without it.
 TEST(ReadHostile, ShortSsbondRecordsAreReadWithinTheirLine) {
   const std::string pdb = read_text(data_file("pept.pdb"));
   const std::string ssbond = "SSBOND   1 CYS A    1    CYS A    2                          1555   1555  2.04";
@@ -605,12 +606,16 @@ TEST(ReadHostile, ShortSsbondRecordsAreReadWithinTheirLine) {
     write_text(dir / "plain.pdb", pdb);
     return io::read_structure(dir / "plain.pdb");
   }();
-  for (std::size_t length = 73; length <= 78; ++length) {
-    SCOPED_TRACE(length);
-    write_text(dir / "short.pdb", ssbond.substr(0, length) + "\n" + pdb);
-    const io::Structure read = io::read_structure(dir / "short.pdb");
-    EXPECT_EQ(read.atoms.x, plain.atoms.x);
-    EXPECT_EQ(read.atoms.q, plain.atoms.q);
+  // gemmi names records by their first four letters in any case.
+  const std::string link = "LINK         O   HOH A   1                 O   HOH A   2                  2.50  ";
+  for (const std::string& record : {ssbond, "ssbOxx" + ssbond.substr(6), link}) {
+    for (std::size_t length = 73; length <= record.size(); ++length) {
+      SCOPED_TRACE(record.substr(0, 6) + " " + std::to_string(length));
+      write_text(dir / "short.pdb", record.substr(0, length) + "\n" + pdb);
+      const io::Structure read = io::read_structure(dir / "short.pdb");
+      EXPECT_EQ(read.atoms.x, plain.atoms.x);
+      EXPECT_EQ(read.atoms.q, plain.atoms.q);
+    }
   }
   // The fuzzer's input itself reads to atoms or a clean error.
   try {

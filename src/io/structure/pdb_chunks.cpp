@@ -397,30 +397,29 @@ void finish_structure(gemmi::Structure& st, const std::vector<std::string>& conn
 }  // namespace
 
 void pad_short_connection_records(std::string& text) {
-  constexpr std::size_t kColumns = 80, kDistanceEnd = 78;
-  const auto short_connection = [&](std::size_t begin, std::size_t end) {
-    const std::string_view line(text.data() + begin, end - begin);
-    const auto named = [&](std::string_view record) {
-      return line.size() >= record.size() &&
-             std::equal(record.begin(), record.end(), line.begin(),
-                        [](char r, char c) { return r == std::toupper((unsigned char)c); });
-    };
-    return line.size() >= 73 && line.size() < kDistanceEnd && (named("SSBOND") || named("LINK"));
+  // gemmi reads the distance (columns 74-78) of a record longer than 73 characters: shorter
+  // than 80 columns, it is padded.
+  constexpr std::size_t kShortest = 73, kColumns = 80;
+  // gemmi's record test (ialpha4_id): the first four bytes with bit 0x20 cleared.
+  const auto is_record = [](std::string_view line, const char (&name)[5]) {
+    for (int i = 0; i < 4; ++i)
+      if ((line[std::size_t(i)] & ~0x20) != name[i]) return false;
+    return true;
   };
   std::string padded;
   std::size_t copied = 0;
-  for (std::size_t begin = 0; begin < text.size();) {
-    std::size_t end = text.find('\n', begin);
-    if (end == std::string::npos) end = text.size();
-    std::size_t content = end;
-    if (content > begin && text[content - 1] == '\r') --content;
-    if (short_connection(begin, content)) {
-      if (padded.empty()) padded.reserve(text.size() + 4096);
-      padded.append(text, copied, content - copied);
-      padded.append(kColumns - (content - begin), ' ');
-      copied = content;
-    }
-    begin = end + 1;
+  GemmiLines lines(text);  // the lines as gemmi cuts them
+  std::string_view line;
+  while (lines.next(line)) {
+    std::size_t content = line.size();
+    if (content > 0 && line[content - 1] == '\n') --content;
+    if (content > 0 && line[content - 1] == '\r') --content;
+    if (content < kShortest || content >= kColumns || !(is_record(line, "SSBO") || is_record(line, "LINK")))
+      continue;
+    const std::size_t end = std::size_t(line.data() - text.data()) + content;
+    padded.append(text, copied, end - copied);
+    padded.append(kColumns - content, ' ');
+    copied = end;
   }
   if (copied == 0) return;
   padded.append(text, copied, std::string::npos);

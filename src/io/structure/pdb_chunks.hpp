@@ -36,9 +36,10 @@ std::optional<gemmi::Structure> read_pdb_in_chunks(std::string_view text, const 
                                                    std::size_t min_piece_bytes = kMinPdbPieceBytes);
 
 // gemmi 0.5 reads an SSBOND's or LINK's distance (columns 74-78) from a record longer than 73
-// characters whatever its length, past the end of a shorter one (fuzz/regressions/open/pdb_chunks):
-// such records are padded with blanks to 80 columns (a copy of the text, only when one exists;
-// lines keep their numbers). Every PDB text goes through this before gemmi reads it.
+// characters whatever its length, past the end of a shorter one
+// (fuzz/regressions/pdb_chunks). Such records, as gemmi names and cuts them (any case of their
+// first four letters), are padded with blanks to 80 columns (a copy of the text, only when one
+// exists; lines keep their numbers). Every PDB text goes through this before gemmi reads it.
 void pad_short_connection_records(std::string& text);
 
 }  // namespace dcsgrid::io::detail
