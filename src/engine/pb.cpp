@@ -37,10 +37,23 @@ void check_atoms(const AtomSet& atoms, const GridSpec& grid) {
   }
 }
 
-// The full equation's ion term for the multigrid solver (engine/pb_multigrid.hpp IonTerm).
-IonTerm ion_term(const PbOptions& o, double to_kt) {
+// The factor that turns the output unit (scale: k_C in it) into kT/e.
+double to_kt_factor(const PbOptions& o, double scale) {
+  return kCoulomb * unit_factor(Unit::kT_per_e, o.temp) / scale;
+}
+
+// φ = 0 inside the grid's outer faces.
+void clear_interior(const GridSpec& grid, std::vector<double>& phi) {
+  for (std::int64_t k = 1; k + 1 < grid.nz(); ++k)
+    for (std::int64_t j = 1; j + 1 < grid.ny(); ++j)
+      std::fill_n(phi.begin() + grid.index(1, j, k), grid.nx() - 2, 0.0);
+}
+
+}  // namespace
+
+IonTerm pb_ion_term(const PbOptions& o, double scale) {
   IonTerm term;
-  term.to_kt = to_kt;
+  term.to_kt = to_kt_factor(o, scale);
   const double sum = 2 * ionic_strength(o);  // Σ c·z²
   for (const PbIon& ion : o.ions) {
     term.valence.push_back(ion.charge);
@@ -48,6 +61,19 @@ IonTerm ion_term(const PbOptions& o, double to_kt) {
   }
   return term;
 }
+
+bool solves_nonlinear(const PbOptions& options) {
+  return options.nonlinear && kappa_bar_squared(options) > 0;
+}
+
+std::vector<double> pb_source(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale) {
+  std::vector<double> f = pb_charge(atoms, grid, options.chgm);
+  const double volume = grid.spacing[0] * grid.spacing[1] * grid.spacing[2];
+  for (double& v : f) v *= 4 * std::numbers::pi * scale / volume;
+  return f;
+}
+
+namespace {
 
 // APBS's nonlinear "Total electrostatic energy" (Vpmg_energy), kT: Σ q·u − ½Σ_faces ε·(Δu/h)²·V/(4π·l)
 // − Σ κ̄²·a/(Σc z²)·Σ_i c_i (e^(−z_i u) − 1)·V/(4π·l), u = φ·t in kT/e, V the cell volume, l the
@@ -78,6 +104,25 @@ double nonlinear_energy_kt(const GridSpec& grid, const PbDielectric& eps, const 
   }
   const double per_kt = volume / (4 * std::numbers::pi * scale_kt);
   return qf - 0.5 * diel * per_kt - qm * per_kt;
+}
+
+// APBS's "Total electrostatic energy" of a solved grid in the potential's unit × e: ½Σqφ over the
+// charges as spread for spl2, else at the atoms with trilinear interpolation of φ (the spl0
+// spread); nonlinear, the field and mobile-ion terms as well (nonlinear_energy_kt).
+double pb_energy(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale,
+                 const std::vector<double>& phi) {
+  const std::vector<double> q =
+      pb_charge(atoms, grid, options.chgm == PbChargeMap::spl4 ? PbChargeMap::spl0 : options.chgm);
+  if (solves_nonlinear(options)) {
+    // The face dielectric and accessibility went into the solver; rebuilt rather than kept.
+    const PbDielectric eps = pb_dielectric(atoms, grid, options);
+    const std::vector<double> access = pb_ion_accessibility(atoms, grid, options);
+    const double to_kt = to_kt_factor(options, scale);
+    return nonlinear_energy_kt(grid, eps, access, q, phi, options, to_kt, scale * to_kt) / to_kt;
+  }
+  double sum = 0;
+  for (std::size_t n = 0; n < q.size(); ++n) sum += q[n] * phi[n];
+  return 0.5 * sum;
 }
 
 std::string residual_text(const std::vector<double>& history) {
@@ -178,15 +223,9 @@ std::size_t pb_host_bytes(const GridSpec& grid, const PbOptions& options) {
   return (options.nonlinear ? 20 : 17) * sizeof(double) * grid.point_count();
 }
 
-PbResult solve_pb(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale) {
-  validate(options);
-  validate(grid);
-  require_positive(scale, "the unit scale");
-  if (grid.nx() < 3 || grid.ny() < 3 || grid.nz() < 3)
-    throw Error(fmt::format("pb: the grid ({}) needs at least 3 points along each axis", grid.describe()));
-  check_atoms(atoms, grid);
+PbGridSolution pb_solve_grid_cpu(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options,
+                                 double scale, const std::vector<double>* boundary) {
   require_host_memory(grid, pb_host_bytes(grid, options) / grid_bytes(grid));
-
   PbOperator op;
   op.dims = grid.dims;
   op.spacing = grid.spacing;
@@ -199,44 +238,47 @@ PbResult solve_pb(const AtomSet& atoms, const GridSpec& grid, const PbOptions& o
   op.c = pb_ion_accessibility(atoms, grid, options);
   const double kappa2 = kappa_bar_squared(options);
   for (double& c : op.c) c *= kappa2;
+  std::vector<double> f = pb_source(atoms, grid, options, scale);
 
-  const std::vector<double> charge = pb_charge(atoms, grid, options.chgm);
-  const double volume = grid.spacing[0] * grid.spacing[1] * grid.spacing[2];
-  std::vector<double> f(charge.size());
-  for (std::size_t n = 0; n < f.size(); ++n) f[n] = 4 * std::numbers::pi * scale * charge[n] / volume;
-
-  PbResult result;
-  result.potential.assign(grid.point_count(), 0.0);
-  pb_boundary(atoms, grid, options, scale, result.potential);
+  PbGridSolution solution;
+  if (boundary) {
+    solution.potential = *boundary;
+    clear_interior(grid, solution.potential);
+  } else {
+    solution.potential.assign(grid.point_count(), 0.0);
+    pb_boundary(atoms, grid, options, scale, solution.potential);
+  }
   MultigridOptions mg;
   mg.tolerance = options.tolerance;
   mg.max_iterations = options.max_iterations;
-  const double scale_kt = kCoulomb * unit_factor(Unit::kT_per_e, options.temp), to_kt = scale_kt / scale;
-  const bool full = options.nonlinear && kappa2 > 0;
-  MultigridReport report = full ? solve_newton(std::move(op), f, result.potential, ion_term(options, to_kt), mg)
-                                : solve_multigrid(std::move(op), f, result.potential, mg);
-  result.residual_history = std::move(report.residual_history);
-  result.iterations = report.iterations;
-  if (!report.converged)
+  MultigridReport report = solves_nonlinear(options)
+                               ? solve_newton(std::move(op), f, solution.potential, pb_ion_term(options, scale), mg)
+                               : solve_multigrid(std::move(op), f, solution.potential, mg);
+  solution.residual_history = std::move(report.residual_history);
+  solution.iterations = report.iterations;
+  solution.converged = report.converged;
+  return solution;
+}
+
+PbResult solve_pb(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale,
+                  PbGridSolver solver) {
+  validate(options);
+  validate(grid);
+  require_positive(scale, "the unit scale");
+  if (grid.nx() < 3 || grid.ny() < 3 || grid.nz() < 3)
+    throw Error(fmt::format("pb: the grid ({}) needs at least 3 points along each axis", grid.describe()));
+  check_atoms(atoms, grid);
+
+  PbGridSolution solution = solver(atoms, grid, options, scale, nullptr);
+  PbResult result;
+  result.potential = std::move(solution.potential);
+  result.residual_history = std::move(solution.residual_history);
+  result.iterations = solution.iterations;
+  if (!solution.converged)
     throw Error(fmt::format("pb: the solver did not reach the relative residual {:g} in {} iterations "
                             "(residuals: {})",
                             options.tolerance, options.max_iterations, residual_text(result.residual_history)));
-
-  // APBS takes the energy's charges as spread for spl2, else at the atoms with trilinear
-  // interpolation of φ: the spl0 spread charges.
-  std::vector<double> trilinear;
-  if (options.chgm == PbChargeMap::spl4) trilinear = pb_charge(atoms, grid, PbChargeMap::spl0);
-  const std::vector<double>& q = trilinear.empty() ? charge : trilinear;
-  if (full) {
-    // The face dielectric and accessibility went into the solver; rebuilt rather than kept.
-    const PbDielectric eps = pb_dielectric(atoms, grid, options);
-    const std::vector<double> access = pb_ion_accessibility(atoms, grid, options);
-    result.energy = nonlinear_energy_kt(grid, eps, access, q, result.potential, options, to_kt, scale_kt) / to_kt;
-  } else {
-    double sum = 0;
-    for (std::size_t n = 0; n < q.size(); ++n) sum += q[n] * result.potential[n];
-    result.energy = 0.5 * sum;
-  }
+  result.energy = pb_energy(atoms, grid, options, scale, result.potential);
   // ½Σqφ/scale is in e²/Å; k_C turns it into kcal/mol.
   result.energy_kj_per_mol = result.energy / scale * kCoulomb * 4.184;
   return result;

@@ -95,12 +95,29 @@ std::array<std::int64_t, 3> pb_dims(const std::array<std::int64_t, 3>& dims);
 // method), bytes. solve_pb checks it against the memory available before it allocates anything.
 std::size_t pb_host_bytes(const GridSpec& grid, const PbOptions& options);
 
+// One grid's solve: the potential on every point and the solver's report.
+struct PbGridSolution {
+  std::vector<double> potential;
+  std::vector<double> residual_history;
+  int iterations = 0;
+  bool converged = false;
+};
+
+// Discretises and solves the PB equation on one grid (atoms and options already checked):
+// boundary, when given, holds the values of the grid's outer faces (every point of the grid, the
+// interior ignored); otherwise options.bcfl sets them. The CPU's is pb_solve_grid_cpu; a device
+// backend passes its own (engine/pb_cuda.hpp), and solve_pb does the rest (checks, energy).
+using PbGridSolver = PbGridSolution (*)(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options,
+                                       double scale, const std::vector<double>* boundary);
+PbGridSolution pb_solve_grid_cpu(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options,
+                                 double scale, const std::vector<double>* boundary);
+
 // Solves the linearised PB equation on every point of grid. atoms must carry radii (has_radii)
 // and lie strictly inside the grid; scale converts e/Å to the output unit (k_C·unit factor, as
 // make_pair_kernel(physics).scale with dielectric 1: 560.4 for kT/e at 298.15 K). Throws Error
 // for bad options or atoms, and when the solver stops above the tolerance (the residual history
 // in the message).
 PbResult solve_pb(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options,
-                  double scale);
+                  double scale, PbGridSolver solver = pb_solve_grid_cpu);
 
 }  // namespace dcsgrid::engine

@@ -7,6 +7,7 @@
 #include "dcsgrid/core/atoms.hpp"
 #include "dcsgrid/core/grid.hpp"
 #include "dcsgrid/engine/pb.hpp"
+#include "dcsgrid/engine/pb_multigrid.hpp"
 
 namespace dcsgrid::engine {
 
@@ -30,6 +31,14 @@ std::vector<double> pb_ion_accessibility(const AtomSet& atoms, const GridSpec& g
 // Each atom's charge (e) spread over the grid points by chgm; atoms whose stencil leaves the grid
 // lose the points outside (as APBS, which clamps them onto the faces).
 std::vector<double> pb_charge(const AtomSet& atoms, const GridSpec& grid, PbChargeMap chgm);
+
+// The right-hand side 4π·scale·ρ: the charges spread by options.chgm, per unit cell volume.
+std::vector<double> pb_source(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options,
+                              double scale);
+// Whether the solve is Newton's (nonlinear requested, and ions present), and the ions' term for it
+// (scale as solve_pb's).
+bool solves_nonlinear(const PbOptions& options);
+IonTerm pb_ion_term(const PbOptions& options, double scale);
 
 // Sets the boundary values on the outer faces of phi (interior untouched): mdh sums
 // scale·q·exp(−κ(d − a))/((1 + κa)·sdie·d) over the atoms, a the atom's radius (float32 terms
