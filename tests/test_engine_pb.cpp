@@ -22,9 +22,12 @@
 #include "dcsgrid/io/maps/io.hpp"
 #include "helpers.hpp"
 #include "test_pb_apbs.hpp"
+#include "test_pb_problems.hpp"
 
 using namespace dcsgrid;
 using namespace dcsgrid::engine;
+using test::jump_operator;
+using test::read_pqr_with_radii;
 
 namespace {
 
@@ -43,33 +46,6 @@ double distance(const GridSpec& g, std::size_t n, const std::array<double, 3>& c
   const auto ijk = g.ijk(n);
   const auto p = g.position(ijk[0], ijk[1], ijk[2]);
   return std::hypot(p[0] - c[0], p[1] - c[1], p[2] - c[2]);
-}
-
-// A sphere of pdie (radius 3 Å, off centre) in sdie and random smooth c ≥ 0: the solver must
-// reproduce a random interior u* (and its boundary) from f = A u*.
-PbOperator jump_operator(const std::array<std::int64_t, 3>& dims, double h) {
-  PbOperator op;
-  op.dims = dims;
-  op.spacing = {h, h, 0.8 * h};
-  const std::size_t size = std::size_t(dims[0]) * dims[1] * dims[2];
-  op.eps_x.resize(size);
-  op.eps_y.resize(size);
-  op.eps_z.resize(size);
-  op.c.resize(size);
-  std::mt19937_64 rng(7);
-  std::uniform_real_distribution<double> unit(0, 1);
-  for (std::int64_t k = 0; k < dims[2]; ++k)
-    for (std::int64_t j = 0; j < dims[1]; ++j)
-      for (std::int64_t i = 0; i < dims[0]; ++i) {
-        const std::size_t p = (std::size_t(k) * dims[1] + j) * dims[0] + i;
-        const double x = (i - 0.4 * dims[0]) * h, y = (j - 0.5 * dims[1]) * h, z = (k - 0.5 * dims[2]) * 0.8 * h;
-        const bool inside = x * x + y * y + z * z < 9.0;
-        op.eps_x[p] = inside ? 2.0 : 78.54;
-        op.eps_y[p] = inside ? 2.0 : 78.54 * (0.9 + 0.2 * unit(rng));
-        op.eps_z[p] = inside ? 2.0 : 78.54;
-        op.c[p] = inside ? 0.0 : 0.1 * unit(rng);
-      }
-  return op;
 }
 
 void expect_manufactured_solution(const std::array<std::int64_t, 3>& dims, int min_levels) {
@@ -373,23 +349,6 @@ namespace {
 using test::have_apbs;
 using test::run_apbs;
 
-// x y z charge radius from a PQR's ATOM/HETATM records (the last five fields), read here so that
-// the test holds whatever the structure readers do with radii.
-AtomSet read_pqr_with_radii(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  AtomSet atoms;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("ATOM", 0) != 0 && line.rfind("HETATM", 0) != 0) continue;
-    std::istringstream fields(line);
-    std::vector<std::string> f;
-    for (std::string w; fields >> w;) f.push_back(w);
-    const std::size_t n = f.size();
-    atoms.push_back(std::stod(f[n - 5]), std::stod(f[n - 4]), std::stod(f[n - 3]), std::stod(f[n - 2]),
-                    std::stod(f[n - 1]));
-  }
-  return atoms;
-}
 
 double relative_l2(const std::vector<double>& a, const std::vector<float>& ref) {
   double err = 0, norm = 0;

@@ -25,10 +25,10 @@ inline std::string read_apbs_text(const std::filesystem::path& path) {
 }
 
 // Runs APBS's mg-manual on pqr with grid and options (smol or mol, spl2 or spl0, mdh or zero,
-// linear); returns its map and its total energy (kJ/mol).
+// linear); returns its map (none without write_map, for timings) and its total energy (kJ/mol).
 inline std::pair<io::MapFile, double> run_apbs(const std::filesystem::path& pqr, const GridSpec& grid,
                                         const engine::PbOptions& o, const std::filesystem::path& dir,
-                                        double* seconds) {
+                                        double* seconds, bool write_map = true) {
   const auto c = [&](int d) { return grid.origin[d] + 0.5 * grid.spacing[d] * double(grid.dims[d] - 1); };
   std::ostringstream in;
   in << "read\n  mol pqr " << pqr.string() << "\nend\nelec name pb\n  mg-manual\n"
@@ -43,8 +43,9 @@ inline std::pair<io::MapFile, double> run_apbs(const std::filesystem::path& pqr,
      << "  chgm " << engine::keyword(o.chgm) << "\n"
      << "  sdens " << o.sdens << "\n  srad " << o.srad << "\n  swin " << o.swin << "\n  temp " << o.temp
      << "\n"
-     << "  calcenergy total\n  calcforce no\n  write pot dx " << (dir / "apbs_pot").string()
-     << "\nend\nquit\n";
+     << "  calcenergy total\n  calcforce no\n";
+  if (write_map) in << "  write pot dx " << (dir / "apbs_pot").string() << "\n";
+  in << "end\nquit\n";
   std::ofstream(dir / "apbs.in") << in.str();
   const auto start = std::chrono::steady_clock::now();
   const std::string command = "cd '" + dir.string() + "' && apbs apbs.in > apbs.out 2>&1";
@@ -54,6 +55,7 @@ inline std::pair<io::MapFile, double> run_apbs(const std::filesystem::path& pqr,
   std::smatch m;
   const std::regex energy(R"(Total electrostatic energy = ([-+0-9.eE]+) kJ/mol)");
   if (!std::regex_search(out, m, energy)) throw Error("no energy in " + (dir / "apbs.out").string());
+  if (!write_map) return {io::MapFile{}, std::stod(m[1].str())};
   // APBS built with MPI names the map after its rank.
   const auto map = std::filesystem::exists(dir / "apbs_pot.dx") ? dir / "apbs_pot.dx" : dir / "apbs_pot-PE0.dx";
   return {io::read_dx(map), std::stod(m[1].str())};

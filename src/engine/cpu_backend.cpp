@@ -100,12 +100,8 @@ class PeriodicCpu final : public CpuMethod {
 // the memory it needs first), compute() hands out planes of the solution.
 class PbCpu final : public CpuMethod {
  public:
-  explicit PbCpu(const PotentialRequest& r) : plane_(r.grid.plane_size()) {
-    Physics vacuum = r.physics;  // the dielectrics are the solver's: scale is k_C in the output unit
-    vacuum.dielectric = 1;
-    vacuum.ionic_strength = 0;
-    result_ = solve_pb(*r.atoms, r.grid, pb_options(r), make_pair_kernel(vacuum).scale_d);
-  }
+  explicit PbCpu(const PotentialRequest& r)
+      : plane_(r.grid.plane_size()), result_(solve_pb(*r.atoms, r.grid, pb_options(r), pb_unit_scale(r))) {}
   void compute(Slab slab, float* out) override {
     const double* from = result_.potential.data() + plane_ * std::size_t(slab.z_begin);
     std::transform(from, from + plane_ * std::size_t(slab.planes()), out, [](double v) { return float(v); });

@@ -20,6 +20,7 @@
 #include "dcsgrid/engine/cuda_device.hpp"
 #include "dcsgrid/engine/cuda_direct.cuh"
 #include "dcsgrid/engine/msm_cuda.hpp"
+#include "dcsgrid/engine/pb_cuda.hpp"
 #include "dcsgrid/engine/periodic_cuda.hpp"
 #include "dcsgrid/engine/slab_plan.hpp"
 
@@ -35,7 +36,7 @@ constexpr std::array<DeviceMethodFactory, 6> kDeviceMethods{
     make_msm_device_method,      // msm
     make_ewald_device_method,    // ewald
     make_pme_device_method,      // pme
-    nullptr,                     // pb: no GPU solver yet (make_backend("auto") takes the CPU)
+    make_pb_device_method,       // pb
 };
 
 DeviceMethodFactory device_factory(Method m) {

@@ -202,6 +202,13 @@ PbOptions pb_options(const PotentialRequest& r) {
   return o;
 }
 
+double pb_unit_scale(const PotentialRequest& r) {
+  Physics vacuum = r.physics;
+  vacuum.dielectric = 1;
+  vacuum.ionic_strength = 0;
+  return make_pair_kernel(vacuum).scale_d;
+}
+
 std::string describe_medium(const PotentialRequest& r) {
   return r.method == Method::pb ? describe(pb_options(r)) : describe(r.physics);
 }

@@ -42,14 +42,13 @@ double to_kt_factor(const PbOptions& o, double scale) {
   return kCoulomb * unit_factor(Unit::kT_per_e, o.temp) / scale;
 }
 
-// φ = 0 inside the grid's outer faces.
-void clear_interior(const GridSpec& grid, std::vector<double>& phi) {
+}  // namespace
+
+void pb_keep_faces(const GridSpec& grid, std::vector<double>& phi) {
   for (std::int64_t k = 1; k + 1 < grid.nz(); ++k)
     for (std::int64_t j = 1; j + 1 < grid.ny(); ++j)
       std::fill_n(phi.begin() + grid.index(1, j, k), grid.nx() - 2, 0.0);
 }
-
-}  // namespace
 
 IonTerm pb_ion_term(const PbOptions& o, double scale) {
   IonTerm term;
@@ -243,7 +242,7 @@ PbGridSolution pb_solve_grid_cpu(const AtomSet& atoms, const GridSpec& grid, con
   PbGridSolution solution;
   if (boundary) {
     solution.potential = *boundary;
-    clear_interior(grid, solution.potential);
+    pb_keep_faces(grid, solution.potential);
   } else {
     solution.potential.assign(grid.point_count(), 0.0);
     pb_boundary(atoms, grid, options, scale, solution.potential);

@@ -6,11 +6,14 @@
 #include <cstddef>
 
 #include "dcsgrid/core/error.hpp"
+#include "pb_stencil.hpp"
 
 namespace dcsgrid::engine {
 namespace {
 
-using Dims = std::array<std::int64_t, 3>;
+using pb_stencil::Dims;
+using pb_stencil::at;
+using pb_stencil::can_coarsen;
 
 // Below this many points a loop runs on one thread: the coarse levels' sweeps are too short to
 // pay for a parallel region (and a busy machine makes every barrier slow).
@@ -24,11 +27,10 @@ struct Level {
   std::vector<double> cx, cy, cz, c0, inv_diag;
   std::vector<double> u, f, r;  // unused on the finest level (the caller's vectors)
   std::size_t size() const { return std::size_t(n[0]) * n[1] * n[2]; }
+  pb_stencil::Coefficients view() const {
+    return {n, cx.data(), cy.data(), cz.data(), c0.data(), inv_diag.empty() ? nullptr : inv_diag.data()};
+  }
 };
-
-std::size_t at(const Dims& n, std::int64_t i, std::int64_t j, std::int64_t k) {
-  return (std::size_t(k) * n[1] + j) * n[0] + i;
-}
 
 // Calls f(i, j, k, p) at every interior point (i, j, k) of a grid of n points, p = at(n, i, j, k);
 // its planes on the team when the grid is large enough.
@@ -42,18 +44,16 @@ void for_interior(const Dims& n, F&& f) {
 
 void fill_inverse_diagonal(Level& L) {
   L.inv_diag.assign(L.size(), 0.0);
-  const Dims n = L.n;
-  const std::size_t sy = n[0], sz = std::size_t(n[0]) * n[1];
-  for_interior(n, [&](std::int64_t, std::int64_t, std::int64_t, std::size_t p) {
-    const double d = L.cx[p] + L.cx[p - 1] + L.cy[p] + L.cy[p - sy] + L.cz[p] + L.cz[p - sz] + L.c0[p];
-    L.inv_diag[p] = 1.0 / d;
+  const pb_stencil::Coefficients view = L.view();
+  for_interior(L.n, [&](std::int64_t, std::int64_t, std::int64_t, std::size_t p) {
+    L.inv_diag[p] = 1.0 / pb_stencil::diagonal(view, p);
   });
 }
 
 // out = A u on the interior, 0 on the faces.
 void apply(const Level& L, const std::vector<double>& u, std::vector<double>& out) {
   const Dims n = L.n;
-  const std::size_t sy = n[0], sz = std::size_t(n[0]) * n[1];
+  const pb_stencil::Coefficients view = L.view();
 #pragma omp parallel for num_threads(team_size()) schedule(static) if(parallel_worth(n))
   for (std::int64_t k = 0; k < n[2]; ++k)
     for (std::int64_t j = 0; j < n[1]; ++j) {
@@ -63,13 +63,7 @@ void apply(const Level& L, const std::vector<double>& u, std::vector<double>& ou
         continue;
       }
       out[row] = out[row + n[0] - 1] = 0.0;
-      for (std::int64_t i = 1; i < n[0] - 1; ++i) {
-        const std::size_t p = row + i;
-        const double up = u[p];
-        out[p] = L.cx[p] * (up - u[p + 1]) + L.cx[p - 1] * (up - u[p - 1]) +
-                 L.cy[p] * (up - u[p + sy]) + L.cy[p - sy] * (up - u[p - sy]) +
-                 L.cz[p] * (up - u[p + sz]) + L.cz[p - sz] * (up - u[p - sz]) + L.c0[p] * up;
-      }
+      for (std::int64_t i = 1; i < n[0] - 1; ++i) out[row + i] = pb_stencil::apply(view, u.data(), row + i);
     }
 }
 
@@ -84,67 +78,22 @@ void residual(const Level& L, const std::vector<double>& f, const std::vector<do
 // the other colour, so the planes run in parallel.
 void smooth(const Level& L, const std::vector<double>& f, std::vector<double>& u, int colour) {
   const Dims n = L.n;
-  const std::size_t sy = n[0], sz = std::size_t(n[0]) * n[1];
+  const pb_stencil::Coefficients view = L.view();
 #pragma omp parallel for num_threads(team_size()) schedule(static) if(parallel_worth(n))
   for (std::int64_t k = 1; k < n[2] - 1; ++k)
     for (std::int64_t j = 1; j < n[1] - 1; ++j) {
       const std::int64_t first = 1 + ((1 + j + k + colour) & 1);
       for (std::int64_t i = first; i < n[0] - 1; i += 2) {
         const std::size_t p = at(n, i, j, k);
-        const double sum = f[p] + L.cx[p] * u[p + 1] + L.cx[p - 1] * u[p - 1] +
-                           L.cy[p] * u[p + sy] + L.cy[p - sy] * u[p - sy] + L.cz[p] * u[p + sz] +
-                           L.cz[p - sz] * u[p - sz];
-        u[p] = sum * L.inv_diag[p];
+        u[p] = pb_stencil::relaxed(view, f.data(), u.data(), p);
       }
     }
 }
 
-bool can_coarsen(const Dims& n) {
-  return std::all_of(n.begin(), n.end(), [](std::int64_t m) { return m % 2 == 1 && m >= 5; });
-}
-
-constexpr double kWeight[3] = {0.25, 0.5, 0.25};  // full weighting along one axis, offsets −1, 0, 1
-
-std::int64_t clamp_index(std::int64_t i, std::int64_t n) { return std::clamp<std::int64_t>(i, 0, n - 1); }
-
-// The coarse face coefficient along axis a at coarse point (I, J, K): the two fine faces in series
-// (harmonic mean), averaged across the axis with (¼, ½, ¼) weights; /4 for the doubled spacing.
-double coarse_face(const std::vector<double>& fine, const Dims& n, int axis, std::int64_t I,
-                   std::int64_t J, std::int64_t K) {
-  const std::int64_t c[3] = {2 * I, 2 * J, 2 * K};
-  const int t1 = (axis + 1) % 3, t2 = (axis + 2) % 3;
-  double sum = 0;
-  for (int d1 = -1; d1 <= 1; ++d1)
-    for (int d2 = -1; d2 <= 1; ++d2) {
-      std::int64_t idx[3];
-      idx[axis] = c[axis];
-      idx[t1] = clamp_index(c[t1] + d1, n[t1]);
-      idx[t2] = clamp_index(c[t2] + d2, n[t2]);
-      const double a = fine[at(n, idx[0], idx[1], idx[2])];
-      idx[axis] += 1;
-      const double b = fine[at(n, idx[0], idx[1], idx[2])];
-      const double series = (a + b > 0) ? 2 * a * b / (a + b) : 0.0;
-      sum += kWeight[d1 + 1] * kWeight[d2 + 1] * series;
-    }
-  return sum / 4;
-}
-
-// Σ (¼, ½, ¼)³ weights · v around fine point (2I, 2J, 2K), indices clamped to the grid.
-double full_weighting(const std::vector<double>& v, const Dims& n, std::int64_t I, std::int64_t J,
-                      std::int64_t K) {
-  double sum = 0;
-  for (int dk = -1; dk <= 1; ++dk)
-    for (int dj = -1; dj <= 1; ++dj)
-      for (int di = -1; di <= 1; ++di)
-        sum += kWeight[di + 1] * kWeight[dj + 1] * kWeight[dk + 1] *
-               v[at(n, clamp_index(2 * I + di, n[0]), clamp_index(2 * J + dj, n[1]),
-                    clamp_index(2 * K + dk, n[2]))];
-  return sum;
-}
 
 Level coarsen(const Level& fine) {
   Level c;
-  for (int a = 0; a < 3; ++a) c.n[a] = (fine.n[a] - 1) / 2 + 1;
+  c.n = pb_stencil::coarse_dims(fine.n);
   const std::size_t size = c.size();
   c.cx.assign(size, 0.0);
   c.cy.assign(size, 0.0);
@@ -156,10 +105,10 @@ Level coarsen(const Level& fine) {
     for (std::int64_t J = 0; J < n[1]; ++J)
       for (std::int64_t I = 0; I < n[0]; ++I) {
         const std::size_t p = at(n, I, J, K);
-        if (I < n[0] - 1) c.cx[p] = coarse_face(fine.cx, fine.n, 0, I, J, K);
-        if (J < n[1] - 1) c.cy[p] = coarse_face(fine.cy, fine.n, 1, I, J, K);
-        if (K < n[2] - 1) c.cz[p] = coarse_face(fine.cz, fine.n, 2, I, J, K);
-        c.c0[p] = full_weighting(fine.c0, fine.n, I, J, K);
+        if (I < n[0] - 1) c.cx[p] = pb_stencil::coarse_face(fine.cx.data(), fine.n, 0, I, J, K);
+        if (J < n[1] - 1) c.cy[p] = pb_stencil::coarse_face(fine.cy.data(), fine.n, 1, I, J, K);
+        if (K < n[2] - 1) c.cz[p] = pb_stencil::coarse_face(fine.cz.data(), fine.n, 2, I, J, K);
+        c.c0[p] = pb_stencil::full_weighting(fine.c0.data(), fine.n, I, J, K);
       }
   fill_inverse_diagonal(c);
   c.u.assign(size, 0.0);
@@ -174,19 +123,14 @@ void restrict_to(const Level& fine, const std::vector<double>& r, Level& coarse)
   for (std::int64_t K = 1; K < n[2] - 1; ++K)
     for (std::int64_t J = 1; J < n[1] - 1; ++J)
       for (std::int64_t I = 1; I < n[0] - 1; ++I)
-        coarse.f[at(n, I, J, K)] = full_weighting(r, fine.n, I, J, K);
+        coarse.f[at(n, I, J, K)] = pb_stencil::full_weighting(r.data(), fine.n, I, J, K);
 }
 
 // u += trilinear interpolation of the coarse correction, on the fine interior.
 void prolong_add(const Level& coarse, const Level& fine, std::vector<double>& u) {
-  const Dims n = fine.n, nc = coarse.n;
-  const std::vector<double>& e = coarse.u;
-  for_interior(n, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::size_t p) {
-    const std::int64_t i0 = i / 2, i1 = (i + 1) / 2, j0 = j / 2, j1 = (j + 1) / 2, k0 = k / 2, k1 = (k + 1) / 2;
-    const double v = e[at(nc, i0, j0, k0)] + e[at(nc, i1, j0, k0)] + e[at(nc, i0, j1, k0)] +
-                     e[at(nc, i1, j1, k0)] + e[at(nc, i0, j0, k1)] + e[at(nc, i1, j0, k1)] +
-                     e[at(nc, i0, j1, k1)] + e[at(nc, i1, j1, k1)];
-    u[p] += 0.125 * v;
+  const double* e = coarse.u.data();
+  for_interior(fine.n, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::size_t p) {
+    u[p] += pb_stencil::prolonged(e, coarse.n, i, j, k);
   });
 }
 
@@ -200,7 +144,7 @@ void v_cycle(Hierarchy& h, std::size_t l, const std::vector<double>& f, std::vec
              std::vector<double>& r) {
   Level& L = h.levels[l];
   if (l + 1 == h.levels.size()) {
-    const std::int64_t pairs = 2 * *std::max_element(L.n.begin(), L.n.end());
+    const std::int64_t pairs = pb_stencil::coarsest_sweep_pairs(L.n);
     for (std::int64_t s = 0; s < pairs; ++s) {
       smooth(L, f, u, 0);
       smooth(L, f, u, 1);
@@ -351,8 +295,6 @@ MultigridReport solve_multigrid(PbOperator op, const std::vector<double>& f, std
 
 namespace {
 
-constexpr double kExponentCap = 85.0;  // APBS's EXPMAX
-
 // F = f − A_ε u − c·g(u) on the interior (A_ε: L with its diagonal term removed); returns ‖F‖.
 double newton_residual(Level& L, const std::vector<double>& c, const IonTerm& ions,
                        const std::vector<double>& f, const std::vector<double>& u, std::vector<double>& F) {
@@ -360,9 +302,7 @@ double newton_residual(Level& L, const std::vector<double>& c, const IonTerm& io
   const Dims n = L.n;
   for_interior(n, [&](std::int64_t, std::int64_t, std::int64_t, std::size_t p) {
     if (c[p] == 0) return;
-    double g = 0;
-    for (std::size_t s = 0; s < ions.weight.size(); ++s)
-      g -= ions.weight[s] * std::exp(std::clamp(-ions.valence[s] * ions.to_kt * u[p], -kExponentCap, kExponentCap));
+    const double g = pb_stencil::ion_g(ions.valence.data(), ions.weight.data(), int(ions.weight.size()), ions.to_kt, u[p]);
     F[p] -= c[p] * g / ions.to_kt;
   });
   return std::sqrt(dot(F, F));
@@ -374,11 +314,9 @@ void set_jacobian(Hierarchy& h, const std::vector<double>& c, const IonTerm& ion
   const std::int64_t size = std::int64_t(u.size());
 #pragma omp parallel for num_threads(team_size()) schedule(static) if(size > kParallelPoints)
   for (std::int64_t p = 0; p < size; ++p) {
-    double dg = 0;
-    if (c[p] != 0)
-      for (std::size_t s = 0; s < ions.weight.size(); ++s)
-        dg += ions.weight[s] * ions.valence[s] *
-              std::exp(std::clamp(-ions.valence[s] * ions.to_kt * u[p], -kExponentCap, kExponentCap));
+    const double dg =
+        c[p] != 0 ? pb_stencil::ion_dg(ions.valence.data(), ions.weight.data(), int(ions.weight.size()), ions.to_kt, u[p])
+                  : 0.0;
     L.c0[p] = c[p] * dg;
   }
   fill_inverse_diagonal(L);

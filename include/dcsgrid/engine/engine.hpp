@@ -136,6 +136,8 @@ std::vector<std::unique_ptr<Backend>> make_frame_backends(const std::string& dev
 // (pdie) and its temperature, and its ionic strength as a 1:1 salt of radius pb.ion_radius where
 // pb.ions is empty.
 PbOptions pb_options(const PotentialRequest& request);
+// k_C in the request's output unit, the scale solve_pb takes (the dielectrics and ions are pb's).
+double pb_unit_scale(const PotentialRequest& request);
 // The medium a request's method computes in, for logs: the physics (dielectric, screening,
 // temperature, unit), or for pb its own solute, solvent and ions.
 std::string describe_medium(const PotentialRequest& request);

@@ -35,6 +35,8 @@ std::vector<double> pb_charge(const AtomSet& atoms, const GridSpec& grid, PbChar
 // The right-hand side 4π·scale·ρ: the charges spread by options.chgm, per unit cell volume.
 std::vector<double> pb_source(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options,
                               double scale);
+// Zeroes phi inside the grid's outer faces (a given boundary's values kept, the interior's guess 0).
+void pb_keep_faces(const GridSpec& grid, std::vector<double>& phi);
 // Whether the solve is Newton's (nonlinear requested, and ions present), and the ions' term for it
 // (scale as solve_pb's).
 bool solves_nonlinear(const PbOptions& options);

@@ -1,0 +1,63 @@
+// Problems for the PB multigrid's tests, shared by the CPU's (test_engine_pb.cpp) and the
+// device's (test_engine_pb_multigrid_cuda.cu).
+#pragma once
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "dcsgrid/core/atoms.hpp"
+#include "dcsgrid/engine/pb_multigrid.hpp"
+
+namespace dcsgrid::test {
+
+// A sphere of pdie (radius 3 Å, off centre) in sdie and random smooth c ≥ 0: the solver must
+// reproduce a random interior u* (and its boundary) from f = A u*.
+inline engine::PbOperator jump_operator(const std::array<std::int64_t, 3>& dims, double h) {
+  engine::PbOperator op;
+  op.dims = dims;
+  op.spacing = {h, h, 0.8 * h};
+  const std::size_t size = std::size_t(dims[0]) * dims[1] * dims[2];
+  op.eps_x.resize(size);
+  op.eps_y.resize(size);
+  op.eps_z.resize(size);
+  op.c.resize(size);
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> unit(0, 1);
+  for (std::int64_t k = 0; k < dims[2]; ++k)
+    for (std::int64_t j = 0; j < dims[1]; ++j)
+      for (std::int64_t i = 0; i < dims[0]; ++i) {
+        const std::size_t p = (std::size_t(k) * dims[1] + j) * dims[0] + i;
+        const double x = (i - 0.4 * dims[0]) * h, y = (j - 0.5 * dims[1]) * h, z = (k - 0.5 * dims[2]) * 0.8 * h;
+        const bool inside = x * x + y * y + z * z < 9.0;
+        op.eps_x[p] = inside ? 2.0 : 78.54;
+        op.eps_y[p] = inside ? 2.0 : 78.54 * (0.9 + 0.2 * unit(rng));
+        op.eps_z[p] = inside ? 2.0 : 78.54;
+        op.c[p] = inside ? 0.0 : 0.1 * unit(rng);
+      }
+  return op;
+}
+
+// x y z charge radius from a PQR's ATOM/HETATM records (the last five fields), read here so that
+// the test holds whatever the structure readers do with radii.
+inline AtomSet read_pqr_with_radii(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  AtomSet atoms;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("ATOM", 0) != 0 && line.rfind("HETATM", 0) != 0) continue;
+    std::istringstream fields(line);
+    std::vector<std::string> f;
+    for (std::string w; fields >> w;) f.push_back(w);
+    const std::size_t n = f.size();
+    atoms.push_back(std::stod(f[n - 5]), std::stod(f[n - 4]), std::stod(f[n - 3]), std::stod(f[n - 2]),
+                    std::stod(f[n - 1]));
+  }
+  return atoms;
+}
+
+}  // namespace dcsgrid::test
