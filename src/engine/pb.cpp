@@ -1,10 +1,12 @@
 #include "dcsgrid/engine/pb.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numbers>
 
 #include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/pb_discretize.hpp"
@@ -124,6 +126,10 @@ double pb_energy(const AtomSet& atoms, const GridSpec& grid, const PbOptions& op
   return 0.5 * sum;
 }
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 std::string residual_text(const std::vector<double>& history) {
   std::string text;
   for (std::size_t n = 0; n < history.size(); ++n) text += fmt::format("{}{:.3g}", n ? ", " : "", history[n]);
@@ -225,6 +231,7 @@ std::size_t pb_host_bytes(const GridSpec& grid, const PbOptions& options) {
 PbGridSolution pb_solve_grid_cpu(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options,
                                  double scale, const std::vector<double>* boundary) {
   require_host_memory(grid, pb_host_bytes(grid, options) / grid_bytes(grid));
+  const auto start = std::chrono::steady_clock::now();
   PbOperator op;
   op.dims = grid.dims;
   op.spacing = grid.spacing;
@@ -247,6 +254,7 @@ PbGridSolution pb_solve_grid_cpu(const AtomSet& atoms, const GridSpec& grid, con
     solution.potential.assign(grid.point_count(), 0.0);
     pb_boundary(atoms, grid, options, scale, solution.potential);
   }
+  solution.setup_seconds = seconds_since(start);
   MultigridOptions mg;
   mg.tolerance = options.tolerance;
   mg.max_iterations = options.max_iterations;
@@ -256,6 +264,7 @@ PbGridSolution pb_solve_grid_cpu(const AtomSet& atoms, const GridSpec& grid, con
   solution.residual_history = std::move(report.residual_history);
   solution.iterations = report.iterations;
   solution.converged = report.converged;
+  solution.solve_seconds = seconds_since(start) - solution.setup_seconds;
   return solution;
 }
 
@@ -269,6 +278,8 @@ PbResult solve_pb(const AtomSet& atoms, const GridSpec& grid, const PbOptions& o
   check_atoms(atoms, grid);
 
   PbGridSolution solution = solver(atoms, grid, options, scale, nullptr);
+  spdlog::debug("pb: {}: coefficients, source and boundary {:.4f} s, solve {:.4f} s, {} iterations",
+                grid.describe(), solution.setup_seconds, solution.solve_seconds, solution.iterations);
   PbResult result;
   result.potential = std::move(solution.potential);
   result.residual_history = std::move(solution.residual_history);

@@ -1,5 +1,6 @@
 #include "dcsgrid/engine/pb_cuda.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <string>
 
@@ -98,8 +99,11 @@ std::size_t pb_device_bytes(const GridSpec& grid, const PbOptions& options) {
 PbGridSolution pb_solve_grid_cuda(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale,
                                   const std::vector<double>* boundary) {
   require_device_memory(grid, options);
+  const auto start = std::chrono::steady_clock::now();
+  const auto since_start = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   cuda::Stream stream;
   DeviceProblem d = device_problem(atoms, grid, options, scale, boundary, stream.get());
+  const double problem_seconds = since_start();
   const DevicePbOperator op{grid.dims, grid.spacing, d.eps_x.data(), d.eps_y.data(), d.eps_z.data(), d.c.data()};
   MultigridOptions mg;
   mg.tolerance = options.tolerance;
@@ -112,6 +116,8 @@ PbGridSolution pb_solve_grid_cuda(const AtomSet& atoms, const GridSpec& grid, co
   DCSGRID_CUDA_CHECK(cudaMemcpyAsync(solution.potential.data(), d.u.data(), d.u.bytes(), cudaMemcpyDeviceToHost,
                                      stream.get()));
   stream.synchronize();
+  solution.setup_seconds = problem_seconds;
+  solution.solve_seconds = since_start() - problem_seconds;
   solution.residual_history = report.residual_history;
   solution.iterations = report.iterations;
   solution.converged = report.converged;

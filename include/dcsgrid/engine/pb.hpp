@@ -101,6 +101,8 @@ struct PbGridSolution {
   std::vector<double> residual_history;
   int iterations = 0;
   bool converged = false;
+  double setup_seconds = 0;  // coefficients, source and boundary (wall)
+  double solve_seconds = 0;  // the solver, with any copy back (wall)
 };
 
 // Discretises and solves the PB equation on one grid (atoms and options already checked):
