@@ -400,40 +400,53 @@ double relative_l2(const std::vector<double>& a, const std::vector<float>& ref) 
   return std::sqrt(err / norm);
 }
 
-void expect_apbs_map(const PbOptions& options, double tolerance) {
-  if (!have_apbs()) GTEST_SKIP() << "apbs is not installed (Debian: apt-get install apbs)";
-  const auto pqr = test::data_file("1d7h-min.pqr");
-  const AtomSet atoms = read_pqr_with_radii(pqr);
-  ASSERT_EQ(atoms.size(), 1663u);
-  // 1D7H (1,663 atoms, 48 × 35 × 35 Å) on 97 × 65 × 65 points at 0.75 Å, centred on the atoms.
-  const Box box = bounding_box(atoms);
-  const auto centre = box.center();
+// 1D7H (1,663 atoms, 48 × 35 × 35 Å) on 97 × 65 × 65 points at 0.75 Å, centred on the atoms.
+GridSpec apbs_test_grid(const AtomSet& atoms) {
+  const auto centre = bounding_box(atoms).center();
   const std::array<std::int64_t, 3> dims = {97, 65, 65};
   const double h = 0.75;
   std::array<double, 3> origin;
   for (int d = 0; d < 3; ++d) origin[d] = centre[d] - 0.5 * h * double(dims[d] - 1);
-  const GridSpec grid = grid_from_origin(origin, dims, h);
+  return grid_from_origin(origin, dims, h);
+}
+
+AtomSet apbs_test_atoms() { return read_pqr_with_radii(test::data_file("1d7h-min.pqr")); }
+
+void expect_apbs_map(const PbOptions& options, double tolerance) {
+  if (!have_apbs()) GTEST_SKIP() << "apbs is not installed (Debian: apt-get install apbs)";
+  const auto pqr = test::data_file("1d7h-min.pqr");
+  const AtomSet atoms = apbs_test_atoms();
+  ASSERT_EQ(atoms.size(), 1663u);
+  const GridSpec grid = apbs_test_grid(atoms);
   const auto dir = test::temp_dir("pb-apbs");
   double apbs_seconds = 0;
-  const auto [apbs, apbs_energy] = run_apbs(pqr, grid, options, dir, &apbs_seconds);
+  // Focusing: APBS's mg-auto with the coarse grid we chose.
+  const std::vector<GridSpec> grids = pb_focus_grids(atoms, grid, options);
+  std::array<double, 3> coarse_size;
+  for (int d = 0; d < 3; ++d) coarse_size[d] = grids.front().spacing[d] * double(grids.front().dims[d] - 1);
+  const auto [apbs, apbs_energy] =
+      run_apbs(pqr, grid, options, dir, &apbs_seconds, grids.size() > 1 ? &coarse_size : nullptr);
   ASSERT_TRUE(apbs.grid.same_as(grid, 1e-4)) << apbs.grid.describe() << " vs " << grid.describe();
   const auto start = std::chrono::steady_clock::now();
   const PbResult ours = solve_pb(atoms, grid, options, kt_scale(options.temp));
   const double our_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double l2 = relative_l2(ours.potential, apbs.data);
   const double energy_error = std::abs(ours.energy_kj_per_mol - apbs_energy) / std::abs(apbs_energy);
-  std::printf("pb vs apbs (%s): relative L2 %.3g, energy %.6g vs %.6g kJ/mol (%.2g), %d iterations, "
+  std::printf("pb vs apbs (%s; %s): relative L2 %.3g, energy %.6g vs %.6g kJ/mol (%.2g), %d iterations, "
               "%.2f s vs apbs %.2f s\n",
-              describe(options).c_str(), l2, ours.energy_kj_per_mol, apbs_energy, energy_error,
-              ours.iterations, our_seconds, apbs_seconds);
+              describe(options).c_str(), describe_focus(grids, options).c_str(), l2, ours.energy_kj_per_mol,
+              apbs_energy, energy_error, ours.iterations, our_seconds, apbs_seconds);
+  EXPECT_EQ(ours.levels.size(), grids.size());
   EXPECT_LT(l2, tolerance);
   EXPECT_LT(energy_error, 1e-3);
   std::filesystem::remove_all(dir);
 }
 
+// APBS's usual settings on one grid (mg-manual).
 PbOptions apbs_preset() {
   PbOptions o;
   o.ions = {{1, 0.15, 2.0}, {-1, 0.15, 2.0}};
+  o.focus = PbFocus::never;
   return o;
 }
 
@@ -474,7 +487,43 @@ TEST(PbApbs, SplineSurfaces) {
 
 TEST(PbApbs, MolSurfaceTrilinearChargesNoSalt) {
   PbOptions o;
+  o.focus = PbFocus::never;
   o.srfm = PbSurface::mol;
   o.chgm = PbChargeMap::spl0;
+  expect_apbs_map(o, kApbsMapTolerance);
+}
+
+// Focusing against APBS's mg-auto (docs/pb.md): the 97 × 65 × 65 grid is shorter than 1.7 × 1D7H's
+// extent, so the automatic choice focuses from an mdh coarse grid of the same points.
+TEST(PbApbsFocus, AutomaticCoarseGrid) {
+  PbOptions o = apbs_preset();
+  o.focus = PbFocus::automatic;
+  expect_apbs_map(o, kApbsMapTolerance);
+  // The focused map is not the one-grid mdh map (which the tolerance would tell apart).
+  const AtomSet atoms = apbs_test_atoms();
+  const GridSpec grid = apbs_test_grid(atoms);
+  const PbResult focused = solve_pb(atoms, grid, o, kt_scale(o.temp));
+  o.focus = PbFocus::never;
+  const PbResult one_grid = solve_pb(atoms, grid, o, kt_scale(o.temp));
+  std::vector<float> reference(one_grid.potential.begin(), one_grid.potential.end());
+  const double apart = relative_l2(focused.potential, reference);
+  std::printf("focused and one-grid mdh maps differ by %.3g\n", apart);
+  EXPECT_GT(apart, 10 * kApbsMapTolerance);
+}
+
+TEST(PbApbsFocus, NonlinearAutomaticCoarseGrid) {
+  PbOptions o = apbs_preset();
+  o.focus = PbFocus::automatic;
+  o.nonlinear = true;
+  expect_apbs_map(o, kApbsMapTolerance);
+}
+
+// A coarse grid over 4 times the fine spacing along x: APBS's three levels, the middle one
+// centred on the fine grid.
+TEST(PbApbsFocus, ThreeLevelsFromAGivenCoarseSize) {
+  PbOptions o = apbs_preset();
+  o.focus = PbFocus::always;
+  o.coarse_size = {320, 120, 100};
+  o.bcfl = PbBoundary::sdh;
   expect_apbs_map(o, kApbsMapTolerance);
 }

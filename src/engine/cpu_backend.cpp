@@ -24,6 +24,8 @@ class CpuMethod {
  public:
   virtual ~CpuMethod() = default;
   virtual void compute(Slab slab, float* out) = 0;
+  // What an iterative method tells about its solve, for RunStats.
+  virtual std::optional<SolverReport> solver_report() const { return {}; }
 };
 
 class DirectCpu final : public CpuMethod {
@@ -100,7 +102,7 @@ class PeriodicCpu final : public CpuMethod {
 // the memory it needs first), compute() hands out planes of the solution.
 class PbCpu final : public CpuMethod {
  public:
-  explicit PbCpu(const PotentialRequest& r) : plane_(r.grid.plane_size()) {
+  explicit PbCpu(const PotentialRequest& r) : plane_(r.grid.plane_size()), temperature_(r.physics.temperature) {
     Physics vacuum = r.physics;  // the dielectrics are the solver's: scale is k_C in the output unit
     vacuum.dielectric = 1;
     vacuum.ionic_strength = 0;
@@ -110,9 +112,13 @@ class PbCpu final : public CpuMethod {
     const double* from = result_.potential.data() + plane_ * std::size_t(slab.z_begin);
     std::transform(from, from + plane_ * std::size_t(slab.planes()), out, [](double v) { return float(v); });
   }
+  std::optional<SolverReport> solver_report() const override {
+    return engine::solver_report(result_, temperature_);
+  }
 
  private:
   std::size_t plane_;
+  double temperature_;
   PbResult result_;
 };
 
@@ -160,6 +166,7 @@ class CpuBackend final : public Backend {
         request.grid, slab_bytes, [&](Slab slab, float* out) { method->compute(slab, out); }, sink, progress);
     stats.setup_seconds += setup;
     stats.device = "CPU, " + std::to_string(team_size()) + " threads";
+    stats.solver = method->solver_report();
     return stats;
   }
 };
