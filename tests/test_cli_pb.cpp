@@ -154,7 +154,7 @@ TEST_F(CliPb, FocusingAndTheSolverReportInJson) {
   EXPECT_TRUE(solver.at("grids").at(2).at("reference_medium").get<bool>());
   const io::MapFile h5 = io::read_hdf5(dir / "pb.h5");
   EXPECT_EQ(h5.meta.parameters.at("pb_grids").rfind("2 grids: 97x65x65 points", 0), 0u) << h5.meta.parameters.at("pb_grids");
-  EXPECT_NE(h5.meta.parameters.at("pb").find("focus auto"), std::string::npos) << h5.meta.parameters.at("pb");
+  EXPECT_NE(h5.meta.parameters.at("pb").find("focusing auto"), std::string::npos) << h5.meta.parameters.at("pb");
 }
 
 // The summary prints the energies (APBS's kJ/mol and kT).

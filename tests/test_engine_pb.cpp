@@ -415,7 +415,7 @@ TEST(PbFocus, LevelsAsApbsLaysThem) {
   ASSERT_EQ(three.size(), 3u);
   EXPECT_NEAR(three[1].spacing[0], 10 / std::sqrt(10.0), 1e-9);
   EXPECT_NEAR(three[1].origin[0] + 0.5 * 20 * three[1].spacing[0], 5.0, 1e-9);  // the fine grid's centre
-  EXPECT_NE(describe(o).find("focus focus (coarse 200 x 16 x 16 Å)"), std::string::npos) << describe(o);
+  EXPECT_NE(describe(o).find("focusing always (coarse 200 x 16 x 16 Å)"), std::string::npos) << describe(o);
 }
 
 TEST(PbFocus, RefusesBadInput) {

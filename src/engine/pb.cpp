@@ -180,10 +180,10 @@ const char* keyword(PbChargeMap chgm) {
 const char* keyword(PbFocus focus) {
   switch (focus) {
     case PbFocus::automatic: return "auto";
-    case PbFocus::always: return "focus";
+    case PbFocus::always: return "always";
     case PbFocus::never: break;
   }
-  return "none";
+  return "never";
 }
 const char* keyword(PbBoundary bcfl) {
   switch (bcfl) {
@@ -252,7 +252,7 @@ std::string describe(const PbOptions& o) {
   const bool spline = o.srfm == PbSurface::spl2 || o.srfm == PbSurface::spl4;
   const std::string surface = spline ? fmt::format("{} (swin {:g} Å)", keyword(o.srfm), o.swin)
                                      : fmt::format("srad {:g} Å, sdens {:g}, {}", o.srad, o.sdens, keyword(o.srfm));
-  std::string focus = fmt::format("focus {}", keyword(o.focus));
+  std::string focus = fmt::format("focusing {}", keyword(o.focus));
   if (o.coarse_size != std::array<double, 3>{})
     focus += fmt::format(" (coarse {:g} x {:g} x {:g} Å)", o.coarse_size[0], o.coarse_size[1], o.coarse_size[2]);
   return fmt::format("pdie {:g}, sdie {:g}, {}, {}, {}, {}, {}, {:g} K, {}{}", o.pdie, o.sdie, ions, surface,

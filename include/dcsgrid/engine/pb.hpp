@@ -41,7 +41,7 @@ inline constexpr double kPbCoarseFactor = 1.7;
 const char* keyword(PbSurface srfm);
 const char* keyword(PbChargeMap chgm);
 const char* keyword(PbBoundary bcfl);
-const char* keyword(PbFocus focus);  // "auto", "focus", "none"
+const char* keyword(PbFocus focus);  // "auto", "always", "never"
 
 // One mobile ion species (APBS "ion charge C conc M radius R").
 struct PbIon {
