@@ -267,7 +267,10 @@ std::array<std::int64_t, 3> pb_dims(const std::array<std::int64_t, 3>& dims) {
 }
 
 std::size_t pb_host_bytes(const GridSpec& grid, const PbOptions& options) {
-  return (options.nonlinear ? 20 : 17) * sizeof(double) * grid.point_count();
+  // Focusing holds the finer grid's boundary array during its solve; solvation the map's potential
+  // during the reference medium's.
+  const std::size_t arrays = (options.nonlinear ? 20 : 17) + (options.focus != PbFocus::never) + options.solvation;
+  return arrays * sizeof(double) * grid.point_count();
 }
 
 PbGridSolution pb_solve_grid_cpu(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options,

@@ -129,7 +129,8 @@ std::array<std::int64_t, 3> pb_dims(const std::array<std::int64_t, 3>& dims);
 
 // The host memory solve_pb needs at its peak (float64 coefficients, right-hand side, potential,
 // the solver's vectors and coarse levels): 17 float64 arrays of the grid (20 for Newton's
-// method), bytes. solve_pb checks it against the memory available before it allocates anything.
+// method), one more unless focusing is off (the focused boundary) and one more with solvation,
+// bytes. solve_pb checks it against the memory available before it allocates anything.
 std::size_t pb_host_bytes(const GridSpec& grid, const PbOptions& options);
 
 // One grid's solve: the potential on every point and the solver's report.
