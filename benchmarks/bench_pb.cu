@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
     double apbs_s = 0, apbs_energy = 0;
     if (have_apbs && c.run_apbs) {
       const auto pqr = apbs_readable_pqr(*atoms, dir);
-      apbs_energy = test::run_apbs(pqr, grid, options, dir, &apbs_s, false).second;
+      apbs_energy = test::run_apbs(pqr, grid, options, dir, &apbs_s, nullptr, false).second;
     }
     report.add_row({c.name, atoms->size(), grid.describe(), cpu_s, gpu_s, discretise_s, apbs_s,
                     apbs_s > 0 ? apbs_s / gpu_s : 0.0, cpu_s / gpu_s, relative_l2(gpu.potential, cpu.potential),

@@ -5,6 +5,11 @@
 #include <cmath>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+#include <spdlog/fmt/fmt.h>
+
+#include "dcsgrid/core/units.hpp"
+#include "dcsgrid/engine/pb.hpp"
 #include "dcsgrid/io/maps/io.hpp"
 #include "dcsgrid/io/structure/read.hpp"
 #include "helpers.hpp"
@@ -32,8 +37,9 @@ double relative_l2(const std::vector<float>& a, const std::vector<float>& ref) {
   return std::sqrt(err / norm);
 }
 
-// 1D7H on APBS's 97 × 65 × 65 grid at 0.75 Å: `dcsgrid --method pb --preset apbs-pb` writes the
-// map APBS writes for pdie 2, sdie 78.54, 0.15 M salt of radius 2 Å, srad 1.4, smol, spl2, mdh.
+// 1D7H on APBS's 97 × 65 × 65 grid at 0.75 Å: `dcsgrid --method pb --preset apbs-pb --boundary mdh`
+// writes the map APBS's mg-manual writes for pdie 2, sdie 78.54, 0.15 M salt of radius 2 Å, srad
+// 1.4, smol, spl2, mdh (without --boundary this grid is tight enough to focus).
 TEST_F(CliPb, PresetApbsPbGivesApbsMap) {
   if (!test::have_apbs()) GTEST_SKIP() << "apbs is not installed (Debian: apt-get install apbs)";
   const fs::path pqr = test::data_file("1d7h-min.pqr");
@@ -44,7 +50,7 @@ TEST_F(CliPb, PresetApbsPbGivesApbsMap) {
   const auto r = run_command(test::dcsgrid_binary() + " " + pqr.string() + " -o " + (dir / "pb.dx").string() +
                              " -o " + (dir / "pb.h5").string() + " --method pb --preset apbs-pb --origin " +
                              std::to_string(origin[0]) + "," + std::to_string(origin[1]) + "," +
-                             std::to_string(origin[2]) + " --dims 97,65,65 --spacing 0.75 -q");
+                             std::to_string(origin[2]) + " --dims 97,65,65 --spacing 0.75 --boundary mdh -q");
   ASSERT_EQ(r.status, 0) << r.output;
   engine::PbOptions apbs;
   apbs.ions = {{1, 0.15, 2.0}, {-1, 0.15, 2.0}};
@@ -104,6 +110,80 @@ TEST_F(CliPb, XyzAtomsTakeTheirElementsRadii) {
   const io::MapFile xyz = io::read_hdf5(dir / "one.xyz.h5"), pqr = io::read_hdf5(dir / "one.pqr.h5");
   ASSERT_TRUE(xyz.grid.same_as(pqr.grid));
   EXPECT_EQ(xyz.data, pqr.data);
+}
+
+// 1D7H's 97 × 65 × 65 grid at 0.75 Å is shorter than 1.7 × its extent: the run focuses by itself
+// and says so; --json holds solve_pb's energies and residual history, and each grid solved (the
+// reference medium's too, with --solvation); the metadata names the grids.
+TEST_F(CliPb, FocusingAndTheSolverReportInJson) {
+  const fs::path pqr = test::data_file("1d7h-min.pqr");
+  const AtomSet atoms = io::read_structure(pqr).atoms;
+  const auto centre = bounding_box(atoms).center();
+  std::array<double, 3> origin;
+  for (int d = 0; d < 3; ++d) origin[d] = centre[d] - 0.375 * double((d == 0 ? 97 : 65) - 1);
+  const GridSpec grid = grid_from_origin(origin, {97, 65, 65}, 0.75);
+  const auto r = run_command("{ " + test::dcsgrid_binary() + " " + pqr.string() + " -o " + (dir / "pb.h5").string() +
+                             " --method pb --preset apbs-pb --solvation --device cpu --origin " +
+                             fmt::format("{:.17g},{:.17g},{:.17g}", origin[0], origin[1], origin[2]) +
+                             " --dims 97,65,65 --spacing 0.75 --json > " + (dir / "run.json").string() + "; }");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("pb focusing (as APBS mg-auto), the grid being shorter than 1.7"), std::string::npos)
+      << r.output;
+  std::ifstream in(dir / "run.json");
+  const nlohmann::json solver = nlohmann::json::parse(in).at("passes").at(0).at("solver");
+
+  engine::PbOptions options;
+  options.ions = {{1, 0.15, 2.0}, {-1, 0.15, 2.0}};
+  options.solvation = true;
+  const engine::PbResult ours =
+      engine::solve_pb(atoms, grid, options, kCoulomb * unit_factor(Unit::kT_per_e, options.temp));
+  EXPECT_NEAR(solver.at("energy").at("kJ_per_mol").get<double>(), ours.energy_kj_per_mol,
+              1e-9 * std::abs(ours.energy_kj_per_mol));
+  EXPECT_NEAR(solver.at("solvation_energy").at("kJ_per_mol").get<double>(), *ours.solvation_kj_per_mol,
+              1e-9 * std::abs(*ours.solvation_kj_per_mol));
+  EXPECT_NEAR(solver.at("energy").at("kT").get<double>(),
+              ours.energy_kj_per_mol / (kGasConstant * 4.184 * options.temp), 1e-6);
+  const auto history = solver.at("residual_history").get<std::vector<double>>();
+  ASSERT_EQ(history.size(), ours.residual_history.size());
+  for (std::size_t n = 0; n < history.size(); ++n)
+    EXPECT_NEAR(history[n], ours.residual_history[n], 1e-6 * ours.residual_history[n]) << n;
+  EXPECT_LT(history.back(), options.tolerance);
+  std::vector<std::string> boundaries;
+  for (const auto& g : solver.at("grids")) boundaries.push_back(g.at("boundary").get<std::string>());
+  EXPECT_EQ(boundaries, (std::vector<std::string>{"mdh", "focus", "mdh", "focus"}));
+  EXPECT_TRUE(solver.at("grids").at(2).at("reference_medium").get<bool>());
+  const io::MapFile h5 = io::read_hdf5(dir / "pb.h5");
+  EXPECT_EQ(h5.meta.parameters.at("pb_grids").rfind("2 grids: 97x65x65 points", 0), 0u) << h5.meta.parameters.at("pb_grids");
+  EXPECT_NE(h5.meta.parameters.at("pb").find("focusing auto"), std::string::npos) << h5.meta.parameters.at("pb");
+}
+
+// The summary prints the energies (APBS's kJ/mol and kT).
+TEST_F(CliPb, SummaryPrintsTheEnergies) {
+  std::ofstream(dir / "one.pqr") << "ATOM      1  NA   NA     1       0.000   0.000   0.000  1.0000 2.2700\n";
+  const auto r = run_command(test::dcsgrid_binary() + " " + (dir / "one.pqr").string() + " -o " +
+                             (dir / "o.h5").string() + " --method pb --spacing 1 --padding 8 --device cpu --solvation");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("pb: one grid, "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("total electrostatic energy "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("electrostatic solvation energy -"), std::string::npos) << r.output;
+}
+
+TEST_F(CliPb, FocusingRefusalsNameTheProblem) {
+  const fs::path pqr = test::data_file("1d7h-min.pqr");
+  const std::string base = test::dcsgrid_binary() + " " + pqr.string() + " -o " + (dir / "o.h5").string() +
+                           " --device cpu --spacing 1.5";
+  const auto refused = [&](const std::string& options, const std::string& message) {
+    const auto r = run_command(base + options);
+    EXPECT_NE(r.status, 0) << options;
+    EXPECT_NE(r.output.find(message), std::string::npos) << options << ": " << r.output;
+  };
+  refused(" --method direct --solvation", "--solvation is the Poisson–Boltzmann solvation energy");
+  refused(" --method pb --coarse-size 20,20,20", "is shorter than the grid");
+  refused(" --method pb --boundary mdh --coarse-size 200,200,200", "--coarse-size focuses from a coarse grid");
+  refused(" --method pb --boundary sdh --coarse-boundary zero", "--coarse-boundary sets the coarse grid");
+  // A grid beside the molecule: focusing needs the molecule inside the grid.
+  refused(" --method pb --boundary focus --origin 100,100,100 --dims 33,33,33", "must contain the molecule");
+  EXPECT_EQ(test::listing(dir), std::vector<std::string>{});
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "app/mpi_ranks.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
+#include "dcsgrid/engine/metadata.hpp"
 #include "dcsgrid/io/files/atomic_file.hpp"
 #include "dcsgrid/io/structure/element_radii.hpp"
 #include "dcsgrid/io/files/output_checks.hpp"
@@ -395,7 +396,8 @@ PassPlan plan_passes(const Job& job, const ComputeSettings& compute, const std::
   for (const auto m : order) {
     plan.requests.push_back(make_request(compute, m, atoms, grid));
     engine::validate(plan.requests.back());
-    io::MapMetadata meta = map_metadata(compute, m);
+    // From the request itself, so that pb records the grids it will solve on.
+    io::MapMetadata meta = engine::method_metadata(plan.requests.back());
     meta.atom_count = report.atoms;
     meta.total_charge = report.total_charge;
     meta.input_file = report.input;
@@ -518,6 +520,33 @@ JobReport run_job(const Job& job, Observer& observer) {
   return report;
 }
 
+namespace {
+
+nlohmann::json energy_json(double kt, double kj_per_mol) { return {{"kT", kt}, {"kJ_per_mol", kj_per_mol}}; }
+
+// An iterative method's solve: the output grid's residual history, every grid solved (focusing,
+// the solvation's reference medium) and the energies.
+nlohmann::json solver_json(const engine::SolverReport& r) {
+  nlohmann::json grids = nlohmann::json::array();
+  for (const engine::SolverLevel& level : r.levels)
+    grids.push_back({{"dims", level.grid.dims},
+                     {"origin", level.grid.origin},
+                     {"spacing", level.grid.spacing},
+                     {"boundary", level.boundary},
+                     {"reference_medium", level.reference},
+                     {"iterations", level.iterations},
+                     {"residual_history", level.residual_history}});
+  nlohmann::json j = {{"method", r.method},
+                      {"iterations", r.iterations},
+                      {"residual_history", r.residual_history},
+                      {"grids", grids},
+                      {"energy", energy_json(r.energy_kt, r.energy_kj_per_mol)}};
+  if (r.solvation_kt) j["solvation_energy"] = energy_json(*r.solvation_kt, *r.solvation_kj_per_mol);
+  return j;
+}
+
+}  // namespace
+
 nlohmann::json JobReport::to_json() const {
   nlohmann::json pass_list = nlohmann::json::array();
   double setup = 0, compute = 0, overflow = 0;
@@ -535,6 +564,7 @@ nlohmann::json JobReport::to_json() const {
                                      {"wall", p.wall_seconds}}}};
     if (engine::describe(p.method).all_pairs) j["evaluations_per_second"] = pairs / p.compute_seconds();
     if (p.against_reference) j["comparison"] = p.against_reference->to_json();
+    if (p.stats.solver) j["solver"] = solver_json(*p.stats.solver);
     pass_list.push_back(j);
     setup += p.stats.setup_seconds;
     compute += p.compute_seconds();

@@ -86,6 +86,9 @@ void validate(const ComputeSettings& s) {
   for (const auto m : s.methods) engine::validate_method(make_request(s, m, none, GridSpec{}));
   if (s.auto_method) engine::validate(s.msm);
   if (s.threads < 0) throw Error("--threads must be 0 (all cores) or a positive count");
+  if (s.pb.solvation && std::ranges::find(s.methods, engine::Method::pb) == s.methods.end())
+    throw Error("--solvation is the Poisson–Boltzmann solvation energy: it needs pb in the method list "
+                "(--method pb), not --method " + method_list_name(s.methods));
 }
 
 engine::PotentialRequest make_request(const ComputeSettings& s, engine::Method method,

@@ -1,5 +1,6 @@
 // dcsgrid INPUT -o OUT [options]: the main job. Parses the command line into an app::Job, runs it
 // (app::run_job) and prints the summary.
+#include <algorithm>
 #include <cstdio>
 
 #include <CLI/CLI.hpp>
@@ -124,6 +125,18 @@ class TerminalObserver : public app::Observer {
   std::optional<ProgressBar> bar_;
 };
 
+// An iterative method's solve: its grids, iterations, residual and energies (APBS's kJ/mol and kT).
+void print_solver(const engine::SolverReport& s) {
+  const auto maps = std::ranges::count_if(s.levels, [](const engine::SolverLevel& l) { return !l.reference; });
+  std::fprintf(stderr, "      %s: %s, %d iterations on the output grid to a relative residual of %.3g\n",
+               s.method.c_str(), maps > 1 ? fmt::format("{} grids (focusing)", maps).c_str() : "one grid",
+               s.iterations, s.residual_history.empty() ? 0.0 : s.residual_history.back());
+  std::fprintf(stderr, "      total electrostatic energy %.6g kJ/mol (%.6g kT)\n", s.energy_kj_per_mol, s.energy_kt);
+  if (s.solvation_kj_per_mol)
+    std::fprintf(stderr, "      electrostatic solvation energy %.6g kJ/mol (%.6g kT)\n", *s.solvation_kj_per_mol,
+                 *s.solvation_kt);
+}
+
 void print_summary(const app::JobReport& r) {
   const app::PassReport& first = r.passes.front();
   const double pairs = double(r.atoms) * double(r.grid.point_count());
@@ -156,6 +169,8 @@ void print_summary(const app::JobReport& r) {
       std::fprintf(stderr, "\n%s against %s:\n%s\n", name.c_str(), engine::method_name(first.method).c_str(),
                    pass.against_reference->table().c_str());
   }
+  for (const app::PassReport& pass : r.passes)
+    if (pass.stats.solver) print_solver(*pass.stats.solver);
   for (const auto& out : r.outputs) std::fprintf(stderr, "      wrote %s\n", out.c_str());
 }
 

@@ -254,13 +254,56 @@ void add_pb_options(CLI::App& app, ComputeOptions& o) {
       ->transform(CLI::CheckedTransformer(keyword_map({engine::PbChargeMap::spl0, engine::PbChargeMap::spl2,
                                                        engine::PbChargeMap::spl4})))
       ->group(group);
-  app.add_option("--boundary", pb.bcfl, "Boundary values (APBS bcfl): zero, sdh, mdh")
-      ->transform(CLI::CheckedTransformer(keyword_map({engine::PbBoundary::zero, engine::PbBoundary::sdh,
-                                                       engine::PbBoundary::mdh})))
+  app.add_option("--boundary", o.boundary,
+                 "Boundary values (APBS bcfl): zero, sdh or mdh on the grid itself (APBS mg-manual), or focus "
+                 "(APBS mg-auto: a coarse grid's solution sets the grid's faces). Default: mdh, focusing when "
+                 "the grid is shorter than 1.7 × the molecule's extent along an axis (the log says so)")
+      ->check(CLI::IsMember({"zero", "sdh", "mdh", "focus"}))
+      ->group(group);
+  app.add_option("--coarse-boundary", o.coarse_boundary,
+                 "With focusing, the coarsest grid's boundary values (APBS bcfl in mg-auto): zero, sdh, mdh "
+                 "(default mdh)")
+      ->check(CLI::IsMember({"zero", "sdh", "mdh"}))
+      ->group(group);
+  app.add_option("--coarse-size", o.coarse_size,
+                 "X,Y,Z: focus from a coarse grid of these lengths (Å, APBS cglen), centred on the atoms' box, "
+                 "with the grid's point counts; default 1.7 × the molecule's extent")
+      ->delimiter(',')
+      ->expected(3)
+      ->check(finite_number())
+      ->group(group);
+  app.add_flag("--solvation", pb.solvation,
+               "Also solve the reference medium (solvent dielectric = solute's, no ions) on the same grids and "
+               "report the electrostatic solvation energy")
       ->group(group);
   app.add_flag("--nonlinear", pb.nonlinear, "Full (nonlinear) PB by Newton's method (APBS npbe)")->group(group);
   app.add_option("--pb-tolerance", pb.tolerance, "Relative residual the solver stops at")
       ->check(finite_number())->capture_default_str()->group(group);
+}
+
+engine::PbBoundary parse_bcfl(const std::string& text) {
+  for (const engine::PbBoundary b : {engine::PbBoundary::zero, engine::PbBoundary::sdh, engine::PbBoundary::mdh})
+    if (text == engine::keyword(b)) return b;
+  throw Error("unknown boundary '" + text + "' (zero, sdh, mdh)");
+}
+
+// --boundary, --coarse-boundary and --coarse-size as PbOptions' focus, bcfl and coarse size: zero,
+// sdh or mdh is that condition on the grid itself; focus, or a coarse size, focuses; neither focuses
+// when the grid is tight. bcfl is the coarsest grid's.
+void set_focusing(engine::PbOptions& pb, const std::string& boundary, const std::string& coarse_boundary,
+                  const std::vector<double>& coarse_size) {
+  const bool one_grid = !boundary.empty() && boundary != "focus";
+  if (one_grid && !coarse_size.empty())
+    throw Error("--coarse-size focuses from a coarse grid: it cannot go with --boundary " + boundary +
+                " (one grid); use --boundary focus or leave --boundary out");
+  if (one_grid && !coarse_boundary.empty())
+    throw Error("--coarse-boundary sets the coarse grid of focusing: it cannot go with --boundary " + boundary +
+                " (one grid); use --boundary focus or leave --boundary out");
+  pb.focus = one_grid ? engine::PbFocus::never
+             : boundary == "focus" || !coarse_size.empty() ? engine::PbFocus::always
+                                                            : engine::PbFocus::automatic;
+  pb.bcfl = parse_bcfl(one_grid ? boundary : coarse_boundary.empty() ? "mdh" : coarse_boundary);
+  if (!coarse_size.empty()) std::copy(coarse_size.begin(), coarse_size.end(), pb.coarse_size.begin());
 }
 
 }  // namespace
@@ -276,6 +319,7 @@ app::ComputeSettings ComputeOptions::settings() const {
   s.periodic = periodic;
   s.pb = pb;
   for (const std::string& ion : ions) s.pb.ions.push_back(parse_ion(ion));
+  set_focusing(s.pb, boundary, coarse_boundary, coarse_size);
   if (!cell.empty()) s.cell = parse_cell(cell);
   s.device = device;
   s.gpus = app::parse_gpu_list(gpus);

@@ -89,6 +89,9 @@ struct ComputeOptions {
   engine::PeriodicOptions periodic;
   engine::PbOptions pb;
   std::vector<std::string> ions;  // --ion CHARGE,CONC,RADIUS
+  std::string boundary;         // --boundary zero|sdh|mdh|focus; empty: focus when the grid is tight
+  std::string coarse_boundary;  // --coarse-boundary zero|sdh|mdh: the coarsest grid's bcfl
+  std::vector<double> coarse_size;  // --coarse-size X,Y,Z (Å)
   std::string cell;  // --cell A,B,C[,ALPHA,BETA,GAMMA]; empty: the input's own
   std::string device = "auto";
   std::string gpus = "all";

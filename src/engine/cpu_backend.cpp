@@ -24,6 +24,8 @@ class CpuMethod {
  public:
   virtual ~CpuMethod() = default;
   virtual void compute(Slab slab, float* out) = 0;
+  // What an iterative method tells about its solve, for RunStats.
+  virtual std::optional<SolverReport> solver_report() const { return {}; }
 };
 
 class DirectCpu final : public CpuMethod {
@@ -101,14 +103,19 @@ class PeriodicCpu final : public CpuMethod {
 class PbCpu final : public CpuMethod {
  public:
   explicit PbCpu(const PotentialRequest& r)
-      : plane_(r.grid.plane_size()), result_(solve_pb(*r.atoms, r.grid, pb_options(r), pb_unit_scale(r))) {}
+      : plane_(r.grid.plane_size()), temperature_(r.physics.temperature),
+        result_(solve_pb(*r.atoms, r.grid, pb_options(r), pb_unit_scale(r))) {}
   void compute(Slab slab, float* out) override {
     const double* from = result_.potential.data() + plane_ * std::size_t(slab.z_begin);
     std::transform(from, from + plane_ * std::size_t(slab.planes()), out, [](double v) { return float(v); });
   }
+  std::optional<SolverReport> solver_report() const override {
+    return engine::solver_report(result_, temperature_);
+  }
 
  private:
   std::size_t plane_;
+  double temperature_;
   PbResult result_;
 };
 
@@ -156,6 +163,7 @@ class CpuBackend final : public Backend {
         request.grid, slab_bytes, [&](Slab slab, float* out) { method->compute(slab, out); }, sink, progress);
     stats.setup_seconds += setup;
     stats.device = "CPU, " + std::to_string(team_size()) + " threads";
+    stats.solver = method->solver_report();
     return stats;
   }
 };

@@ -237,6 +237,7 @@ class DeviceWorker {
   }
 
   std::int64_t plane_multiple() const { return layout_.plane_multiple; }
+  std::optional<SolverReport> solver_report() const { return method_->solver_report(); }
 
   void allocate(std::int64_t planes) {
     slot_.reserve(std::size_t(planes) * layout_.plane_bytes() / sizeof(float),
@@ -305,6 +306,7 @@ class DeviceWorker {
 struct DeviceResult {
   DeviceRunStats stats;
   double host_seconds = 0;
+  std::optional<SolverReport> solver;
 };
 
 // The body of device thread `index` (of `count`), running on `device`. Errors go to the handoff,
@@ -333,6 +335,7 @@ void device_thread(int device, std::size_t index, std::size_t count,
     result.stats.compute_seconds = worker.kernel_seconds();
     result.stats.slabs = std::int64_t(mine.size());
     result.host_seconds = worker.host_seconds();
+    result.solver = worker.solver_report();
   } catch (const std::exception& e) {
     handoff.fail(std::make_exception_ptr(Error(result.stats.device + ": " + e.what())));
   } catch (...) {
@@ -427,6 +430,7 @@ class CudaBackend final : public Backend {
       stats.compute_seconds = std::max(stats.compute_seconds, r.stats.compute_seconds);
       stats.overflow_seconds += r.host_seconds;
       stats.devices.push_back(r.stats);
+      if (r.solver) stats.solver = r.solver;
     }
     return stats;
   }

@@ -63,7 +63,12 @@ io::MapMetadata method_metadata(const PotentialRequest& request) {
     meta.parameters["softening_order"] = fmt::format("{}", softening_order_used(msm));
   }
   if (describe(method).periodic) add_periodic_parameters(request, meta);
-  if (method == Method::pb) meta.parameters["pb"] = describe(pb_options(request));
+  if (method == Method::pb) {
+    const PbOptions pb = pb_options(request);
+    meta.parameters["pb"] = describe(pb);
+    if (request.atoms && !request.atoms->empty())
+      meta.parameters["pb_grids"] = describe_focus(pb_focus_grids(*request.atoms, request.grid, pb), pb);
+  }
   meta.dielectric = p.dielectric;
   meta.dielectric_model = p.distance_dependent ? "distance-dependent 4r" : "constant";
   meta.ionic_strength = p.ionic_strength;

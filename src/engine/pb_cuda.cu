@@ -72,12 +72,14 @@ class PbDeviceMethod final : public DeviceMethod {
  public:
   PbDeviceMethod(const PotentialRequest& r, cudaStream_t stream) : grid_(r.grid) {
     const PbResult result = solve_pb(*r.atoms, r.grid, pb_options(r), pb_unit_scale(r), pb_solve_grid_cuda);
+    report_ = engine::solver_report(result, r.physics.temperature);
     const std::vector<float> values(result.potential.begin(), result.potential.end());
     solution_.resize(values.size());
     DCSGRID_CUDA_CHECK(cudaMemcpyAsync(solution_.data(), values.data(), solution_.bytes(), cudaMemcpyHostToDevice, stream));
     DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
   SlabLayout layout() const override { return {grid_.nx(), grid_.ny(), 1}; }
+  std::optional<SolverReport> solver_report() const override { return report_; }
   void enqueue(Slab slab, float* out, cudaStream_t stream) override {
     const std::size_t plane = grid_.plane_size();
     DCSGRID_CUDA_CHECK(cudaMemcpyAsync(out, solution_.data() + plane * std::size_t(slab.z_begin),
@@ -87,6 +89,7 @@ class PbDeviceMethod final : public DeviceMethod {
 
  private:
   GridSpec grid_;
+  SolverReport report_;
   DeviceBuffer<float> solution_;
 };
 

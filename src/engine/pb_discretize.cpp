@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <numbers>
 
+#include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/physics.hpp"
 #include "dcsgrid/engine/atom_cells.hpp"
 #include "dcsgrid/engine/cpu_backend.hpp"
@@ -472,6 +473,55 @@ void pb_boundary(const AtomSet& atoms, const GridSpec& grid, const PbOptions& op
         }
     }
   }
+}
+
+namespace {
+
+// Where x falls on a coarse axis of n points from lo at spacing h: the point below and the
+// fraction towards the next. A point off the axis by more than round-off is an error.
+std::pair<std::int64_t, double> axis_cell(double x, double lo, double h, std::int64_t n, bool& off) {
+  double t = (x - lo) / h;
+  const double slack = 1e-9 * double(n);
+  if (t < -slack || t > double(n - 1) + slack) off = true;
+  t = std::clamp(t, 0.0, double(n - 1));
+  const auto below = std::min<std::int64_t>(std::int64_t(std::floor(t)), std::max<std::int64_t>(n - 2, 0));
+  return {below, t - double(below)};
+}
+
+}  // namespace
+
+std::vector<double> pb_focus_boundary(const GridSpec& coarse, const std::vector<double>& coarse_phi,
+                                      const GridSpec& fine) {
+  std::vector<double> phi(fine.point_count(), 0.0);
+  const auto value_at = [&](std::int64_t i, std::int64_t j, std::int64_t k) {
+    const auto p = fine.position(i, j, k);
+    bool off = false;
+    std::pair<std::int64_t, double> c[3];
+    for (int d = 0; d < 3; ++d) c[d] = axis_cell(p[d], coarse.origin[d], coarse.spacing[d], coarse.dims[d], off);
+    if (off)
+      throw Error("pb focusing: the point (" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ", " +
+                  std::to_string(p[2]) + ") Å of the grid " + fine.describe() + " lies off the coarser grid " +
+                  coarse.describe());
+    double sum = 0;
+    for (int corner = 0; corner < 8; ++corner) {
+      double w = 1;
+      std::int64_t at[3];
+      for (int d = 0; d < 3; ++d) {
+        const bool up = (corner >> d) & 1;
+        at[d] = std::min(c[d].first + up, coarse.dims[d] - 1);
+        w *= up ? c[d].second : 1 - c[d].second;
+      }
+      if (w != 0) sum += w * coarse_phi[coarse.index(at[0], at[1], at[2])];
+    }
+    return sum;
+  };
+  const std::int64_t nx = fine.nx(), ny = fine.ny(), nz = fine.nz();
+  for (std::int64_t k = 0; k < nz; ++k)
+    for (std::int64_t j = 0; j < ny; ++j) {
+      const bool whole_row = k == 0 || k == nz - 1 || j == 0 || j == ny - 1;
+      for (std::int64_t i = 0; i < nx; i += whole_row ? 1 : nx - 1) phi[fine.index(i, j, k)] = value_at(i, j, k);
+    }
+  return phi;
 }
 
 }  // namespace dcsgrid::engine

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -153,6 +154,8 @@ class DeviceMethod {
   // the device could not take. Runs on the device's host thread; returns the seconds it took
   // (reported as RunStats::overflow_seconds).
   virtual double finish_on_host(Slab /*slab*/, float* /*host*/) { return 0; }
+  // What an iterative method tells about its solve (pb), copied into RunStats.
+  virtual std::optional<SolverReport> solver_report() const { return {}; }
 };
 
 // The method for request.method, on the current device. Defined in cuda_backend.cu: a new method

@@ -4,11 +4,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <optional>
 
 #include "dcsgrid/core/atoms.hpp"
 #include "dcsgrid/core/cell.hpp"
@@ -18,6 +17,7 @@
 #include "dcsgrid/engine/msm_plan.hpp"
 #include "dcsgrid/engine/pb.hpp"
 #include "dcsgrid/engine/periodic_options.hpp"
+#include "dcsgrid/engine/solver_report.hpp"
 
 namespace dcsgrid::engine {
 
@@ -92,6 +92,7 @@ struct RunStats {
   double sink_seconds = 0;     // time spent in the sink (writing)
   std::string device;          // what ran it, in words
   std::vector<DeviceRunStats> devices;  // per GPU (empty on the CPU)
+  std::optional<SolverReport> solver;   // an iterative method's solve (pb): residuals, energies
 };
 
 class Backend {

@@ -6,12 +6,14 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "dcsgrid/core/atoms.hpp"
 #include "dcsgrid/core/grid.hpp"
 #include "dcsgrid/core/units.hpp"
+#include "dcsgrid/engine/solver_report.hpp"
 
 namespace dcsgrid::engine {
 
@@ -24,12 +26,22 @@ enum class PbSurface { mol, smol, spl2, spl4 };
 enum class PbChargeMap { spl0, spl2, spl4 };
 // bcfl: zero (φ = 0 on the faces), sdh (one Debye–Hückel sphere holding the molecule's charge,
 // dipole and quadrupole), mdh (a Debye–Hückel sphere per atom, summed).
+// With focusing, bcfl sets the coarsest grid's faces (as APBS's bcfl in mg-auto).
 enum class PbBoundary { zero, sdh, mdh };
+// Focusing (APBS mg-auto, docs/pb.md): a coarse grid around the molecule solved with bcfl, whose
+// solution, interpolated trilinearly, sets the faces of the next finer grid, down to the requested
+// one. automatic: when the requested grid is shorter than kPbCoarseFactor × the molecule's extent
+// along an axis, or a coarse size is given; always: focus (the coarse size chosen unless given);
+// never: one grid with bcfl (APBS mg-manual).
+enum class PbFocus { automatic, always, never };
+// APBS's psize: the coarse grid spans cfac = 1.7 times the molecule's extent (its atoms' spheres).
+inline constexpr double kPbCoarseFactor = 1.7;
 
 // APBS's keyword for each choice ("smol", "spl2", "mdh"), for logs, metadata and input files.
 const char* keyword(PbSurface srfm);
 const char* keyword(PbChargeMap chgm);
 const char* keyword(PbBoundary bcfl);
+const char* keyword(PbFocus focus);  // "auto", "always", "never"
 
 // One mobile ion species (APBS "ion charge C conc M radius R").
 struct PbIon {
@@ -59,6 +71,13 @@ struct PbOptions {
   // The radius of the 1:1 salt that a request's ionic strength stands for when `ions` is empty
   // (--ion-radius; APBS's usual 2.0 Å).
   double ion_radius = 2.0;
+  PbFocus focus = PbFocus::automatic;
+  // The coarsest grid's lengths along x, y, z (Å, APBS cglen), centred on the atoms' box (cgcent
+  // mol); all zero: kPbCoarseFactor × the molecule's extent, or the grid's length where longer.
+  std::array<double, 3> coarse_size{};
+  // Also solve the reference medium (sdie = pdie, no ions) on the same grids and report the
+  // electrostatic solvation energy, the difference of the two total energies.
+  bool solvation = false;
 };
 
 // Throws Error naming the option for values out of range and an ion set that is not neutral
@@ -83,7 +102,25 @@ struct PbResult {
   // times e (kT for kT/e), and the same in kJ/mol (APBS prints kJ/mol).
   double energy = 0.0;
   double energy_kj_per_mol = 0.0;
+  // Every grid solved, coarsest first (one without focusing), then the reference medium's.
+  std::vector<SolverLevel> levels;
+  // With options.solvation: the total energy less the reference medium's, as `energy`.
+  std::optional<double> solvation_energy;
+  std::optional<double> solvation_kj_per_mol;
 };
+
+// The report of a solve (iterations, residuals, energies in kT and kJ/mol) at temperature temp.
+SolverReport solver_report(const PbResult& result, double temp);
+
+// The grids a solve runs on, coarsest first, the requested grid last (APBS's mg-auto set-up: every
+// level has grid's point counts; the spacing falls by at most 4 a level, by the same ratio each;
+// each intermediate grid is centred on the requested one and moved back inside its parent where
+// it sticks out). One grid when the solve does not focus. Throws Error for a coarse size shorter
+// than the grid, or a grid that does not fit inside the coarse one.
+std::vector<GridSpec> pb_focus_grids(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options);
+// "2 grids: 97x65x65 points, 1.02 Å, origin (…) (mdh), then the requested one (focus)", for logs
+// and metadata.
+std::string describe_focus(const std::vector<GridSpec>& grids, const PbOptions& options);
 
 // Point counts the multigrid coarsens well (n = c·16 + 1: at least 4 levels, as APBS's dime
 // c·2^(nlev+1) + 1): each count rounded up to the next such, at least 17. Other counts solve too,
@@ -92,7 +129,8 @@ std::array<std::int64_t, 3> pb_dims(const std::array<std::int64_t, 3>& dims);
 
 // The host memory solve_pb needs at its peak (float64 coefficients, right-hand side, potential,
 // the solver's vectors and coarse levels): 17 float64 arrays of the grid (20 for Newton's
-// method), bytes. solve_pb checks it against the memory available before it allocates anything.
+// method), one more unless focusing is off (the focused boundary) and one more with solvation,
+// bytes. solve_pb checks it against the memory available before it allocates anything.
 std::size_t pb_host_bytes(const GridSpec& grid, const PbOptions& options);
 
 // One grid's solve: the potential on every point and the solver's report.
@@ -114,9 +152,12 @@ using PbGridSolver = PbGridSolution (*)(const AtomSet& atoms, const GridSpec& gr
 PbGridSolution pb_solve_grid_cpu(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options,
                                  double scale, const std::vector<double>* boundary);
 
-// Solves the linearised PB equation on every point of grid. atoms must carry radii (has_radii)
-// and lie strictly inside the grid; scale converts e/Å to the output unit (k_C·unit factor, as
-// make_pair_kernel(physics).scale with dielectric 1: 560.4 for kT/e at 298.15 K). Throws Error
+// Solves the PB equation on every point of grid, on the focusing grids of pb_focus_grids (each
+// with `solver`; the energy as APBS's mg-auto: the requested grid's, plus the coarser grids'
+// field and ion terms outside their finer grid), and with options.solvation the reference medium
+// on the same grids. atoms must carry radii (has_radii) and lie strictly inside the grid; scale
+// converts e/Å to the output unit (k_C·unit factor, as make_pair_kernel(physics).scale with
+// dielectric 1: 560.4 for kT/e at 298.15 K). Logs the focusing grids it chose. Throws Error
 // for bad options or atoms, and when the solver stops above the tolerance (the residual history
 // in the message).
 PbResult solve_pb(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options,

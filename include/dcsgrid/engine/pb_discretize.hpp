@@ -50,4 +50,10 @@ IonTerm pb_ion_term(const PbOptions& options, double scale);
 void pb_boundary(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale,
                  std::vector<double>& phi);
 
+// Focusing (APBS's focusFillBound): an array of every point of `fine` whose outer faces hold
+// coarse_phi interpolated trilinearly (the interior 0), for the grid solver's boundary. Throws
+// Error naming the point when a face point lies off the coarse grid.
+std::vector<double> pb_focus_boundary(const GridSpec& coarse, const std::vector<double>& coarse_phi,
+                                      const GridSpec& fine);
+
 }  // namespace dcsgrid::engine
