@@ -1,9 +1,9 @@
 // Poisson–Boltzmann (issue 31): solve_pb on the GPU against the same solve on every CPU thread and
 // against APBS (when `apbs` is on PATH) on the same PQR, grid and settings, APBS's usual run
-// (smol, spl2, mdh, pdie 2, 0.15 M). Each row: the three wall times (ours: discretisation, solve
-// and energy, no map written; APBS: its whole run without writing a map), the GPU's map against
-// the CPU's, and both energies against APBS's. The host discretisation's share of the GPU time
-// is timed alone.
+// (smol, spl2, mdh, pdie 2, 0.15 M), on one grid (mg-manual) and focused (mg-auto). Each row: the
+// three wall times (ours: discretisation, solve and energy, no map written; APBS: its whole run
+// without writing a map), the GPU's map against the CPU's, and both energies against APBS's. The
+// host discretisation's share of the GPU time is timed alone.
 //   bench_pb [--apbs-1tii]   (1TII's APBS runs take 10-60 s; off unless asked)
 #include <chrono>
 #include <cmath>
@@ -87,38 +87,49 @@ int main(int argc, char** argv) {
       {&tii, {"1TII", {}, {161, 161, 161}, 0.6, apbs_1tii}},
   };
   const bool have_apbs = test::have_apbs();
-  bench::Report report("pb", {"input", "atoms", "grid", "cpu_s", "gpu_s", "host_discretise_s", "apbs_s",
-                              "apbs_over_gpu", "cpu_over_gpu", "gpu_vs_cpu_l2", "energy_gpu_kJ", "energy_apbs_kJ",
-                              "iterations"});
+  bench::Report report("pb", {"input", "atoms", "grid", "apbs_mode", "grids", "cpu_s", "gpu_s", "host_discretise_s",
+                              "apbs_s", "apbs_over_gpu", "cpu_over_gpu", "gpu_vs_cpu_l2", "energy_gpu_kJ",
+                              "energy_apbs_kJ", "iterations"});
   report.set_context("machine", bench::cpu_description());
   report.set_context("cpu_threads", team_size());
   report.set_context("apbs", have_apbs ? "on PATH" : "absent: not timed");
   report.set_context("settings", "smol, spl2, mdh, pdie 2, sdie 78.54, 0.15 M 1:1 (ion radius 2), srad 1.4, 298.15 K");
-  PbOptions options;
-  options.ions = {{1, 0.15, 2.0}, {-1, 0.15, 2.0}};
-  const double scale = kCoulomb * unit_factor(Unit::kT_per_e, options.temp);
-  for (const auto& [atoms, c] : cases) {
-    const GridSpec grid = centred_grid(*atoms, c.dims, c.spacing);
-    PbResult gpu, cpu;
-    solve_pb(*atoms, grid, options, scale, pb_solve_grid_cuda);  // warm-up: context and first allocations
-    const double gpu_s = bench::best_seconds(3, [&] { gpu = solve_pb(*atoms, grid, options, scale, pb_solve_grid_cuda); });
-    const double cpu_s = seconds_of([&] { cpu = solve_pb(*atoms, grid, options, scale); });
-    const double discretise_s = bench::best_seconds(1, [&] {
-      pb_dielectric(*atoms, grid, options);
-      pb_ion_accessibility(*atoms, grid, options);
-      pb_source(*atoms, grid, options, scale);
-      std::vector<double> faces(grid.point_count(), 0.0);
-      pb_boundary(*atoms, grid, options, scale, faces);
-    });
-    double apbs_s = 0, apbs_energy = 0;
-    if (have_apbs && c.run_apbs) {
-      const auto pqr = apbs_readable_pqr(*atoms, dir);
-      apbs_energy = test::run_apbs(pqr, grid, options, dir, &apbs_s, nullptr, false).second;
+  report.set_context("modes", "mg-manual: one grid (focus never); mg-auto: focusing as APBS (focus auto; APBS given "
+                              "our coarse grid's lengths as cglen)");
+  const double scale = kCoulomb * unit_factor(Unit::kT_per_e, kDefaultTemperature);
+  for (const auto& [atoms, c] : cases)
+    for (const PbFocus focus : {PbFocus::never, PbFocus::automatic}) {
+      PbOptions options;
+      options.ions = {{1, 0.15, 2.0}, {-1, 0.15, 2.0}};
+      options.focus = focus;
+      const GridSpec grid = centred_grid(*atoms, c.dims, c.spacing);
+      PbResult gpu, cpu;
+      solve_pb(*atoms, grid, options, scale, pb_solve_grid_cuda);  // warm-up: context and first allocations
+      const double gpu_s =
+          bench::best_seconds(3, [&] { gpu = solve_pb(*atoms, grid, options, scale, pb_solve_grid_cuda); });
+      const double cpu_s = seconds_of([&] { cpu = solve_pb(*atoms, grid, options, scale); });
+      double discretise_s = 0;
+      for (const SolverLevel& level : gpu.levels)
+        discretise_s += seconds_of([&] {
+          pb_dielectric(*atoms, level.grid, options);
+          pb_ion_accessibility(*atoms, level.grid, options);
+          pb_source(*atoms, level.grid, options, scale);
+          std::vector<double> faces(level.grid.point_count(), 0.0);
+          pb_boundary(*atoms, level.grid, options, scale, faces);
+        });
+      const bool focused = gpu.levels.size() > 1;
+      double apbs_s = 0, apbs_energy = 0;
+      if (have_apbs && c.run_apbs) {
+        const auto pqr = apbs_readable_pqr(*atoms, dir);
+        std::array<double, 3> coarse;
+        for (int d = 0; d < 3; ++d)
+          coarse[d] = gpu.levels.front().grid.spacing[d] * double(gpu.levels.front().grid.dims[d] - 1);
+        apbs_energy = test::run_apbs(pqr, grid, options, dir, &apbs_s, focused ? &coarse : nullptr, false).second;
+      }
+      report.add_row({c.name, atoms->size(), grid.describe(), focused ? "mg-auto" : "mg-manual", gpu.levels.size(),
+                      cpu_s, gpu_s, discretise_s, apbs_s, apbs_s > 0 ? apbs_s / gpu_s : 0.0, cpu_s / gpu_s,
+                      relative_l2(gpu.potential, cpu.potential), gpu.energy_kj_per_mol, apbs_energy, gpu.iterations});
     }
-    report.add_row({c.name, atoms->size(), grid.describe(), cpu_s, gpu_s, discretise_s, apbs_s,
-                    apbs_s > 0 ? apbs_s / gpu_s : 0.0, cpu_s / gpu_s, relative_l2(gpu.potential, cpu.potential),
-                    gpu.energy_kj_per_mol, apbs_energy, gpu.iterations});
-  }
   report.finish();
   std::filesystem::remove_all(dir);
   return 0;
