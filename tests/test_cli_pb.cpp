@@ -97,6 +97,32 @@ TEST_F(CliPb, RefusalsNameTheProblem) {
   EXPECT_EQ(test::listing(dir), (std::vector<std::string>{"one.xyz", "plain.xyz"}));
 }
 
+// --surface-density and --spline-window (APBS sdens, swin) reach the solver: the metadata records
+// them, the spl2 map changes with the window, and values that are not positive are refused.
+TEST_F(CliPb, SurfaceDensityAndSplineWindowReachTheSolver) {
+  std::ofstream(dir / "one.xyz") << "1\none\nNa 0 0 0 1.0\n";
+  const std::string base = test::dcsgrid_binary() + " " + (dir / "one.xyz").string() +
+                           " --method pb --device cpu --boundary mdh --spacing 0.5 -q -o ";
+  auto r = run_command(base + (dir / "w3.h5").string() + " --surface spl2");
+  ASSERT_EQ(r.status, 0) << r.output;
+  r = run_command(base + (dir / "w6.h5").string() + " --surface spl2 --spline-window 0.6");
+  ASSERT_EQ(r.status, 0) << r.output;
+  r = run_command(base + (dir / "d5.h5").string() + " --surface-density 5");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const io::MapFile w3 = io::read_hdf5(dir / "w3.h5"), w6 = io::read_hdf5(dir / "w6.h5");
+  EXPECT_NE(w6.meta.parameters.at("pb").find("swin 0.6"), std::string::npos) << w6.meta.parameters.at("pb");
+  EXPECT_GT(relative_l2(w6.data, w3.data), 1e-4);
+  const io::MapFile d5 = io::read_hdf5(dir / "d5.h5");
+  EXPECT_NE(d5.meta.parameters.at("pb").find("sdens 5"), std::string::npos) << d5.meta.parameters.at("pb");
+  for (const std::string bad : {" --surface-density 0", " --spline-window -1"}) {
+    r = run_command(base + (dir / "bad.h5").string() + bad);
+    EXPECT_NE(r.status, 0) << bad;
+    EXPECT_NE(r.output.find(bad.find("density") != std::string::npos ? "sdens" : "swin"), std::string::npos)
+        << r.output;
+    EXPECT_FALSE(fs::exists(dir / "bad.h5"));
+  }
+}
+
 // An XYZ input's atoms take their elements' radii: the map of a PQR that gives Na Bondi's 2.27 Å.
 TEST_F(CliPb, XyzAtomsTakeTheirElementsRadii) {
   std::ofstream(dir / "one.xyz") << "1\none\nNa 0 0 0 1.0\n";

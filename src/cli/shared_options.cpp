@@ -250,6 +250,13 @@ void add_pb_options(CLI::App& app, ComputeOptions& o) {
       ->transform(CLI::CheckedTransformer(keyword_map({engine::PbSurface::mol, engine::PbSurface::smol,
                                                        engine::PbSurface::spl2, engine::PbSurface::spl4})))
       ->group(group);
+  app.add_option("--surface-density", pb.sdens,
+                 "Points per Å² on each atom's probe sphere when the surface is mol or smol (APBS sdens)")
+      ->check(finite_number())->capture_default_str()->group(group);
+  app.add_option("--spline-window", pb.swin,
+                 "Half-width of the switch that softens each atom's sphere when the surface is spl2 or spl4, Å "
+                 "(APBS swin)")
+      ->check(finite_number())->capture_default_str()->group(group);
   app.add_option("--charge-map", pb.chgm, "Charge spreading (APBS chgm): spl0, spl2, spl4")
       ->transform(CLI::CheckedTransformer(keyword_map({engine::PbChargeMap::spl0, engine::PbChargeMap::spl2,
                                                        engine::PbChargeMap::spl4})))
