@@ -11,85 +11,46 @@
 #include "dcsgrid/core/physics.hpp"
 #include "dcsgrid/engine/atom_cells.hpp"
 #include "dcsgrid/engine/cpu_backend.hpp"
+#include "pb_discretize_point.hpp"
 
 namespace dcsgrid::engine {
 namespace {
 
-using Vec3 = std::array<double, 3>;
-
-// APBS's VSMALL: radii (atoms skipped when marking spheres) and κ below it count as zero.
-constexpr double kApbsSmall = 1e-9;
-
-// The points of one grid: its first point's position, spacing and counts.
-struct Lattice {
-  Vec3 min{}, h{};
-  std::array<std::int64_t, 3> n{};
-  std::size_t at(std::int64_t i, std::int64_t j, std::int64_t k) const {
-    return (std::size_t(k) * n[1] + j) * n[0] + i;
-  }
-};
-
-Lattice lattice_of(const GridSpec& grid, int shifted_axis = -1) {
-  Lattice l{grid.origin, grid.spacing, grid.dims};
-  if (shifted_axis >= 0) l.min[shifted_axis] += 0.5 * grid.spacing[shifted_axis];
-  return l;
-}
+using pb_point::IndexBox;
+using pb_point::kApbsSmall;
+using pb_point::kSplineSmall;
+using pb_point::Lattice;
+using pb_point::lattice_of;
+using pb_point::SplineSwitch;
+using pb_point::Vec3;
 
 // Sets value at every lattice point within r (≤) of centre, as APBS's markSphere (the same index
 // range and the same arithmetic, so that ties fall the same way).
 void mark_sphere(double r, const Vec3& centre, const Lattice& l, std::vector<double>& a, double value) {
-  const Vec3 pos = {centre[0] - l.min[0], centre[1] - l.min[1], centre[2] - l.min[2]};
+  const Vec3 pos = pb_point::relative_to(l, centre[0], centre[1], centre[2]);
   const double r2 = r * r;
-  std::array<std::int64_t, 3> lo, hi;
-  for (int d = 0; d < 3; ++d) {
-    const double range = r + 0.5 * l.h[d];
-    lo[d] = std::max<std::int64_t>(0, std::int64_t(std::ceil((pos[d] - range) / l.h[d])));
-    hi[d] = std::min<std::int64_t>(l.n[d] - 1, std::int64_t(std::floor((pos[d] + range) / l.h[d])));
-  }
-  // z outermost for our layout; the sum is APBS's (dz² + dy²) + dx².
-  for (std::int64_t k = lo[2]; k <= hi[2]; ++k) {
-    const double dz2 = (pos[2] - l.h[2] * double(k)) * (pos[2] - l.h[2] * double(k));
-    for (std::int64_t j = lo[1]; j <= hi[1]; ++j) {
-      const double dy2 = (pos[1] - l.h[1] * double(j)) * (pos[1] - l.h[1] * double(j));
-      const double dzy2 = dz2 + dy2;
-      if (dzy2 > r2) continue;
+  const IndexBox box = pb_point::sphere_box(r, pos, l);
+  // z outermost for our layout; a row whose (dz² + dy²) is already beyond r² is skipped.
+  for (std::int64_t k = box.lo[2]; k <= box.hi[2]; ++k) {
+    const double dz = pb_point::axis_offset(pos, l, 2, k);
+    for (std::int64_t j = box.lo[1]; j <= box.hi[1]; ++j) {
+      const double dy = pb_point::axis_offset(pos, l, 1, j);
+      if (pb_point::distance2(dz, dy, 0.0) > r2) continue;
       double* row = a.data() + l.at(0, j, k);
-      for (std::int64_t i = lo[0]; i <= hi[0]; ++i) {
-        const double dx2 = (pos[0] - l.h[0] * double(i)) * (pos[0] - l.h[0] * double(i));
-        if (dzy2 + dx2 <= r2) row[i] = value;
-      }
+      for (std::int64_t i = box.lo[0]; i <= box.hi[0]; ++i)
+        if (pb_point::distance2(dz, dy, pb_point::axis_offset(pos, l, 0, i)) <= r2) row[i] = value;
     }
   }
 }
 
 Vec3 position(const AtomSet& atoms, std::size_t n) { return {atoms.x[n], atoms.y[n], atoms.z[n]}; }
 
-// APBS's reference sphere (VaccSurf_refSphere): rings of constant θ, points evenly in φ.
-std::vector<Vec3> reference_sphere(int wanted) {
-  const int rings = int(std::floor(std::sqrt(std::numbers::pi * wanted / 4.0) + 0.5));
-  const double dtheta = std::numbers::pi / rings;
-  std::vector<Vec3> points;
-  for (int t = 0; t < rings; ++t) {
-    const double theta = dtheta * t;
-    const int count = int(std::floor(std::sin(theta) * 2 * rings + 0.5));
-    if (count == 0) continue;
-    const double dphi = 2 * std::numbers::pi / count;
-    for (int p = 0; p < count; ++p) {
-      const double phi = dphi * p;
-      points.push_back({std::cos(phi) * std::sin(theta), std::sin(phi) * std::sin(theta), std::cos(theta)});
-    }
-  }
-  return points;
-}
-
 // APBS's ivdwAccExclus: none of the candidate atoms has p within (radius + probe), strictly.
 // The last atom that covered a point is tried first: neighbouring sphere points share it.
 bool accessible(const AtomSet& atoms, const Vec3& p, double probe, const std::vector<std::size_t>& candidates,
                 std::size_t& last_cover) {
   const auto covers = [&](std::size_t a) {
-    const double dx = p[0] - atoms.x[a], dy = p[1] - atoms.y[a], dz = p[2] - atoms.z[a];
-    const double reach = atoms.r[a] + probe;
-    return dx * dx + dy * dy + dz * dz < reach * reach;
+    return pb_point::covers(p, atoms.x[a], atoms.y[a], atoms.z[a], atoms.r[a], probe);
   };
   if (last_cover < candidates.size() && covers(candidates[last_cover])) return false;
   for (std::size_t c = 0; c < candidates.size(); ++c)
@@ -103,9 +64,7 @@ bool accessible(const AtomSet& atoms, const Vec3& p, double probe, const std::ve
 // Every atom's probe-sphere points that no other atom covers (APBS's SAS points).
 std::vector<Vec3> accessible_surface_points(const AtomSet& atoms, const PbOptions& options) {
   const double max_radius = *std::max_element(atoms.r.begin(), atoms.r.end());
-  const double list_radius = std::max(options.srad, max_ion_radius(options)) + 0.5;
-  const double outer = max_radius + list_radius;
-  const auto sphere = reference_sphere(int(std::ceil(4 * std::numbers::pi * outer * outer * options.sdens)));
+  const auto sphere = pb_point::probe_sphere(atoms, options);
   const AtomCells cells(atoms, std::max(max_radius + options.srad, 0.5));
   std::vector<std::vector<Vec3>> per_atom(atoms.size());
 #pragma omp parallel num_threads(team_size())
@@ -121,7 +80,7 @@ std::vector<Vec3> accessible_surface_points(const AtomSet& atoms, const PbOption
       cells.near(c, rad + options.srad + 1e-6, std::size_t(a), candidates);
       std::size_t last_cover = 0;
       for (const Vec3& s : sphere) {
-        const Vec3 p = {rad * s[0] + c[0], rad * s[1] + c[1], rad * s[2] + c[2]};
+        const Vec3 p = pb_point::probe_point(c, rad, s);
         if (accessible(atoms, p, options.srad, candidates, last_cover)) per_atom[a].push_back(p);
       }
     }
@@ -131,105 +90,38 @@ std::vector<Vec3> accessible_surface_points(const AtomSet& atoms, const PbOption
   return points;
 }
 
-// APBS's smoothing (fillcoCoefMolDielSmooth): each face value becomes the harmonic mean of itself,
-// the other two grids' faces at the same point and those of the 1/√2-spacing neighbours that lie
-// inside the grid.
+// APBS's smoothing (fillcoCoefMolDielSmooth) of the three face grids, from their inverses.
 void smooth_dielectric(PbDielectric& d, const GridSpec& grid) {
   const Lattice l = lattice_of(grid);
-  const std::array<std::size_t, 3> stride = {1, std::size_t(l.n[0]), std::size_t(l.n[0] * l.n[1])};
   std::array<std::vector<double>*, 3> eps = {&d.eps_x, &d.eps_y, &d.eps_z};
   std::array<std::vector<double>, 3> inv;
   for (int axis = 0; axis < 3; ++axis) {
     inv[axis].resize(eps[axis]->size());
     std::transform(eps[axis]->begin(), eps[axis]->end(), inv[axis].begin(), [](double e) { return 1 / e; });
   }
+  const auto inverse = [&](int axis, std::size_t p) { return inv[axis][p]; };
   for (int own = 0; own < 3; ++own) {
-    const int a1 = (own + 1) % 3, a2 = (own + 2) % 3;
-    const std::vector<double> &io = inv[own], &i1 = inv[a1], &i2 = inv[a2];
     std::vector<double>& out = *eps[own];
 #pragma omp parallel for num_threads(team_size()) schedule(static)
     for (std::int64_t k = 0; k < l.n[2]; ++k)
       for (std::int64_t j = 0; j < l.n[1]; ++j)
-        for (std::int64_t i = 0; i < l.n[0]; ++i) {
-          const std::array<std::int64_t, 3> idx = {i, j, k};
-          const std::size_t p = l.at(i, j, k);
-          double sum = io[p] + i1[p] + i2[p];
-          int count = 3;
-          if (idx[a1] > 0) sum += i1[p - stride[a1]], ++count;
-          if (idx[a2] > 0) sum += i2[p - stride[a2]], ++count;
-          if (idx[own] < l.n[own] - 1) {
-            const std::size_t q = p + stride[own];
-            sum += i1[q] + i2[q];
-            count += 2;
-            if (idx[a1] > 0) sum += i1[q - stride[a1]], ++count;
-            if (idx[a2] > 0) sum += i2[q - stride[a2]], ++count;
-          }
-          out[p] = count / sum;
-        }
+        for (std::int64_t i = 0; i < l.n[0]; ++i)
+          out[l.at(i, j, k)] = pb_point::smoothed_dielectric(inverse, own, l, i, j, k);
   }
 }
-
-// The spline surfaces' switch between r − w (0) and r + w (1): srfm spl2, APBS's fillcoCoefSpline,
-// 0.75·s²/w² − 0.25·s³/w³ with s = d − r + w; srfm spl4, fillcoCoefSpline4, the degree-7
-// polynomial in d with zero first three derivatives at both ends, clamped to [0, 1].
-class SplineSwitch {
- public:
-  SplineSwitch(PbSurface kind, double r, double w) : kind_(kind), r_(r), w_(w) {
-    if (kind != PbSurface::spl4) return;
-    const double b = r - w, e = r + w;
-    const double b2 = b * b, b3 = b2 * b, b4 = b3 * b, b5 = b4 * b, b6 = b5 * b, b7 = b6 * b;
-    const double e2 = e * e, e3 = e2 * e, e4 = e3 * e, e5 = e4 * e, e6 = e5 * e, e7 = e6 * e;
-    const double denom = e7 - 7 * b * e6 + 21 * b2 * e5 - 35 * e4 * b3 + 35 * e3 * b4 - 21 * b5 * e2 + 7 * e * b6 - b7;
-    c_ = {b4 * (35 * e3 - 21 * b * e2 + 7 * e * b2 - b3) / denom,
-          -140 * b3 * e3 / denom,
-          210 * e2 * b2 * (e + b) / denom,
-          -140 * e * b * (e2 + 3 * b * e + b2) / denom,
-          35 * (e3 + 9 * b * e2 + 9 * e * b2 + b3) / denom,
-          -84 * (e2 + 3 * b * e + b2) / denom,
-          70 * (e + b) / denom,
-          -20 / denom};
-  }
-  double outer() const { return r_ + w_; }
-  double inner() const { return std::max(0.0, r_ - w_); }
-  double operator()(double d) const {
-    if (kind_ != PbSurface::spl4) {
-      const double s = d - r_ + w_;
-      return 0.75 * s * s / (w_ * w_) - 0.25 * s * s * s / (w_ * w_ * w_);
-    }
-    double value = 0, power = 1;
-    for (double c : c_) {
-      value += c * power;
-      power *= d;
-    }
-    return std::clamp(value, 0.0, 1.0);
-  }
-
- private:
-  PbSurface kind_;
-  double r_, w_;
-  std::array<double, 8> c_{};
-};
 
 // Multiplies each lattice value within the switch's outer radius of centre by the switch (0 within
 // its inner radius); a value already below 1e-12 (APBS's VPMGSMALL) is left as it is.
 void multiply_spline_switch(const SplineSwitch& sw, const Vec3& centre, const Lattice& l, std::vector<double>& a) {
-  const Vec3 pos = {centre[0] - l.min[0], centre[1] - l.min[1], centre[2] - l.min[2]};
-  const double outer = sw.outer(), inner = sw.inner();
-  std::array<std::int64_t, 3> lo, hi;
-  for (int d = 0; d < 3; ++d) {
-    lo[d] = std::max<std::int64_t>(0, std::int64_t(std::floor((pos[d] - outer) / l.h[d])));
-    hi[d] = std::min<std::int64_t>(l.n[d] - 1, std::int64_t(std::ceil((pos[d] + outer) / l.h[d])));
-  }
-  for (std::int64_t k = lo[2]; k <= hi[2]; ++k) {
-    const double dz = pos[2] - l.h[2] * double(k);
-    for (std::int64_t j = lo[1]; j <= hi[1]; ++j) {
-      const double dy = pos[1] - l.h[1] * double(j);
-      for (std::int64_t i = lo[0]; i <= hi[0]; ++i) {
-        const double dx = pos[0] - l.h[0] * double(i);
-        const double d2 = dz * dz + dy * dy + dx * dx;
+  const Vec3 pos = pb_point::relative_to(l, centre[0], centre[1], centre[2]);
+  const IndexBox box = pb_point::switch_box(sw.outer(), pos, l);
+  for (std::int64_t k = box.lo[2]; k <= box.hi[2]; ++k) {
+    const double dz = pb_point::axis_offset(pos, l, 2, k);
+    for (std::int64_t j = box.lo[1]; j <= box.hi[1]; ++j) {
+      const double dy = pb_point::axis_offset(pos, l, 1, j);
+      for (std::int64_t i = box.lo[0]; i <= box.hi[0]; ++i) {
         double& v = a[l.at(i, j, k)];
-        if (v <= 1e-12 || d2 >= outer * outer) continue;
-        v = d2 <= inner * inner ? 0.0 : v * sw(std::sqrt(d2));
+        v = sw.apply(v, pb_point::distance2(dz, dy, pb_point::axis_offset(pos, l, 0, i)));
       }
     }
   }
@@ -311,9 +203,9 @@ PbDielectric pb_dielectric(const AtomSet& atoms, const GridSpec& grid, const PbO
       std::vector<double>& a = *eps[axis];
       a.assign(grid.point_count(), 1.0);  // the solvent fraction, then ε
       for (std::size_t n = 0; n < atoms.size(); ++n)
-        if (atoms.r[n] > 1e-12)
+        if (atoms.r[n] > kSplineSmall)
           multiply_spline_switch(SplineSwitch(options.srfm, atoms.r[n], options.swin), position(atoms, n), l, a);
-      for (double& v : a) v = (options.sdie - options.pdie) * v + options.pdie;
+      for (double& v : a) v = pb_point::spline_dielectric(v, options.pdie, options.sdie);
     }
     return d;
   }
@@ -341,7 +233,7 @@ std::vector<double> pb_ion_accessibility(const AtomSet& atoms, const GridSpec& g
   const double ion_radius = max_ion_radius(options);
   for (std::size_t n = 0; n < atoms.size(); ++n) {
     if (spline_surface(options.srfm)) {
-      if (atoms.r[n] > 1e-12)
+      if (atoms.r[n] > kSplineSmall)
         multiply_spline_switch(SplineSwitch(options.srfm, atoms.r[n] + ion_radius, options.swin),
                                position(atoms, n), l, access);
     } else if (atoms.r[n] > kApbsSmall) {
@@ -366,6 +258,78 @@ std::vector<double> pb_charge(const AtomSet& atoms, const GridSpec& grid, PbChar
   return charge;
 }
 
+namespace pb_point {
+
+std::vector<Vec3> probe_sphere(const AtomSet& atoms, const PbOptions& options) {
+  const double max_radius = *std::max_element(atoms.r.begin(), atoms.r.end());
+  const double list_radius = std::max(options.srad, max_ion_radius(options)) + 0.5;
+  const double outer = max_radius + list_radius;
+  const int wanted = int(std::ceil(4 * std::numbers::pi * outer * outer * options.sdens));
+  const int rings = int(std::floor(std::sqrt(std::numbers::pi * wanted / 4.0) + 0.5));
+  const double dtheta = std::numbers::pi / rings;
+  std::vector<Vec3> points;
+  for (int t = 0; t < rings; ++t) {
+    const double theta = dtheta * t;
+    const int count = int(std::floor(std::sin(theta) * 2 * rings + 0.5));
+    if (count == 0) continue;
+    const double dphi = 2 * std::numbers::pi / count;
+    for (int p = 0; p < count; ++p) {
+      const double phi = dphi * p;
+      points.push_back({std::cos(phi) * std::sin(theta), std::sin(phi) * std::sin(theta), std::cos(theta)});
+    }
+  }
+  return points;
+}
+
+double boundary_kappa(const PbOptions& options) { return std::sqrt(kappa_bar_squared(options) / options.sdie); }
+
+PairKernel mdh_pair_kernel(const PbOptions& options, double scale) {
+  const double kappa = boundary_kappa(options);
+  PairKernel kernel;
+  kernel.form = kappa > 0 ? PairForm::debye_huckel : PairForm::coulomb;
+  kernel.scale_d = scale / options.sdie;
+  kernel.kappa_d = kappa;
+  kernel.exp2_kappa_d = -kappa * std::numbers::log2e;
+  kernel.min_r2_d = 1e-12;  // atoms lie strictly inside the grid, never on a face
+  kernel.scale = float(kernel.scale_d);
+  kernel.exp2_kappa = float(kernel.exp2_kappa_d);
+  kernel.min_r2 = float(kernel.min_r2_d);
+  return kernel;
+}
+
+std::vector<float> mdh_charges(const AtomSet& atoms, double kappa) {
+  std::vector<float> q(atoms.size());
+  for (std::size_t n = 0; n < atoms.size(); ++n) {
+    const double a = atoms.r[n];
+    q[n] = float(atoms.q[n] * std::exp(kappa * a) / (1 + kappa * a));
+  }
+  return q;
+}
+
+// The quadrupole is APBS's 1.5·Σq(xx − r²/3)/3.
+SdhMultipole sdh_multipole(const AtomSet& atoms, const PbOptions& options, double scale) {
+  SdhMultipole m;
+  m.centre = bounding_box(atoms).center();
+  for (std::size_t n = 0; n < atoms.size(); ++n) {
+    const Vec3 d = {atoms.x[n] - m.centre[0], atoms.y[n] - m.centre[1], atoms.z[n] - m.centre[2]};
+    m.size = std::max(m.size, std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) + atoms.r[n]);
+    const double q = atoms.q[n];
+    m.charge += q;
+    const double trace = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) / 3;
+    for (int a = 0; a < 3; ++a) {
+      m.dipole[a] += q * d[a];
+      for (int b = 0; b < 3; ++b) m.quad[3 * a + b] += 0.5 * q * (d[a] * d[b] - (a == b ? trace : 0.0));
+    }
+  }
+  m.kappa = boundary_kappa(options);
+  m.sdie = options.sdie;
+  m.eps_r = options.sdie / options.pdie;
+  m.scale = scale;
+  return m;
+}
+
+}  // namespace pb_point
+
 namespace {
 
 // Calls fn(index, position) for every point on the grid's six outer faces, in parallel.
@@ -381,97 +345,38 @@ void for_each_face_point(const GridSpec& grid, Fn&& fn) {
     }
 }
 
-// APBS's sdh (bcfl_sdh, multipolebc): the molecule as a sphere around the centre of its atoms' box,
-// radius max(|x − c| + r), holding its charge, dipole and traceless quadrupole (APBS's 1.5·Σq(xx −
-// r²/3)/3), each term screened outside the sphere as a multipole in a dielectric sphere in salt.
-void sdh_boundary(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale,
-                  std::vector<double>& phi) {
-  const Vec3 c = bounding_box(atoms).center();
-  double size = 0, charge = 0;
-  Vec3 dipole{};
-  std::array<double, 9> quad{};
-  for (std::size_t n = 0; n < atoms.size(); ++n) {
-    const Vec3 p = position(atoms, n);
-    const Vec3 d = {p[0] - c[0], p[1] - c[1], p[2] - c[2]};
-    size = std::max(size, std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) + atoms.r[n]);
-    const double q = atoms.q[n];
-    charge += q;
-    const double trace = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) / 3;
-    for (int a = 0; a < 3; ++a) {
-      dipole[a] += q * d[a];
-      for (int b = 0; b < 3; ++b) quad[3 * a + b] += 0.5 * q * (d[a] * d[b] - (a == b ? trace : 0.0));
-    }
-  }
-  const double kappa = std::sqrt(kappa_bar_squared(options) / options.sdie);
-  const double eps_r = options.sdie / options.pdie, ka = kappa * size;
-  for_each_face_point(grid, [&](std::size_t index, const Vec3& p) {
-    const Vec3 d = {p[0] - c[0], p[1] - c[1], p[2] - c[2]};
-    const double r = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-    double t0 = 1 / (options.sdie * r), t1 = -1 / (options.sdie * r * r * r),
-           t2 = 3 / (options.sdie * r * r * r * r * r);
-    if (kappa < kApbsSmall) {
-      t1 *= 3 * eps_r / (1 + 2 * eps_r);
-      t2 *= 5 * eps_r / (2 + 3 * eps_r);
-    } else {
-      const double kr = kappa * r, screen = std::exp(ka - kr);
-      t0 *= screen / (1 + ka);
-      t1 *= 3 * eps_r * screen * (1 + kr) / (1 + ka + eps_r * (2 + 2 * ka + ka * ka));
-      t2 *= 5 * eps_r * screen * (3 + 3 * kr + kr * kr) /
-            (6 + 6 * ka + 2 * ka * ka + eps_r * (9 + 9 * ka + 4 * ka * ka + ka * ka * ka));
-    }
-    double quadrupole = 0;
-    for (int a = 0; a < 3; ++a)
-      for (int b = 0; b < 3; ++b) quadrupole += quad[3 * a + b] * d[a] * d[b];
-    const double dipole_term = dipole[0] * d[0] + dipole[1] * d[1] + dipole[2] * d[2];
-    phi[index] = scale * (charge * t0 - dipole_term * t1 + quadrupole * t2);
-  });
-}
-
 }  // namespace
 
 void pb_boundary(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale,
                  std::vector<double>& phi) {
   if (options.bcfl == PbBoundary::zero) return;
-  if (options.bcfl == PbBoundary::sdh) return sdh_boundary(atoms, grid, options, scale, phi);
+  if (options.bcfl == PbBoundary::sdh) {
+    const pb_point::SdhMultipole m = pb_point::sdh_multipole(atoms, options, scale);
+    for_each_face_point(grid, [&](std::size_t index, const Vec3& p) { phi[index] = pb_point::sdh_value(m, p); });
+    return;
+  }
   // mdh is a Debye–Hückel sum with each charge raised to q·exp(κa)/(1 + κa): the CPU direct
   // kernel's, run on each face as a one-plane grid whose normal is made its z axis (the kernel
   // vectorises along x).
-  const double kappa = std::sqrt(kappa_bar_squared(options) / options.sdie);
-  PairKernel kernel;
-  kernel.form = kappa > 0 ? PairForm::debye_huckel : PairForm::coulomb;
-  kernel.scale_d = scale / options.sdie;
-  kernel.kappa_d = kappa;
-  kernel.exp2_kappa_d = -kappa * std::numbers::log2e;
-  kernel.min_r2_d = 1e-12;  // atoms lie strictly inside the grid, never on a face
-  kernel.scale = float(kernel.scale_d);
-  kernel.exp2_kappa = float(kernel.exp2_kappa_d);
-  kernel.min_r2 = float(kernel.min_r2_d);
+  const PairKernel kernel = pb_point::mdh_pair_kernel(options, scale);
+  const std::vector<float> charges = pb_point::mdh_charges(atoms, kernel.kappa_d);
   const Lattice l = lattice_of(grid);
-  for (int normal = 0; normal < 3; ++normal) {
-    const int u = (normal + 1) % 3, v = (normal + 2) % 3;
+  for (const pb_point::Face& f : pb_point::outer_faces(l)) {
     AtomSet turned;
     turned.reserve(atoms.size());
     for (std::size_t n = 0; n < atoms.size(); ++n) {
       const Vec3 p = position(atoms, n);
-      const double a = atoms.r[n];
-      turned.push_back(p[u], p[v], p[normal], atoms.q[n] * std::exp(kappa * a) / (1 + kappa * a));
+      turned.push_back(p[f.u], p[f.v], p[f.normal], charges[n]);
     }
-    for (std::int64_t side : {std::int64_t(0), l.n[normal] - 1}) {
-      GridSpec face;
-      face.origin = {l.min[u], l.min[v], l.min[normal] + double(side) * l.h[normal]};
-      face.spacing = {l.h[u], l.h[v], l.h[normal]};
-      face.dims = {l.n[u], l.n[v], 1};
-      std::vector<float> values(face.point_count());
-      direct_sum_cpu(turned, face, kernel, Slab{0, 1}, values.data());
-      for (std::int64_t b = 0; b < l.n[v]; ++b)
-        for (std::int64_t a = 0; a < l.n[u]; ++a) {
-          std::array<std::int64_t, 3> ijk;
-          ijk[normal] = side;
-          ijk[u] = a;
-          ijk[v] = b;
-          phi[l.at(ijk[0], ijk[1], ijk[2])] = values[std::size_t(b) * l.n[u] + a];
-        }
-    }
+    GridSpec face;
+    face.origin = {l.min[f.u], l.min[f.v], l.min[f.normal] + double(f.side) * l.h[f.normal]};
+    face.spacing = {l.h[f.u], l.h[f.v], l.h[f.normal]};
+    face.dims = {l.n[f.u], l.n[f.v], 1};
+    std::vector<float> values(face.point_count());
+    direct_sum_cpu(turned, face, kernel, Slab{0, 1}, values.data());
+    for (std::int64_t b = 0; b < l.n[f.v]; ++b)
+      for (std::int64_t a = 0; a < l.n[f.u]; ++a)
+        phi[pb_point::face_point(l, f, a, b)] = values[std::size_t(b) * l.n[f.u] + a];
   }
 }
 

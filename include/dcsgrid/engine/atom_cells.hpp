@@ -20,6 +20,17 @@ class AtomCells {
   void near(const std::array<double, 3>& p, double reach, std::size_t self,
             std::vector<std::size_t>& out) const;
 
+  // The layout, for a copy on a device: cell (cx, cy, cz), numbered x fastest, holds the atoms
+  // members()[start()[c]] .. members()[start()[c + 1] − 1] in increasing order, and packed() their
+  // x, y, z, r in the same order; an atom at p lies in cell floor((p − lo())/edge()), clamped to
+  // counts() − 1.
+  double edge() const { return cell_; }
+  const std::array<double, 3>& lo() const { return lo_; }
+  const std::array<std::int64_t, 3>& counts() const { return n_; }
+  const std::vector<std::size_t>& start() const { return start_; }
+  const std::vector<std::size_t>& members() const { return members_; }
+  const std::vector<std::array<float, 4>>& packed() const { return packed_; }
+
  private:
   std::array<std::int64_t, 3> cell_coords(const std::array<double, 3>& p) const;
   std::size_t index(const std::array<std::int64_t, 3>& c) const {
