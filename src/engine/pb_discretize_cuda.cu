@@ -42,8 +42,8 @@ using pb_point::Vec3;
 constexpr int kThreads = 256;
 // Thread block of the sphere marks: 8 × 8 × 4 points of the sphere's index box at a time.
 const dim3 kMarkBlock(8, 8, 4);
-// Solvent re-marks: the SAS points of one block (a multiple of 32, the bits of a mask word).
-constexpr int kSasPointsPerBlock = 256;
+// Solvent re-marks: the sphere points of one block, one a thread of kMarkBlock.
+constexpr int kSasPointsPerBlock = 8 * 8 * 4;
 // Spline surfaces: the atoms a point gathers before it sorts them; beyond, it takes them in order
 // by repeated scans (slower, the same result).
 constexpr int kSplineAtoms = 32;
@@ -202,26 +202,30 @@ __global__ void find_sas_points(SasPoints in, CellsView cells) {
   if (threadIdx.x % 32 == 0 && s < in.points) in.open[std::size_t(a) * in.words + s / 32] = bits;
 }
 
-// Block (atom, grid, 256 sphere points): solvent (0) within srad of each of those that are SAS points.
+// Block (atom, grid, kSasPointsPerBlock sphere points): solvent (0) within srad of each of those
+// that are SAS points. Each thread places one point's sphere (its index box, once), then the block
+// marks the spheres one after the other.
 __global__ void mark_sas_points(SasPoints in, MarkedGrids<std::uint8_t> grids) {
+  __shared__ Vec3 centre[kSasPointsPerBlock];
+  __shared__ IndexBox box[kSasPointsPerBlock];
+  __shared__ int count;
   const int a = int(blockIdx.x);
   const Lattice& l = grids.lattice[blockIdx.y];
-  const float4 atom = in.atoms[a];
-  const double rad = double(atom.w) + in.srad;
-  const int first_word = int(blockIdx.z) * (kSasPointsPerBlock / 32);
-  const int end_word = min(first_word + kSasPointsPerBlock / 32, in.words);
-  for (int w = first_word; w < end_word; ++w) {
-    unsigned bits = in.open[std::size_t(a) * in.words + w];  // the same for every thread: no divergence
-    while (bits) {
-      const int s = 32 * w + __ffs(bits) - 1;
-      bits &= bits - 1;
-      const Vec3 p = pb_point::probe_point({atom.x, atom.y, atom.z}, rad,
-                                           {in.sphere[3 * s], in.sphere[3 * s + 1], in.sphere[3 * s + 2]});
-      const Vec3 pos = pb_point::relative_to(l, p[0], p[1], p[2]);
-      mark_box(pb_point::sphere_box(in.srad, pos, l), pos, in.srad * in.srad, l, grids.values[blockIdx.y],
-               std::uint8_t(0));
-    }
+  const int tid = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+  const int s = int(blockIdx.z) * kSasPointsPerBlock + tid;
+  if (tid == 0) count = 0;
+  __syncthreads();
+  if (s < in.points && (in.open[std::size_t(a) * in.words + s / 32] >> (s % 32) & 1u)) {
+    const float4 atom = in.atoms[a];
+    const Vec3 p = pb_point::probe_point({atom.x, atom.y, atom.z}, double(atom.w) + in.srad,
+                                         {in.sphere[3 * s], in.sphere[3 * s + 1], in.sphere[3 * s + 2]});
+    const int slot = atomicAdd(&count, 1);  // any order: every mark writes the same value
+    centre[slot] = pb_point::relative_to(l, p[0], p[1], p[2]);
+    box[slot] = pb_point::sphere_box(in.srad, centre[slot], l);
   }
+  __syncthreads();
+  for (int e = 0; e < count; ++e)
+    mark_box(box[e], centre[e], in.srad * in.srad, l, grids.values[blockIdx.y], std::uint8_t(0));
 }
 
 // 1/ε of face grid `axis` at p from its mark.
