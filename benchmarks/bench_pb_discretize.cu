@@ -70,7 +70,9 @@ void bench_case(const Case& c, const PbOptions& options, double scale, bench::Re
   cuda::Stream stream;
   cuda::DeviceBuffer<double> ex(n), ey(n), ez(n), access(n), phi(n);
   DCSGRID_CUDA_CHECK(cudaMemset(phi.data(), 0, phi.bytes()));
-  const auto gpu_dielectric = [&] { pb_dielectric_cuda(atoms, grid, options, ex.data(), ey.data(), ez.data(), stream.get()); };
+  const auto gpu_dielectric = [&] {
+    pb_dielectric_cuda(atoms, grid, options, ex.data(), ey.data(), ez.data(), stream.get());
+  };
   const auto gpu_access = [&] { pb_ion_accessibility_cuda(atoms, grid, options, access.data(), stream.get()); };
   const auto gpu_boundary = [&] { pb_boundary_cuda(atoms, grid, options, scale, phi.data(), stream.get()); };
   PbDielectric cpu_eps;
@@ -136,7 +138,8 @@ int main() {
   report.set_context("cpu_threads", team_size());
   report.set_context("settings", describe(options));
   report.set_context("target", "all three <= 10 ms on an H100 for 1TII at 161^3 (0.6 A)");
-  report.set_context("expected", "dielectric and accessibility: 0 values differing; mdh boundary: max rel diff <= 1e-6");
+  report.set_context("expected",
+                     "dielectric and accessibility: 0 values differing; mdh boundary: max rel diff <= 1e-6");
   for (const Case& c : cases) bench_case(c, options, scale, report);
   report.finish();
   return 0;

@@ -244,7 +244,8 @@ TEST(PbDiscretizeCuda, SpheresEndingExactlyOnGridPoints) {
   AtomSet atoms;
   std::mt19937_64 rng(4);
   std::uniform_int_distribution<int> step(-8, 8);
-  for (int n = 0; n < 40; ++n) atoms.push_back(0.5 * step(rng), 0.5 * step(rng), 0.5 * step(rng), n % 2 ? 0.5 : -0.5, n % 3 ? 0.5 : 1.0);
+  for (int n = 0; n < 40; ++n)
+    atoms.push_back(0.5 * step(rng), 0.5 * step(rng), 0.5 * step(rng), n % 2 ? 0.5 : -0.5, n % 3 ? 0.5 : 1.0);
   GridSpec grid;
   grid.dims = {41, 43, 45};
   grid.spacing = {0.5, 0.5, 0.5};

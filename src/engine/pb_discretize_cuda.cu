@@ -69,7 +69,7 @@ void check_input(const AtomSet& atoms, const GridSpec& grid, const char* who) {
     throw Error(std::string(who) + ": grid " + grid.describe() + " is too large for one launch");
 }
 
-// x, y, z and r (with_radii) or w (else) of every atom, in input order.
+// Every atom's x, y, z and w[n] (its radius, or its mdh charge), in input order.
 std::vector<float4> atoms_with(const AtomSet& atoms, const std::vector<float>& w) {
   std::vector<float4> out(atoms.size());
   for (std::size_t n = 0; n < atoms.size(); ++n) out[n] = make_float4(atoms.x[n], atoms.y[n], atoms.z[n], w[n]);
@@ -246,8 +246,8 @@ __global__ void dielectric_from_marks(MarkInverse inv, Lattice l, bool smooth, d
     out[p] = inv.pdie[own][p] ? pdie : sdie;
     return;
   }
-  const std::int64_t i = std::int64_t(p % std::size_t(l.n[0])), j = std::int64_t(p / std::size_t(l.n[0]) % std::size_t(l.n[1])),
-                     k = std::int64_t(p / (std::size_t(l.n[0]) * std::size_t(l.n[1])));
+  const std::size_t nx = std::size_t(l.n[0]), ny = std::size_t(l.n[1]);
+  const auto i = std::int64_t(p % nx), j = std::int64_t(p / nx % ny), k = std::int64_t(p / (nx * ny));
   out[p] = pb_point::smoothed_dielectric(inv, own, l, i, j, k);
 }
 
@@ -259,7 +259,8 @@ void remark_sas_points(const AtomSet& atoms, const PbOptions& options, const Dev
   const std::vector<Vec3> sphere = pb_point::probe_sphere(atoms, options);
   if (sphere.empty()) return;
   const int blocks_y = int((sphere.size() + kThreads - 1) / kThreads);
-  if (blocks_y > 65535) throw Error("pb (cuda): the probe sphere's " + std::to_string(sphere.size()) + " points are too many");
+  if (blocks_y > 65535)
+    throw Error("pb (cuda): the probe sphere's " + std::to_string(sphere.size()) + " points are too many");
   std::vector<double> flat;
   for (const Vec3& s : sphere) flat.insert(flat.end(), s.begin(), s.end());
   const DeviceBuffer<double> device_sphere = upload(flat, stream);
@@ -424,7 +425,8 @@ __global__ void mdh_face(const float4* atoms, int count, Lattice l, Face f, Pair
     __syncthreads();  // the previous tile is done with
     if (t0 + tid < count) {
       const float4 a = atoms[t0 + tid];
-      tile[tid] = make_float4(float(double(a.x) - ref[0]), float(double(a.y) - ref[1]), float(double(a.z) - ref[2]), a.w);
+      tile[tid] = make_float4(float(double(a.x) - ref[0]), float(double(a.y) - ref[1]), float(double(a.z) - ref[2]),
+                              a.w);
     }
     __syncthreads();
     const int in_tile = min(kFaceBlockX * kFaceBlockY, count - t0);
@@ -522,7 +524,8 @@ void pb_boundary_cuda(const AtomSet& atoms, const GridSpec& grid, const PbOption
     return;
   }
   const PairKernel kernel = pb_point::mdh_pair_kernel(options, scale);
-  const DeviceBuffer<float4> device_atoms = upload(atoms_with(atoms, pb_point::mdh_charges(atoms, kernel.kappa_d)), stream);
+  const DeviceBuffer<float4> device_atoms =
+      upload(atoms_with(atoms, pb_point::mdh_charges(atoms, kernel.kappa_d)), stream);
   with_pair_form(kernel.form, [&](auto form) {
     for (const Face& f : pb_point::outer_faces(l)) {
       mdh_face<decltype(form)::value><<<face_blocks(l, f), block, 0, stream>>>(device_atoms.data(), int(atoms.size()),
