@@ -405,20 +405,41 @@ __global__ void fill(double* a, std::size_t count, double value) {
 
 // ---- boundary ----
 
-// Block (16 × 8 points of face f): the mdh sum, float32 terms of the physics.hpp pair form at
+// The six outer faces, computed in one launch (blockIdx.z: the face). A point on an edge is written
+// by the face of the highest normal that holds it, the CPU's last writer.
+struct OuterFaces {
+  Lattice l;
+  Face face[6];
+};
+
+// Whether face f holds point (a, b) and writes it; ijk: the point's indices.
+__device__ bool writes(const OuterFaces& s, const Face& f, std::int64_t a, std::int64_t b, std::int64_t (&ijk)[3]) {
+  if (a >= s.l.n[f.u] || b >= s.l.n[f.v]) return false;
+  ijk[f.normal] = f.side, ijk[f.u] = a, ijk[f.v] = b;
+  for (int later = f.normal + 1; later < 3; ++later)
+    if (ijk[later] == 0 || ijk[later] == s.l.n[later] - 1) return false;
+  return true;
+}
+
+__device__ Vec3 position(const Lattice& l, const std::int64_t (&ijk)[3]) {
+  return {l.min[0] + double(ijk[0]) * l.h[0], l.min[1] + double(ijk[1]) * l.h[1], l.min[2] + double(ijk[2]) * l.h[2]};
+}
+
+// Block (16 × 8 points of a face): the mdh sum, float32 terms of the physics.hpp pair form at
 // positions relative to the block's first point, folded into a double every kFoldAtoms atoms.
 template <PairForm Form>
-__global__ void mdh_face(const float4* atoms, int count, Lattice l, Face f, PairKernel kernel, double* phi) {
+__global__ void mdh_faces(const float4* atoms, int count, OuterFaces s, PairKernel kernel, double* phi) {
   __shared__ float4 tile[kFaceBlockX * kFaceBlockY];
-  const int tid = int(threadIdx.y) * kFaceBlockX + int(threadIdx.x);
+  const Face& f = s.face[blockIdx.z];
   const std::int64_t a0 = std::int64_t(blockIdx.x) * kFaceBlockX, b0 = std::int64_t(blockIdx.y) * kFaceBlockY;
+  if (a0 >= s.l.n[f.u] || b0 >= s.l.n[f.v]) return;  // the whole block: beyond this face
+  const int tid = int(threadIdx.y) * kFaceBlockX + int(threadIdx.x);
   std::int64_t corner[3];
   corner[f.normal] = f.side, corner[f.u] = a0, corner[f.v] = b0;
-  const Vec3 ref = {l.min[0] + l.h[0] * double(corner[0]), l.min[1] + l.h[1] * double(corner[1]),
-                    l.min[2] + l.h[2] * double(corner[2])};
+  const Vec3 ref = position(s.l, corner);
   float own[3] = {0, 0, 0};
-  own[f.u] = float(l.h[f.u] * double(threadIdx.x));
-  own[f.v] = float(l.h[f.v] * double(threadIdx.y));
+  own[f.u] = float(s.l.h[f.u] * double(threadIdx.x));
+  own[f.v] = float(s.l.h[f.v] * double(threadIdx.y));
   double sum = 0;
   float part = 0;
   for (int t0 = 0; t0 < count; t0 += kFaceBlockX * kFaceBlockY) {
@@ -439,26 +460,35 @@ __global__ void mdh_face(const float4* atoms, int count, Lattice l, Face f, Pair
     }
     sum += double(part), part = 0;
   }
-  const std::int64_t a = a0 + threadIdx.x, b = b0 + threadIdx.y;
-  if (a < l.n[f.u] && b < l.n[f.v]) phi[pb_point::face_point(l, f, a, b)] = double(float(kernel.scale_d * sum));
-}
-
-// Thread (point of face f): the sdh value.
-__global__ void sdh_face(pb_point::SdhMultipole m, Lattice l, Face f, double* phi) {
-  const std::int64_t a = std::int64_t(blockIdx.x) * kFaceBlockX + threadIdx.x;
-  const std::int64_t b = std::int64_t(blockIdx.y) * kFaceBlockY + threadIdx.y;
-  if (a >= l.n[f.u] || b >= l.n[f.v]) return;
   std::int64_t ijk[3];
-  ijk[f.normal] = f.side, ijk[f.u] = a, ijk[f.v] = b;
-  const Vec3 p = {l.min[0] + double(ijk[0]) * l.h[0], l.min[1] + double(ijk[1]) * l.h[1],
-                  l.min[2] + double(ijk[2]) * l.h[2]};
-  phi[pb_point::face_point(l, f, a, b)] = pb_point::sdh_value(m, p);
+  if (writes(s, f, a0 + threadIdx.x, b0 + threadIdx.y, ijk))
+    phi[s.l.at(ijk[0], ijk[1], ijk[2])] = double(float(kernel.scale_d * sum));
 }
 
-dim3 face_blocks(const Lattice& l, const Face& f) {
-  const std::int64_t bx = (l.n[f.u] + kFaceBlockX - 1) / kFaceBlockX, by = (l.n[f.v] + kFaceBlockY - 1) / kFaceBlockY;
-  if (by > 65535 || bx > INT_MAX) throw Error("pb (cuda): a face of the grid is too large for one launch");
-  return dim3(unsigned(bx), unsigned(by));
+// Thread (point of a face): the sdh value.
+__global__ void sdh_faces(pb_point::SdhMultipole m, OuterFaces s, double* phi) {
+  const Face& f = s.face[blockIdx.z];
+  std::int64_t ijk[3];
+  if (writes(s, f, std::int64_t(blockIdx.x) * kFaceBlockX + threadIdx.x,
+             std::int64_t(blockIdx.y) * kFaceBlockY + threadIdx.y, ijk))
+    phi[s.l.at(ijk[0], ijk[1], ijk[2])] = pb_point::sdh_value(m, position(s.l, ijk));
+}
+
+// The faces of grid and the blocks that cover the largest of them.
+OuterFaces outer_faces(const GridSpec& grid, dim3& blocks) {
+  OuterFaces s;
+  s.l = lattice_of(grid);
+  const auto faces = pb_point::outer_faces(s.l);
+  std::int64_t bx = 1, by = 1;
+  for (int n = 0; n < 6; ++n) {
+    const Face& f = s.face[n] = faces[n];
+    bx = std::max(bx, (s.l.n[f.u] + kFaceBlockX - 1) / kFaceBlockX);
+    by = std::max(by, (s.l.n[f.v] + kFaceBlockY - 1) / kFaceBlockY);
+  }
+  if (by > 65535 || bx > INT_MAX)
+    throw Error("pb (cuda): a face of " + grid.describe() + " is too large for one launch");
+  blocks = dim3(unsigned(bx), unsigned(by), 6);
+  return s;
 }
 
 }  // namespace
@@ -512,14 +542,12 @@ void pb_boundary_cuda(const AtomSet& atoms, const GridSpec& grid, const PbOption
                       double* phi, cudaStream_t stream) {
   check_input(atoms, grid, "pb_boundary_cuda");
   if (options.bcfl == PbBoundary::zero) return;
-  const Lattice l = lattice_of(grid);
+  dim3 blocks;
+  const OuterFaces faces = outer_faces(grid, blocks);
   const dim3 block(kFaceBlockX, kFaceBlockY);
   if (options.bcfl == PbBoundary::sdh) {
-    const pb_point::SdhMultipole m = pb_point::sdh_multipole(atoms, options, scale);
-    for (const Face& f : pb_point::outer_faces(l)) {
-      sdh_face<<<face_blocks(l, f), block, 0, stream>>>(m, l, f, phi);
-      DCSGRID_CHECK_LAUNCH();
-    }
+    sdh_faces<<<blocks, block, 0, stream>>>(pb_point::sdh_multipole(atoms, options, scale), faces, phi);
+    DCSGRID_CHECK_LAUNCH();
     DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
     return;
   }
@@ -527,11 +555,9 @@ void pb_boundary_cuda(const AtomSet& atoms, const GridSpec& grid, const PbOption
   const DeviceBuffer<float4> device_atoms =
       upload(atoms_with(atoms, pb_point::mdh_charges(atoms, kernel.kappa_d)), stream);
   with_pair_form(kernel.form, [&](auto form) {
-    for (const Face& f : pb_point::outer_faces(l)) {
-      mdh_face<decltype(form)::value><<<face_blocks(l, f), block, 0, stream>>>(device_atoms.data(), int(atoms.size()),
-                                                                                l, f, kernel, phi);
-      DCSGRID_CHECK_LAUNCH();
-    }
+    mdh_faces<decltype(form)::value><<<blocks, block, 0, stream>>>(device_atoms.data(), int(atoms.size()), faces,
+                                                                   kernel, phi);
+    DCSGRID_CHECK_LAUNCH();
   });
   DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));  // before the atoms go
 }
