@@ -8,10 +8,11 @@
 //   ordered by the stream.
 //   spl2/spl4: each point gathers the atoms whose switch reaches it and applies them in increasing
 //   atom order, the CPU's order, so that the products round alike.
-//   mdh: our own face kernel rather than the direct engine's: its terms are float32 (the physics.hpp
-//   pair term, as the CPU's) and summed in double every 32 atoms, as the CPU's are, where the direct
-//   kernel sums float tiles with Kahan and takes 1/r by Newton steps on part of its points (2e-6):
-//   on a boundary that is a small remainder of large sums, that would not hold 1e-6 of the CPU.
+//   mdh: a face kernel of our own in float64 (the CPU's float charges, rsqrt and exp in double). The
+//   CPU's sum of float32 terms is itself ~6e-7 off the float64 sum (relative L2 over 1D7H's faces;
+//   1.2e-6 of the largest face value), so only a device sum well below that stays within 1e-6 of
+//   the CPU: float32 terms (the direct kernel's, whose 1/r takes Newton steps on part of its points,
+//   or ours summed in double, emulated on the host) add as much again.
 #include "dcsgrid/engine/pb_discretize_cuda.hpp"
 
 #include <algorithm>
@@ -44,11 +45,11 @@ constexpr int kThreads = 256;
 const dim3 kMarkBlock(8, 8, 4);
 // Solvent re-marks: the sphere points of one block, one a thread of kMarkBlock.
 constexpr int kSasPointsPerBlock = 8 * 8 * 4;
-// Spline surfaces: the atoms a point gathers before it sorts them; beyond, it takes them in order
-// by repeated scans (slower, the same result).
-constexpr int kSplineAtoms = 32;
-// mdh: a block's face points (16 × 8) and the atoms summed in float before they go to the double.
-constexpr int kFaceBlockX = 16, kFaceBlockY = 8, kFoldAtoms = 32;
+// Spline surfaces: the atoms a point gathers and sorts (1D7H's accessibility: 39 at most); beyond,
+// it takes them in order by repeated scans (slower, the same result).
+constexpr int kSplineAtoms = 48;
+// The face kernels' blocks: 16 × 8 points of a face.
+constexpr int kFaceBlockX = 16, kFaceBlockY = 8;
 
 bool spline_surface(PbSurface srfm) { return srfm == PbSurface::spl2 || srfm == PbSurface::spl4; }
 
@@ -69,10 +70,10 @@ void check_input(const AtomSet& atoms, const GridSpec& grid, const char* who) {
     throw Error(std::string(who) + ": grid " + grid.describe() + " is too large for one launch");
 }
 
-// Every atom's x, y, z and w[n] (its radius, or its mdh charge), in input order.
-std::vector<float4> atoms_with(const AtomSet& atoms, const std::vector<float>& w) {
+// Every atom's x, y, z and radius, in input order.
+std::vector<float4> atoms_with_radii(const AtomSet& atoms) {
   std::vector<float4> out(atoms.size());
-  for (std::size_t n = 0; n < atoms.size(); ++n) out[n] = make_float4(atoms.x[n], atoms.y[n], atoms.z[n], w[n]);
+  for (std::size_t n = 0; n < atoms.size(); ++n) out[n] = make_float4(atoms.x[n], atoms.y[n], atoms.z[n], atoms.r[n]);
   return out;
 }
 
@@ -375,7 +376,7 @@ __global__ void spline_fraction(SplineGather g) {
 // The spline surface's fraction (or ε) on the given lattices, the switches of radius r + extra.
 void spline_maps(const AtomSet& atoms, const PbOptions& options, double extra, const Lattice* lattices,
                  double* const* out, int count, bool dielectric, cudaStream_t stream) {
-  const DeviceBuffer<float4> device_atoms = upload(atoms_with(atoms, atoms.r), stream);
+  const DeviceBuffer<float4> device_atoms = upload(atoms_with_radii(atoms), stream);
   DeviceBuffer<SplineSwitch> switches(atoms.size());
   const int n = int(atoms.size());
   make_switches<<<unsigned((n + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
@@ -425,44 +426,39 @@ __device__ Vec3 position(const Lattice& l, const std::int64_t (&ijk)[3]) {
   return {l.min[0] + double(ijk[0]) * l.h[0], l.min[1] + double(ijk[1]) * l.h[1], l.min[2] + double(ijk[2]) * l.h[2]};
 }
 
-// Block (16 × 8 points of a face): the mdh sum, float32 terms of the physics.hpp pair form at
-// positions relative to the block's first point, folded into a double every kFoldAtoms atoms.
-template <PairForm Form>
-__global__ void mdh_faces(const float4* atoms, int count, OuterFaces s, PairKernel kernel, double* phi) {
-  __shared__ float4 tile[kFaceBlockX * kFaceBlockY];
+// An atom of the mdh sum: its position and its charge raised by mdh_charges (the CPU's floats).
+struct alignas(16) MdhAtom {
+  double x, y, z, q;
+};
+
+// Block (16 × 8 points of a face): the mdh sum in float64, Σ q·exp(−κr)/r (κ = 0: Σ q/r), the atoms
+// staged in shared memory.
+template <bool Screened>
+__global__ void mdh_faces(const MdhAtom* atoms, int count, OuterFaces s, PairKernel kernel, double* phi) {
+  constexpr int kTile = kFaceBlockX * kFaceBlockY;
+  __shared__ MdhAtom tile[kTile];
   const Face& f = s.face[blockIdx.z];
   const std::int64_t a0 = std::int64_t(blockIdx.x) * kFaceBlockX, b0 = std::int64_t(blockIdx.y) * kFaceBlockY;
   if (a0 >= s.l.n[f.u] || b0 >= s.l.n[f.v]) return;  // the whole block: beyond this face
   const int tid = int(threadIdx.y) * kFaceBlockX + int(threadIdx.x);
-  std::int64_t corner[3];
-  corner[f.normal] = f.side, corner[f.u] = a0, corner[f.v] = b0;
-  const Vec3 ref = position(s.l, corner);
-  float own[3] = {0, 0, 0};
-  own[f.u] = float(s.l.h[f.u] * double(threadIdx.x));
-  own[f.v] = float(s.l.h[f.v] * double(threadIdx.y));
-  double sum = 0;
-  float part = 0;
-  for (int t0 = 0; t0 < count; t0 += kFaceBlockX * kFaceBlockY) {
-    __syncthreads();  // the previous tile is done with
-    if (t0 + tid < count) {
-      const float4 a = atoms[t0 + tid];
-      tile[tid] = make_float4(float(double(a.x) - ref[0]), float(double(a.y) - ref[1]), float(double(a.z) - ref[2]),
-                              a.w);
-    }
-    __syncthreads();
-    const int in_tile = min(kFaceBlockX * kFaceBlockY, count - t0);
-    for (int m = 0; m < in_tile; ++m) {
-      const float4 a = tile[m];
-      const float dx = own[0] - a.x, dy = own[1] - a.y, dz = own[2] - a.z;
-      const float r2 = fmaxf(fmaf(dx, dx, fmaf(dy, dy, dz * dz)), kernel.min_r2);
-      part = fmaf(a.w, pair_term<Form>(r2, rsqrtf(r2), kernel.exp2_kappa), part);
-      if ((m + 1) % kFoldAtoms == 0) sum += double(part), part = 0;
-    }
-    sum += double(part), part = 0;
-  }
   std::int64_t ijk[3];
-  if (writes(s, f, a0 + threadIdx.x, b0 + threadIdx.y, ijk))
-    phi[s.l.at(ijk[0], ijk[1], ijk[2])] = double(float(kernel.scale_d * sum));
+  const bool mine = writes(s, f, a0 + threadIdx.x, b0 + threadIdx.y, ijk);
+  const Vec3 p = position(s.l, ijk);
+  double sum = 0;
+  for (int t0 = 0; t0 < count; t0 += kTile) {
+    __syncthreads();  // the previous tile is done with
+    if (t0 + tid < count) tile[tid] = atoms[t0 + tid];
+    __syncthreads();
+    const int in_tile = min(kTile, count - t0);
+    for (int m = 0; m < in_tile; ++m) {
+      const MdhAtom a = tile[m];
+      const double dx = p[0] - a.x, dy = p[1] - a.y, dz = p[2] - a.z;
+      const double r2 = fmax(fma(dx, dx, fma(dy, dy, dz * dz)), kernel.min_r2_d);
+      const double inv_r = rsqrt(r2);
+      sum = fma(a.q, Screened ? exp(-kernel.kappa_d * (r2 * inv_r)) * inv_r : inv_r, sum);
+    }
+  }
+  if (mine) phi[s.l.at(ijk[0], ijk[1], ijk[2])] = kernel.scale_d * sum;
 }
 
 // Thread (point of a face): the sdh value.
@@ -506,7 +502,7 @@ void pb_dielectric_cuda(const AtomSet& atoms, const GridSpec& grid, const PbOpti
   DCSGRID_CUDA_CHECK(cudaMemsetAsync(marks.data(), 0, marks.bytes(), stream));
   MarkedGrids<std::uint8_t> grids;
   for (int a = 0; a < 3; ++a) grids.values[a] = marks.data() + a * count, grids.lattice[a] = lattices[a];
-  const DeviceBuffer<float4> device_atoms = upload(atoms_with(atoms, atoms.r), stream);
+  const DeviceBuffer<float4> device_atoms = upload(atoms_with_radii(atoms), stream);
   launch_atom_marks(device_atoms, options.srad, grids, 3, std::uint8_t(1), stream);
   if (options.srad > kApbsSmall) remark_sas_points(atoms, options, device_atoms, grids, stream);
   const MarkInverse inv{{grids.values[0], grids.values[1], grids.values[2]}, 1 / options.pdie, 1 / options.sdie};
@@ -533,7 +529,7 @@ void pb_ion_accessibility_cuda(const AtomSet& atoms, const GridSpec& grid, const
   MarkedGrids<double> grids;
   grids.values[0] = access;
   grids.lattice[0] = l;
-  const DeviceBuffer<float4> device_atoms = upload(atoms_with(atoms, atoms.r), stream);
+  const DeviceBuffer<float4> device_atoms = upload(atoms_with_radii(atoms), stream);
   launch_atom_marks(device_atoms, ion_radius, grids, 1, 0.0, stream);
   DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));  // before the atoms go
 }
@@ -552,13 +548,13 @@ void pb_boundary_cuda(const AtomSet& atoms, const GridSpec& grid, const PbOption
     return;
   }
   const PairKernel kernel = pb_point::mdh_pair_kernel(options, scale);
-  const DeviceBuffer<float4> device_atoms =
-      upload(atoms_with(atoms, pb_point::mdh_charges(atoms, kernel.kappa_d)), stream);
-  with_pair_form(kernel.form, [&](auto form) {
-    mdh_faces<decltype(form)::value><<<blocks, block, 0, stream>>>(device_atoms.data(), int(atoms.size()), faces,
-                                                                   kernel, phi);
-    DCSGRID_CHECK_LAUNCH();
-  });
+  const std::vector<float> charges = pb_point::mdh_charges(atoms, kernel.kappa_d);
+  std::vector<MdhAtom> host(atoms.size());
+  for (std::size_t n = 0; n < atoms.size(); ++n) host[n] = {atoms.x[n], atoms.y[n], atoms.z[n], charges[n]};
+  const DeviceBuffer<MdhAtom> device_atoms = upload(host, stream);
+  const auto launch = kernel.form == PairForm::coulomb ? mdh_faces<false> : mdh_faces<true>;
+  launch<<<blocks, block, 0, stream>>>(device_atoms.data(), int(atoms.size()), faces, kernel, phi);
+  DCSGRID_CHECK_LAUNCH();
   DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));  // before the atoms go
 }
 
