@@ -413,10 +413,11 @@ struct OuterFaces {
   Face face[6];
 };
 
-// Whether face f holds point (a, b) and writes it; ijk: the point's indices.
+// Whether face f holds point (a, b) and writes it; ijk: the point's indices (past the face for a
+// thread beyond it).
 __device__ bool writes(const OuterFaces& s, const Face& f, std::int64_t a, std::int64_t b, std::int64_t (&ijk)[3]) {
-  if (a >= s.l.n[f.u] || b >= s.l.n[f.v]) return false;
   ijk[f.normal] = f.side, ijk[f.u] = a, ijk[f.v] = b;
+  if (a >= s.l.n[f.u] || b >= s.l.n[f.v]) return false;
   for (int later = f.normal + 1; later < 3; ++later)
     if (ijk[later] == 0 || ijk[later] == s.l.n[later] - 1) return false;
   return true;
