@@ -83,7 +83,7 @@ struct CellsView {
   const int* start = nullptr;     // cells + 1 entries
   const int* index = nullptr;     // the atoms' input indices, cell by cell
   const float4* atoms = nullptr;  // their x, y, z, r
-  double lo[3] = {}, edge = 1;
+  double lo[3] = {}, inv_edge = 1;  // 1 / the cells' edge
   int n[3] = {};
 };
 
@@ -107,18 +107,19 @@ DeviceCells upload_cells(const AtomSet& atoms, double edge, cudaStream_t stream)
   }
   d.atoms = upload(packed, stream);
   d.view = {d.start.data(), d.index.data(), d.atoms.data(), {cells.lo()[0], cells.lo()[1], cells.lo()[2]},
-            cells.edge(), {int(counts[0]), int(counts[1]), int(counts[2])}};
+            1 / cells.edge(), {int(counts[0]), int(counts[1]), int(counts[2])}};
   return d;
 }
 
 // Calls visit(entry) for the atoms of every cell that meets the cube of half-width reach around p,
-// until visit returns true; returns whether it did. Cells are found as the atoms were filed
-// (floor((x − lo)/edge), clamped), so no atom within reach of p is missed.
+// until visit returns true; returns whether it did. The atoms were filed in cell floor((x − lo)/edge)
+// (clamped); callers' reach exceeds the atoms' by 1e-6 Å, far more than multiplying by 1/edge
+// rather than dividing can move a bound, so no atom within reach of p is missed.
 template <typename Visit>
 __device__ bool scan_cells(const CellsView& c, const Vec3& p, double reach, Visit&& visit) {
   int lo[3], hi[3];
   for (int d = 0; d < 3; ++d) {
-    const double a = floor((p[d] - reach - c.lo[d]) / c.edge), b = floor((p[d] + reach - c.lo[d]) / c.edge);
+    const double a = floor((p[d] - reach - c.lo[d]) * c.inv_edge), b = floor((p[d] + reach - c.lo[d]) * c.inv_edge);
     if (!(b >= 0 && a <= c.n[d] - 1)) return false;
     lo[d] = a < 0 ? 0 : int(a);
     hi[d] = b > c.n[d] - 1 ? c.n[d] - 1 : int(b);
