@@ -1,5 +1,6 @@
 #include "dcsgrid/engine/pb_cuda.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -7,6 +8,7 @@
 #include "dcsgrid/core/cuda_support.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/pb_discretize.hpp"
+#include "dcsgrid/engine/pb_discretize_cuda.hpp"
 #include "dcsgrid/engine/pb_multigrid_cuda.hpp"
 
 namespace dcsgrid::engine {
@@ -33,37 +35,39 @@ DeviceBuffer<double> upload(const std::vector<double>& host, cudaStream_t stream
   return d;
 }
 
-// The coefficients, source and boundary, made on the host and uploaded.
+__global__ void scale_kernel(double* v, std::size_t count, double factor) {
+  for (std::size_t n = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; n < count; n += std::size_t(gridDim.x) * blockDim.x)
+    v[n] *= factor;
+}
+
+// The coefficient maps and the boundary made on the device (engine/pb_discretize_cuda.hpp); the
+// source (each charge's spline, a few points an atom) made on the host and uploaded.
 struct DeviceProblem {
   DeviceBuffer<double> eps_x, eps_y, eps_z, c, f, u;
 };
 
 DeviceProblem device_problem(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale,
                              const std::vector<double>* boundary, cudaStream_t stream) {
+  const std::size_t n = grid.point_count();
   DeviceProblem d;
-  {
-    const PbDielectric eps = pb_dielectric(atoms, grid, options);
-    d.eps_x = upload(eps.eps_x, stream);
-    d.eps_y = upload(eps.eps_y, stream);
-    d.eps_z = upload(eps.eps_z, stream);
-    DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));  // the host arrays go out of scope
-  }
-  std::vector<double> c = pb_ion_accessibility(atoms, grid, options);
-  const double kappa2 = kappa_bar_squared(options);
-  for (double& v : c) v *= kappa2;
-  d.c = upload(c, stream);
+  for (DeviceBuffer<double>* b : {&d.eps_x, &d.eps_y, &d.eps_z, &d.c, &d.u}) b->resize(n);
+  pb_dielectric_cuda(atoms, grid, options, d.eps_x.data(), d.eps_y.data(), d.eps_z.data(), stream);
+  pb_ion_accessibility_cuda(atoms, grid, options, d.c.data(), stream);
+  scale_kernel<<<unsigned(std::min<std::size_t>((n + 255) / 256, 65535)), 256, 0, stream>>>(
+      d.c.data(), n, kappa_bar_squared(options));
+  DCSGRID_CHECK_LAUNCH();
   const std::vector<double> f = pb_source(atoms, grid, options, scale);
   d.f = upload(f, stream);
-  std::vector<double> u;
   if (boundary) {
-    u = *boundary;
+    std::vector<double> u = *boundary;
     pb_keep_faces(grid, u);
+    DCSGRID_CUDA_CHECK(cudaMemcpyAsync(d.u.data(), u.data(), d.u.bytes(), cudaMemcpyHostToDevice, stream));
+    DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
   } else {
-    u.assign(grid.point_count(), 0.0);
-    pb_boundary(atoms, grid, options, scale, u);
+    DCSGRID_CUDA_CHECK(cudaMemsetAsync(d.u.data(), 0, d.u.bytes(), stream));
+    pb_boundary_cuda(atoms, grid, options, scale, d.u.data(), stream);
   }
-  d.u = upload(u, stream);
-  DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
+  DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));  // f's host copy goes out of scope
   return d;
 }
 
@@ -96,7 +100,8 @@ class PbDeviceMethod final : public DeviceMethod {
 }  // namespace
 
 std::size_t pb_device_bytes(const GridSpec& grid, const PbOptions& options) {
-  return 6 * sizeof(double) * grid.point_count() + multigrid_cuda_bytes(grid.dims, solves_nonlinear(options));
+  // + the discretisation's marks (a byte a point on each face grid) while the maps are made.
+  return (6 * sizeof(double) + 4) * grid.point_count() + multigrid_cuda_bytes(grid.dims, solves_nonlinear(options));
 }
 
 PbGridSolution pb_solve_grid_cuda(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale,
