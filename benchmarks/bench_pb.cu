@@ -22,6 +22,7 @@
 #include "dcsgrid/io/structure/read.hpp"
 #include "report.hpp"
 #include "../tests/test_pb_apbs.hpp"
+#include "../tests/test_pb_problems.hpp"
 
 namespace {
 
@@ -54,14 +55,7 @@ GridSpec centred_grid(const AtomSet& atoms, const std::array<std::int64_t, 3>& d
   return grid_from_origin(origin, dims, h);
 }
 
-double relative_l2(const std::vector<double>& a, const std::vector<double>& ref) {
-  double err = 0, norm = 0;
-  for (std::size_t n = 0; n < a.size(); ++n) {
-    err += (a[n] - ref[n]) * (a[n] - ref[n]);
-    norm += ref[n] * ref[n];
-  }
-  return std::sqrt(err / norm);
-}
+using test::relative_l2;
 
 double seconds_of(const std::function<void()>& fn) {
   const auto t0 = std::chrono::steady_clock::now();

@@ -28,6 +28,7 @@ using namespace dcsgrid;
 using namespace dcsgrid::engine;
 using test::jump_operator;
 using test::read_pqr_with_radii;
+using test::relative_l2;
 
 namespace {
 
@@ -113,25 +114,11 @@ TEST(PbMultigrid, NewtonManufacturedSolution) {
   // −∇·ε∇u + c·g(u) = f with 2:1 salt (g from IonTerm) and u* of a few kT/e: f built here in
   // float64 from u*, then Newton must return u*.
   const std::array<std::int64_t, 3> dims = {33, 33, 17};
-  PbOperator op = jump_operator(dims, 0.5);
-  IonTerm ions;
-  ions.valence = {2, -1};
-  const double c2 = 0.1, c1 = 0.2, sum = c2 * 4 + c1 * 1;
-  ions.weight = {c2 * 2 / sum, c1 * -1 / sum};
-  ions.to_kt = 0.5;
-  std::mt19937_64 rng(5);
-  std::uniform_real_distribution<double> unit(-4, 4);
-  std::vector<double> exact(op.c.size());
-  for (double& v : exact) v = unit(rng);
-  PbOperator laplacian = op;
-  std::fill(laplacian.c.begin(), laplacian.c.end(), 0.0);
-  std::vector<double> f(exact.size(), 0.0), r;
-  pb_residual(laplacian, f, exact, r);
-  for (std::size_t p = 0; p < f.size(); ++p) {
-    double g = 0;
-    for (std::size_t s = 0; s < 2; ++s) g -= ions.weight[s] * std::exp(-ions.valence[s] * ions.to_kt * exact[p]);
-    f[p] = -r[p] + op.c[p] * g / ions.to_kt;
-  }
+  const test::NewtonProblem problem = test::newton_problem(dims);
+  const PbOperator& op = problem.op;
+  const IonTerm& ions = problem.ions;
+  const std::vector<double>& exact = problem.exact;
+  const std::vector<double>& f = problem.f;
   std::vector<double> u = exact;
   for (std::int64_t k = 1; k < dims[2] - 1; ++k)
     for (std::int64_t j = 1; j < dims[1] - 1; ++j)
@@ -430,14 +417,6 @@ using test::have_apbs;
 using test::run_apbs;
 
 
-double relative_l2(const std::vector<double>& a, const std::vector<float>& ref) {
-  double err = 0, norm = 0;
-  for (std::size_t n = 0; n < a.size(); ++n) {
-    err += (a[n] - ref[n]) * (a[n] - ref[n]);
-    norm += double(ref[n]) * ref[n];
-  }
-  return std::sqrt(err / norm);
-}
 
 // 1D7H (1,663 atoms, 48 × 35 × 35 Å) on 97 × 65 × 65 points at 0.75 Å, centred on the atoms.
 GridSpec apbs_test_grid(const AtomSet& atoms) {

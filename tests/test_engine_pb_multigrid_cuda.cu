@@ -25,14 +25,7 @@ using namespace dcsgrid::engine;
 
 namespace {
 
-double relative_l2(const std::vector<double>& a, const std::vector<double>& ref) {
-  double err = 0, norm = 0;
-  for (std::size_t n = 0; n < a.size(); ++n) {
-    err += (a[n] - ref[n]) * (a[n] - ref[n]);
-    norm += ref[n] * ref[n];
-  }
-  return std::sqrt(err / norm);
-}
+using test::relative_l2;
 
 cuda::DeviceBuffer<double> upload(const std::vector<double>& host) {
   cuda::DeviceBuffer<double> d(host.size());
@@ -111,25 +104,11 @@ TEST(PbMultigridCuda, ManufacturedSolutionsAsTheCpu) {
 TEST(PbMultigridCuda, NewtonManufacturedSolution) {
   DCSGRID_REQUIRE_GPU();
   const std::array<std::int64_t, 3> dims = {33, 33, 17};
-  const PbOperator op = test::jump_operator(dims, 0.5);
-  IonTerm ions;
-  ions.valence = {2, -1};
-  const double c2 = 0.1, c1 = 0.2, sum = c2 * 4 + c1 * 1;
-  ions.weight = {c2 * 2 / sum, c1 * -1 / sum};
-  ions.to_kt = 0.5;
-  std::mt19937_64 rng(5);
-  std::uniform_real_distribution<double> unit(-4, 4);
-  std::vector<double> exact(op.c.size());
-  for (double& v : exact) v = unit(rng);
-  PbOperator laplacian = op;
-  std::fill(laplacian.c.begin(), laplacian.c.end(), 0.0);
-  std::vector<double> f(exact.size(), 0.0), r;
-  pb_residual(laplacian, f, exact, r);
-  for (std::size_t p = 0; p < f.size(); ++p) {
-    double g = 0;
-    for (std::size_t s = 0; s < 2; ++s) g -= ions.weight[s] * std::exp(-ions.valence[s] * ions.to_kt * exact[p]);
-    f[p] = -r[p] + op.c[p] * g / ions.to_kt;
-  }
+  const test::NewtonProblem problem = test::newton_problem(dims);
+  const PbOperator& op = problem.op;
+  const IonTerm& ions = problem.ions;
+  const std::vector<double>& exact = problem.exact;
+  const std::vector<double>& f = problem.f;
   MultigridOptions options;
   options.tolerance = 1e-11;
   std::vector<double> gpu = boundary_of(exact, dims), cpu = gpu;

@@ -1,7 +1,9 @@
 // Problems for the PB multigrid's tests, shared by the CPU's (test_engine_pb.cpp) and the
 // device's (test_engine_pb_multigrid_cuda.cu).
 #pragma once
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -58,6 +60,49 @@ inline AtomSet read_pqr_with_radii(const std::filesystem::path& path) {
                     std::stod(f[n - 1]));
   }
   return atoms;
+}
+
+// A 2:1 salt's ion term and a random u* of a few kT/e, with f = A_ε u* + c·g(u*) built here in
+// float64: Newton's method must return u*.
+struct NewtonProblem {
+  engine::PbOperator op;
+  engine::IonTerm ions;
+  std::vector<double> exact, f;
+};
+inline NewtonProblem newton_problem(const std::array<std::int64_t, 3>& dims) {
+  NewtonProblem p;
+  p.op = jump_operator(dims, 0.5);
+  p.ions.valence = {2, -1};
+  const double c2 = 0.1, c1 = 0.2, sum = c2 * 4 + c1 * 1;
+  p.ions.weight = {c2 * 2 / sum, c1 * -1 / sum};
+  p.ions.to_kt = 0.5;
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> unit(-4, 4);
+  p.exact.resize(p.op.c.size());
+  for (double& v : p.exact) v = unit(rng);
+  engine::PbOperator laplacian = p.op;
+  std::fill(laplacian.c.begin(), laplacian.c.end(), 0.0);
+  std::vector<double> r;
+  p.f.assign(p.exact.size(), 0.0);
+  engine::pb_residual(laplacian, p.f, p.exact, r);
+  for (std::size_t n = 0; n < p.f.size(); ++n) {
+    double g = 0;
+    for (std::size_t s = 0; s < 2; ++s)
+      g -= p.ions.weight[s] * std::exp(-p.ions.valence[s] * p.ions.to_kt * p.exact[n]);
+    p.f[n] = -r[n] + p.op.c[n] * g / p.ions.to_kt;
+  }
+  return p;
+}
+
+// ‖a − ref‖₂ / ‖ref‖₂.
+template <typename A, typename B>
+double relative_l2(const std::vector<A>& a, const std::vector<B>& ref) {
+  double err = 0, norm = 0;
+  for (std::size_t n = 0; n < a.size(); ++n) {
+    err += (double(a[n]) - double(ref[n])) * (double(a[n]) - double(ref[n]));
+    norm += double(ref[n]) * double(ref[n]);
+  }
+  return std::sqrt(err / norm);
 }
 
 }  // namespace dcsgrid::test

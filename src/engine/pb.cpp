@@ -1,6 +1,7 @@
 #include "dcsgrid/engine/pb.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <numbers>
@@ -129,7 +130,6 @@ double pb_energy(const AtomSet& atoms, const GridSpec& grid, const PbOptions& op
     const double to_kt = to_kt_factor(options, scale);
     return nonlinear_energy_kt(grid, eps, access, q, phi, options, to_kt, scale * to_kt, weight) / to_kt;
   }
-  if (weight && options.chgm != PbChargeMap::spl2) return 0;
   double sum = 0;
   for (std::size_t n = 0; n < q.size(); ++n) sum += (weight ? (*weight)[n] : 1.0) * q[n] * phi[n];
   return 0.5 * sum;
@@ -143,16 +143,25 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 // extEnergy): 0 at the points within half a spacing of the finer grid's box, 1 elsewhere.
 std::vector<double> outside_weights(const GridSpec& grid, const GridSpec& inner) {
   const auto lo = inner.origin, hi = inner.far_corner();
-  std::vector<double> w(grid.point_count());
+  // A point is inside when its index is inside along every axis: the axes' tests, once each.
+  std::array<std::vector<char>, 3> in_axis;
+  for (int d = 0; d < 3; ++d) {
+    in_axis[d].resize(std::size_t(grid.dims[d]));
+    for (std::int64_t n = 0; n < grid.dims[d]; ++n) {
+      std::array<std::int64_t, 3> ijk{0, 0, 0};
+      ijk[d] = n;
+      const double p = grid.position(ijk[0], ijk[1], ijk[2])[d];
+      in_axis[d][n] = p > lo[d] - 0.5 * grid.spacing[d] && p < hi[d] + 0.5 * grid.spacing[d];
+    }
+  }
+  std::vector<double> w(grid.point_count(), 1.0);
   for (std::int64_t k = 0; k < grid.nz(); ++k)
-    for (std::int64_t j = 0; j < grid.ny(); ++j)
-      for (std::int64_t i = 0; i < grid.nx(); ++i) {
-        const auto p = grid.position(i, j, k);
-        bool inside = true;
-        for (int d = 0; d < 3; ++d)
-          inside = inside && p[d] > lo[d] - 0.5 * grid.spacing[d] && p[d] < hi[d] + 0.5 * grid.spacing[d];
-        w[grid.index(i, j, k)] = inside ? 0.0 : 1.0;
-      }
+    for (std::int64_t j = 0; j < grid.ny(); ++j) {
+      if (!in_axis[2][k] || !in_axis[1][j]) continue;
+      double* row = w.data() + grid.index(0, j, k);
+      for (std::int64_t i = 0; i < grid.nx(); ++i)
+        if (in_axis[0][i]) row[i] = 0.0;
+    }
   return w;
 }
 
@@ -477,8 +486,11 @@ GridsSolution solve_on_grids(const AtomSet& atoms, const std::vector<GridSpec>& 
     if (last) {
       out.energy += pb_energy(atoms, grids[l], options, scale, s.potential, nullptr);
     } else {
-      const std::vector<double> outside = outside_weights(grids[l], grids[l + 1]);
-      out.energy += pb_energy(atoms, grids[l], options, scale, s.potential, &outside);
+      // Linear with charges not spread by spl2, APBS counts no outside energy.
+      if (solves_nonlinear(options) || options.chgm == PbChargeMap::spl2) {
+        const std::vector<double> outside = outside_weights(grids[l], grids[l + 1]);
+        out.energy += pb_energy(atoms, grids[l], options, scale, s.potential, &outside);
+      }
       boundary = pb_focus_boundary(grids[l], s.potential, grids[l + 1]);
     }
     out.levels.push_back({grids[l], l ? "focus" : keyword(options.bcfl), reference, s.iterations,
