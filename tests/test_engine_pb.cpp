@@ -50,24 +50,11 @@ double distance(const GridSpec& g, std::size_t n, const std::array<double, 3>& c
 }
 
 void expect_manufactured_solution(const std::array<std::int64_t, 3>& dims, int min_levels) {
-  const PbOperator op = jump_operator(dims, 0.5);
-  std::mt19937_64 rng(11);
-  std::uniform_real_distribution<double> unit(-1, 1);
-  std::vector<double> exact(op.c.size());
-  for (double& v : exact) v = unit(rng);
-  // f = A u*: the residual of u* against a zero right-hand side is −A u*.
-  std::vector<double> f(exact.size(), 0.0), r;
-  pb_residual(op, f, exact, r);
-  for (std::size_t n = 0; n < f.size(); ++n) f[n] = -r[n];
-  // u: u*'s boundary values, zero inside.
-  std::vector<double> u(exact.size(), 0.0);
-  for (std::int64_t k = 0; k < dims[2]; ++k)
-    for (std::int64_t j = 0; j < dims[1]; ++j)
-      for (std::int64_t i = 0; i < dims[0]; ++i)
-        if (i == 0 || j == 0 || k == 0 || i == dims[0] - 1 || j == dims[1] - 1 || k == dims[2] - 1) {
-          const std::size_t p = (std::size_t(k) * dims[1] + j) * dims[0] + i;
-          u[p] = exact[p];
-        }
+  const test::LinearProblem problem = test::manufactured_problem(dims);
+  const PbOperator& op = problem.op;
+  const std::vector<double>& exact = problem.exact;
+  const std::vector<double>& f = problem.f;
+  std::vector<double> u = test::boundary_of(exact, dims);
   MultigridOptions options;
   options.tolerance = 1e-11;
   const MultigridReport report = solve_multigrid(op, f, u, options);

@@ -51,29 +51,14 @@ MultigridReport solve_on_device(const PbOperator& op, const std::vector<double>&
   return report;
 }
 
-// u*'s boundary values with a zero interior.
-std::vector<double> boundary_of(const std::vector<double>& exact, const std::array<std::int64_t, 3>& n) {
-  std::vector<double> u(exact.size(), 0.0);
-  for (std::int64_t k = 0; k < n[2]; ++k)
-    for (std::int64_t j = 0; j < n[1]; ++j)
-      for (std::int64_t i = 0; i < n[0]; ++i)
-        if (i == 0 || j == 0 || k == 0 || i == n[0] - 1 || j == n[1] - 1 || k == n[2] - 1) {
-          const std::size_t p = (std::size_t(k) * n[1] + j) * n[0] + i;
-          u[p] = exact[p];
-        }
-  return u;
-}
+using test::boundary_of;
 
 // A random u*, f = A u*: device and CPU must both return u*, in the same number of iterations.
 void expect_manufactured_solution(const std::array<std::int64_t, 3>& dims) {
-  const PbOperator op = test::jump_operator(dims, 0.5);
-  std::mt19937_64 rng(11);
-  std::uniform_real_distribution<double> unit(-1, 1);
-  std::vector<double> exact(op.c.size());
-  for (double& v : exact) v = unit(rng);
-  std::vector<double> f(exact.size(), 0.0), r;
-  pb_residual(op, f, exact, r);
-  for (std::size_t n = 0; n < f.size(); ++n) f[n] = -r[n];
+  const test::LinearProblem problem = test::manufactured_problem(dims);
+  const PbOperator& op = problem.op;
+  const std::vector<double>& exact = problem.exact;
+  const std::vector<double>& f = problem.f;
   MultigridOptions options;
   options.tolerance = 1e-11;
   std::vector<double> gpu = boundary_of(exact, dims), cpu = gpu;

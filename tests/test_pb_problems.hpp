@@ -62,6 +62,38 @@ inline AtomSet read_pqr_with_radii(const std::filesystem::path& path) {
   return atoms;
 }
 
+// u*'s values on the grid's outer faces, zero inside: the initial guess that holds the boundary.
+inline std::vector<double> boundary_of(const std::vector<double>& exact, const std::array<std::int64_t, 3>& n) {
+  std::vector<double> u(exact.size(), 0.0);
+  for (std::int64_t k = 0; k < n[2]; ++k)
+    for (std::int64_t j = 0; j < n[1]; ++j)
+      for (std::int64_t i = 0; i < n[0]; ++i)
+        if (i == 0 || j == 0 || k == 0 || i == n[0] - 1 || j == n[1] - 1 || k == n[2] - 1) {
+          const std::size_t p = (std::size_t(k) * n[1] + j) * n[0] + i;
+          u[p] = exact[p];
+        }
+  return u;
+}
+
+// A random u* on jump_operator's grid and f = A u* (the residual of u* against f = 0 is −A u*).
+struct LinearProblem {
+  engine::PbOperator op;
+  std::vector<double> exact, f;
+};
+inline LinearProblem manufactured_problem(const std::array<std::int64_t, 3>& dims) {
+  LinearProblem p;
+  p.op = jump_operator(dims, 0.5);
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> unit(-1, 1);
+  p.exact.resize(p.op.c.size());
+  for (double& v : p.exact) v = unit(rng);
+  std::vector<double> r;
+  p.f.assign(p.exact.size(), 0.0);
+  engine::pb_residual(p.op, p.f, p.exact, r);
+  for (std::size_t n = 0; n < p.f.size(); ++n) p.f[n] = -r[n];
+  return p;
+}
+
 // A 2:1 salt's ion term and a random u* of a few kT/e, with f = A_ε u* + c·g(u*) built here in
 // float64: Newton's method must return u*.
 struct NewtonProblem {
