@@ -2,6 +2,8 @@
 
 #include "dcsgrid/cli/commands.hpp"
 
+#include "dcsgrid/app/pb_settings.hpp"
+
 #include <cmath>
 #include <map>
 
@@ -138,33 +140,9 @@ void add_physics_options(CLI::App& app, Physics& physics, std::string& units) {
       ->group(phys);
 }
 
-// What another program computes, so a user can reproduce a map they know. Each sets only the
-// options not given on the command line.
-struct Preset {
-  const char* name;
-  double dielectric;
-  bool distance_dependent;
-  double temperature;
-  const char* units;
-  const char* source;
-  double ionic_strength = 0;  // mol/L of 1:1 salt
-};
-// apbs-pb's other settings (sdie 78.54, ion radius 2 Å, srad 1.4 Å, smol, spl2, mdh) are the PB
-// options' defaults.
-constexpr Preset kPresets[] = {
-    {"pymol", 2.0, false, 300.0, "kT/e", "PyMOL map_new coulomb (coulomb_dielectric 2)"},
-    {"apbs", 1.0, false, 298.15, "kT/e", "APBS' coulomb tool (vacuum Coulomb)"},
-    {"chimerax", 4.0, true, 298.15, "kcal/mol/e", "ChimeraX coulombic (distDep true, dielectric 4)"},
-    {"vmd", 1.0, false, 300.0, "kT/e", "VMD volmap coulomb"},
-    {"apbs-pb", 2.0, false, 298.15, "kT/e",
-     "APBS's usual PB run with --method pb: pdie 2, sdie 78.54, 0.15 M 1:1 salt of radius 2 Å, srad 1.4 Å, "
-     "smol, spl2, mdh",
-     0.15},
-};
-
 std::string preset_help() {
   std::string help = "Another program's conventions (options given explicitly win):";
-  for (const Preset& p : kPresets)
+  for (const app::Preset& p : app::presets())
     help += fmt::format("\n  {}: {}{}, T = {:g} K, {} — as {}", p.name,
                         p.distance_dependent ? "ε(r) = 4r" : "ε = ",
                         p.distance_dependent ? "" : fmt::format("{:g}", p.dielectric), p.temperature,
@@ -175,20 +153,15 @@ std::string preset_help() {
 // Applies the preset to the options the command line left at their defaults.
 void add_preset_option(CLI::App& app, ComputeOptions& o) {
   auto* preset = app.add_option("--preset", o.preset, preset_help())
-                     ->check(CLI::IsMember({"pymol", "apbs", "chimerax", "vmd", "apbs-pb"}))
+                     ->check(parses_with([](const std::string& p) { app::find_preset(p); }, "PRESET"))
                      ->group("Physics");
   app.parse_complete_callback([&app, &o, preset] {
     if (preset->count() == 0) return;
-    for (const Preset& p : kPresets) {
-      if (o.preset != p.name) continue;
-      if (app.count("--dielectric") == 0 && app.count("--ddd") == 0) {
-        o.physics.dielectric = p.distance_dependent ? 1.0 : p.dielectric;
-        o.physics.distance_dependent = p.distance_dependent;
-      }
-      if (app.count("--temperature") == 0) o.physics.temperature = p.temperature;
-      if (app.count("--ionic-strength") == 0) o.physics.ionic_strength = p.ionic_strength;
-      if (app.count("--units") == 0) o.units = p.units;
-    }
+    const app::PresetGiven given{.dielectric = app.count("--dielectric") + app.count("--ddd") > 0,
+                                 .temperature = app.count("--temperature") > 0,
+                                 .ionic_strength = app.count("--ionic-strength") > 0,
+                                 .units = app.count("--units") > 0};
+    app::apply_preset(app::find_preset(o.preset), given, o.physics, o.units);
   });
 }
 
@@ -227,14 +200,6 @@ void add_periodic_options(CLI::App& app, ComputeOptions& o) {
       ->group(group);
 }
 
-// APBS's keywords (srfm, chgm, bcfl, ...) by their values on the command line.
-template <typename E>
-std::map<std::string, E> keyword_map(std::initializer_list<E> values) {
-  std::map<std::string, E> m;
-  for (const E v : values) m[engine::keyword(v)] = v;
-  return m;
-}
-
 void add_pb_options(CLI::App& app, ComputeOptions& o) {
   const std::string group = "Poisson–Boltzmann (--method pb; APBS's keywords; docs/pb.md)";
   engine::PbOptions& pb = o.pb;
@@ -246,9 +211,9 @@ void add_pb_options(CLI::App& app, ComputeOptions& o) {
                                   "--ionic-strength's 1:1 salt (APBS ion)")
       ->group(group);
   app.add_option("--probe-radius", pb.srad, "Solvent probe radius, Å (APBS srad)")->check(finite_number())->capture_default_str()->group(group);
-  app.add_option("--surface", pb.srfm, "Dielectric boundary (APBS srfm): mol, smol, spl2, spl4")
-      ->transform(CLI::CheckedTransformer(keyword_map({engine::PbSurface::mol, engine::PbSurface::smol,
-                                                       engine::PbSurface::spl2, engine::PbSurface::spl4})))
+  app.add_option("--surface", o.surface, "Dielectric boundary (APBS srfm): mol, smol, spl2, spl4")
+      ->check(parses_with([](const std::string& t) { app::parse_surface(t); }, "SURFACE"))
+      ->default_str(engine::keyword(pb.srfm))
       ->group(group);
   app.add_option("--surface-density", pb.sdens,
                  "Points per Å² on each atom's probe sphere when the surface is mol or smol (APBS sdens)")
@@ -257,20 +222,20 @@ void add_pb_options(CLI::App& app, ComputeOptions& o) {
                  "Half-width of the switch that softens each atom's sphere when the surface is spl2 or spl4, Å "
                  "(APBS swin)")
       ->check(finite_number())->capture_default_str()->group(group);
-  app.add_option("--charge-map", pb.chgm, "Charge spreading (APBS chgm): spl0, spl2, spl4")
-      ->transform(CLI::CheckedTransformer(keyword_map({engine::PbChargeMap::spl0, engine::PbChargeMap::spl2,
-                                                       engine::PbChargeMap::spl4})))
+  app.add_option("--charge-map", o.charge_map, "Charge spreading (APBS chgm): spl0, spl2, spl4")
+      ->check(parses_with([](const std::string& t) { app::parse_charge_map(t); }, "CHARGE_MAP"))
+      ->default_str(engine::keyword(pb.chgm))
       ->group(group);
   app.add_option("--boundary", o.boundary,
                  "Boundary values (APBS bcfl): zero, sdh or mdh on the grid itself (APBS mg-manual), or focus "
                  "(APBS mg-auto: a coarse grid's solution sets the grid's faces). Default: mdh, focusing when "
                  "the grid is shorter than 1.7 × the molecule's extent along an axis (the log says so)")
-      ->check(CLI::IsMember({"zero", "sdh", "mdh", "focus"}))
+      ->check(parses_with(app::check_boundary, "BOUNDARY"))
       ->group(group);
   app.add_option("--coarse-boundary", o.coarse_boundary,
                  "With focusing, the coarsest grid's boundary values (APBS bcfl in mg-auto): zero, sdh, mdh "
                  "(default mdh)")
-      ->check(CLI::IsMember({"zero", "sdh", "mdh"}))
+      ->check(parses_with([](const std::string& t) { app::parse_coarse_boundary(t); }, "BOUNDARY"))
       ->group(group);
   app.add_option("--coarse-size", o.coarse_size,
                  "X,Y,Z: focus from a coarse grid of these lengths (Å, APBS cglen), centred on the atoms' box, "
@@ -288,31 +253,6 @@ void add_pb_options(CLI::App& app, ComputeOptions& o) {
       ->check(finite_number())->capture_default_str()->group(group);
 }
 
-engine::PbBoundary parse_bcfl(const std::string& text) {
-  for (const engine::PbBoundary b : {engine::PbBoundary::zero, engine::PbBoundary::sdh, engine::PbBoundary::mdh})
-    if (text == engine::keyword(b)) return b;
-  throw Error("unknown boundary '" + text + "' (zero, sdh, mdh)");
-}
-
-// --boundary, --coarse-boundary and --coarse-size as PbOptions' focus, bcfl and coarse size: zero,
-// sdh or mdh is that condition on the grid itself; focus, or a coarse size, focuses; neither focuses
-// when the grid is tight. bcfl is the coarsest grid's.
-void set_focusing(engine::PbOptions& pb, const std::string& boundary, const std::string& coarse_boundary,
-                  const std::vector<double>& coarse_size) {
-  const bool one_grid = !boundary.empty() && boundary != "focus";
-  if (one_grid && !coarse_size.empty())
-    throw Error("--coarse-size focuses from a coarse grid: it cannot go with --boundary " + boundary +
-                " (one grid); use --boundary focus or leave --boundary out");
-  if (one_grid && !coarse_boundary.empty())
-    throw Error("--coarse-boundary sets the coarse grid of focusing: it cannot go with --boundary " + boundary +
-                " (one grid); use --boundary focus or leave --boundary out");
-  pb.focus = one_grid ? engine::PbFocus::never
-             : boundary == "focus" || !coarse_size.empty() ? engine::PbFocus::always
-                                                            : engine::PbFocus::automatic;
-  pb.bcfl = parse_bcfl(one_grid ? boundary : coarse_boundary.empty() ? "mdh" : coarse_boundary);
-  if (!coarse_size.empty()) std::copy(coarse_size.begin(), coarse_size.end(), pb.coarse_size.begin());
-}
-
 }  // namespace
 
 app::ComputeSettings ComputeOptions::settings() const {
@@ -325,8 +265,10 @@ app::ComputeSettings ComputeOptions::settings() const {
   s.msm = msm;
   s.periodic = periodic;
   s.pb = pb;
-  for (const std::string& ion : ions) s.pb.ions.push_back(parse_ion(ion));
-  set_focusing(s.pb, boundary, coarse_boundary, coarse_size);
+  if (!surface.empty()) s.pb.srfm = app::parse_surface(surface);
+  if (!charge_map.empty()) s.pb.chgm = app::parse_charge_map(charge_map);
+  for (const std::string& ion : ions) s.pb.ions.push_back(app::parse_ion(ion));
+  app::set_focusing(s.pb, boundary, coarse_boundary, coarse_size);
   if (!cell.empty()) s.cell = parse_cell(cell);
   s.device = device;
   s.gpus = app::parse_gpu_list(gpus);
@@ -334,25 +276,6 @@ app::ComputeSettings ComputeOptions::settings() const {
   s.allow_non_finite = allow_non_finite;
   app::validate(s);
   return s;
-}
-
-engine::PbIon parse_ion(const std::string& text) {
-  double v[3];
-  std::size_t start = 0;
-  for (int i = 0; i < 3; ++i) {
-    const std::size_t comma = i < 2 ? text.find(',', start) : text.size();
-    std::size_t used = 0;
-    const std::string field = comma == std::string::npos ? "" : text.substr(start, comma - start);
-    try {
-      v[i] = std::stod(field, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (field.empty() || used != field.size() || (i == 2 && comma != text.size()) || !std::isfinite(v[i]))
-      throw dcsgrid::Error("--ion '" + text + "': expected CHARGE,CONC,RADIUS (e, mol/L, Å), such as 1,0.15,2");
-    start = comma + 1;
-  }
-  return {v[0], v[1], v[2]};
 }
 
 std::string method_help(bool lists) {

@@ -81,13 +81,15 @@ void add_grid_options(CLI::App& app, GridOptions& grid, const std::string& group
 struct ComputeOptions {
   Physics physics;
   std::string units = "kT/e";
-  std::string preset;  // pymol, apbs, chimerax, vmd: their ε, T and units where not given
+  std::string preset;  // pymol, apbs, chimerax, vmd, apbs-pb: their ε, T, salt and units where not given
   std::string method = "direct";
   std::string cutoff_form = "shifted";
   engine::CutoffOptions cutoff;
   engine::MsmOptions msm;
   engine::PeriodicOptions periodic;
   engine::PbOptions pb;
+  std::string surface;     // --surface mol|smol|spl2|spl4; empty: pb's default
+  std::string charge_map;  // --charge-map spl0|spl2|spl4; empty: pb's default
   std::vector<std::string> ions;  // --ion CHARGE,CONC,RADIUS
   std::string boundary;         // --boundary zero|sdh|mdh|focus; empty: focus when the grid is tight
   std::string coarse_boundary;  // --coarse-boundary zero|sdh|mdh: the coarsest grid's bcfl
@@ -102,8 +104,6 @@ struct ComputeOptions {
 };
 inline const std::string kMethodGroup = "Method";
 inline const std::string kHardwareGroup = "Hardware";
-// "CHARGE,CONC,RADIUS" (--ion). Throws Error naming the text.
-engine::PbIon parse_ion(const std::string& text);
 // --method's help, from the method descriptions: one method, or (lists) a list of them and auto.
 std::string method_help(bool lists);
 // method_help describes --method; method lists are allowed when `lists` is true.
