@@ -3,6 +3,8 @@ Keywords are parsed by the compiled core with the command line's parsers, so its
 methods (including new ones) apply unchanged."""
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 from typing import Any, Iterable, Iterator
 
@@ -22,13 +24,23 @@ def read_atoms(path: str | os.PathLike, *, forcefield: str = "amber", model: int
                             os.fspath(forcefield_dir) if forcefield_dir else "")
 
 
+def _mda_radii(group: Any):
+    """An MDAnalysis AtomGroup's radii, or None where its topology has none (MDAnalysis raises
+    NoDataError, an AttributeError and ValueError, for a missing attribute)."""
+    try:
+        return group.radii
+    except (AttributeError, ValueError):
+        return None
+
+
 def _as_atoms(atoms: Any) -> Atoms:
-    """Atoms, or an MDAnalysis Universe/AtomGroup (its current positions and its charges)."""
+    """Atoms, or an MDAnalysis Universe/AtomGroup (its current positions, charges and radii where
+    it has them)."""
     if isinstance(atoms, Atoms):
         return atoms
     group = getattr(atoms, "atoms", None)
     if group is not None and hasattr(group, "positions") and hasattr(group, "charges"):
-        return Atoms(group.positions, group.charges)
+        return Atoms(group.positions, group.charges, _mda_radii(group))
     raise TypeError("atoms must be dcsgrid.Atoms or an MDAnalysis Universe/AtomGroup, not "
                     + type(atoms).__name__)
 
@@ -36,16 +48,40 @@ def _as_atoms(atoms: Any) -> Atoms:
 def _settings(method="direct", device="auto", gpus=None, threads=0, units="kT/e", dielectric=1.0,
               distance_dependent=False, ionic_strength=0.0, temperature=298.15, min_distance=0.5,
               cutoff=12.0, cutoff_form="shifted", switch_start=10.0, cell=None, pme_order=6,
-              pme_spacing=1.0, pme_tolerance=1e-5, pme_cutoff=10.0, smooth=0.0):
+              pme_spacing=1.0, pme_tolerance=1e-5, pme_cutoff=10.0, smooth=0.0, preset=None,
+              solvent_dielectric=78.54, ions=None, ion_radius=2.0, probe_radius=1.4, surface="smol",
+              charge_map="spl2", boundary=None, coarse_boundary=None, coarse_size=None,
+              surface_density=10.0, spline_window=0.3, nonlinear=False, pb_tolerance=1e-9,
+              solvation=False, given=()):
+    pb = dict(solvent_dielectric=solvent_dielectric, ions=ions, ion_radius=ion_radius,
+              probe_radius=probe_radius, surface=surface, charge_map=charge_map, boundary=boundary,
+              coarse_boundary=coarse_boundary, coarse_size=coarse_size,
+              surface_density=surface_density, spline_window=spline_window, nonlinear=nonlinear,
+              pb_tolerance=pb_tolerance, solvation=solvation)
     return _core.make_settings(
         method=method, device=device, gpus=gpus, threads=threads, units=units,
         dielectric=dielectric, distance_dependent=distance_dependent,
         ionic_strength=ionic_strength, temperature=temperature, min_distance=min_distance,
         cutoff=cutoff, cutoff_form=cutoff_form, switch_start=switch_start, cell=cell,
         pme_order=pme_order, pme_spacing=pme_spacing, pme_tolerance=pme_tolerance,
-        pme_cutoff=pme_cutoff, smooth=smooth)
+        pme_cutoff=pme_cutoff, smooth=smooth, pb=pb, preset=preset, given=list(given))
 
 
+def _keywords_given(function):
+    """Calls ``function`` with ``given``: the names of the keywords its caller passed, so that a
+    preset sets only the others (as ``--preset`` leaves the options given on the command line).
+    The signature shown is the function's without ``given``."""
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        return function(*args, given=tuple(kwargs), **kwargs)
+
+    signature = inspect.signature(function)
+    call.__signature__ = signature.replace(
+        parameters=[p for name, p in signature.parameters.items() if name != "given"])
+    return call
+
+
+@_keywords_given
 def potential(atoms: Atoms, grid: Grid | None = None, *, method: str = "direct",
               device: str = "auto", units: str = "kT/e", dielectric: float = 1.0,
               distance_dependent: bool = False, ionic_strength: float = 0.0,
@@ -53,20 +89,31 @@ def potential(atoms: Atoms, grid: Grid | None = None, *, method: str = "direct",
               cutoff_form: str = "shifted", switch_start: float = 10.0, spacing: float = 0.5,
               padding: float = 10.0, gpus: Any = None, threads: int = 0, cell: Any = None,
               pme_order: int = 6, pme_spacing: float = 1.0, pme_tolerance: float = 1e-5,
-              pme_cutoff: float = 10.0, smooth: float = 0.0):
+              pme_cutoff: float = 10.0, smooth: float = 0.0, preset: str | None = None,
+              solvent_dielectric: float = 78.54, ions: Any = None, ion_radius: float = 2.0,
+              probe_radius: float = 1.4, surface: str = "smol", charge_map: str = "spl2",
+              boundary: str | None = None, coarse_boundary: str | None = None,
+              coarse_size: Any = None, surface_density: float = 10.0, spline_window: float = 0.3,
+              nonlinear: bool = False, pb_tolerance: float = 1e-9, solvation: bool = False,
+              given: tuple = ()):
     """The electrostatic potential of ``atoms`` on ``grid``: a :class:`Map`.
 
-    atoms      Atoms (or an MDAnalysis Universe/AtomGroup with charges).
+    atoms      Atoms (or an MDAnalysis Universe/AtomGroup with charges, and radii for "pb").
     grid       a Grid; None: ``Grid.around(atoms, padding, spacing)``.
     method     "direct" (exact sum), "cutoff" (within ``cutoff`` Å, smoothed by ``cutoff_form``:
-               "shifted", "truncated" or "switched" from ``switch_start``), or a list such as
-               "direct,cutoff": then a dict {method: Map}.
+               "shifted", "truncated" or "switched" from ``switch_start``), "pb" (Poisson–
+               Boltzmann, below), or a list such as "direct,cutoff": then a dict {method: Map}.
     device     "auto" (GPU when one is visible, else CPU), "cpu" or "gpu"; ``gpus``: device ids
                ("0,1" or [0, 1]; None: all); ``threads``: CPU threads (0: all cores; more
                than 4 per hardware thread are cut to that, with a warning).
     units      "kT/e" (at ``temperature`` K), "kcal/mol/e", "kJ/mol/e" or "V".
-    dielectric relative permittivity; ``distance_dependent``: ε(r) = 4r instead;
-               ``ionic_strength`` (mol/L): Debye–Hückel screening.
+    dielectric relative permittivity (pb: the solute's, APBS pdie); ``distance_dependent``:
+               ε(r) = 4r instead; ``ionic_strength`` (mol/L): Debye–Hückel screening (pb: a 1:1
+               salt of radius ``ion_radius`` Å).
+    preset     another program's conventions: "pymol", "apbs", "chimerax", "vmd" or "apbs-pb"
+               (pdie 2, sdie 78.54, 0.15 M salt, T 298.15 K: APBS's usual PB run with
+               method="pb"); it sets dielectric, distance_dependent, temperature, ionic_strength
+               and units where they are not given, as ``--preset``.
     min_distance  Å: closer atoms count as this far, so a point on an atom stays finite.
     cell       the unit cell of the periodic methods "ewald" (exact) and "pme" (smooth PME):
                (A, B, C) or (A, B, C, ALPHA, BETA, GAMMA) in Å and degrees, or "A,B,C,...";
@@ -75,18 +122,46 @@ def potential(atoms: Atoms, grid: Grid | None = None, *, method: str = "direct",
                the Ewald split; ``smooth`` > 0: only the reciprocal part of Gaussian charges of
                that Ewald factor (1/Å), as VMD's PMEpot writes (docs/periodic.md).
 
-    The values are computed in float32 by the engine the ``dcsgrid`` command uses (same results);
-    the GIL is released meanwhile and Ctrl-C raises KeyboardInterrupt. Raises Error for bad
-    options (the command line's messages) and ValueError for bad arrays.
+    Poisson–Boltzmann (method="pb", APBS's keywords by the command line's option names;
+    docs/pb.md). The atoms need radii (a PQR file, a PDB/mmCIF file's force field, or radii=).
+    solvent_dielectric  sdie; ``ions``: [(charge, conc, radius), ...] in e, mol/L and Å, in
+               place of ionic_strength's 1:1 salt (APBS ion).
+    probe_radius  Å (srad); ``surface``: "mol", "smol", "spl2" or "spl4" (srfm);
+               ``surface_density`` points per Å² (sdens, mol/smol); ``spline_window`` Å (swin,
+               spl2/spl4); ``charge_map``: "spl0", "spl2" or "spl4" (chgm).
+    boundary   "zero", "sdh" or "mdh" on the grid itself (APBS mg-manual), or "focus" (mg-auto:
+               a coarse grid's solution sets the faces); None: mdh, focusing when the grid is
+               shorter than 1.7 × the molecule's extent along an axis. With focusing,
+               ``coarse_boundary`` (default "mdh") and ``coarse_size`` (X, Y, Z Å) set the
+               coarsest grid.
+    nonlinear  full PB by Newton's method (npbe); ``pb_tolerance``: the relative residual the
+               solver stops at; ``solvation``: also solve the reference medium and report the
+               solvation energy.
+    The map's ``solver`` holds the energies (kT and kJ/mol), solvation energy, iterations and
+    residual history (:attr:`Map.solver`).
+
+    The values are computed in float32 by the engine the ``dcsgrid`` command uses (same results;
+    pb solves in float64); the GIL is released meanwhile and Ctrl-C raises KeyboardInterrupt.
+    Raises Error for bad options (the command line's messages, naming the option) and ValueError
+    for bad arrays.
     """
     atoms = _as_atoms(atoms)
-    settings = _settings(method, device, gpus, threads, units, dielectric, distance_dependent,
-                         ionic_strength, temperature, min_distance, cutoff, cutoff_form,
-                         switch_start, cell, pme_order, pme_spacing, pme_tolerance, pme_cutoff,
-                         smooth)
+    settings = _settings(
+        method=method, device=device, gpus=gpus, threads=threads, units=units,
+        dielectric=dielectric, distance_dependent=distance_dependent,
+        ionic_strength=ionic_strength, temperature=temperature, min_distance=min_distance,
+        cutoff=cutoff, cutoff_form=cutoff_form, switch_start=switch_start, cell=cell,
+        pme_order=pme_order, pme_spacing=pme_spacing, pme_tolerance=pme_tolerance,
+        pme_cutoff=pme_cutoff, smooth=smooth, preset=preset,
+        solvent_dielectric=solvent_dielectric, ions=ions, ion_radius=ion_radius,
+        probe_radius=probe_radius, surface=surface, charge_map=charge_map, boundary=boundary,
+        coarse_boundary=coarse_boundary, coarse_size=coarse_size,
+        surface_density=surface_density, spline_window=spline_window, nonlinear=nonlinear,
+        pb_tolerance=pb_tolerance, solvation=solvation, given=given)
     if grid is None:
         grid = _core.default_grid(atoms, settings, spacing, padding)
-    maps = [(name, Map._wrap(data)) for name, data in _core.potential(atoms, grid, settings)]
+    maps = [(name, Map._wrap(data, solver))
+            for name, data, solver in _core.potential(atoms, grid, settings)]
     return maps[0][1] if len(maps) == 1 else dict(maps)
 
 
@@ -144,7 +219,7 @@ def potentials(atoms: Any, frames: Any, grid: Grid | None = None, *, out: str | 
     ``n_frames``. ``overwrite`` replaces an existing file.
     """
     atoms = _as_atoms(atoms)
-    settings = _settings(**options)
+    settings = _settings(**options, given=tuple(options))
     if grid is None:
         grid = _core.default_grid(atoms, settings, spacing, padding)
     positions, count, source = _frame_source(frames)

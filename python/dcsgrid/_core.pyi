@@ -15,12 +15,13 @@ class InputError(Error):
     problem: str
 
 class Atoms:
-    """Atoms with charges: positions (N, 3) Å and charges (N,) e, stored as float32.
+    """Atoms with charges: positions (N, 3) Å, charges (N,) e and optionally radii (N,) Å (what
+    method="pb" needs), stored as float32.
 
     Any real arrays are accepted (copied to float32, so non-contiguous input is fine; MDAnalysis'
-    ``u.atoms.positions`` and ``u.atoms.charges`` work as they are). ValueError for a wrong shape,
-    mismatched lengths, NaN or inf."""
-    def __init__(self, positions: Any, charges: Any) -> None: ...
+    ``u.atoms.positions``, ``.charges`` and ``.radii`` work as they are). ValueError for a wrong
+    shape, mismatched lengths, NaN or inf, or a negative radius."""
+    def __init__(self, positions: Any, charges: Any, radii: Any = None) -> None: ...
     def __len__(self) -> int: ...
     @property
     def positions(self) -> np.ndarray:
@@ -28,6 +29,12 @@ class Atoms:
     @property
     def charges(self) -> np.ndarray:
         """(N,) float32, a copy."""
+    @property
+    def radii(self) -> np.ndarray | None:
+        """(N,) float32, a copy; None without radii."""
+    @property
+    def radius_source(self) -> str:
+        """"file" (PQR), the force field's table, "arrays", or "" without radii."""
     @property
     def total_charge(self) -> float: ...
     @property
@@ -94,9 +101,11 @@ def read_atoms(path: str, forcefield: str, model: int, unknown_zero: bool,
 def make_settings(*, method: str, device: str, gpus: Any, threads: int, units: str,
                   dielectric: float, distance_dependent: bool, ionic_strength: float,
                   temperature: float, min_distance: float, cutoff: float, cutoff_form: str,
-                  switch_start: float) -> Settings: ...
+                  switch_start: float, cell: Any, pme_order: int, pme_spacing: float,
+                  pme_tolerance: float, pme_cutoff: float, smooth: float, pb: dict[str, Any],
+                  preset: str | None, given: list[str]) -> Settings: ...
 def default_settings() -> dict[str, Any]: ...
-def potential(atoms: Atoms, grid: Grid, settings: Settings) -> list[tuple[str, MapData]]: ...
+def potential(atoms: Atoms, grid: Grid, settings: Settings) -> list[tuple[str, MapData, dict[str, Any] | None]]: ...
 def gpu_available() -> bool: ...
 def save_map(map: MapData, path: str, compress: bool = False) -> None: ...
 def load_map(path: str, dataset: str = "potential", frame: int = -1) -> MapData: ...

@@ -22,18 +22,20 @@ class Map:
     :func:`dcsgrid.load_map`, or from an array: ``Map(values, grid, units="kT/e")`` (copied).
     """
 
-    __slots__ = ("_data",)
+    __slots__ = ("_data", "_solver")
 
     def __init__(self, values: Any, grid: Grid, *, units: str = "kT/e",
                  metadata: dict | None = None):
         meta = dict(metadata or {})
         meta.setdefault("units", units)
         self._data = _core.MapData.from_array(np.asarray(values), grid, meta)
+        self._solver = None
 
     @classmethod
-    def _wrap(cls, data: _core.MapData) -> "Map":
+    def _wrap(cls, data: _core.MapData, solver: dict | None = None) -> "Map":
         m = cls.__new__(cls)
         m._data = data
+        m._solver = solver
         return m
 
     @property
@@ -67,6 +69,16 @@ class Map:
     def metadata(self) -> dict:
         """What the map records besides the numbers (units, method, physics, provenance)."""
         return self._data.metadata
+
+    @property
+    def solver(self) -> dict | None:
+        """What the solve of an iterative method (``method="pb"``) reported, else None: a dict with
+        ``energy_kt`` and ``energy_kj_per_mol`` (APBS's total electrostatic energy),
+        ``solvation_kt`` and ``solvation_kj_per_mol`` (with ``solvation=True``, else None),
+        ``iterations`` and ``residual_history`` (‖f − Aφ‖/‖f‖ before the first iteration and after
+        each, numpy float64) of the map's grid, and ``levels``: every grid solved, coarsest first
+        (each a dict of ``grid``, ``boundary``, ``reference``, ``iterations``, ``residual_history``)."""
+        return self._solver
 
     def coordinates(self) -> tuple:
         """The x, y and z coordinates (Å) of the grid's planes: three 1-D arrays."""

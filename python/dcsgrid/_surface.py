@@ -5,15 +5,16 @@ import os
 from typing import Any
 
 from . import _core
-from ._compute import _settings
+from ._compute import _keywords_given, _settings
 from ._maps import Map
 
 
+@_keywords_given
 def surface(path: str | os.PathLike, map: Map | None = None, *, kind: str = "ses", probe_radius: float = 1.4,
             mesh_spacing: float = 0.5, grid_spacing: float = 1.0, method: str = "direct",
             dielectric: float = _core.SURFACE_DIELECTRIC, ionic_strength: float = _core.SURFACE_IONIC_STRENGTH,
             forcefield: str = "amber", model: int = 1, unknown_zero: bool = False, forcefield_dir: str | os.PathLike | None = None,
-            **options: Any) -> dict:
+            given: tuple = (), **options: Any) -> dict:
     """The solvent-excluded (``kind="ses"``) or solvent-accessible (``"sas"``) surface of the atoms
     of ``path`` for a probe of ``probe_radius`` Å, as a closed triangle mesh of about
     ``mesh_spacing`` Å, with the potential at each vertex: from ``map`` (a :class:`Map` that covers
@@ -26,7 +27,8 @@ def surface(path: str | os.PathLike, map: Map | None = None, *, kind: str = "ses
     atom whose patch each vertex is on, ``area`` (Å²), and the tables ``atoms`` and ``residues``:
     dicts of columns (chain, residue_name, residue_number, [atom_name], atom, vertices, area,
     mean, min, max: the area-weighted mean, min and max potential over the patch)."""
-    settings = _settings(method=method, dielectric=dielectric, ionic_strength=ionic_strength, **options)
+    settings = _settings(method=method, dielectric=dielectric, ionic_strength=ionic_strength, given=given,
+                         **options)
     return _core.surface(os.fspath(path), map._data if map is not None else None, kind, probe_radius,
                          mesh_spacing, grid_spacing, settings, forcefield, model, unknown_zero,
                          os.fspath(forcefield_dir) if forcefield_dir else "")

@@ -1,4 +1,5 @@
 // Atoms (from arrays or read_atoms) and Grid for Python.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -135,18 +136,31 @@ py::array real_array(const py::object& values, const std::string& what) {
   return a;
 }
 
-AtomSet atoms_from_arrays(const py::object& positions, const py::object& charges) {
+// One value per atom: an (N,) array of n values, checked finite.
+Array per_atom(const py::object& values, const char* what, py::ssize_t n) {
+  const Array a = finite_array(values, what);
+  if (a.ndim() != 1) throw py::value_error(std::string(what) + " must have shape (N,), not " + shape_text(a));
+  if (a.shape(0) != n)
+    throw py::value_error("positions hold " + std::to_string(n) + " atoms but " + what + " " +
+                          std::to_string(a.shape(0)));
+  return a;
+}
+
+AtomSet atoms_from_arrays(const py::object& positions, const py::object& charges, const py::object& radii) {
   const Array p = positions_array(positions);
-  const Array q = finite_array(charges, "charges");
-  if (q.ndim() != 1) throw py::value_error("charges must have shape (N,), not " + shape_text(q));
-  if (q.shape(0) != p.shape(0))
-    throw py::value_error("positions hold " + std::to_string(p.shape(0)) + " atoms but charges " +
-                          std::to_string(q.shape(0)));
+  const Array q = per_atom(charges, "charges", p.shape(0));
   AtomSet set;
   set.reserve(std::size_t(p.shape(0)));
   const auto r = p.unchecked<2>();
   const float* c = q.data();
   for (py::ssize_t i = 0; i < p.shape(0); ++i) set.push_back(r(i, 0), r(i, 1), r(i, 2), c[i]);
+  if (radii.is_none()) return set;
+  const Array a = per_atom(radii, "radii", p.shape(0));
+  if (const float* bad = std::find_if(a.data(), a.data() + a.size(), [](float v) { return v < 0; });
+      bad != a.data() + a.size())
+    throw py::value_error("radii: atom " + std::to_string(bad - a.data() + 1) + " has a negative radius (" +
+                          std::to_string(*bad) + " Å)");
+  set.r.assign(a.data(), a.data() + a.size());
   return set;
 }
 
@@ -177,30 +191,38 @@ AtomSet with_positions(const AtomSet& like, const py::object& positions) {
 namespace {
 
 void bind_atoms(py::module_& m) {
-  py::class_<Atoms>(m, "Atoms", R"(Atoms with charges: positions (N, 3) in Å and charges (N,) in e.
+  py::class_<Atoms>(m, "Atoms", R"(Atoms with charges: positions (N, 3) in Å, charges (N,) in e, and
+optionally radii (N,) in Å (what --method pb needs).
 
-Atoms(positions, charges) takes any real arrays (copied to float32, so non-contiguous input is
-fine; MDAnalysis' u.atoms.positions and u.atoms.charges work as they are); ValueError for a wrong
-shape, mismatched lengths, NaN or inf. dcsgrid.read_atoms(path) reads them from a file.
-.positions and .charges are float32 copies.)")
-      .def(py::init([](const py::object& positions, const py::object& charges) {
-             return Atoms{atoms_from_arrays(positions, charges), "", "arrays"};
+Atoms(positions, charges, radii=None) takes any real arrays (copied to float32, so non-contiguous
+input is fine; MDAnalysis' u.atoms.positions, .charges and .radii work as they are); ValueError for
+a wrong shape, mismatched lengths, NaN or inf, or a negative radius. dcsgrid.read_atoms(path) reads
+them from a file (radii: PQR's column, or the force field's for PDB/mmCIF). .positions, .charges
+and .radii (None without radii) are float32 copies; .radius_source says where the radii came from.)")
+      .def(py::init([](const py::object& positions, const py::object& charges, const py::object& radii) {
+             return Atoms{atoms_from_arrays(positions, charges, radii), "", "arrays", radii.is_none() ? "" : "arrays"};
            }),
-           py::arg("positions"), py::arg("charges"))
+           py::arg("positions"), py::arg("charges"), py::arg("radii") = py::none())
       .def("__len__", [](const Atoms& a) { return a.set.size(); })
       .def_property_readonly("positions", [](const Atoms& a) { return positions_of(a.set); })
       .def_property_readonly("charges", [](const Atoms& a) {
         return py::array_t<float>(py::ssize_t(a.set.size()), a.set.q.data());
       })
+      .def_property_readonly("radii", [](const Atoms& a) -> py::object {
+        if (!a.set.has_radii()) return py::none();
+        return py::array_t<float>(py::ssize_t(a.set.size()), a.set.r.data());
+      })
       .def_property_readonly("total_charge", [](const Atoms& a) { return a.set.total_charge(); })
       .def_readonly("source", &Atoms::source)
       .def_readonly("charge_source", &Atoms::charge_source)
+      .def_readonly("radius_source", &Atoms::radius_source)
       .def("with_positions", [](const Atoms& a, const py::object& positions) {
-        return Atoms{with_positions(a.set, positions), a.source, a.charge_source};
+        return Atoms{with_positions(a.set, positions), a.source, a.charge_source, a.radius_source};
       })
       .def("__repr__", [](const Atoms& a) {
-        return "<dcsgrid.Atoms " + std::to_string(a.set.size()) + " atoms, charges from " +
-               a.charge_source + (a.source.empty() ? "" : ", " + a.source) + ">";
+        return "<dcsgrid.Atoms " + std::to_string(a.set.size()) + " atoms, charges from " + a.charge_source +
+               (a.set.has_radii() ? ", radii from " + a.radius_source : "") +
+               (a.source.empty() ? "" : ", " + a.source) + ">";
       });
 
   m.def("read_atoms",
@@ -209,7 +231,7 @@ shape, mismatched lengths, NaN or inf. dcsgrid.read_atoms(path) reads them from 
           const io::ReadOptions options = read_options(forcefield, model, unknown_zero, forcefield_dir);
           py::gil_scoped_release release;
           io::Structure s = io::read_structure(path, options);
-          return Atoms{std::move(s.atoms), path, s.charge_source};
+          return Atoms{std::move(s.atoms), path, s.charge_source, s.radius_source};
         },
         py::arg("path"), py::arg("forcefield"), py::arg("model"), py::arg("unknown_zero"),
         py::arg("forcefield_dir"));

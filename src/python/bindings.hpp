@@ -27,6 +27,7 @@ struct Atoms {
   AtomSet set;
   std::string source;         // file read, or "" for arrays
   std::string charge_source;  // "file", a force field, or "arrays"
+  std::string radius_source;  // io::Structure's, "arrays", or "" without radii
 };
 
 void bind_errors(py::module_& m);
@@ -49,9 +50,11 @@ double real_number(const py::handle& value, const std::string& what);
 // complex, boolean, object or text arrays, which a cast to float32 would change or refuse.
 py::array real_array(const py::object& values, const std::string& what);
 
-// (N, 3) positions and (N,) charges (any real dtype; copied to float32, so non-contiguous input is
-// fine) as an AtomSet. Throws ValueError naming the problem: shape, length mismatch, NaN or inf.
-AtomSet atoms_from_arrays(const py::object& positions, const py::object& charges);
+// (N, 3) positions, (N,) charges and optionally (N,) radii (None: none; any real dtype; copied to
+// float32, so non-contiguous input is fine) as an AtomSet. Throws ValueError naming the problem:
+// shape, length mismatch, NaN or inf, a negative radius.
+AtomSet atoms_from_arrays(const py::object& positions, const py::object& charges,
+                          const py::object& radii = py::none());
 // (N, 3) points, checked alike, as an AtomSet with zero charges.
 AtomSet points_from_array(const py::object& positions);
 // The same positions with the charges of `like` (a trajectory frame).

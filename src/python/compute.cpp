@@ -1,5 +1,6 @@
 // Computing from Python: settings from keywords, potential() and the frames loop, all through the
 // app layer (app/compute.hpp), with the GIL released while the engine runs and Ctrl-C checked.
+#include <algorithm>
 #include <future>
 #include <map>
 #include <memory>
@@ -8,6 +9,7 @@
 
 #include "bindings.hpp"
 #include "dcsgrid/app/compute.hpp"
+#include "dcsgrid/app/pb_settings.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
 
@@ -38,7 +40,8 @@ std::shared_ptr<engine::Backend> backend_for(const app::ComputeSettings& setting
   auto& backend = (*cache)[key];
   if (!backend) {
     app::ComputeSettings start = settings;
-    start.methods = {engine::Method::direct};  // the run checks its own method
+    start.methods = {engine::Method::direct};  // the run checks its own method and options
+    start.pb.solvation = false;                 // pb's alone, refused beside direct
     backend = app::start_backend(start);
   }
   return backend;
@@ -67,14 +70,76 @@ std::optional<UnitCell> unit_cell(const py::object& cell) {
   return make_cell({v[0], v[1], v[2]}, v.size() == 6 ? Vec3{v[3], v[4], v[5]} : Vec3{90, 90, 90});
 }
 
+// None or an optional text keyword as the command line's text ("" where not given).
+std::string optional_text(const py::handle& value, const std::string& what) {
+  if (value.is_none()) return "";
+  if (!py::isinstance<py::str>(value)) throw py::value_error(what + " must be a string or None");
+  return value.cast<std::string>();
+}
+
+// ions=[(charge, conc, radius), ...] as --ion's species; None: none (the ionic strength's 1:1 salt).
+std::vector<engine::PbIon> pb_ions(const py::handle& ions) {
+  std::vector<engine::PbIon> out;
+  if (ions.is_none()) return out;
+  for (const py::handle ion : ions) {
+    if (!py::isinstance<py::sequence>(ion) || py::len(ion) != 3)
+      throw py::value_error("ions: each ion is (charge, conc, radius) in e, mol/L and Å, not " +
+                            std::string(py::repr(ion)));
+    const py::sequence v = py::reinterpret_borrow<py::sequence>(ion);
+    out.push_back({real_number(v[0], "ions"), real_number(v[1], "ions"), real_number(v[2], "ions")});
+  }
+  return out;
+}
+
+// The pb keywords (a dict under the command line's option names, snake_case) into the settings,
+// through the app layer's parsers, as ComputeOptions::settings() does for the command line.
+void set_pb_options(engine::PbOptions& pb, const py::dict& o) {
+  pb.sdie = real_number(o["solvent_dielectric"], "solvent_dielectric");
+  pb.ions = pb_ions(o["ions"]);
+  pb.ion_radius = real_number(o["ion_radius"], "ion_radius");
+  pb.srad = real_number(o["probe_radius"], "probe_radius");
+  if (const std::string surface = optional_text(o["surface"], "surface"); !surface.empty())
+    pb.srfm = app::parse_surface(surface);
+  if (const std::string charge_map = optional_text(o["charge_map"], "charge_map"); !charge_map.empty())
+    pb.chgm = app::parse_charge_map(charge_map);
+  pb.sdens = real_number(o["surface_density"], "surface_density");
+  pb.swin = real_number(o["spline_window"], "spline_window");
+  pb.nonlinear = py::bool_(o["nonlinear"]);
+  pb.tolerance = real_number(o["pb_tolerance"], "pb_tolerance");
+  pb.solvation = py::bool_(o["solvation"]);
+  std::vector<double> coarse_size;
+  if (!o["coarse_size"].is_none()) {
+    for (const py::handle length : o["coarse_size"]) coarse_size.push_back(real_number(length, "coarse_size"));
+    if (coarse_size.empty()) throw py::value_error("coarse_size must be None or 3 lengths (Å)");
+  }
+  app::set_focusing(pb, optional_text(o["boundary"], "boundary"),
+                    optional_text(o["coarse_boundary"], "coarse_boundary"), coarse_size);
+}
+
+// preset (None or a name) applied to the physics keywords the caller did not give (`given`: the
+// names of those it gave), as --preset on the command line.
+void set_preset(app::ComputeSettings& s, const py::object& preset, const std::vector<std::string>& given,
+                std::string& units) {
+  const std::string name = optional_text(preset, "preset");
+  if (name.empty()) return;
+  const auto was_given = [&](const char* keyword) { return std::ranges::find(given, keyword) != given.end(); };
+  const app::PresetGiven g{.dielectric = was_given("dielectric") || was_given("distance_dependent"),
+                           .temperature = was_given("temperature"),
+                           .ionic_strength = was_given("ionic_strength"),
+                           .units = was_given("units")};
+  app::apply_preset(app::find_preset(name), g, s.physics, units);
+}
+
 app::ComputeSettings make_settings(const std::string& method, const std::string& device,
                                    const py::object& gpus, const py::object& threads,
-                                   const std::string& units,
+                                   std::string units,
                                    double dielectric, bool distance_dependent, double ionic_strength,
                                    double temperature, double min_distance, double cutoff,
                                    const std::string& cutoff_form, double switch_start,
                                    const py::object& cell, int pme_order, double pme_spacing,
-                                   double pme_tolerance, double pme_cutoff, double smooth) {
+                                   double pme_tolerance, double pme_cutoff, double smooth,
+                                   const py::dict& pb, const py::object& preset,
+                                   const std::vector<std::string>& given) {
   app::ComputeSettings s;
   s.methods = app::parse_method_list(method);
   s.device = device;
@@ -83,12 +148,13 @@ app::ComputeSettings make_settings(const std::string& method, const std::string&
   if (asked < 0)
     throw Error("threads must be 0 (all cores) or a positive count, got " + std::to_string(asked));
   s.threads = asked > 0 ? bounded_threads(asked, "threads =") : 0;
-  s.physics.unit = parse_unit(units);
   s.physics.dielectric = dielectric;
   s.physics.distance_dependent = distance_dependent;
   s.physics.ionic_strength = ionic_strength;
   s.physics.temperature = temperature;
   s.physics.min_distance = min_distance;
+  set_preset(s, preset, given, units);
+  s.physics.unit = parse_unit(units);
   s.cutoff.radius = cutoff;
   s.cutoff.form = engine::parse_cutoff_form(cutoff_form);
   s.cutoff.switch_start = switch_start;
@@ -98,6 +164,7 @@ app::ComputeSettings make_settings(const std::string& method, const std::string&
   s.periodic.tolerance = pme_tolerance;
   s.periodic.real_cutoff = pme_cutoff;
   s.periodic.smooth_beta = smooth;
+  set_pb_options(s.pb, pb);
   app::validate(s);
   return s;
 }
@@ -142,6 +209,21 @@ py::dict default_settings() {
   d["pme_tolerance"] = s.periodic.tolerance;
   d["pme_cutoff"] = s.periodic.real_cutoff;
   d["smooth"] = s.periodic.smooth_beta;
+  d["preset"] = py::none();
+  d["solvent_dielectric"] = s.pb.sdie;
+  d["ions"] = py::none();
+  d["ion_radius"] = s.pb.ion_radius;
+  d["probe_radius"] = s.pb.srad;
+  d["surface"] = engine::keyword(s.pb.srfm);
+  d["charge_map"] = engine::keyword(s.pb.chgm);
+  d["boundary"] = py::none();
+  d["coarse_boundary"] = py::none();
+  d["coarse_size"] = py::none();
+  d["surface_density"] = s.pb.sdens;
+  d["spline_window"] = s.pb.swin;
+  d["nonlinear"] = s.pb.nonlinear;
+  d["pb_tolerance"] = s.pb.tolerance;
+  d["solvation"] = s.pb.solvation;
   d["spacing"] = g.spacing;
   d["padding"] = g.padding;
   return d;
@@ -155,7 +237,35 @@ io::MapMetadata metadata_for(const app::ComputeSettings& s, engine::Method metho
   return meta;
 }
 
-// Each method's map, in the order given, as (name, map).
+py::array_t<double> double_array(const std::vector<double>& v) {
+  return py::array_t<double>(py::ssize_t(v.size()), v.data());
+}
+
+// An iterative method's report (engine/solver_report.hpp) as a dict under its fields' names.
+py::dict solver_dict(const engine::SolverReport& r) {
+  py::dict d;
+  d["method"] = r.method;
+  d["energy_kt"] = r.energy_kt;
+  d["energy_kj_per_mol"] = r.energy_kj_per_mol;
+  d["solvation_kt"] = r.solvation_kt ? py::cast(*r.solvation_kt) : py::none();
+  d["solvation_kj_per_mol"] = r.solvation_kj_per_mol ? py::cast(*r.solvation_kj_per_mol) : py::none();
+  d["iterations"] = r.iterations;
+  d["residual_history"] = double_array(r.residual_history);
+  py::list levels;
+  for (const engine::SolverLevel& l : r.levels) {
+    py::dict level;
+    level["grid"] = l.grid;
+    level["boundary"] = l.boundary;
+    level["reference"] = l.reference;
+    level["iterations"] = l.iterations;
+    level["residual_history"] = double_array(l.residual_history);
+    levels.append(level);
+  }
+  d["levels"] = levels;
+  return d;
+}
+
+// Each method's map, in the order given, as (name, map, solver report or None).
 py::list potential(const Atoms& atoms, const GridSpec& grid, const app::ComputeSettings& settings) {
   py::list maps;
   std::shared_ptr<engine::Backend> backend;
@@ -167,6 +277,7 @@ py::list potential(const Atoms& atoms, const GridSpec& grid, const app::ComputeS
     auto map = std::make_unique<MapData>();
     map->grid = grid;
     map->meta = metadata_for(settings, method, atoms);
+    engine::RunStats stats;
     {
       py::gil_scoped_release release;
       require_host_memory(grid);
@@ -176,7 +287,7 @@ py::list potential(const Atoms& atoms, const GridSpec& grid, const app::ComputeS
           std::async(std::launch::async, [&] { map->data.resize(grid.point_count()); });
       const std::size_t plane = grid.plane_size();
       InterruptObserver observer;
-      app::compute_map(
+      stats = app::compute_map(
           *backend, atoms.set, grid, settings, method,
           [&](engine::Slab slab, const float* data) {
             if (allocated.valid()) allocated.get();
@@ -184,7 +295,8 @@ py::list potential(const Atoms& atoms, const GridSpec& grid, const app::ComputeS
           },
           observer);
     }
-    maps.append(py::make_tuple(engine::method_name(method), py::cast(std::move(map))));
+    maps.append(py::make_tuple(engine::method_name(method), py::cast(std::move(map)),
+                               stats.solver ? py::object(solver_dict(*stats.solver)) : py::none()));
   }
   return maps;
 }
@@ -274,7 +386,7 @@ void bind_compute(py::module_& m) {
         py::arg("distance_dependent"), py::arg("ionic_strength"), py::arg("temperature"),
         py::arg("min_distance"), py::arg("cutoff"), py::arg("cutoff_form"), py::arg("switch_start"),
         py::arg("cell"), py::arg("pme_order"), py::arg("pme_spacing"), py::arg("pme_tolerance"),
-        py::arg("pme_cutoff"), py::arg("smooth"));
+        py::arg("pme_cutoff"), py::arg("smooth"), py::arg("pb"), py::arg("preset"), py::arg("given"));
   m.def("default_grid", &default_grid, py::arg("atoms"), py::arg("settings"), py::arg("spacing"),
         py::arg("padding"));
   m.def("default_settings", &default_settings);
