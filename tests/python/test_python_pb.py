@@ -57,6 +57,9 @@ def test_atoms_carry_radii():
         first = next(line for line in f if line.startswith(("ATOM", "HETATM")))
     assert atoms.radii[0] == pytest.approx(float(first.split()[-1]))
     assert np.array_equal(atoms.with_positions(atoms.positions + 1).radii, atoms.radii)
+    # A PDB file's radii are its force field's: AMBER's N is 1.824 Å (parm94's vdW radius).
+    pdb = dcsgrid.read_atoms(DATA / "pept.pdb")
+    assert "AMBER" in pdb.radius_source and pdb.radii[0] == pytest.approx(1.824)
     plain = dcsgrid.Atoms([[0, 0, 0]], [1.0])
     assert plain.radii is None and plain.radius_source == ""
     with pytest.raises(dcsgrid.Error, match="needs atomic radii"):
