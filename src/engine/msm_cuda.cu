@@ -19,16 +19,7 @@ struct Dims3 {
 };
 Dims3 dims_of(const MsmLevelShape& s) { return {s.n[0], s.n[1], s.n[2]}; }
 
-// Copies host to a new device buffer and waits for it (setup only).
-template <typename T>
-cuda::DeviceBuffer<T> upload(const std::vector<T>& host, cudaStream_t stream) {
-  cuda::DeviceBuffer<T> d(host.size());
-  if (!host.empty()) {
-    DCSGRID_CUDA_CHECK(cudaMemcpyAsync(d.data(), host.data(), d.bytes(), cudaMemcpyHostToDevice, stream));
-    DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
-  }
-  return d;
-}
+using cuda::upload;
 
 // Atoms sorted by the level-0 cell of their first node (x fastest), with that node along x and
 // their fractions; cell c holds atoms [start[c], start[c + 1]).

@@ -29,11 +29,7 @@ void require_device_memory(const GridSpec& grid, const PbOptions& options) {
               "³ points (or use --device cpu)");
 }
 
-DeviceBuffer<double> upload(const std::vector<double>& host, cudaStream_t stream) {
-  DeviceBuffer<double> d(host.size());
-  DCSGRID_CUDA_CHECK(cudaMemcpyAsync(d.data(), host.data(), d.bytes(), cudaMemcpyHostToDevice, stream));
-  return d;
-}
+using cuda::upload;
 
 __global__ void scale_kernel(double* v, std::size_t count, double factor) {
   for (std::size_t n = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; n < count; n += std::size_t(gridDim.x) * blockDim.x)
@@ -67,7 +63,7 @@ DeviceProblem device_problem(const AtomSet& atoms, const GridSpec& grid, const P
     DCSGRID_CUDA_CHECK(cudaMemsetAsync(d.u.data(), 0, d.u.bytes(), stream));
     pb_boundary_cuda(atoms, grid, options, scale, d.u.data(), stream);
   }
-  DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));  // f's host copy goes out of scope
+  DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
   return d;
 }
 

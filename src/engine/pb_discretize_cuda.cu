@@ -53,13 +53,7 @@ constexpr int kFaceBlockX = 16, kFaceBlockY = 8;
 
 bool spline_surface(PbSurface srfm) { return srfm == PbSurface::spl2 || srfm == PbSurface::spl4; }
 
-template <typename T>
-DeviceBuffer<T> upload(const std::vector<T>& host, cudaStream_t stream) {
-  DeviceBuffer<T> d(host.size());
-  if (!host.empty())
-    DCSGRID_CUDA_CHECK(cudaMemcpyAsync(d.data(), host.data(), d.bytes(), cudaMemcpyHostToDevice, stream));
-  return d;
-}
+using cuda::upload;
 
 void check_input(const AtomSet& atoms, const GridSpec& grid, const char* who) {
   validate(grid);

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "dcsgrid/core/error.hpp"
 
@@ -70,6 +71,18 @@ class DeviceBuffer {
   T* ptr_ = nullptr;
   std::size_t n_ = 0;
 };
+
+// Copies host into a new device buffer on stream and waits for the copy, so host may go out of
+// scope at once (set-up, not hot paths).
+template <typename T>
+DeviceBuffer<T> upload(const std::vector<T>& host, cudaStream_t stream) {
+  DeviceBuffer<T> d(host.size());
+  if (!host.empty()) {
+    DCSGRID_CUDA_CHECK(cudaMemcpyAsync(d.data(), host.data(), d.bytes(), cudaMemcpyHostToDevice, stream));
+    DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+  return d;
+}
 
 }  // namespace dcsgrid::cuda
 #endif  // DCSGRID_HAVE_CUDA
