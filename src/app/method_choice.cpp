@@ -1,101 +1,76 @@
-// The cost model behind --method auto (method_choice.hpp), from whole runs measured on an H100
-// and on the 2-core development machine (docs/msm.md, "Choosing a method"):
-// - direct: atoms × points pairs at 4.6e12 pairs/s on the GPU, 6e9 pairs/s a CPU thread;
-// - msm: the level grids' stencils, whose work grows as the box's volume / h³ times (a / h)³
-//   (counted here relative to the defaults a = 10 Å, h = 1.5 Å), plus the short-range pairs,
-//   atoms × the output points within a of each. H100: 0.02 s + 6e-8 s a level-0 node + 1e-12 s a
-//   pair (1HPV, 1TII, water boxes of 10^5, 7.4e5 and 4e6 atoms: within 1.6× of every one); CPU:
-//   2e-7 s a node (the set-up, its level convolutions by FFT) + 1.3e-9 s a pair a thread (achbp and
-//   1TII at 0.5 Å on 2 cores: 0.40 and 0.29 s estimated against 0.42 and 0.33 s measured).
 #include "dcsgrid/app/method_choice.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <numbers>
 
 #include <spdlog/fmt/fmt.h>
 
-#include "dcsgrid/engine/msm.hpp"
+#include "dcsgrid/core/error.hpp"
 
 namespace dcsgrid::app {
 
 namespace {
 
-constexpr double kGpuDirectPairsPerSecond = 4.6e12;
-constexpr double kCpuDirectPairsPerThreadSecond = 6e9;
-constexpr double kGpuMsmFixedSeconds = 0.02;
-constexpr double kGpuMsmSecondsPerNode = 6e-8;
-constexpr double kGpuMsmSecondsPerPair = 1e-12;
-constexpr double kCpuMsmSecondsPerNode = 2e-7;
-constexpr double kCpuMsmThreadSecondsPerPair = 1.3e-9;
-const engine::MsmOptions kMeasured;  // the settings the rates were fitted with: the defaults
-
-// Level-0 nodes of the box, weighted by the stencil's size relative to the defaults'.
-double weighted_msm_nodes(const GridSpec& grid, const engine::MsmOptions& msm) {
-  double volume = 1;
-  for (int a = 0; a < 3; ++a) volume *= double(grid.dims[a]) * grid.spacing[a];
-  const double reach = (msm.cutoff / msm.spacing) / (kMeasured.cutoff / kMeasured.spacing);
-  return volume / (msm.spacing * msm.spacing * msm.spacing) * reach * reach * reach;
+// Whether a method can compute under this physics (msm and the periodic methods split 1/r, which
+// a distance-dependent dielectric or Debye–Hückel screening does not allow).
+bool handles(const engine::MethodDescription& method, const Physics& physics) {
+  return !method.constant_dielectric || (!physics.distance_dependent && !(physics.ionic_strength > 0));
 }
 
-// Atom–point pairs within the short-range cutoff a.
-double msm_short_range_pairs(double atoms, const GridSpec& grid, const engine::MsmOptions& msm) {
-  const double points_in_reach =
-      4.0 / 3.0 * std::numbers::pi * msm.cutoff * msm.cutoff * msm.cutoff / (grid.spacing[0] * grid.spacing[1] * grid.spacing[2]);
-  return atoms * std::min(points_in_reach, double(grid.point_count()));
+// The names of the methods with a cost model that this physics rules out, for the reason.
+std::string ruled_out(const Physics& physics) {
+  std::string names;
+  for (const engine::MethodDescription& m : engine::methods())
+    if (m.seconds_estimate && !handles(m, physics)) names += (names.empty() ? "" : ", ") + std::string(m.name);
+  return names;
 }
 
 }  // namespace
 
-double direct_seconds_estimate(const Hardware& hw, double atoms, double points) {
-  const double rate = hw.gpu ? kGpuDirectPairsPerSecond : kCpuDirectPairsPerThreadSecond * hw.cpu_threads;
-  return atoms * points / rate;
+MethodEstimate exact_reference(const Hardware& hw, std::size_t atoms, const GridSpec& grid) {
+  for (const engine::MethodDescription& m : engine::methods())
+    if (m.exact && m.seconds_estimate) return {m.id, m.seconds_estimate({hw, double(atoms), grid, {}})};
+  throw Error("internal: the method table has no exact method with a cost model");
 }
 
-double msm_seconds_estimate(const Hardware& hw, double atoms, const GridSpec& grid,
-                            const engine::MsmOptions& msm) {
-  const double nodes = weighted_msm_nodes(grid, msm);
-  const double pairs = msm_short_range_pairs(atoms, grid, msm);
-  return hw.gpu ? kGpuMsmFixedSeconds + kGpuMsmSecondsPerNode * nodes + kGpuMsmSecondsPerPair * pairs
-                : kCpuMsmSecondsPerNode * nodes + kCpuMsmThreadSecondsPerPair * pairs / hw.cpu_threads;
-}
-
-std::string expected_msm_error(const engine::MsmOptions& msm) {
-  // Measured at the default a and h on 1HPV, 1TII and a 10^5-atom water box (docs/accuracy.md).
-  if (std::abs(msm.spacing - kMeasured.spacing) > 1e-9 || std::abs(msm.cutoff - kMeasured.cutoff) > 1e-9 ||
-      msm.softening_order != kMeasured.softening_order)
-    return "as measured for these settings in docs/msm.md";
-  switch (msm.order) {
-    case 4: return "about 8e-4 to 7e-3";
-    case 6: return "about 1e-4 to 4e-4";
-    case 8: return "about 5e-5 to 1.3e-4";
-    case 10: return "about 3e-5 to 6e-5";
-    default: return "as measured for these settings in docs/msm.md";
-  }
+double MethodChoice::seconds_of(engine::Method m) const {
+  for (const MethodEstimate& e : estimates)
+    if (e.method == m) return e.seconds;
+  return 0;
 }
 
 MethodChoice choose_method(const Hardware& hw, std::size_t atoms, const GridSpec& grid,
                            const Physics& physics, const engine::MsmOptions& msm,
                            double slack_seconds) {
+  const engine::RunSize run{hw, double(atoms), grid, msm};
   MethodChoice c;
-  const double points = double(grid.point_count());
-  c.direct_seconds = direct_seconds_estimate(hw, double(atoms), points);
-  if (!engine::has_multilevel_form(physics)) {
-    c.reason = fmt::format("--method auto chose direct summation (exact, about {:.3g} s): this "
-                           "physics has no multilevel form", c.direct_seconds);
+  c.estimates = {exact_reference(hw, atoms, grid)};
+  const engine::MethodDescription* reference = &engine::describe(c.estimates.front().method);
+  const double exact_seconds = c.estimates.front().seconds;
+  const engine::MethodDescription* fastest = nullptr;  // of the approximations
+  for (const engine::MethodDescription& m : engine::methods()) {
+    if (m.exact || !m.seconds_estimate || !handles(m, physics)) continue;
+    c.estimates.push_back({m.id, m.seconds_estimate(run)});
+    if (!fastest || c.estimates.back().seconds < c.seconds_of(fastest->id)) fastest = &m;
+  }
+  c.method = reference->id;
+  if (!fastest) {
+    c.reason = fmt::format("--method auto chose {} (exact, about {:.3g} s): this physics has no multilevel "
+                           "form, which {} needs",
+                           reference->name, exact_seconds, ruled_out(physics));
     return c;
   }
-  c.msm_seconds = msm_seconds_estimate(hw, double(atoms), grid, msm);
-  if (c.direct_seconds <= c.msm_seconds + slack_seconds) {
-    c.reason = fmt::format("--method auto chose direct summation: exact, and about {:.3g} s here "
-                           "against about {:.3g} s for msm",
-                           c.direct_seconds, c.msm_seconds);
+  const double fast_seconds = c.seconds_of(fastest->id);
+  if (exact_seconds <= fast_seconds + slack_seconds) {
+    c.reason = fmt::format("--method auto chose {}: exact, and about {:.3g} s here against about {:.3g} s "
+                           "for {}",
+                           reference->name, exact_seconds, fast_seconds, fastest->name);
     return c;
   }
-  c.method = engine::Method::msm;
-  c.reason = fmt::format("--method auto chose msm: about {:.3g} s here against about {:.3g} s for "
-                         "direct summation; expect a relative L2 error {} (--method direct is exact)",
-                         c.msm_seconds, c.direct_seconds, expected_msm_error(msm));
+  c.method = fastest->id;
+  c.reason = fmt::format("--method auto chose {}: about {:.3g} s here against about {:.3g} s for {}; "
+                         "expect a relative L2 error {} (--method {} is exact)",
+                         fastest->name, fast_seconds, exact_seconds, reference->name,
+                         fastest->expected_error(run), reference->name);
   return c;
 }
 
@@ -112,10 +87,9 @@ ComputeSettings with_chosen_method(const ComputeSettings& settings, const Hardwa
 }
 
 nlohmann::json MethodChoice::to_json() const {
-  return {{"method", engine::method_name(method)},
-          {"direct_seconds_estimate", direct_seconds},
-          {"msm_seconds_estimate", msm_seconds},
-          {"reason", reason}};
+  nlohmann::json seconds = nlohmann::json::object();
+  for (const MethodEstimate& e : estimates) seconds[engine::method_name(e.method)] = e.seconds;
+  return {{"method", engine::method_name(method)}, {"seconds_estimates", seconds}, {"reason", reason}};
 }
 
 }  // namespace dcsgrid::app

@@ -179,17 +179,17 @@ Hardware hardware_of(const engine::Backend& backend) {
 }
 
 // Small systems: the fast methods' set-up costs more than the sum they save.
-void note_when_direct_is_cheaper(const PassReport& pass, const JobReport& report, const Hardware& hw) {
+void note_when_exact_is_cheaper(const PassReport& pass, const JobReport& report, const Hardware& hw) {
   // Only the approximations of the exact Coulomb sum (not periodic maps, not PB) have direct's
   // map as their target.
   const engine::MethodDescription& method = engine::describe(pass.method);
   if (method.exact || method.periodic || method.needs_radii) return;
   const double taken = pass.stats.setup_seconds + pass.compute_seconds();
-  const double direct = direct_seconds_estimate(hw, double(report.atoms), double(report.grid.point_count()));
-  if (direct < taken)
-    spdlog::warn("{} took {:.3f} s; direct summation, which is exact, would take about {:.3f} s for "
-                 "a system this size (--method direct)",
-                 engine::method_name(pass.method), taken, direct);
+  const MethodEstimate exact = exact_reference(hw, report.atoms, report.grid);
+  if (exact.seconds < taken)
+    spdlog::warn("{} took {:.3f} s; --method {}, which is exact, would take about {:.3f} s for a system "
+                 "this size",
+                 engine::method_name(pass.method), taken, engine::method_name(exact.method), exact.seconds);
 }
 
 // One method's pass: its slabs go to the outputs as map number `map`; with `compare`, each slab is
@@ -456,7 +456,7 @@ void run_passes(engine::Backend& backend, const PassPlan& plan, MapOutputs& outp
     pass.dataset = plan.datasets[m];
     store_comparison(pass, compare, plan, m, outputs);
     report.device = pass.stats.device.empty() ? backend.name() : pass.stats.device;
-    note_when_direct_is_cheaper(pass, report, hw);
+    note_when_exact_is_cheaper(pass, report, hw);
     report.write_seconds += pass.write_seconds();
     report.passes.push_back(std::move(pass));
   }

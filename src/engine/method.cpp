@@ -3,6 +3,7 @@
 #include <array>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/engine/cost_model.hpp"
 
 namespace dcsgrid::engine {
 namespace {
@@ -10,13 +11,13 @@ namespace {
 using enum MethodShape;
 // clang-format off
 constexpr std::array kMethods{
-  //                id              name      summary                                                                  shape  exact  periodic radii  const-ε all-pairs local  run_setup multigrid options
-  MethodDescription{Method::direct, "direct", "exact sum over every atom (the reference)",                            slab,  true,  false,  false, false,  true,     false, false, false, MethodOptions::none},
-  MethodDescription{Method::cutoff, "cutoff", "atoms within --cutoff of each point, with a smoothing form",           slab,  false, false,  false, false,  false,    true,  false, false, MethodOptions::cutoff},
-  MethodDescription{Method::msm,    "msm",    "multilevel summation: direct's accuracy to ~1e-4 at a cutoff's cost",  slab,  false, false,  false, true,   false,    false, true, false, MethodOptions::msm},
-  MethodDescription{Method::ewald,  "ewald",  "exact periodic potential of the unit cell's lattice (Ewald sum)",      slab,  true,  true,   false, true,   false,    false, true, false, MethodOptions::periodic},
-  MethodDescription{Method::pme,    "pme",    "smooth particle-mesh Ewald: the periodic potential on an FFT mesh",    slab,  false, true,   false, true,   false,    false, true, false, MethodOptions::periodic},
-  MethodDescription{Method::pb,     "pb",     "Poisson–Boltzmann: the molecule (radii, --dielectric) in solvent with ions, as APBS", whole_grid, false, false, true, false, false, false, true, true, MethodOptions::pb},
+  //                id              name      summary                                                                  shape  exact  periodic radii  const-ε all-pairs local  run_setup multigrid options               cost model              expected error
+  MethodDescription{Method::direct, "direct", "exact sum over every atom (the reference)",                            slab,  true,  false,  false, false,  true,     false, false, false, MethodOptions::none,     direct_seconds_estimate, nullptr},
+  MethodDescription{Method::cutoff, "cutoff", "atoms within --cutoff of each point, with a smoothing form",           slab,  false, false,  false, false,  false,    true,  false, false, MethodOptions::cutoff,   nullptr,                 nullptr},
+  MethodDescription{Method::msm,    "msm",    "multilevel summation: direct's accuracy to ~1e-4 at a cutoff's cost",  slab,  false, false,  false, true,   false,    false, true, false, MethodOptions::msm,      msm_seconds_estimate,    expected_msm_error},
+  MethodDescription{Method::ewald,  "ewald",  "exact periodic potential of the unit cell's lattice (Ewald sum)",      slab,  true,  true,   false, true,   false,    false, true, false, MethodOptions::periodic, nullptr,                 nullptr},
+  MethodDescription{Method::pme,    "pme",    "smooth particle-mesh Ewald: the periodic potential on an FFT mesh",    slab,  false, true,   false, true,   false,    false, true, false, MethodOptions::periodic, nullptr,                 nullptr},
+  MethodDescription{Method::pb,     "pb",     "Poisson–Boltzmann: the molecule (radii, --dielectric) in solvent with ions, as APBS", whole_grid, false, false, true, false, false, false, true, true, MethodOptions::pb, nullptr, nullptr},
 };
 // clang-format on
 static_assert([] {

@@ -1,40 +1,44 @@
-// --method auto: direct summation where it is cheap, multilevel summation otherwise, from a cost
-// model of each backend fitted to measured whole runs (docs/msm.md, "Choosing a method").
+// --method auto: the exact reference where it is cheap, otherwise the fastest method that computes
+// the same potential, from the cost models of the method table (engine/cost_model.hpp).
 #pragma once
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "dcsgrid/core/grid.hpp"
 #include "dcsgrid/core/physics.hpp"
 #include "dcsgrid/app/settings.hpp"
+#include "dcsgrid/engine/cost_model.hpp"
 #include "dcsgrid/engine/engine.hpp"
 
 #include <nlohmann/json.hpp>
 
 namespace dcsgrid::app {
 
-// Where a run computes, for the cost model: a GPU (the CUDA backend) or this many CPU threads.
-struct Hardware {
-  bool gpu = false;
-  int cpu_threads = 1;
-};
+using engine::Hardware;
 
-// Estimated seconds (set-up and compute) of each method for `atoms` atoms on the grid.
-double direct_seconds_estimate(const Hardware& hw, double atoms, double points);
-double msm_seconds_estimate(const Hardware& hw, double atoms, const GridSpec& grid,
-                            const engine::MsmOptions& msm);
+struct MethodEstimate {
+  engine::Method method;
+  double seconds;
+};
 
 struct MethodChoice {
   engine::Method method = engine::Method::direct;
-  double direct_seconds = 0;  // estimated
-  double msm_seconds = 0;     // estimated; 0 when the physics has no multilevel form
-  std::string reason;         // one sentence for the log: what was chosen, why, what to expect
+  // Every method auto weighed for this physics, the exact reference first.
+  std::vector<MethodEstimate> estimates;
+  std::string reason;  // one sentence for the log: what was chosen, why, what to expect
+  // The estimate for m, or 0 when it was not weighed.
+  double seconds_of(engine::Method m) const;
   nlohmann::json to_json() const;
 };
 
-// Direct when the physics has no multilevel form, or when its estimated time is at most msm's
-// plus slack_seconds (a short wait for the exact map is worth it in one run; batches pass 0, as
-// they pay it every frame); msm otherwise.
+// The exact method with a cost model (direct summation: the reference auto prefers), and its
+// estimated seconds for `atoms` atoms on `grid`.
+MethodEstimate exact_reference(const Hardware& hw, std::size_t atoms, const GridSpec& grid);
+
+// The exact method when the physics leaves no other with a cost model, or when its estimated time
+// is at most the fastest other's plus slack_seconds (a short wait for the exact map is worth it in
+// one run; batches pass 0, as they pay it every frame); that fastest method otherwise.
 MethodChoice choose_method(const Hardware& hw, std::size_t atoms, const GridSpec& grid,
                            const Physics& physics, const engine::MsmOptions& msm,
                            double slack_seconds);
@@ -44,10 +48,5 @@ MethodChoice choose_method(const Hardware& hw, std::size_t atoms, const GridSpec
 ComputeSettings with_chosen_method(const ComputeSettings& settings, const Hardware& hw,
                                    std::size_t atoms, const GridSpec& grid, double slack_seconds,
                                    MethodChoice* choice = nullptr);
-
-// The relative L2 error (against direct summation) measured for these MSM settings on proteins
-// and water boxes, as a phrase ("about 1e-4 to 4e-4"), or a pointer to docs/msm.md for settings
-// not measured.
-std::string expected_msm_error(const engine::MsmOptions& msm);
 
 }  // namespace dcsgrid::app

@@ -25,6 +25,12 @@ enum class MethodShape { slab, whole_grid };
 // cutoff, msm, periodic or pb; none for direct): what a run's record of its settings keeps.
 enum class MethodOptions { none, cutoff, msm, periodic, pb };
 
+struct RunSize;  // engine/cost_model.hpp
+// A method's estimated seconds for a run (--method auto weighs the methods that have one), and
+// the error it is expected to make against the exact sum, as a phrase.
+using SecondsEstimate = double (*)(const RunSize&);
+using ErrorPhrase = std::string (*)(const RunSize&);
+
 struct MethodDescription {
   Method id;
   std::string_view name;     // on the command line, in Python and in the metadata
@@ -45,6 +51,10 @@ struct MethodDescription {
   // (engine::grid_for_methods).
   bool multigrid_dims;
   MethodOptions options;
+  // --method auto: the methods with a cost model compute direct's potential (the exact one among
+  // them is the reference auto prefers); nullptr for the others.
+  SecondsEstimate seconds_estimate;
+  ErrorPhrase expected_error;  // nullptr for an exact method
 };
 
 // Every method, in the order of the enum.
