@@ -1,13 +1,16 @@
 // The GPU long-range MSM part (engine/msm_cuda.hpp) against the CPU one (engine/msm.hpp, itself
 // tested against float64 sums in test_engine_msm.cpp): level-0 potentials and output grids agree
 // within 1e-5 (relative L2) for every order, on random atoms, 1HPV and a grid smaller than one
-// MSM cell, slab by slab into a padded device layout.
+// MSM cell, slab by slab into a padded device layout; and the set-up's report, stage by stage.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include "dcsgrid/core/cuda_support.hpp"
 #include "dcsgrid/core/waterbox.hpp"
+#include "dcsgrid/engine/cuda_backend.hpp"
 #include "dcsgrid/engine/msm.hpp"
 #include "dcsgrid/engine/msm_cuda.hpp"
 #include "dcsgrid/io/structure/read.hpp"
@@ -77,4 +80,34 @@ TEST(EngineMsmCuda, MatchesCpuOnWaterBoxWithManyLevels) {
   MsmOptions options;
   options.spacing = 2.0;
   expect_gpu_matches_cpu(water, grid_around(bounding_box(water), 1.0, 3.0), options);
+}
+
+// The backend's report of a device's set-up: its context, the method and the slab buffers, with
+// msm's own stages (issue 32 asks where its set-up goes); the stages fit within the set-up's time.
+TEST(EngineMsmCuda, BackendReportsTheSetUpStageByStage) {
+  DCSGRID_REQUIRE_GPU();
+  const AtomSet atoms = test::random_atoms(3000, Box{{0, 0, 0}, {40, 40, 40}}, 22);
+  PotentialRequest request;
+  request.atoms = &atoms;
+  request.grid = grid_from_origin({-2, -2, -2}, {48, 48, 48}, 1.0);
+  request.method = Method::msm;
+  auto backend = make_cuda_backend({0});
+  const RunStats stats = backend->run(request, [](Slab, const float*) {});
+  ASSERT_EQ(stats.devices.size(), 1u);
+  const DeviceRunStats& device = stats.devices.front();
+  double sum = 0;
+  std::vector<std::string> names;
+  for (const StageTime& s : device.setup_stages) {
+    EXPECT_GE(s.seconds, 0) << s.stage;
+    // "method: ..." stages are parts of "method".
+    if (s.stage.rfind("method: ", 0) != 0) sum += s.seconds;
+    names.push_back(s.stage);
+  }
+  EXPECT_LE(sum, device.setup_seconds + 1e-6);
+  EXPECT_GT(sum, 0.5 * device.setup_seconds);
+  for (const char* expected : {"context and streams", "method", "slab buffers", "method: short-range atoms upload",
+                               "method: long range: plan", "method: long range: binning (host) and upload",
+                               "method: long range: anterpolation", "method: long range: level stencils",
+                               "method: long range: output weights"})
+    EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
 }

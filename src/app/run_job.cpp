@@ -565,6 +565,15 @@ nlohmann::json JobReport::to_json() const {
     if (engine::describe(p.method).all_pairs) j["evaluations_per_second"] = pairs / p.compute_seconds();
     if (p.against_reference) j["comparison"] = p.against_reference->to_json();
     if (p.stats.solver) j["solver"] = solver_json(*p.stats.solver);
+    for (const engine::DeviceRunStats& d : p.stats.devices) {
+      nlohmann::json stages = nlohmann::json::array();
+      for (const engine::StageTime& t : d.setup_stages) stages.push_back({{"stage", t.stage}, {"seconds", t.seconds}});
+      j["devices"].push_back({{"device", d.device},
+                              {"setup_seconds", d.setup_seconds},
+                              {"setup_stages", stages},
+                              {"compute_seconds", d.compute_seconds},
+                              {"slabs", d.slabs}});
+    }
     pass_list.push_back(j);
     setup += p.stats.setup_seconds;
     compute += p.compute_seconds();

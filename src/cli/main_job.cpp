@@ -171,6 +171,14 @@ void print_summary(const app::JobReport& r) {
   }
   for (const app::PassReport& pass : r.passes)
     if (pass.stats.solver) print_solver(*pass.stats.solver);
+  for (const app::PassReport& pass : r.passes)
+    for (const engine::DeviceRunStats& d : pass.stats.devices) {
+      std::string stages;
+      for (const engine::StageTime& t : d.setup_stages)
+        stages += fmt::format("{}{} {:.3f}", stages.empty() ? "" : ", ", t.stage, t.seconds);
+      spdlog::debug("{} on {}: set-up {:.3f} s ({}), compute {:.3f} s, {} slabs", engine::method_name(pass.method),
+                    d.device, d.setup_seconds, stages, d.compute_seconds, d.slabs);
+    }
   for (const auto& out : r.outputs) std::fprintf(stderr, "      wrote %s\n", out.c_str());
 }
 

@@ -11,6 +11,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "dcsgrid/core/clock.hpp"
 #include "dcsgrid/core/cuda_support.hpp"
@@ -238,6 +239,7 @@ class DeviceWorker {
 
   std::int64_t plane_multiple() const { return layout_.plane_multiple; }
   std::optional<SolverReport> solver_report() const { return method_->solver_report(); }
+  std::vector<StageTime> setup_stages() const { return method_->setup_stages(); }
 
   void allocate(std::int64_t planes) {
     slot_.reserve(std::size_t(planes) * layout_.plane_bytes() / sizeof(float),
@@ -317,9 +319,14 @@ void device_thread(int device, std::size_t index, std::size_t count,
   result.stats.device = cuda::device_label(device);
   try {
     const auto t0 = clock_type::now();
+    LapTimer timer;
+    auto& stages = result.stats.setup_stages;
     DCSGRID_CUDA_CHECK(cudaSetDevice(device));
     if (!slot) slot = std::make_unique<DeviceSlot>();
+    stages.push_back({"context and streams", timer.lap()});
     DeviceWorker worker(request, *slot);
+    stages.push_back({"method", timer.lap()});
+    for (const StageTime& s : worker.setup_stages()) stages.push_back({"method: " + s.stage, s.seconds});
     handoff.post_capacity(index, worker.max_planes(), worker.plane_multiple());
     const std::vector<Slab>* slabs = handoff.wait_plan();
     if (!slabs) return;
@@ -329,7 +336,9 @@ void device_thread(int device, std::size_t index, std::size_t count,
       mine.push_back(s);
       planes = std::max(planes, (*slabs)[s].planes());
     }
+    stages.push_back({"waiting for the other devices' capacities", timer.lap()});
     worker.allocate(planes);
+    stages.push_back({"slab buffers", timer.lap()});
     result.stats.setup_seconds = seconds_since(t0);
     worker.run(*slabs, mine, handoff);
     result.stats.compute_seconds = worker.kernel_seconds();
@@ -350,11 +359,23 @@ class CudaBackend final : public Backend {
   std::string name() const override { return "cuda"; }
   bool supports(Method m) const override { return device_factory(m) != nullptr; }
 
+  // Creates every device's primary context, on a thread each: one context takes about 0.1 s, and
+  // they need not wait for each other.
   void warm_up() override {
-    for (const int device : devices_) {
-      DCSGRID_CUDA_CHECK(cudaSetDevice(device));
-      DCSGRID_CUDA_CHECK(cudaFree(nullptr));  // creates the device's primary context
-    }
+    std::vector<std::exception_ptr> errors(devices_.size());
+    std::vector<std::thread> threads;
+    for (std::size_t d = 0; d < devices_.size(); ++d)
+      threads.emplace_back([&, d] {
+        try {
+          DCSGRID_CUDA_CHECK(cudaSetDevice(devices_[d]));
+          DCSGRID_CUDA_CHECK(cudaFree(nullptr));
+        } catch (...) {
+          errors[d] = std::current_exception();
+        }
+      });
+    for (auto& t : threads) t.join();
+    for (const auto& e : errors)
+      if (e) std::rethrow_exception(e);
   }
 
   void compute(const PotentialRequest& request, Slab slab, float* out) override {

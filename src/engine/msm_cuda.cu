@@ -6,6 +6,8 @@
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/msm_cuda.hpp"
 
+#include "dcsgrid/core/clock.hpp"
+
 namespace dcsgrid::engine {
 namespace {
 
@@ -252,17 +254,31 @@ void require_device_memory(const MsmPlan& plan, std::size_t atoms) {
 
 MsmLongRangeCuda::MsmLongRangeCuda(const AtomSet& atoms, const GridSpec& output, float scale,
                                    const MsmOptions& options, cudaStream_t stream)
-    : plan_(make_msm_plan(atoms, output, options)), output_(output), scale_(scale) {
+    : output_(output), scale_(scale) {
+  // Each stage ends with the stream synchronised, so its seconds are its own.
+  LapTimer timer;
+  double stencils = 0, prolongation = 0;
+  const auto lap = [&](const char* stage) {
+    DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (stage) stages_.push_back({stage, timer.lap()});
+  };
+  const auto add_lap = [&](double& seconds) {
+    DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
+    seconds += timer.lap();
+  };
+  plan_ = make_msm_plan(atoms, output, options);
   require_device_memory(plan_, atoms.size());
+  lap("plan");
   std::vector<cuda::DeviceBuffer<double>> charge(plan_.levels.size());
   {
     const DeviceBins bins = bin_atoms(plan_, atoms, stream);
+    lap("binning (host) and upload");
     const AnterpolateArgs args{bins.first_x.data(), bins.sx.data(), bins.sy.data(), bins.sz.data(),
                                bins.q.data(), bins.start.data(), dims_of(plan_.levels[0]), plan_.basis};
     charge[0].resize(plan_.levels[0].points());
     anterpolate_kernel<<<blocks_for(plan_.levels[0].points()), kThreads, 0, stream>>>(args, charge[0].data());
     DCSGRID_CHECK_LAUNCH();
-    DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
+    lap("anterpolation");
   }
   for (int l = 0; l < plan_.top(); ++l) {
     Dims3 dims = dims_of(plan_.levels[l]);
@@ -271,17 +287,23 @@ MsmLongRangeCuda::MsmLongRangeCuda(const AtomSet& atoms, const GridSpec& output,
     apply_along_axis(a.data(), dims, 1, msm_restriction_1d(plan_, l, 1), b, false, stream);
     apply_along_axis(b.data(), dims, 2, msm_restriction_1d(plan_, l, 2), charge[l + 1], false, stream);
   }
+  lap("restriction");
   cuda::DeviceBuffer<double> e;
   level_potential(plan_, plan_.top(), charge.back().data(), e, stream);
+  add_lap(stencils);
   for (int l = plan_.top() - 1; l >= 0; --l) {
     cuda::DeviceBuffer<double> finer, a, b;
     level_potential(plan_, l, charge[l].data(), finer, stream);
+    add_lap(stencils);
     Dims3 dims = dims_of(plan_.levels[l + 1]);
     apply_along_axis(e.data(), dims, 0, msm_prolongation_1d(plan_, l, 0), a, false, stream);
     apply_along_axis(a.data(), dims, 1, msm_prolongation_1d(plan_, l, 1), b, false, stream);
     apply_along_axis(b.data(), dims, 2, msm_prolongation_1d(plan_, l, 2), finer, true, stream);
     e = std::move(finer);
+    add_lap(prolongation);
   }
+  stages_.push_back({"level stencils", stencils});
+  stages_.push_back({"prolongation", prolongation});
   potential_ = std::move(e);
   for (int axis = 0; axis < 3; ++axis) {
     const MsmAxisWeights w = msm_output_weights(plan_, output_, axis);
@@ -290,6 +312,7 @@ MsmLongRangeCuda::MsmLongRangeCuda(const AtomSet& atoms, const GridSpec& output,
     first_[axis] = upload(std::vector<int>(w.first.begin(), w.first.end()), stream);
     weight_[axis] = upload(w.weight, stream);
   }
+  lap("output weights");
 }
 
 void MsmLongRangeCuda::add_to(Slab slab, float* out, SlabLayout layout, cudaStream_t stream) const {

@@ -156,6 +156,8 @@ class DeviceMethod {
   virtual double finish_on_host(Slab /*slab*/, float* /*host*/) { return 0; }
   // What an iterative method tells about its solve (pb), copied into RunStats.
   virtual std::optional<SolverReport> solver_report() const { return {}; }
+  // The constructor's set-up, stage by stage, for methods whose set-up is a large part of a run.
+  virtual std::vector<StageTime> setup_stages() const { return {}; }
 };
 
 // The method for request.method, on the current device. Defined in cuda_backend.cu: a new method

@@ -77,9 +77,18 @@ using SlabSink = std::function<void(Slab, const float*)>;
 using Progress = std::function<void(double fraction)>;
 
 // One device's share of a run (GPU backends), seconds.
+// The seconds of one stage of a set-up.
+struct StageTime {
+  std::string stage;
+  double seconds = 0;
+};
+
 struct DeviceRunStats {
   std::string device;          // "GPU 0 (NVIDIA H100 80GB HBM3)"
   double setup_seconds = 0;    // context, streams, uploads, buffers
+  // setup_seconds stage by stage: the device's context and buffers, and the method's own stages
+  // where it reports them (msm: plan, binning, the levels, ...).
+  std::vector<StageTime> setup_stages;
   double compute_seconds = 0;  // kernel time (CUDA events)
   std::int64_t slabs = 0;      // slabs it computed
 };

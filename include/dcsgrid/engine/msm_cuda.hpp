@@ -36,6 +36,9 @@ class MsmLongRangeCuda {
   void add_to(Slab slab, float* out, SlabLayout layout, cudaStream_t stream) const;
 
   const MsmPlan& plan() const { return plan_; }
+  // The constructor's stages: plan, binning, anterpolation, restriction, level stencils,
+  // prolongation, output weights.
+  const std::vector<StageTime>& setup_stages() const { return stages_; }
   // Level 0's potential, copied to the host (synchronous), for tests.
   std::vector<double> finest_potential() const;
 
@@ -48,6 +51,7 @@ class MsmLongRangeCuda {
   cuda::DeviceBuffer<double> weight_[3];  // and their order weights
   // The level-0 nodes the output grid reaches along each axis: footprint_n_ from footprint_lo_.
   std::int64_t footprint_lo_[3] = {}, footprint_n_[3] = {};
+  std::vector<StageTime> stages_;
 };
 
 // Method::msm on the current device: the short-range cutoff method plus MsmLongRangeCuda.
