@@ -23,10 +23,18 @@ namespace {
 
 constexpr std::size_t kInputLimit = std::size_t(64) << 10;
 
-// The text, or nothing when the reader refused the input (cleanly: expect_clean checks it).
-std::optional<std::string> read_text(const std::filesystem::path& path) {
+// The text, or nothing when the reader refused the input (cleanly: expect_clean checks it; the
+// refusal's message into *refusal when given).
+std::optional<std::string> read_text(const std::filesystem::path& path, std::string* refusal = nullptr) {
   std::optional<std::string> text;
-  dcsgrid::fuzz::expect_clean(path, [&] { text = dcsgrid::io::read_text_input(path); });
+  dcsgrid::fuzz::expect_clean(path, [&] {
+    try {
+      text = dcsgrid::io::read_text_input(path);
+    } catch (const dcsgrid::Error& e) {
+      if (refusal) *refusal = e.what();
+      throw;
+    }
+  });
   if (text && text->size() > kInputLimit)
     dcsgrid::fuzz::finding("text beyond the input limit came back", path.c_str());
   return text;
@@ -35,7 +43,7 @@ std::optional<std::string> read_text(const std::filesystem::path& path) {
 #ifdef FUZZ_STREAM
 // The bytes through a named pipe: a writer thread feeds it while the reader reads (a reader
 // that stops early leaves the writer an EPIPE, which ends it).
-std::optional<std::string> read_streamed(const std::uint8_t* data, std::size_t size) {
+std::optional<std::string> read_streamed(const std::uint8_t* data, std::size_t size, std::string& refusal) {
   const std::filesystem::path pipe = dcsgrid::fuzz::scratch_folder() / "stream";
   if (!std::filesystem::exists(pipe) && mkfifo(pipe.c_str(), 0600) != 0)
     dcsgrid::fuzz::finding("cannot make the named pipe", pipe.c_str());
@@ -49,7 +57,7 @@ std::optional<std::string> read_streamed(const std::uint8_t* data, std::size_t s
     }
     close(fd);
   });
-  std::optional<std::string> text = read_text(pipe);
+  std::optional<std::string> text = read_text(pipe, &refusal);
   // A reader that refused before opening the pipe leaves the writer waiting for one: open it.
   const int unblock = open(pipe.c_str(), O_RDONLY | O_NONBLOCK);
   writer.join();
@@ -67,11 +75,17 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::optional<std::string> file_text = read_text(dcsgrid::fuzz::input_file(data, size, FUZZ_FILE_NAME));
+  std::string file_refusal;
+  const std::optional<std::string> file_text =
+      read_text(dcsgrid::fuzz::input_file(data, size, FUZZ_FILE_NAME), &file_refusal);
 #ifdef FUZZ_STREAM
-  const std::optional<std::string> streamed = read_streamed(data, size);
+  std::string stream_refusal;
+  const std::optional<std::string> streamed = read_streamed(data, size, stream_refusal);
   if (file_text.has_value() != streamed.has_value())
-    dcsgrid::fuzz::finding("the streamed and the file read disagree on refusing", file_text ? "file read" : "streamed read");
+    dcsgrid::fuzz::finding("the streamed and the file read disagree on refusing",
+                           (file_text ? "the file was read; the stream refused: " + stream_refusal
+                                      : "the stream was read; the file refused: " + file_refusal)
+                               .c_str());
   if (file_text && *file_text != *streamed)
     dcsgrid::fuzz::finding("the streamed and the file read give different text", "");
 #endif

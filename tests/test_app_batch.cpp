@@ -114,6 +114,7 @@ void expect_same_bytes(const Contents& a, const Contents& b) {
   ASSERT_EQ(a.frames.size(), b.frames.size());
   for (std::size_t i = 0; i < a.frames.size(); ++i) {
     ASSERT_EQ(a.frames[i].size(), b.frames[i].size());
+    if (a.frames[i].empty()) continue;  // a failed frame has no map
     EXPECT_EQ(0, std::memcmp(a.frames[i].data(), b.frames[i].data(), a.frames[i].size() * sizeof(float)))
         << "frame " << i;
   }

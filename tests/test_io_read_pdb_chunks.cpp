@@ -321,3 +321,35 @@ TEST(IoReadPdbChunks, NotAppliedWithModelsFailuresOrHeaderRecordsInPieces) {
   for (const std::string& line : test::lines_of(body)) no_cut += line + "\nTER\n";
   expect_not_applied(no_cut);
 }
+
+// gemmi keeps a connection record up to its first NUL, '\r' and '\n' included, and reads its
+// distance (columns 74-78) when it keeps more than 73 bytes: such a record is padded to 80
+// columns before its end, so that read stays inside it (fuzz_pdb_chunks: a NUL at byte 74 of a
+// long SSBOND line; a 72-character record ending "\r\n" is the same case in a text file).
+TEST(IoReadPdbChunks, ConnectionRecordsArePaddedAsGemmiKeepsThem) {
+  const std::string head = "SSBOND   1 CYS A    1    CYS A    2";
+  const auto record = [&](std::size_t columns) { return head + std::string(columns - head.size(), ' '); };
+  // The bytes gemmi keeps of the text's first line: up to its NUL, or up to and with its '\n'.
+  const auto kept = [](const std::string& text) {
+    const std::size_t newline = text.find('\n');
+    return std::min(text.find('\0'), newline == std::string::npos ? text.size() : newline + 1);
+  };
+  struct Case {
+    std::string line;
+    std::size_t kept_after;  // what gemmi keeps once padded
+  } cases[] = {
+      {record(72) + "\r\n", 82},                                     // 74 kept: padded before "\r\n"
+      {record(74) + std::string("\0tail of the line\n", 18), 80},   // 74 kept: padded before the NUL
+      {record(73) + "\n", 81},
+      {record(71) + "\r\n", 73},                                     // 73 kept: no distance read
+      {record(90) + "\n", 91},
+      {record(74) + std::string("\0", 1) + std::string(30, 'y') + "\n", 80},
+  };
+  for (const Case& c : cases) {
+    std::string text = c.line + "END\n";
+    io::detail::pad_short_connection_records(text);
+    EXPECT_EQ(kept(text), c.kept_after) << kept(c.line) << " bytes kept before";
+    EXPECT_EQ(text.substr(0, head.size()), head);
+    EXPECT_EQ(text.substr(text.size() - 4), "END\n");
+  }
+}

@@ -191,10 +191,11 @@ gemmi::Structure parse(const TextFile& file, Format format) {
   }
 }
 
-// Our record check (whose error, naming the line, wins over gemmi's) and gemmi's parse. A PDB
-// file's check blanks its charge columns in place, so it comes first, and gemmi then parses large
-// files in pieces on several threads (read_pdb_chunks.hpp; the serial parse where that does not
-// apply or a piece fails); an mmCIF file's check runs beside the parse unless threads is 1.
+// Our record check (whose error, naming the line, wins over gemmi's), then gemmi's parse: the
+// check refuses what gemmi cannot read safely (integers beyond int, which gemmi's parser overflows
+// on), so gemmi never sees it. A PDB file's check also blanks its charge columns in place, and
+// gemmi then parses large files in pieces on several threads (read_pdb_chunks.hpp; the serial
+// parse where that does not apply or a piece fails).
 std::pair<std::vector<RecordPosition>, gemmi::Structure> checked_parse(TextFile& file,
                                                                        Format format, int threads) {
   if (format == Format::pdb) {
@@ -204,18 +205,8 @@ std::pair<std::vector<RecordPosition>, gemmi::Structure> checked_parse(TextFile&
         read_pdb_in_chunks(file.data, file.name, chunk_count(file.data.size(), threads));
     return {std::move(positions), pieces ? std::move(*pieces) : parse(file, format)};
   }
-  auto checking = std::async(threads == 1 ? std::launch::deferred : std::launch::async,
-                             [&file] { return check_mmcif_atom_site(file); });
-  gemmi::Structure st;
-  std::exception_ptr parse_error;
-  try {
-    st = parse(file, format);
-  } catch (...) {
-    parse_error = std::current_exception();
-  }
-  std::vector<RecordPosition> positions = checking.get();
-  if (parse_error) std::rethrow_exception(parse_error);
-  return {std::move(positions), std::move(st)};
+  std::vector<RecordPosition> positions = check_mmcif_atom_site(file);
+  return {std::move(positions), parse(file, format)};
 }
 
 // One atom per name: of alternative locations the highest occupancy, the first on ties.

@@ -397,8 +397,9 @@ void finish_structure(gemmi::Structure& st, const std::vector<std::string>& conn
 }  // namespace
 
 void pad_short_connection_records(std::string& text) {
-  // gemmi reads the distance (columns 74-78) of a record longer than 73 characters: shorter
-  // than 80 columns, it is padded.
+  // gemmi reads the distance (columns 74-78) of a record it keeps longer than 73 bytes: shorter
+  // than 80 columns, it is padded. gemmi keeps a line up to its first NUL (a C string), and the
+  // line's '\r' and '\n' count: "72 characters\r\n" is a record of 74 bytes.
   constexpr std::size_t kShortest = 73, kColumns = 80;
   // gemmi's record test (ialpha4_id): the first four bytes with bit 0x20 cleared.
   const auto is_record = [](std::string_view line, const char (&name)[5]) {
@@ -411,11 +412,13 @@ void pad_short_connection_records(std::string& text) {
   GemmiLines lines(text);  // the lines as gemmi cuts them
   std::string_view line;
   while (lines.next(line)) {
-    std::size_t content = line.size();
+    const std::size_t kept = std::min(line.size(), line.find('\0'));
+    if (kept <= kShortest || kept >= kColumns || !(is_record(line, "SSBO") || is_record(line, "LINK")))
+      continue;
+    // The spaces go before the line's end ('\r', '\n' or NUL).
+    std::size_t content = kept;
     if (content > 0 && line[content - 1] == '\n') --content;
     if (content > 0 && line[content - 1] == '\r') --content;
-    if (content < kShortest || content >= kColumns || !(is_record(line, "SSBO") || is_record(line, "LINK")))
-      continue;
     const std::size_t end = std::size_t(line.data() - text.data()) + content;
     padded.append(text, copied, end - copied);
     padded.append(kColumns - content, ' ');

@@ -47,9 +47,9 @@ struct ReadOptions {
   // Parallel parsing of the text formats (PQR, PDBQT, XYZ, and PDB's record check) on OpenMP's
   // threads: 0 = pieces as suits the size and thread count, 1 = the serial reader, n = n pieces
   // (tests place the cuts with it). For PDB and mmCIF, anything but 1 also loads the force-field
-  // tables beside the parse, lets gemmi parse a large PDB file in pieces, checks an mmCIF file's
-  // atoms beside gemmi's parse, and builds residues and charges on OpenMP's threads. The atoms
-  // and errors are the same for every value.
+  // tables beside the parse, lets gemmi parse a large PDB file in pieces and builds residues and
+  // charges on OpenMP's threads (an mmCIF file is checked before gemmi parses it, whatever the
+  // value). The atoms and errors are the same for every value.
   int threads = 0;
 };
 
