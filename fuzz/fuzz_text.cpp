@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -48,10 +49,13 @@ std::optional<std::string> read_streamed(const std::uint8_t* data, std::size_t s
   if (!std::filesystem::exists(pipe) && mkfifo(pipe.c_str(), 0600) != 0)
     dcsgrid::fuzz::finding("cannot make the named pipe", pipe.c_str());
   std::thread writer([&] {
-    const int fd = open(pipe.c_str(), O_WRONLY);
+    int fd = -1;
+    while ((fd = open(pipe.c_str(), O_WRONLY)) < 0 && errno == EINTR) {  // libFuzzer's timer
+    }
     if (fd < 0) return;
     for (std::size_t done = 0; done < size;) {
       const ssize_t n = write(fd, data + done, size - done);
+      if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
       done += std::size_t(n);
     }

@@ -3,6 +3,7 @@
 // values beyond float32, header counts that would drive allocations, mmCIF residue numbers
 // beyond 32 bits, quoted CIF values that look like keywords, and find_outlier.
 #include <fcntl.h>
+#include <pthread.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,8 +11,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <optional>
 #include <thread>
 
 #include "dcsgrid/core/error.hpp"
@@ -662,6 +665,54 @@ TEST(ReadStreamed, DevicesAreRefusedAndNamedPipesRead) {
   const io::Structure s = io::read_structure(fifo);
   writer.join();
   expect_same_atoms(s.atoms, io::read_structure(data_file("1d7h-min.pqr")).atoms);
+  fs::remove_all(dir);
+}
+
+// Opening a named pipe waits for its writer; a signal caught meanwhile (a handler without
+// SA_RESTART, as libFuzzer's timer and many programs' are) interrupts that wait, which is no
+// reason to refuse the input: the open is tried again (fuzz_stream's finding, where the file
+// and the pipe disagreed only under load).
+TEST(ReadStreamed, SignalsWhileWaitingForAPipesWriterAreNotErrors) {
+  struct sigaction tick {}, before {};
+  tick.sa_handler = [](int) {};
+  sigemptyset(&tick.sa_mask);
+  tick.sa_flags = 0;  // no SA_RESTART
+  ASSERT_EQ(::sigaction(SIGALRM, &tick, &before), 0);
+  const fs::path dir = temp_dir("fifo-signal");
+  const fs::path fifo = dir / "atoms.pqr";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // Small enough for the pipe's buffer, so a writer released after a failed read never blocks.
+  const std::string text =
+      "ATOM      1  N   ALA A   1       1.000   2.000   3.000  0.1000 1.5000\n"
+      "ATOM      2  CA  ALA A   1       2.000   2.000   3.000 -0.1000 1.7000\n";
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the reader is waiting in open
+    int fd = -1;
+    while ((fd = ::open(fifo.c_str(), O_WRONLY)) < 0 && errno == EINTR) {
+    }
+    feed_pipe(fd, text, ' ', 0);
+  });
+  // SIGALRM to this (the reading) thread 100 ms into its wait.
+  std::thread alarm([reader = ::pthread_self()] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ::pthread_kill(reader, SIGALRM);
+  });
+  std::optional<io::Structure> read;
+  std::string problem;
+  try {
+    read = io::read_structure(fifo);
+  } catch (const InputError& e) {
+    problem = e.what();
+  }
+  alarm.join();
+  // A reader that gave up leaves the writer waiting in its open: open the pipe to release it.
+  const int release = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  writer.join();
+  if (release >= 0) ::close(release);
+  ::sigaction(SIGALRM, &before, nullptr);
+  ASSERT_TRUE(read) << problem;
+  EXPECT_EQ(read->atoms.x, (std::vector<float>{1, 2}));
+  EXPECT_EQ(read->atoms.q, (std::vector<float>{0.1f, -0.1f}));
   fs::remove_all(dir);
 }
 

@@ -56,7 +56,9 @@ class InputBytes final : public ByteSource {
         throw InputError(name, 0, std::string("cannot open: ") + std::strerror(errno));
       }
       if (const std::string why = unreadable_kind(st, -1); !why.empty()) throw InputError(name, 0, why);
-      fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      // A named pipe's open waits for its writer; a signal caught meanwhile interrupts the wait.
+      while ((fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC)) < 0 && errno == EINTR) {
+      }
       if (fd_ < 0) throw InputError(name, 0, std::string("cannot open: ") + std::strerror(errno));
     }
     struct stat st {};
