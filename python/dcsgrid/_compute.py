@@ -192,9 +192,9 @@ def _yield_maps(core_frames, positions: Iterator) -> Iterator[Map]:
     core_frames.submit(first)
     for frame in positions:
         core_frames.submit(frame)
-        yield Map._wrap(core_frames.next())
-    while (data := core_frames.next()) is not None:
-        yield Map._wrap(data)
+        yield Map._wrap(*core_frames.next())
+    while (taken := core_frames.next()) is not None:
+        yield Map._wrap(*taken)
     core_frames.finish()
 
 
@@ -212,6 +212,7 @@ def potentials(atoms: Any, frames: Any, grid: Grid | None = None, *, out: str | 
 
     Without ``out``: an iterator of Maps, one per frame, in order; each frame is computed on a
     worker thread while the next is read (at most ``depth`` frames wait, so memory is bounded).
+    With ``method="pb"`` each Map's ``solver`` holds that frame's energies and solve.
     With ``out`` (.h5): every map is written into a batch file (the layout of ``dcsgrid batch``,
     with per-frame statistics unless ``stats`` is False, and mean/std maps under /analysis with
     ``ensemble``), and a summary dict is returned (frames, seconds, frames_per_second, device).

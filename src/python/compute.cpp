@@ -360,7 +360,9 @@ void bind_frames(py::module_& m) {
              }
              if (!frame) return py::none();
              auto map = std::make_unique<MapData>(MapData{f.maps->grid(), f.meta, std::move(frame->data)});
-             return py::cast(std::move(map));
+             const auto& solver = frame->stats.solver;
+             return py::make_tuple(py::cast(std::move(map)),
+                                   solver ? py::object(solver_dict(*solver)) : py::none());
            })
       .def("finish", [](Frames& f) {
         app::FramesSummary s;

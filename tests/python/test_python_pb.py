@@ -147,3 +147,23 @@ def test_solvation_needs_pb():
     atoms = dcsgrid.Atoms([[0.0, 0.0, 0.0]], [1.0], radii=[2.0])
     with pytest.raises(dcsgrid.Error, match="--solvation"):
         dcsgrid.potential(atoms, cube_grid(9, 1.0), device="cpu", solvation=True)
+
+
+def test_each_frame_of_potentials_carries_its_solve():
+    # Two frames of a Born ion, the second moved by 0.3 Å: each map's solver is that frame's own,
+    # the same energies as potential() on the frame alone (the same grid, the same solve).
+    atoms = dcsgrid.Atoms([[0.1, 0.07, 0.03]], [1.0], radii=[2.0])
+    grid = cube_grid(33, 0.5)
+    frames = [np.array([[0.1, 0.07, 0.03]]), np.array([[0.4, 0.07, 0.03]])]
+    options = dict(method="pb", device="cpu", boundary="mdh", solvation=True)
+    maps = list(dcsgrid.potentials(atoms, frames, grid, **options))
+    assert len(maps) == 2
+    for frame, m in zip(frames, maps):
+        alone = dcsgrid.potential(atoms.with_positions(frame), grid, **options)
+        assert m.solver is not None
+        assert m.solver["energy_kt"] == alone.solver["energy_kt"]
+        assert m.solver["solvation_kt"] == alone.solver["solvation_kt"]
+        assert np.array_equal(m.values, alone.values)
+    assert maps[0].solver["energy_kt"] != maps[1].solver["energy_kt"]
+    # Methods without a solve carry none.
+    assert all(m.solver is None for m in dcsgrid.potentials(atoms, frames, grid, device="cpu"))
