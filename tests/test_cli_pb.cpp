@@ -1,13 +1,16 @@
 // --method pb end to end through the dcsgrid binary: APBS's own map of the same PQR, grid and
-// settings (--preset apbs-pb), the metadata, a list with direct, and the refusals.
+// settings (--preset apbs-pb), the metadata, a list with direct, a batch's energies, and the
+// refusals.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/fmt/fmt.h>
 
+#include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/core/units.hpp"
 #include "dcsgrid/engine/pb.hpp"
 #include "dcsgrid/io/maps/io.hpp"
@@ -213,3 +216,45 @@ TEST_F(CliPb, FocusingRefusalsNameTheProblem) {
 }
 
 }  // namespace
+
+// `dcsgrid batch --method pb` keeps each frame's energies in its table (/frames/energy_kj_per_mol
+// and solvation_kj_per_mol): each equals solve_pb's on that frame alone; a method that solves
+// nothing leaves them NaN.
+TEST_F(CliPb, BatchStoresEachFramesEnergies) {
+  const std::vector<std::array<double, 3>> positions{{0.0, 0.0, 0.0}, {0.3, -0.2, 0.1}};
+  std::vector<fs::path> frames;
+  for (std::size_t k = 0; k < positions.size(); ++k) {
+    frames.push_back(dir / fmt::format("frame{}.pqr", k));
+    std::ofstream(frames.back()) << fmt::format("ATOM      1  NA   NA     1    {:8.3f}{:8.3f}{:8.3f}  1.0000 2.2700\n",
+                                                positions[k][0], positions[k][1], positions[k][2]);
+  }
+  const GridSpec grid = grid_from_origin({-8, -8, -8}, {33, 33, 33}, 0.5);
+  const std::string common = " --device cpu --origin -8,-8,-8 --dims 33,33,33 --spacing 0.5 --dielectric 2";
+  const auto r = run_command(test::dcsgrid_binary() + " batch " + frames[0].string() + " " + frames[1].string() +
+                             " -o " + (dir / "pb.h5").string() + " --method pb --boundary mdh --solvation" + common);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const analysis::FrameTable table = analysis::BatchFile(dir / "pb.h5").frames();
+  ASSERT_EQ(table.size(), 2u);
+  engine::PbOptions options;
+  options.pdie = 2;
+  options.bcfl = engine::PbBoundary::mdh;
+  options.solvation = true;
+  for (std::size_t k = 0; k < positions.size(); ++k) {
+    AtomSet atoms;
+    atoms.push_back(float(positions[k][0]), float(positions[k][1]), float(positions[k][2]), 1.0f);
+    atoms.r = {2.27f};
+    const engine::PbResult alone =
+        engine::solve_pb(atoms, grid, options, kCoulomb * unit_factor(Unit::kT_per_e, options.temp));
+    EXPECT_NEAR(table.energy_kj_per_mol(k), alone.energy_kj_per_mol, 1e-9 * std::abs(alone.energy_kj_per_mol)) << k;
+    EXPECT_NEAR(table.solvation_kj_per_mol(k), *alone.solvation_kj_per_mol,
+                1e-9 * std::abs(*alone.solvation_kj_per_mol)) << k;
+  }
+  EXPECT_NE(table.energy_kj_per_mol(0), table.energy_kj_per_mol(1));
+
+  const auto direct = run_command(test::dcsgrid_binary() + " batch " + frames[0].string() + " " +
+                                  frames[1].string() + " -o " + (dir / "direct.h5").string() + common);
+  ASSERT_EQ(direct.status, 0) << direct.output;
+  const analysis::FrameTable plain = analysis::BatchFile(dir / "direct.h5").frames();
+  for (std::size_t k = 0; k < plain.size(); ++k)
+    EXPECT_TRUE(std::isnan(plain.energy_kj_per_mol(k)) && std::isnan(plain.solvation_kj_per_mol(k))) << k;
+}

@@ -40,6 +40,9 @@ constexpr const char* kAtoms = "frames/atom_count";
 constexpr const char* kCharge = "frames/total_charge";
 constexpr const char* kFrameIndex = "frames/frame_index";
 constexpr const char* kTime = "frames/time_ps";
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr const char* kEnergy = "frames/energy_kj_per_mol";
+constexpr const char* kSolvation = "frames/solvation_kj_per_mol";
 constexpr const char* kStatus = h5::names::status;
 constexpr const char* kMessage = "frames/message";
 constexpr const char* kMean = "analysis/mean";
@@ -50,19 +53,18 @@ constexpr const char* kEnsembleFrames = "analysis/ensemble_frames";
 // buffers, whatever the frames' count (the table in memory is compact; the file's rows are not).
 constexpr std::size_t kBlockRows = 1024;
 
-// The /frames datasets of an open file. frame_index and time are absent from files of earlier
-// versions (closed handles then).
+// The /frames datasets of an open file. frame_index, time and the energies are absent from files
+// of earlier versions (closed handles then).
 struct FrameDatasets {
-  h5::Dataset source, sha, message, model, atoms, charge, frame_index, time, status;
+  h5::Dataset source, sha, message, model, atoms, charge, frame_index, time, energy, solvation, status;
 };
 
 FrameDatasets open_frame_datasets(hid_t f, const fs::path& path) {
   auto open = [&](const char* name) { return h5::open_dataset(f, name, path); };
-  FrameDatasets d{open(kSource), open(kSha), open(kMessage), open(kModel), open(kAtoms),
-                  open(kCharge), {}, {}, open(kStatus)};
-  if (h5::exists(f, kFrameIndex, path)) d.frame_index = open(kFrameIndex);
-  if (h5::exists(f, kTime, path)) d.time = open(kTime);
-  return d;
+  auto open_if_there = [&](const char* name) { return h5::exists(f, name, path) ? open(name) : h5::Dataset{}; };
+  return {open(kSource), open(kSha), open(kMessage), open(kModel), open(kAtoms), open(kCharge),
+          open_if_there(kFrameIndex), open_if_there(kTime), open_if_there(kEnergy),
+          open_if_there(kSolvation), open(kStatus)};
 }
 
 // The type of a fixed-length string column; InputError for another kind of column.
@@ -96,18 +98,18 @@ struct RowBlock {
   StringBlock source, sha, message;
   std::vector<std::int32_t> model;
   std::vector<std::int64_t> atoms, frame_index;
-  std::vector<double> charge, time;
+  std::vector<double> charge, time, energy, solvation;
   std::vector<std::int8_t> status;
   Handle status_type;
 
   RowBlock(Handle source_type, Handle sha_type, Handle message_type, std::size_t rows, const fs::path& path)
       : source(std::move(source_type), rows), sha(std::move(sha_type), rows),
         message(std::move(message_type), rows), model(rows), atoms(rows), frame_index(rows, -1),
-        charge(rows), time(rows, std::numeric_limits<double>::quiet_NaN()), status(rows),
+        charge(rows), time(rows, kNaN), energy(rows, kNaN), solvation(rows, kNaN), status(rows),
         status_type(h5::status_type(path)) {}
 
   // Rows [first, first + rows) of every column present (a file of an earlier version has no
-  // frame_index and time: those keep -1 and NaN when reading).
+  // frame_index, time or energies: those keep -1 and NaN when reading).
   void transfer(const FrameDatasets& d, std::size_t first, std::size_t rows, bool to_file,
                 const fs::path& path) {
     auto move = [&](const h5::Dataset& column, hid_t type, void* data) {
@@ -123,6 +125,8 @@ struct RowBlock {
     move(d.charge, H5T_NATIVE_DOUBLE, charge.data());
     move(d.frame_index, H5T_NATIVE_INT64, frame_index.data());
     move(d.time, H5T_NATIVE_DOUBLE, time.data());
+    move(d.energy, H5T_NATIVE_DOUBLE, energy.data());
+    move(d.solvation, H5T_NATIVE_DOUBLE, solvation.data());
     move(d.status, status_type.get(), status.data());
   }
 };
@@ -147,6 +151,7 @@ void create_frame_table(hid_t f, const FrameTable& table, const fs::path& path) 
                         strings(kMessage, kMessageBytes),  numbers(kModel, H5T_STD_I32LE),
                         numbers(kAtoms, H5T_STD_I64LE),    numbers(kCharge, H5T_IEEE_F64LE),
                         numbers(kFrameIndex, H5T_STD_I64LE), numbers(kTime, H5T_IEEE_F64LE),
+                        numbers(kEnergy, H5T_IEEE_F64LE),  numbers(kSolvation, H5T_IEEE_F64LE),
                         numbers(kStatus, b.status_type.get())};
   for (std::size_t first = 0; first < n; first += block) {
     const std::size_t rows = std::min(block, n - first);
@@ -160,6 +165,8 @@ void create_frame_table(hid_t f, const FrameTable& table, const fs::path& path) 
       b.charge[r] = table.total_charge(i);
       b.frame_index[r] = table.frame_index(i);
       b.time[r] = table.time_ps(i);
+      b.energy[r] = table.energy_kj_per_mol(i);
+      b.solvation[r] = table.solvation_kj_per_mol(i);
       b.status[r] = std::int8_t(table.status(i));
     }
     b.transfer(d, first, rows, true, path);
@@ -169,7 +176,7 @@ void create_frame_table(hid_t f, const FrameTable& table, const fs::path& path) 
 // The table of n frames, read a block of rows at a time.
 FrameTable read_frame_table(const FrameDatasets& d, std::size_t n, const fs::path& path) {
   for (const h5::Dataset* column : {&d.source, &d.sha, &d.message, &d.model, &d.atoms, &d.charge,
-                                    &d.frame_index, &d.time, &d.status})
+                                    &d.frame_index, &d.time, &d.energy, &d.solvation, &d.status})
     if (column->get() >= 0) h5::check_column(*column, n, path);
   const std::size_t block = std::min(n, kBlockRows);
   RowBlock b(string_type(d.source, path), string_type(d.sha, path), string_type(d.message, path),
@@ -185,6 +192,7 @@ FrameTable read_frame_table(const FrameDatasets& d, std::size_t n, const fs::pat
       table.set_outcome(first + r, FrameStatus(b.status[r]),
                         std::size_t(std::max<std::int64_t>(b.atoms[r], 0)), b.charge[r],
                         std::string(b.message.get(r)));
+      table.set_energies(first + r, b.energy[r], b.solvation[r]);
     }
   }
   table.shrink_to_fit();
@@ -268,6 +276,15 @@ struct BatchFile::Impl {
     h5::write_rows(message_column, rows, message.type.get(), message.bytes.data(), path);
     h5::write_rows(dataset(kAtoms), rows, H5T_NATIVE_INT64, atoms.data(), path);
     h5::write_rows(dataset(kCharge), rows, H5T_NATIVE_DOUBLE, charge.data(), path);
+    // A file of an earlier version, resumed, has no energy columns.
+    if (!h5::exists(file.get(), kEnergy, path)) return;
+    std::vector<double> energy(n), solvation(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      energy[k] = records[k]->energy_kj_per_mol;
+      solvation[k] = records[k]->solvation_kj_per_mol;
+    }
+    h5::write_rows(dataset(kEnergy), rows, H5T_NATIVE_DOUBLE, energy.data(), path);
+    h5::write_rows(dataset(kSolvation), rows, H5T_NATIVE_DOUBLE, solvation.data(), path);
   }
   void write_statuses(std::span<const std::size_t> rows, FrameStatus s) const {
     const std::vector<std::int8_t> values(rows.size(), std::int8_t(s));
@@ -448,8 +465,10 @@ void BatchFile::write_frames(std::span<const FrameWrite> group, const StepHook& 
     std::lock_guard lock(io::hdf5::library_mutex());
     b.flush();
   }
-  for (const FrameWrite& f : group)
+  for (const FrameWrite& f : group) {
     b.frames.set_outcome(f.index, FrameStatus::complete, f.record.atom_count, f.record.total_charge);
+    b.frames.set_energies(f.index, f.record.energy_kj_per_mol, f.record.solvation_kj_per_mol);
+  }
   step(WriteStep::status_flushed);
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
+#include <limits>
 
 #include "dcsgrid/core/error.hpp"
 
@@ -58,6 +60,7 @@ void FrameTable::add(std::uint32_t source, int model, std::int64_t frame_index, 
 void FrameTable::push_back(const FrameRecord& r) {
   add(source_index(r.source, r.input_sha256), r.model, r.frame_index, r.time_ps);
   set_outcome(size() - 1, r.status, r.atom_count, r.total_charge, r.message);
+  set_energies(size() - 1, r.energy_kj_per_mol, r.solvation_kj_per_mol);
 }
 
 FrameTable FrameTable::slice(std::size_t first, std::size_t end) const {
@@ -67,6 +70,7 @@ FrameTable FrameTable::slice(std::size_t first, std::size_t end) const {
     const FrameSource& s = source(i);
     part.add(part.source_index(s.path, s.sha256), model_[i], frame_index_[i], time_ps_[i]);
     part.set_outcome(i - first, status_[i], atom_count(i), total_charge(i), message(i));
+    part.set_energies(i - first, energy_kj_per_mol(i), solvation_kj_per_mol(i));
   }
   return part;
 }
@@ -78,6 +82,7 @@ void FrameTable::append(const FrameTable& other) {
     add(source_index(s.path, s.sha256), other.model_[i], other.frame_index_[i], other.time_ps_[i]);
     set_outcome(size() - 1, other.status_[i], other.atom_count(i), other.total_charge(i),
                 other.message(i));
+    set_energies(size() - 1, other.energy_kj_per_mol(i), other.solvation_kj_per_mol(i));
   }
 }
 
@@ -92,7 +97,26 @@ FrameRecord FrameTable::operator[](std::size_t i) const {
   r.total_charge = total_charge(i);
   r.status = status_[i];
   r.message = message(i);
+  r.energy_kj_per_mol = energy_kj_per_mol(i);
+  r.solvation_kj_per_mol = solvation_kj_per_mol(i);
   return r;
+}
+
+double FrameTable::energy_kj_per_mol(std::size_t i) const {
+  const auto it = energies_.find(i);
+  return it == energies_.end() ? std::numeric_limits<double>::quiet_NaN() : it->second.first;
+}
+
+double FrameTable::solvation_kj_per_mol(std::size_t i) const {
+  const auto it = energies_.find(i);
+  return it == energies_.end() ? std::numeric_limits<double>::quiet_NaN() : it->second.second;
+}
+
+void FrameTable::set_energies(std::size_t i, double energy_kj_per_mol, double solvation_kj_per_mol) {
+  if (std::isnan(energy_kj_per_mol) && std::isnan(solvation_kj_per_mol))
+    energies_.erase(i);
+  else
+    energies_[i] = {energy_kj_per_mol, solvation_kj_per_mol};
 }
 
 const std::string& FrameTable::message(std::size_t i) const {

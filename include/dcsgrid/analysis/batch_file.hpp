@@ -17,6 +17,9 @@
 //   /frames/total_charge   float64, e
 //   /frames/frame_index    int64: a trajectory frame's number in its file, from 0 (-1: not one)
 //   /frames/time_ps        float64: its simulation time, ps (NaN where the format has none)
+//   /frames/energy_kj_per_mol, /frames/solvation_kj_per_mol  float64: a solved frame's (pb)
+//                          total electrostatic and solvation energies (NaN for other methods, and
+//                          solvation without --solvation); absent from files of earlier versions
 //   /frames/status         enum int8 {pending = 0, complete = 1, failed = 2}
 //   /frames/message        fixed-length string (up to 255 bytes): why a frame failed
 //   /analysis/stats        float64 [frames][6]: min, max, mean, std, count, non_finite

@@ -33,6 +33,10 @@ struct FrameRecord {
   std::string message;     // why it failed (truncated to 255 bytes in the file)
   std::int64_t frame_index = -1;  // trajectories: the frame's number in `source`, from 0
   double time_ps = std::numeric_limits<double>::quiet_NaN();  // trajectories: simulation time
+  // A solved frame's (pb) total electrostatic energy and, with solvation, its solvation energy,
+  // kJ/mol; NaN where the method solves nothing (or no solvation was asked).
+  double energy_kj_per_mol = std::numeric_limits<double>::quiet_NaN();
+  double solvation_kj_per_mol = std::numeric_limits<double>::quiet_NaN();
 };
 
 // An input file as the rows refer to it.
@@ -76,6 +80,8 @@ class FrameTable {
   double total_charge(std::size_t i) const { return outcomes_[outcome_[i]].total_charge; }
   FrameStatus status(std::size_t i) const { return status_[i]; }
   const std::string& message(std::size_t i) const;  // "" unless the frame failed or is missing
+  double energy_kj_per_mol(std::size_t i) const;     // NaN unless the frame was solved
+  double solvation_kj_per_mol(std::size_t i) const;  // NaN unless its solvation was solved
   std::size_t count(FrameStatus status) const;
 
   // What computing row i gave: its status, atom count and total charge, and the message of a
@@ -83,6 +89,8 @@ class FrameTable {
   void set_outcome(std::size_t i, FrameStatus status, std::size_t atom_count, double total_charge,
                    const std::string& message = {});
   void set_sha256(std::uint32_t source, std::string sha256) { sources_[source].sha256 = std::move(sha256); }
+  // A solved frame's energies (kJ/mol; NaN for none).
+  void set_energies(std::size_t i, double energy_kj_per_mol, double solvation_kj_per_mol);
 
   // Rows whole, one at a time.
   class Iterator {
@@ -128,6 +136,7 @@ class FrameTable {
   std::vector<std::uint32_t> outcome_;
   std::vector<FrameStatus> status_;
   std::map<std::size_t, std::string> messages_;  // failed rows only
+  std::map<std::size_t, std::pair<double, double>> energies_;  // solved rows only (pb batches are short)
 };
 
 }  // namespace dcsgrid::analysis

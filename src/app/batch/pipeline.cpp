@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -42,6 +43,9 @@ struct ComputedItem {
   MapStats stats;  // filled by the stats stage when stats are on
   std::size_t atom_count = 0;
   double total_charge = 0;
+  // A solved method's (pb) energies, kJ/mol: NaN for the others.
+  double energy_kj_per_mol = std::numeric_limits<double>::quiet_NaN();
+  double solvation_kj_per_mol = std::numeric_limits<double>::quiet_NaN();
   std::string error;
 };
 
@@ -214,6 +218,10 @@ class Pipeline {
                                       std::copy(d, d + plane * slab.planes(), dst + plane * slab.z_begin);
                                     }));
           if (times.device.empty()) times.device = stats.device;
+          if (stats.solver) {
+            out.energy_kj_per_mol = stats.solver->energy_kj_per_mol;
+            out.solvation_kj_per_mol = stats.solver->solvation_kj_per_mol.value_or(out.solvation_kj_per_mol);
+          }
           times.engine_setup += stats.setup_seconds;
           times.engine_kernels += stats.compute_seconds;
           out.data = std::move(*buffer);
@@ -257,6 +265,8 @@ class Pipeline {
         FrameRecord record;  // the outcome: the row's other fields are the table's
         record.atom_count = item.atom_count;
         record.total_charge = item.total_charge;
+        record.energy_kj_per_mol = item.energy_kj_per_mol;
+        record.solvation_kj_per_mol = item.solvation_kj_per_mol;
         if (!item.error.empty()) {
           record_failure(item.index, record, item.error, result);
           if (fail_fast_stop_) break;  // the frames after it stay pending
