@@ -3,15 +3,20 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <map>
 
+#include <hdf5.h>
 #include <nlohmann/json.hpp>
+#include <spdlog/fmt/fmt.h>
 
 #include "dcsgrid/core/units.hpp"
 #include "dcsgrid/core/waterbox.hpp"
 #include "dcsgrid/io/charges/forcefield.hpp"
+#include "dcsgrid/io/hdf5/util.hpp"
 #include "dcsgrid/io/maps/io.hpp"
 #include "helpers.hpp"
 
@@ -334,4 +339,43 @@ TEST_F(Cli, MethodAutoSaysWhatItChoseAndKeepsTheAccuracy) {
     ref2 += v * v;
   }
   EXPECT_LT(std::sqrt(err2 / ref2), 1e-3);
+}
+
+// A batch's frame table keeps each frame's unit cell (/frames/cell: a, b, c, α, β, γ), here the
+// CRYST1 records of three PDB frames (the last without one: NaN), read back through HDF5's own
+// API as any program reads it.
+TEST_F(Cli, BatchFrameTableKeepsEachFramesCell) {
+  const fs::path tables = io::resolve_forcefield_dir({});
+  if (!fs::exists(tables / "AA.xml"))
+    GTEST_SKIP() << "pdb2pqr's force-field tables are not installed in " << tables
+                 << " (Debian package python3-pdb2pqr; tools/setup.sh installs it)";
+  std::ifstream in(test::data_file("pept.pdb"));
+  const std::string pept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<std::array<double, 6>> cells{{30, 40, 50, 90, 90, 120}, {31.5, 41, 52, 80, 95, 110}};
+  std::string frames;
+  for (std::size_t k = 0; k < 3; ++k) {
+    const fs::path frame = dir / fmt::format("frame{}.pdb", k);
+    write_text(frame, (k < cells.size() ? fmt::format("CRYST1{:9.3f}{:9.3f}{:9.3f}{:7.2f}{:7.2f}{:7.2f} P 1           1\n",
+                                                      cells[k][0], cells[k][1], cells[k][2], cells[k][3],
+                                                      cells[k][4], cells[k][5])
+                                          : "") +
+                          pept);
+    frames += " " + frame.string();
+  }
+  const auto r = run_command(test::dcsgrid_binary() + " batch --device cpu" + frames + " -o " +
+                             (dir / "b.h5").string() + " --spacing 2 -q");
+  ASSERT_EQ(r.status, 0) << r.output;
+  io::hdf5::Handle file(H5Fopen((dir / "b.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  ASSERT_GE(file.get(), 0);
+  io::hdf5::Handle column(H5Dopen2(file.get(), "frames/cell", H5P_DEFAULT), H5Dclose);
+  ASSERT_GE(column.get(), 0);
+  std::array<double, 18> read{};
+  ASSERT_GE(H5Dread(column.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, read.data()), 0);
+  for (std::size_t k = 0; k < 3; ++k)
+    for (std::size_t v = 0; v < 6; ++v) {
+      if (k < cells.size())
+        EXPECT_NEAR(read[k * 6 + v], cells[k][v], 1e-9) << "frame " << k << " value " << v;
+      else
+        EXPECT_TRUE(std::isnan(read[k * 6 + v])) << "frame " << k << " value " << v;
+    }
 }

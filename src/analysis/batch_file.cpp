@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <string_view>
+#include <tuple>
 
 #include <spdlog/fmt/fmt.h>
 
@@ -43,6 +44,8 @@ constexpr const char* kTime = "frames/time_ps";
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr const char* kEnergy = "frames/energy_kj_per_mol";
 constexpr const char* kSolvation = "frames/solvation_kj_per_mol";
+constexpr const char* kCell = "frames/cell";  // [frames][6]: a, b, c, alpha, beta, gamma
+constexpr std::size_t kCellValues = std::tuple_size_v<CellParameters>;
 constexpr const char* kStatus = h5::names::status;
 constexpr const char* kMessage = "frames/message";
 constexpr const char* kMean = "analysis/mean";
@@ -56,7 +59,7 @@ constexpr std::size_t kBlockRows = 1024;
 // The /frames datasets of an open file. frame_index, time and the energies are absent from files
 // of earlier versions (closed handles then).
 struct FrameDatasets {
-  h5::Dataset source, sha, message, model, atoms, charge, frame_index, time, energy, solvation, status;
+  h5::Dataset source, sha, message, model, atoms, charge, frame_index, time, energy, solvation, cell, status;
 };
 
 FrameDatasets open_frame_datasets(hid_t f, const fs::path& path) {
@@ -64,7 +67,7 @@ FrameDatasets open_frame_datasets(hid_t f, const fs::path& path) {
   auto open_if_there = [&](const char* name) { return h5::exists(f, name, path) ? open(name) : h5::Dataset{}; };
   return {open(kSource), open(kSha), open(kMessage), open(kModel), open(kAtoms), open(kCharge),
           open_if_there(kFrameIndex), open_if_there(kTime), open_if_there(kEnergy),
-          open_if_there(kSolvation), open(kStatus)};
+          open_if_there(kSolvation), open_if_there(kCell), open(kStatus)};
 }
 
 // The type of a fixed-length string column; InputError for another kind of column.
@@ -98,14 +101,15 @@ struct RowBlock {
   StringBlock source, sha, message;
   std::vector<std::int32_t> model;
   std::vector<std::int64_t> atoms, frame_index;
-  std::vector<double> charge, time, energy, solvation;
+  std::vector<double> charge, time, energy, solvation, cell;  // cell: kCellValues a row
   std::vector<std::int8_t> status;
   Handle status_type;
 
   RowBlock(Handle source_type, Handle sha_type, Handle message_type, std::size_t rows, const fs::path& path)
       : source(std::move(source_type), rows), sha(std::move(sha_type), rows),
         message(std::move(message_type), rows), model(rows), atoms(rows), frame_index(rows, -1),
-        charge(rows), time(rows, kNaN), energy(rows, kNaN), solvation(rows, kNaN), status(rows),
+        charge(rows), time(rows, kNaN), energy(rows, kNaN), solvation(rows, kNaN),
+        cell(rows * kCellValues, kNaN), status(rows),
         status_type(h5::status_type(path)) {}
 
   // Rows [first, first + rows) of every column present (a file of an earlier version has no
@@ -127,6 +131,7 @@ struct RowBlock {
     move(d.time, H5T_NATIVE_DOUBLE, time.data());
     move(d.energy, H5T_NATIVE_DOUBLE, energy.data());
     move(d.solvation, H5T_NATIVE_DOUBLE, solvation.data());
+    move(d.cell, H5T_NATIVE_DOUBLE, cell.data());
     move(d.status, status_type.get(), status.data());
   }
 };
@@ -140,8 +145,9 @@ void create_frame_table(hid_t f, const FrameTable& table, const fs::path& path) 
     Handle type = h5::fixed_string_type(width, path);
     return h5::create_column(f, name, {n}, type.get(), type.get(), nullptr, path);
   };
-  auto numbers = [&](const char* name, hid_t file_type) {
-    return h5::create_column(f, name, {n}, file_type, file_type, nullptr, path);
+  auto numbers = [&](const char* name, hid_t file_type, hsize_t per_row = 1) {
+    const std::vector<hsize_t> dims = per_row == 1 ? std::vector<hsize_t>{n} : std::vector<hsize_t>{n, per_row};
+    return h5::create_column(f, name, dims, file_type, file_type, nullptr, path);
   };
   h5::create_group(f, "frames", path);
   const std::size_t block = std::min(n, kBlockRows);
@@ -152,7 +158,7 @@ void create_frame_table(hid_t f, const FrameTable& table, const fs::path& path) 
                         numbers(kAtoms, H5T_STD_I64LE),    numbers(kCharge, H5T_IEEE_F64LE),
                         numbers(kFrameIndex, H5T_STD_I64LE), numbers(kTime, H5T_IEEE_F64LE),
                         numbers(kEnergy, H5T_IEEE_F64LE),  numbers(kSolvation, H5T_IEEE_F64LE),
-                        numbers(kStatus, b.status_type.get())};
+                        numbers(kCell, H5T_IEEE_F64LE, kCellValues), numbers(kStatus, b.status_type.get())};
   for (std::size_t first = 0; first < n; first += block) {
     const std::size_t rows = std::min(block, n - first);
     for (std::size_t r = 0; r < rows; ++r) {
@@ -167,6 +173,8 @@ void create_frame_table(hid_t f, const FrameTable& table, const fs::path& path) 
       b.time[r] = table.time_ps(i);
       b.energy[r] = table.energy_kj_per_mol(i);
       b.solvation[r] = table.solvation_kj_per_mol(i);
+      const CellParameters cell = table.cell(i).value_or(CellParameters{kNaN, kNaN, kNaN, kNaN, kNaN, kNaN});
+      std::copy(cell.begin(), cell.end(), b.cell.begin() + std::ptrdiff_t(r * kCellValues));
       b.status[r] = std::int8_t(table.status(i));
     }
     b.transfer(d, first, rows, true, path);
@@ -178,6 +186,7 @@ FrameTable read_frame_table(const FrameDatasets& d, std::size_t n, const fs::pat
   for (const h5::Dataset* column : {&d.source, &d.sha, &d.message, &d.model, &d.atoms, &d.charge,
                                     &d.frame_index, &d.time, &d.energy, &d.solvation, &d.status})
     if (column->get() >= 0) h5::check_column(*column, n, path);
+  if (d.cell.get() >= 0) h5::check_column(d.cell, n * kCellValues, path);
   const std::size_t block = std::min(n, kBlockRows);
   RowBlock b(string_type(d.source, path), string_type(d.sha, path), string_type(d.message, path),
              block, path);
@@ -193,6 +202,9 @@ FrameTable read_frame_table(const FrameDatasets& d, std::size_t n, const fs::pat
                         std::size_t(std::max<std::int64_t>(b.atoms[r], 0)), b.charge[r],
                         std::string(b.message.get(r)));
       table.set_energies(first + r, b.energy[r], b.solvation[r]);
+      CellParameters cell;
+      std::copy_n(b.cell.begin() + std::ptrdiff_t(r * kCellValues), kCellValues, cell.begin());
+      table.set_cell(first + r, std::isnan(cell[0]) ? std::nullopt : std::optional(cell));
     }
   }
   table.shrink_to_fit();
@@ -276,7 +288,7 @@ struct BatchFile::Impl {
     h5::write_rows(message_column, rows, message.type.get(), message.bytes.data(), path);
     h5::write_rows(dataset(kAtoms), rows, H5T_NATIVE_INT64, atoms.data(), path);
     h5::write_rows(dataset(kCharge), rows, H5T_NATIVE_DOUBLE, charge.data(), path);
-    // A file of an earlier version, resumed, has no energy columns.
+    // A file of an earlier version, resumed, has no energy or cell columns.
     if (!h5::exists(file.get(), kEnergy, path)) return;
     std::vector<double> energy(n), solvation(n);
     for (std::size_t k = 0; k < n; ++k) {
@@ -285,6 +297,11 @@ struct BatchFile::Impl {
     }
     h5::write_rows(dataset(kEnergy), rows, H5T_NATIVE_DOUBLE, energy.data(), path);
     h5::write_rows(dataset(kSolvation), rows, H5T_NATIVE_DOUBLE, solvation.data(), path);
+    std::vector<double> cells(n * kCellValues, kNaN);
+    for (std::size_t k = 0; k < n; ++k)
+      if (records[k]->cell)
+        std::copy(records[k]->cell->begin(), records[k]->cell->end(), cells.begin() + std::ptrdiff_t(k * kCellValues));
+    h5::write_rows(dataset(kCell), rows, H5T_NATIVE_DOUBLE, cells.data(), path);
   }
   void write_statuses(std::span<const std::size_t> rows, FrameStatus s) const {
     const std::vector<std::int8_t> values(rows.size(), std::int8_t(s));
@@ -468,6 +485,7 @@ void BatchFile::write_frames(std::span<const FrameWrite> group, const StepHook& 
   for (const FrameWrite& f : group) {
     b.frames.set_outcome(f.index, FrameStatus::complete, f.record.atom_count, f.record.total_charge);
     b.frames.set_energies(f.index, f.record.energy_kj_per_mol, f.record.solvation_kj_per_mol);
+    b.frames.set_cell(f.index, f.record.cell);
   }
   step(WriteStep::status_flushed);
 }

@@ -19,6 +19,11 @@ std::string status_name(FrameStatus status) {
   return "?";
 }
 
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr CellParameters kNoCell{kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
+}  // namespace
+
 void FrameTable::reserve(std::size_t rows) {
   source_.reserve(rows);
   model_.reserve(rows);
@@ -34,6 +39,7 @@ void FrameTable::shrink_to_fit() {
   model_.shrink_to_fit();
   frame_index_.shrink_to_fit();
   time_ps_.shrink_to_fit();
+  cells_.shrink_to_fit();
   outcomes_.shrink_to_fit();
   outcome_.shrink_to_fit();
   status_.shrink_to_fit();
@@ -55,12 +61,14 @@ void FrameTable::add(std::uint32_t source, int model, std::int64_t frame_index, 
   time_ps_.push_back(time_ps);
   outcome_.push_back(0);
   status_.push_back(FrameStatus::pending);
+  if (!cells_.empty()) cells_.push_back(kNoCell);
 }
 
 void FrameTable::push_back(const FrameRecord& r) {
   add(source_index(r.source, r.input_sha256), r.model, r.frame_index, r.time_ps);
   set_outcome(size() - 1, r.status, r.atom_count, r.total_charge, r.message);
   set_energies(size() - 1, r.energy_kj_per_mol, r.solvation_kj_per_mol);
+  set_cell(size() - 1, r.cell);
 }
 
 FrameTable FrameTable::slice(std::size_t first, std::size_t end) const {
@@ -71,6 +79,7 @@ FrameTable FrameTable::slice(std::size_t first, std::size_t end) const {
     part.add(part.source_index(s.path, s.sha256), model_[i], frame_index_[i], time_ps_[i]);
     part.set_outcome(i - first, status_[i], atom_count(i), total_charge(i), message(i));
     part.set_energies(i - first, energy_kj_per_mol(i), solvation_kj_per_mol(i));
+    part.set_cell(i - first, cell(i));
   }
   return part;
 }
@@ -83,6 +92,7 @@ void FrameTable::append(const FrameTable& other) {
     set_outcome(size() - 1, other.status_[i], other.atom_count(i), other.total_charge(i),
                 other.message(i));
     set_energies(size() - 1, other.energy_kj_per_mol(i), other.solvation_kj_per_mol(i));
+    set_cell(size() - 1, other.cell(i));
   }
 }
 
@@ -99,17 +109,29 @@ FrameRecord FrameTable::operator[](std::size_t i) const {
   r.message = message(i);
   r.energy_kj_per_mol = energy_kj_per_mol(i);
   r.solvation_kj_per_mol = solvation_kj_per_mol(i);
+  r.cell = cell(i);
   return r;
+}
+
+std::optional<CellParameters> FrameTable::cell(std::size_t i) const {
+  if (cells_.empty() || std::isnan(cells_[i][0])) return std::nullopt;
+  return cells_[i];
+}
+
+void FrameTable::set_cell(std::size_t i, const std::optional<CellParameters>& cell) {
+  if (!cell && cells_.empty()) return;
+  if (cells_.empty()) cells_.assign(size(), kNoCell);
+  cells_[i] = cell ? *cell : kNoCell;
 }
 
 double FrameTable::energy_kj_per_mol(std::size_t i) const {
   const auto it = energies_.find(i);
-  return it == energies_.end() ? std::numeric_limits<double>::quiet_NaN() : it->second.first;
+  return it == energies_.end() ? kNaN : it->second.first;
 }
 
 double FrameTable::solvation_kj_per_mol(std::size_t i) const {
   const auto it = energies_.find(i);
-  return it == energies_.end() ? std::numeric_limits<double>::quiet_NaN() : it->second.second;
+  return it == energies_.end() ? kNaN : it->second.second;
 }
 
 void FrameTable::set_energies(std::size_t i, double energy_kj_per_mol, double solvation_kj_per_mol) {

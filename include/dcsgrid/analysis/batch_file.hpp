@@ -20,6 +20,9 @@
 //   /frames/energy_kj_per_mol, /frames/solvation_kj_per_mol  float64: a solved frame's (pb)
 //                          total electrostatic and solvation energies (NaN for other methods, and
 //                          solvation without --solvation); absent from files of earlier versions
+//   /frames/cell           float64 [frames][6]: a, b, c (Å), alpha, beta, gamma (degrees) of the
+//                          frame's unit cell (a periodic method's, else the frame's own box or
+//                          CRYST1); NaN for a frame without one; absent from earlier versions
 //   /frames/status         enum int8 {pending = 0, complete = 1, failed = 2}
 //   /frames/message        fixed-length string (up to 255 bytes): why a frame failed
 //   /analysis/stats        float64 [frames][6]: min, max, mean, std, count, non_finite

@@ -5,11 +5,13 @@
 // messages are held aside, for failed frames only. One table serves the batch pipeline and the
 // batch file (BatchFile::frames()); its on-disk form is the /frames group (batch_file.hpp).
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <limits>
 #include <map>
+#include <optional>
 #include <utility>
 #include <string>
 #include <string_view>
@@ -21,6 +23,9 @@ namespace dcsgrid::analysis {
 // trajectory read with --allow-truncated), kept as a row so the table shows the gap; never computed.
 enum class FrameStatus : std::int8_t { pending = 0, complete = 1, failed = 2, missing = 3 };
 std::string status_name(FrameStatus status);
+
+// A unit cell as the table keeps it: a, b, c (Å), α, β, γ (degrees).
+using CellParameters = std::array<double, 6>;
 
 // One frame's row, whole: what readers get from the table, and what writers give it.
 struct FrameRecord {
@@ -37,6 +42,9 @@ struct FrameRecord {
   // kJ/mol; NaN where the method solves nothing (or no solvation was asked).
   double energy_kj_per_mol = std::numeric_limits<double>::quiet_NaN();
   double solvation_kj_per_mol = std::numeric_limits<double>::quiet_NaN();
+  // The frame's unit cell: the one a periodic method computed with, else the frame's own (a
+  // trajectory frame's box, a structure's CRYST1 or _cell); none for a frame without one.
+  std::optional<CellParameters> cell;
 };
 
 // An input file as the rows refer to it.
@@ -82,6 +90,7 @@ class FrameTable {
   const std::string& message(std::size_t i) const;  // "" unless the frame failed or is missing
   double energy_kj_per_mol(std::size_t i) const;     // NaN unless the frame was solved
   double solvation_kj_per_mol(std::size_t i) const;  // NaN unless its solvation was solved
+  std::optional<CellParameters> cell(std::size_t i) const;
   std::size_t count(FrameStatus status) const;
 
   // What computing row i gave: its status, atom count and total charge, and the message of a
@@ -91,6 +100,7 @@ class FrameTable {
   void set_sha256(std::uint32_t source, std::string sha256) { sources_[source].sha256 = std::move(sha256); }
   // A solved frame's energies (kJ/mol; NaN for none).
   void set_energies(std::size_t i, double energy_kj_per_mol, double solvation_kj_per_mol);
+  void set_cell(std::size_t i, const std::optional<CellParameters>& cell);
 
   // Rows whole, one at a time.
   class Iterator {
@@ -137,6 +147,7 @@ class FrameTable {
   std::vector<FrameStatus> status_;
   std::map<std::size_t, std::string> messages_;  // failed rows only
   std::map<std::size_t, std::pair<double, double>> energies_;  // solved rows only (pb batches are short)
+  std::vector<CellParameters> cells_;  // empty until a row has a cell, then one a row (NaN: none)
 };
 
 }  // namespace dcsgrid::analysis

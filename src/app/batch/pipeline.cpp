@@ -46,6 +46,7 @@ struct ComputedItem {
   // A solved method's (pb) energies, kJ/mol: NaN for the others.
   double energy_kj_per_mol = std::numeric_limits<double>::quiet_NaN();
   double solvation_kj_per_mol = std::numeric_limits<double>::quiet_NaN();
+  std::optional<UnitCell> cell;  // what the table keeps (FrameRecord::cell)
   std::string error;
 };
 
@@ -212,6 +213,7 @@ class Pipeline {
             request.cell = frame_cell(item->index, item->frame);
             file_.check_cell(item->index, *request.cell);
           }
+          out.cell = periodic_ ? request.cell : item->frame.cell;
           const engine::RunStats stats = backend.run(
               request, finite_slabs(request.allow_non_finite, request.grid, "frame's map",
                                     [&](engine::Slab slab, const float* d) {
@@ -267,6 +269,9 @@ class Pipeline {
         record.total_charge = item.total_charge;
         record.energy_kj_per_mol = item.energy_kj_per_mol;
         record.solvation_kj_per_mol = item.solvation_kj_per_mol;
+        if (item.cell)
+          record.cell = analysis::CellParameters{item.cell->lengths[0], item.cell->lengths[1], item.cell->lengths[2],
+                                                 item.cell->angles[0],  item.cell->angles[1],  item.cell->angles[2]};
         if (!item.error.empty()) {
           record_failure(item.index, record, item.error, result);
           if (fail_fast_stop_) break;  // the frames after it stay pending
