@@ -76,13 +76,13 @@ using SlabSink = std::function<void(Slab, const float*)>;
 // Called after each slab with the fraction of the grid done.
 using Progress = std::function<void(double fraction)>;
 
-// One device's share of a run (GPU backends), seconds.
 // The seconds of one stage of a set-up.
 struct StageTime {
   std::string stage;
   double seconds = 0;
 };
 
+// One device's share of a run (GPU backends), seconds.
 struct DeviceRunStats {
   std::string device;          // "GPU 0 (NVIDIA H100 80GB HBM3)"
   double setup_seconds = 0;    // context, streams, uploads, buffers

@@ -222,7 +222,8 @@ class Pipeline {
           if (times.device.empty()) times.device = stats.device;
           if (stats.solver) {
             out.energy_kj_per_mol = stats.solver->energy_kj_per_mol;
-            out.solvation_kj_per_mol = stats.solver->solvation_kj_per_mol.value_or(out.solvation_kj_per_mol);
+            out.solvation_kj_per_mol =
+                stats.solver->solvation_kj_per_mol.value_or(std::numeric_limits<double>::quiet_NaN());
           }
           times.engine_setup += stats.setup_seconds;
           times.engine_kernels += stats.compute_seconds;
