@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 
 #include "dcsgrid/io/maps/io.hpp"
+#include "dcsgrid/io/structure/read.hpp"
 #include "helpers.hpp"
+#include "periodic_reference.hpp"
 
 namespace fs = std::filesystem;
 using namespace dcsgrid;
@@ -147,6 +150,57 @@ TEST_F(CliPeriodic, AverageRefusesFramesOfAnotherCell) {
   for (std::size_t p = 0; p < got.data.size(); ++p)
     ASSERT_NEAR(got.data[p], single.data[p], 1e-6 * std::abs(single.data[p]) + 1e-12) << p;
   EXPECT_FALSE(fs::exists(dir / "batch.h5"));
+}
+
+// Under NPT the box changes: --average takes each frame at the grid's fractional coordinates in its
+// own cell (the grid laid over the first frame's cell, then scaled along x, y and z into each one)
+// and writes the mean in the mean cell, as PMEpot does. Checked against a float64 Ewald sum of each
+// frame on its scaled grid, averaged in the test.
+TEST_F(CliPeriodic, AverageTakesNptFramesAtTheirFractionalCoordinates) {
+  const std::vector<Vec3> lengths = {{40, 40, 40}, {42, 41, 40}, {41, 40, 39.5}};
+  std::string inputs;
+  for (std::size_t f = 0; f < lengths.size(); ++f) {
+    const fs::path pdb = dir / ("f" + std::to_string(f) + ".pdb");
+    char cryst1[81];
+    std::snprintf(cryst1, sizeof cryst1, "CRYST1%9.3f%9.3f%9.3f  90.00  90.00  90.00 P 1           1",
+                  lengths[f][0], lengths[f][1], lengths[f][2]);
+    write_boxed_peptide(pdb, cryst1);
+    inputs += " " + pdb.string();
+  }
+  const fs::path mean = dir / "mean.h5";
+  const auto r = run_command(test::dcsgrid_binary() + " batch" + inputs + " -o " + mean.string() +
+                             " --device cpu --frame-workers 2 --method ewald --average --spacing 5 -q" + tables());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const io::MapFile got = io::read_hdf5(mean);
+
+  io::ReadOptions read;
+  read.forcefield_dir = test::data_file("pdb2pqr");
+  const AtomSet atoms = io::read_structure(dir / "f0.pdb", read).atoms;
+  const GridSpec laid = dcsgrid::grid_over_cell(make_cell(lengths[0]), 5);  // the first frame's cell, tiled
+  std::vector<double> expected(laid.point_count(), 0.0);
+  Vec3 mean_lengths{};
+  for (const Vec3& l : lengths) {
+    GridSpec frame_grid = laid;
+    for (int d = 0; d < 3; ++d) {
+      frame_grid.origin[d] *= l[d] / lengths[0][d];
+      frame_grid.spacing[d] *= l[d] / lengths[0][d];
+      mean_lengths[d] += l[d] / double(lengths.size());
+    }
+    const std::vector<double> v = test::reference_ewald(atoms, make_cell(l), frame_grid);
+    for (std::size_t p = 0; p < v.size(); ++p) expected[p] += v[p] / double(lengths.size());
+  }
+  ASSERT_EQ(got.grid.dims, laid.dims);
+  for (int d = 0; d < 3; ++d)  // the mean in the mean cell: the grid at the mean scaling
+    EXPECT_NEAR(got.grid.spacing[d], laid.spacing[d] * mean_lengths[d] / lengths[0][d], 1e-9) << d;
+  EXPECT_EQ(got.meta.parameters.at("cell"), "41.0000,40.3333,39.8333,90.000,90.000,90.000");
+  EXPECT_EQ(got.meta.parameters.at("frames_averaged"), "3");
+  EXPECT_TRUE(got.meta.parameters.contains("cell_averaging"));
+  double diff = 0, norm = 0;
+  for (std::size_t p = 0; p < expected.size(); ++p) {
+    diff += (got.data[p] - expected[p]) * (got.data[p] - expected[p]);
+    norm += expected[p] * expected[p];
+  }
+  EXPECT_LT(std::sqrt(diff / norm), 1e-5);
 }
 
 TEST_F(CliPeriodic, BatchTakesEachFramesCell) {

@@ -129,7 +129,10 @@ void add_file_options(CLI::App& app, BatchCommandOptions& o) {
       ->group(file);
   auto* average = app.add_flag("--average", b.average,
                                "No batch file: write the mean map over the frames (float64 sums) to -o, in "
-                               "any map format (PMEpot's averaged potential with --method pme --smooth)")
+                               "any map format (PMEpot's averaged potential with --method pme --smooth). "
+                               "Periodic frames whose boxes change (NPT) are each taken at the grid's "
+                               "fractional coordinates in their own cell, and the mean is placed in the "
+                               "mean cell; cells must differ only by a scaling along x, y and z")
                       ->group(file);
   app.add_flag("--std", b.average_std,
                "With --average: the standard deviation too, as /potential_std (HDF5 output)")

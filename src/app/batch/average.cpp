@@ -2,7 +2,9 @@
 // batch file; the mean (and standard deviation) map is written at the end.
 #include "app/batch/average.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <mutex>
 
 #include <spdlog/fmt/fmt.h>
@@ -21,30 +23,59 @@ using analysis::FrameStatus;
 
 namespace {
 
-// Cells agree when every lattice vector's components do within this fraction of the longest.
-constexpr double kSameCell = 1e-6;
-
-bool same_cell(const UnitCell& a, const UnitCell& b) {
-  double longest = 0, worst = 0;
-  for (int i = 0; i < 3; ++i)
-    for (int d = 0; d < 3; ++d) {
-      longest = std::max(longest, std::abs(a.vectors[i][d]));
-      worst = std::max(worst, std::abs(a.vectors[i][d] - b.vectors[i][d]));
-    }
-  return worst <= kSameCell * longest;
-}
+// A cell keeps the reference's shape when the map between their lattices is diagonal to this
+// fraction of its largest element (cells read from single-precision trajectories carry ~1e-7).
+constexpr double kSameShape = 1e-5;
 
 std::string describe_cell(const UnitCell& c) {
   return fmt::format("{:.4f},{:.4f},{:.4f},{:.3f},{:.3f},{:.3f}", c.lengths[0], c.lengths[1], c.lengths[2],
                      c.angles[0], c.angles[1], c.angles[2]);
 }
 
+// M = V_ref⁻¹ · V (lattice vectors as rows, so a point p of fractional coordinates f is f · V): a
+// point p of the reference cell sits at p · M in `cell`. Returns M's diagonal; throws Error unless
+// M is diagonal, i.e. unless `cell` is the reference scaled along x, y and z (as pressure coupling,
+// isotropic or per axis, scales a box), because only then are the grid's axes kept.
+Vec3 axis_scaling(const UnitCell& reference, const UnitCell& cell) {
+  double m[3][3] = {};
+  for (int d = 0; d < 3; ++d)
+    for (int e = 0; e < 3; ++e)
+      for (int i = 0; i < 3; ++i) m[d][e] += reference.reciprocal[i][d] * cell.vectors[i][e];  // V_ref⁻¹ = R_refᵀ
+  const double largest = std::max({std::abs(m[0][0]), std::abs(m[1][1]), std::abs(m[2][2])});
+  for (int d = 0; d < 3; ++d)
+    for (int e = 0; e < 3; ++e)
+      if (d != e && std::abs(m[d][e]) > kSameShape * largest)
+        throw Error(fmt::format(
+            "its cell ({}) differs from the first frame's ({}) in shape, not only by a scaling along x, "
+            "y and z: --average takes each frame at the same fractional coordinates of its own cell, "
+            "which keeps the grid's axes only for cells scaled along x, y and z (as pressure coupling "
+            "scales them)",
+            describe_cell(cell), describe_cell(reference)));
+  // The reference's own cell gives V⁻¹·V, 1 to rounding: exactly 1, so that its grid is the laid-out one.
+  Vec3 scale{m[0][0], m[1][1], m[2][2]};
+  for (double& s : scale)
+    if (std::abs(s - 1) <= 1e-12) s = 1;
+  return scale;
+}
+
+// The grid's points moved to p · diag(scale): the same fractional coordinates in the scaled cell.
+GridSpec scaled_grid(GridSpec grid, const Vec3& scale) {
+  for (int d = 0; d < 3; ++d) {
+    grid.origin[d] *= scale[d];
+    grid.spacing[d] *= scale[d];
+  }
+  return grid;
+}
+
 // Sums over the frames, per point, of (v − s) and (v − s)² in float64, s being the first frame
-// written (a shift that keeps the variance's subtraction well conditioned).
+// written (a shift that keeps the variance's subtraction well conditioned). Periodic frames whose
+// cells differ (NPT) are each computed at the grid's fractional coordinates in their own cell, as
+// PMEpot averages, and the mean is placed in the mean cell.
 class AverageSink final : public FrameSink {
  public:
-  explicit AverageSink(analysis::BatchLayout layout)
-      : layout_(std::move(layout)), shift_(layout_.grid.point_count()), sum_(shift_.size()), squares_(shift_.size()) {}
+  AverageSink(analysis::BatchLayout layout, std::optional<UnitCell> grid_cell)
+      : layout_(std::move(layout)), shift_(layout_.grid.point_count()), sum_(shift_.size()), squares_(shift_.size()),
+        reference_(std::move(grid_cell)) {}
 
   const GridSpec& grid() const override { return layout_.grid; }
   const analysis::FrameTable& frames() const override { return layout_.frames; }
@@ -54,29 +85,39 @@ class AverageSink final : public FrameSink {
       if (count_ == 0) std::copy(f.data, f.data + shift_.size(), shift_.begin());
       add(f.data);
       ++count_;
+      take_scale(f.index, true);
       layout_.frames.set_outcome(f.index, FrameStatus::complete, f.record.atom_count, f.record.total_charge);
     }
   }
   void write_failure(std::size_t index, const FrameRecord& outcome) override {
     layout_.frames.set_outcome(index, FrameStatus::failed, outcome.atom_count, outcome.total_charge,
                                outcome.message);
+    take_scale(index, false);
   }
-  // Every periodic frame's cell must be the first one's: the maps of one grid are averaged point by
-  // point, which aligns the same place of the box only when the box does not change.
-  void check_cell(std::size_t /*index*/, const UnitCell& cell) override {
+  // The grid's points at their fractional coordinates of the reference cell (the one the grid was
+  // laid over), moved into this frame's cell.
+  GridSpec grid_for_cell(std::size_t index, const UnitCell& cell) override {
     std::lock_guard lock(cell_mutex_);
-    if (!cell_) {
-      cell_ = cell;
-      return;
-    }
-    if (!same_cell(*cell_, cell))
-      throw Error(fmt::format("its cell ({}) differs from the first frame's ({}): --average needs one cell "
-                              "(boxes that change, as under NPT, are not averaged on a common lattice yet)",
-                              describe_cell(cell), describe_cell(*cell_)));
+    if (!reference_) reference_ = cell;  // no frame before this one had a cell
+    const Vec3 scale = axis_scaling(*reference_, cell);
+    pending_scales_[index] = scale;
+    return scaled_grid(layout_.grid, scale);
   }
 
   std::size_t count() const { return count_; }
-  const std::optional<UnitCell>& cell() const { return cell_; }
+  // The mean of the averaged frames' cells (their lattices are the reference's scaled along x, y
+  // and z, so the mean scaling gives it), with the grid at the same fractional coordinates in it;
+  // the grid as laid out when no frame was periodic.
+  std::optional<UnitCell> mean_cell() const {
+    if (!scaled_frames_) return std::nullopt;
+    Mat3 v = reference_->vectors;
+    const Vec3 scale = mean_scale();
+    for (auto& row : v)
+      for (int d = 0; d < 3; ++d) row[d] *= scale[d];
+    return cell_from_vectors(v);
+  }
+  GridSpec output_grid() const { return scaled_frames_ ? scaled_grid(layout_.grid, mean_scale()) : layout_.grid; }
+  bool cells_varied() const { return cells_varied_; }
   void mean_and_std(std::vector<float>& mean, std::vector<float>& stddev) const {
     const std::int64_t n = std::int64_t(shift_.size());
     const double frames = double(count_);
@@ -101,12 +142,36 @@ class AverageSink final : public FrameSink {
     }
   }
 
+  // A frame's scaling counts towards the mean cell once the frame is averaged (written), and is
+  // dropped if it failed.
+  void take_scale(std::size_t index, bool averaged) {
+    std::lock_guard lock(cell_mutex_);
+    const auto it = pending_scales_.find(index);
+    if (it == pending_scales_.end()) return;
+    if (averaged) {
+      for (int d = 0; d < 3; ++d) {
+        scale_sum_[d] += it->second[d];
+        cells_varied_ = cells_varied_ || it->second[d] != 1.0;
+      }
+      ++scaled_frames_;
+    }
+    pending_scales_.erase(it);
+  }
+  Vec3 mean_scale() const {
+    return {scale_sum_[0] / double(scaled_frames_), scale_sum_[1] / double(scaled_frames_),
+            scale_sum_[2] / double(scaled_frames_)};
+  }
+
   analysis::BatchLayout layout_;
   std::vector<float> shift_;
   std::vector<double> sum_, squares_;
   std::size_t count_ = 0;
   std::mutex cell_mutex_;
-  std::optional<UnitCell> cell_;
+  std::optional<UnitCell> reference_;
+  std::map<std::size_t, Vec3> pending_scales_;  // frames asked for, not yet written or failed
+  Vec3 scale_sum_{};
+  std::size_t scaled_frames_ = 0;
+  bool cells_varied_ = false;
 };
 
 void write_average(const BatchOptions& o, const AverageSink& sink) {
@@ -114,14 +179,19 @@ void write_average(const BatchOptions& o, const AverageSink& sink) {
   sink.mean_and_std(mean, stddev);
   io::MapMetadata meta = batch_metadata(o);
   meta.parameters["frames_averaged"] = std::to_string(sink.count());
-  if (sink.cell()) meta.parameters["cell"] = describe_cell(*sink.cell());
+  if (const auto cell = sink.mean_cell()) meta.parameters["cell"] = describe_cell(*cell);
+  if (sink.cells_varied())
+    meta.parameters["cell_averaging"] =
+        "the frames' cells differ: each frame was taken at the grid's fractional coordinates in its own "
+        "cell, and the mean placed in the mean cell";
+  const GridSpec grid = sink.output_grid();
   if (!o.average_std) {
-    if (const std::string warning = io::write_map(o.output, sink.grid(), mean.data(), meta); !warning.empty())
+    if (const std::string warning = io::write_map(o.output, grid, mean.data(), meta); !warning.empty())
       spdlog::warn("{}", warning);
     return;
   }
-  io::Hdf5MapWriter writer(o.output, sink.grid(), meta);
-  const std::int64_t planes = sink.grid().nz();
+  io::Hdf5MapWriter writer(o.output, grid, meta);
+  const std::int64_t planes = grid.nz();
   writer.write_planes(0, planes, mean.data());
   io::MapMetadata std_meta = meta;
   std_meta.parameters["statistic"] = "standard deviation over the frames (population)";
@@ -140,7 +210,10 @@ BatchResult run_average(const BatchOptions& o, const BatchInputs& in, BatchDistr
   const auto t_scan = clock_type::now();
   BatchResult result;
   result.output = o.output;
-  AverageSink sink(lay_out_batch(o, in, result.scan_frames_decoded));
+  ScanFacts facts;
+  analysis::BatchLayout layout = lay_out_batch(o, in, facts);
+  result.scan_frames_decoded = facts.frames_decoded;
+  AverageSink sink(std::move(layout), facts.grid_cell);
   result.scan_seconds = seconds_since(t_scan);
   result.grid = sink.grid();
   result.frames = sink.frames().size();

@@ -235,7 +235,7 @@ BatchInputs check_batch(const BatchOptions& o) {
   return in;
 }
 
-BatchLayout lay_out_batch(const BatchOptions& o, const BatchInputs& in, std::size_t& frames_decoded) {
+BatchLayout lay_out_batch(const BatchOptions& o, const BatchInputs& in, ScanFacts& facts) {
   Scan scan;
   if (in.trajectory) {
     // A periodic grid comes from the first frame's cell: that frame is decoded for it.
@@ -246,7 +246,7 @@ BatchLayout lay_out_batch(const BatchOptions& o, const BatchInputs& in, std::siz
     scan.frames = std::move(t.frames);
     scan.box = t.box;
     scan.first_cell = t.first_cell;
-    frames_decoded = t.frames_decoded;
+    facts.frames_decoded = t.frames_decoded;
   } else {
     scan = scan_inputs(in.files, o);
   }
@@ -256,8 +256,9 @@ BatchLayout lay_out_batch(const BatchOptions& o, const BatchInputs& in, std::siz
                             in.files.size(), scan.first_error));
   BatchLayout layout;
   layout.grid = o.grid.resolve(scan.box.value_or(Box{}));
+  facts.grid_cell = o.compute.cell ? o.compute.cell : scan.first_cell;
   if (is_periodic(o.compute.methods) && !o.grid.box) {
-    const std::optional<UnitCell> cell = o.compute.cell ? o.compute.cell : scan.first_cell;
+    const std::optional<UnitCell>& cell = facts.grid_cell;
     if (!cell)
       throw Error("batch --method " + method_list_name(o.compute.methods) +
                   ": the first frame records no unit cell to lay the grid over: give --cell "

@@ -23,10 +23,16 @@ struct BatchInputs {
 
 // Checks the options and the inputs' names and reads the topology. Throws Error.
 BatchInputs check_batch(const BatchOptions& o);
+// What the first pass over the inputs found beside the layout.
+struct ScanFacts {
+  std::size_t frames_decoded = 0;      // trajectory frames whose coordinates the pass decoded
+  std::optional<UnitCell> grid_cell;   // the cell a periodic grid refers to: --cell, else the first
+                                       // frame's that records one
+};
+
 // The frames of the inputs (a first pass over them) and the grid: given, over the first frame's cell
-// for a periodic method, else around the frames' union box. frames_decoded: trajectory frames whose
-// coordinates that pass decoded.
-analysis::BatchLayout lay_out_batch(const BatchOptions& o, const BatchInputs& in, std::size_t& frames_decoded);
+// for a periodic method, else around the frames' union box.
+analysis::BatchLayout lay_out_batch(const BatchOptions& o, const BatchInputs& in, ScanFacts& facts);
 
 // Reads the atoms of frame i of the table. It runs on the pipeline's one reading thread.
 using FrameRead = std::function<FrameAtoms(std::size_t)>;

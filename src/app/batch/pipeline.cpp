@@ -211,7 +211,7 @@ class Pipeline {
         try {
           if (periodic_) {
             request.cell = frame_cell(item->index, item->frame);
-            file_.check_cell(item->index, *request.cell);
+            request.grid = file_.grid_for_cell(item->index, *request.cell);
           }
           out.cell = periodic_ ? request.cell : item->frame.cell;
           const engine::RunStats stats = backend.run(

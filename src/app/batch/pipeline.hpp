@@ -36,9 +36,10 @@ class FrameSink {
   virtual void write_frames(std::span<const analysis::BatchFile::FrameWrite> group) = 0;
   // A frame that failed, with its message in `outcome`.
   virtual void write_failure(std::size_t index, const analysis::FrameRecord& outcome) = 0;
-  // A periodic frame's cell, before it is computed (from any worker thread, at once): throws Error
-  // when the sink cannot take a frame of that cell (the frame then fails with the message).
-  virtual void check_cell(std::size_t /*index*/, const UnitCell& /*cell*/) {}
+  // The grid a periodic frame of this cell is computed on, asked before it is computed (from any
+  // worker thread, at once): the sink's grid unless the sink places it on each frame's cell. Throws
+  // Error when the sink cannot take a frame of that cell (the frame then fails with the message).
+  virtual GridSpec grid_for_cell(std::size_t /*index*/, const UnitCell& /*cell*/) { return grid(); }
 };
 
 // Computes the frames `frames` hands out (`total` of them in this process at most) on the

@@ -58,7 +58,9 @@ void require_batch_room(const BatchOptions& o, const GridSpec& grid, std::size_t
 // A new batch file: the frames of the inputs and the grid (given, or around their union box).
 void create_file(const BatchOptions& o, const BatchInputs& in, const nlohmann::json& fingerprint, bool exists,
                  std::size_t& frames_decoded) {
-  BatchLayout layout = lay_out_batch(o, in, frames_decoded);
+  ScanFacts facts;
+  BatchLayout layout = lay_out_batch(o, in, facts);
+  frames_decoded = facts.frames_decoded;
   layout.options_json = fingerprint.dump();
   require_batch_room(o, layout.grid, layout.frames.size());
   if (exists) fs::remove(o.output);
