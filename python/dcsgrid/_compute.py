@@ -165,20 +165,30 @@ def potential(atoms: Atoms, grid: Grid | None = None, *, method: str = "direct",
     return maps[0][1] if len(maps) == 1 else dict(maps)
 
 
+def _mda_cell(dimensions: Any):
+    """A frame's box from MDAnalysis (a, b, c, alpha, beta, gamma), or None where it has none."""
+    if dimensions is None:
+        return None
+    cell = [float(v) for v in dimensions]
+    return cell if len(cell) == 6 and all(v > 0 for v in cell) else None
+
+
 def _frame_source(frames: Any):
-    """(positions iterator, frame count or None, source name) of a trajectory: an MDAnalysis
-    Universe or AtomGroup (every frame of its trajectory), or an iterable of (N, 3) arrays."""
+    """((positions, cell) iterator, frame count or None, source name) of a trajectory: an
+    MDAnalysis Universe or AtomGroup (every frame of its trajectory, with its box), or an iterable
+    of (N, 3) arrays or of (positions, cell) pairs."""
     if hasattr(frames, "universe") and hasattr(frames, "positions"):  # AtomGroup
         group, trajectory = frames, frames.universe.trajectory
     elif hasattr(frames, "trajectory") and hasattr(frames, "atoms"):  # Universe
         group, trajectory = frames.atoms, frames.trajectory
     else:
         count = len(frames) if hasattr(frames, "__len__") else None
-        return iter(frames), count, "<frames>"
+        pairs = (item if isinstance(item, tuple) and len(item) == 2 else (item, None) for item in frames)
+        return pairs, count, "<frames>"
 
     def positions():
-        for _ in trajectory:
-            yield group.positions
+        for ts in trajectory:
+            yield group.positions, _mda_cell(ts.dimensions)
 
     source = getattr(trajectory, "filename", None) or "<trajectory>"
     return positions(), len(trajectory), os.fspath(source)
@@ -189,9 +199,9 @@ def _yield_maps(core_frames, positions: Iterator) -> Iterator[Map]:
     first = next(positions, None)
     if first is None:
         return
-    core_frames.submit(first)
+    core_frames.submit(*first)
     for frame in positions:
-        core_frames.submit(frame)
+        core_frames.submit(*frame)
         yield Map._wrap(*core_frames.next())
     while (taken := core_frames.next()) is not None:
         yield Map._wrap(*taken)
@@ -207,7 +217,11 @@ def potentials(atoms: Any, frames: Any, grid: Grid | None = None, *, out: str | 
     atoms    the system's charges (Atoms, or an MDAnalysis Universe/AtomGroup); its positions
              lay out the default grid (``Grid.around(atoms, padding, spacing)``).
     frames   an MDAnalysis Universe or AtomGroup (every frame of its trajectory, the group's
-             atoms), or any iterable of (N, 3) position arrays, N = len(atoms).
+             atoms, and each frame's box), or any iterable of (N, 3) position arrays, N =
+             len(atoms), or of (positions, cell) pairs, cell as ``potential``'s keyword.
+             A periodic method (``ewald``, ``pme``) computes each frame in its own cell unless
+             ``cell=`` gives one for all, as ``dcsgrid batch`` does; a frame without one is an
+             error.
     options  the keywords of :func:`potential` (one method).
 
     Without ``out``: an iterator of Maps, one per frame, in order; each frame is computed on a
@@ -234,7 +248,7 @@ def potentials(atoms: Any, frames: Any, grid: Grid | None = None, *, out: str | 
     core_frames = _core.FrameMaps(atoms, grid, settings, os.fspath(out), count, source, overwrite,
                                   stats, ensemble, False, depth)
     for frame in positions:
-        core_frames.submit(frame)
+        core_frames.submit(*frame)
     summary = core_frames.finish()
     summary["output"] = os.fspath(out)
     return summary

@@ -104,7 +104,11 @@ struct FrameMaps::Impl {
 
   std::mutex mutex;
   std::condition_variable changed;  // any of the fields below
-  std::deque<AtomSet> input;
+  struct QueuedFrame {
+    AtomSet atoms;
+    std::optional<UnitCell> cell;
+  };
+  std::deque<QueuedFrame> input;
   std::deque<FrameMap> output;
   std::size_t submitted = 0, taken = 0;
   bool closed = false;      // no more frames will be submitted
@@ -156,7 +160,8 @@ struct FrameMaps::Impl {
   }
 
   // Records map `index` in the file (stats, ensemble sums included).
-  void record(std::size_t index, const AtomSet& atoms, const std::vector<float>& data) {
+  void record(std::size_t index, const AtomSet& atoms, const std::optional<UnitCell>& cell,
+              const std::vector<float>& data) {
     if (index >= file_options.frames)
       throw Error(file_options.path.string() + ": more frames than the " +
                   std::to_string(file_options.frames) + " it was created for");
@@ -165,6 +170,9 @@ struct FrameMaps::Impl {
     rec.atom_count = atoms.size();
     rec.total_charge = atoms.total_charge();
     rec.status = analysis::FrameStatus::complete;
+    if (cell)
+      rec.cell = analysis::CellParameters{cell->lengths[0], cell->lengths[1], cell->lengths[2],
+                                          cell->angles[0],  cell->angles[1],  cell->angles[2]};
     std::optional<analysis::MapStats> stats;
     if (file_options.stats) stats = analysis::map_stats(data, file_options.histogram);
     file->write_frame(index, data.data(), rec, stats ? &*stats : nullptr);
@@ -175,24 +183,34 @@ struct FrameMaps::Impl {
   void run_worker() {
     StopObserver observer(abandon);
     const engine::Method method = settings.methods.front();
+    const bool periodic = engine::describe(method).periodic;
+    const bool frames_give_the_cell = periodic && !settings.cell;
+    ComputeSettings frame_settings = settings;
     for (std::size_t index = 0;; ++index) {
-      AtomSet atoms;
+      QueuedFrame frame;
       {
         std::unique_lock lock(mutex);
         changed.wait(lock, [&] { return stopping || closed || !input.empty(); });
         if (stopping || input.empty()) break;
-        atoms = std::move(input.front());
+        frame = std::move(input.front());
         input.pop_front();
         changed.notify_all();
+      }
+      if (frames_give_the_cell) {
+        if (!frame.cell)
+          throw Error("frame " + std::to_string(index) + " has no unit cell for the periodic method " +
+                      engine::method_name(method) + " (give each frame's cell, or cell= for all)");
+        frame_settings.cell = frame.cell;
       }
       FrameMap map;
       map.index = index;
       map.data.resize(grid.point_count());
       const auto t0 = clock_type::now();
-      map.stats = compute_map(*backend, atoms, grid, settings, method, map.data.data(), observer);
+      map.stats = compute_map(*backend, frame.atoms, grid, frame_settings, method, map.data.data(), observer);
       summary.compute_seconds += seconds_since(t0);
       if (summary.device.empty()) summary.device = map.stats.device;
-      if (file) record(index, atoms, map.data);
+      // The table keeps the cell a periodic method computed in, else the frame's own (as batch's).
+      if (file) record(index, frame.atoms, periodic ? frame_settings.cell : frame.cell, map.data);
       std::unique_lock lock(mutex);
       ++summary.frames;
       if (!keep_maps) continue;
@@ -255,13 +273,13 @@ FrameMaps::~FrameMaps() {
 
 const GridSpec& FrameMaps::grid() const { return impl_->grid; }
 
-void FrameMaps::submit(AtomSet atoms, const WaitPoll& poll) {
+void FrameMaps::submit(AtomSet atoms, std::optional<UnitCell> cell, const WaitPoll& poll) {
   Impl& s = *impl_;
   if (atoms.empty()) throw Error("frame " + std::to_string(s.submitted) + " has no atoms");
   std::unique_lock lock(s.mutex);
   if (s.closed) throw Error("frames: submit after finish");
   s.wait(lock, [&] { return s.input.size() < s.depth || s.worker_done; }, poll);
-  s.input.push_back(std::move(atoms));
+  s.input.push_back({std::move(atoms), std::move(cell)});
   ++s.submitted;
   s.changed.notify_all();
 }

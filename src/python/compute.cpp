@@ -346,11 +346,13 @@ void bind_frames(py::module_& m) {
            py::arg("path"), py::arg("frames"), py::arg("source"), py::arg("overwrite"),
            py::arg("stats"), py::arg("ensemble"), py::arg("keep_maps"), py::arg("depth"))
       .def("submit",
-           [](Frames& f, const py::object& positions) {
+           [](Frames& f, const py::object& positions, const py::object& cell) {
              AtomSet frame = with_positions(f.atoms.set, positions);
+             std::optional<UnitCell> frame_cell = unit_cell(cell);
              py::gil_scoped_release release;
-             f.maps->submit(std::move(frame), check_interrupt);
-           })
+             f.maps->submit(std::move(frame), std::move(frame_cell), check_interrupt);
+           },
+           py::arg("positions"), py::arg("cell") = py::none())
       .def("next",
            [](Frames& f) -> py::object {
              std::optional<app::FrameMap> frame;

@@ -105,3 +105,46 @@ def test_keyboard_interrupt_stops_the_frames_loop():
             pass
     timer.cancel()
     assert time.monotonic() - t0 < 30
+
+
+def test_periodic_frames_take_each_frames_box(tmp_path, small_system):
+    # A periodic method computes every frame in that frame's own box (MDAnalysis' dimensions, or
+    # a (positions, cell) pair), each map equal to potential() with that cell; a frame without a
+    # box is an error, and cell= gives one box to all.
+    positions, charges = small_system
+    atoms = dcsgrid.Atoms(positions, charges)
+    grid = dcsgrid.Grid((-6, -6, -6), 1.5, (9, 9, 9))
+    boxes = [[20.0, 20.0, 20.0, 90.0, 90.0, 90.0], [22.0, 21.0, 20.0, 90.0, 90.0, 90.0]]
+    rng = np.random.default_rng(3)
+    frames = [positions + rng.normal(scale=0.3, size=positions.shape).astype(np.float32) for _ in boxes]
+
+    def single(frame, box):
+        return dcsgrid.potential(dcsgrid.Atoms(frame, charges), grid, method="ewald", cell=box,
+                                 device="cpu").values
+
+    maps = list(dcsgrid.potentials(atoms, list(zip(frames, boxes)), grid, method="ewald", device="cpu"))
+    for m, frame, box in zip(maps, frames, boxes):
+        np.testing.assert_array_equal(m.values, single(frame, box))
+    assert not np.allclose(maps[0].values, single(frames[0], boxes[1]), rtol=1e-3)
+    one_box = list(dcsgrid.potentials(atoms, list(zip(frames, boxes)), grid, method="ewald",
+                                      cell=boxes[0], device="cpu"))
+    np.testing.assert_array_equal(one_box[1].values, single(frames[1], boxes[0]))
+    with pytest.raises(dcsgrid.Error, match="frame 0 has no unit cell for the periodic method ewald"):
+        list(dcsgrid.potentials(atoms, frames, grid, method="ewald", device="cpu"))
+
+    mda = pytest.importorskip("MDAnalysis")
+    warnings.filterwarnings("ignore", category=UserWarning)
+    u = mda.Universe.empty(len(charges), trajectory=True)
+    dcd = tmp_path / "boxes.dcd"
+    with mda.Writer(str(dcd), n_atoms=len(charges)) as w:
+        for frame, box in zip(frames, boxes):
+            u.atoms.positions = frame
+            u.dimensions = box
+            w.write(u.atoms)
+    u = mda.Universe.empty(len(charges), trajectory=True)
+    u.load_new(str(dcd))
+    read_boxes = [ts.dimensions.copy() for ts in u.trajectory]
+    np.testing.assert_allclose(read_boxes, boxes, rtol=1e-6)
+    maps = list(dcsgrid.potentials(atoms, u, grid, method="ewald", device="cpu"))
+    for m, ts_box, frame in zip(maps, read_boxes, [ts.positions.copy() for ts in u.trajectory]):
+        np.testing.assert_array_equal(m.values, single(frame, [float(v) for v in ts_box]))

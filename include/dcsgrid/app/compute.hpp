@@ -83,8 +83,10 @@ class FrameMaps {
   FrameMaps& operator=(const FrameMaps&) = delete;
 
   const GridSpec& grid() const;
-  // Queues a frame (the atoms of the system at one time), waiting while `depth` frames wait.
-  void submit(AtomSet atoms, const WaitPoll& poll = {});
+  // Queues a frame (the atoms of the system at one time, and the frame's unit cell where it has
+  // one: a periodic method computes in it unless the settings give a cell, as batch does), waiting
+  // while `depth` frames wait.
+  void submit(AtomSet atoms, std::optional<UnitCell> cell = {}, const WaitPoll& poll = {});
   // The oldest map not yet taken (keep_maps only), waiting for it; nullopt once every submitted
   // frame has been taken.
   std::optional<FrameMap> next(const WaitPoll& poll = {});
