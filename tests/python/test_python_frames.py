@@ -129,6 +129,11 @@ def test_periodic_frames_take_each_frames_box(tmp_path, small_system):
     one_box = list(dcsgrid.potentials(atoms, list(zip(frames, boxes)), grid, method="ewald",
                                       cell=boxes[0], device="cpu"))
     np.testing.assert_array_equal(one_box[1].values, single(frames[1], boxes[0]))
+    out = tmp_path / "boxes.h5"
+    dcsgrid.potentials(atoms, list(zip(frames, boxes)), grid, method="ewald", device="cpu", out=out)
+    with h5py.File(out, "r") as f:  # the batch file keeps each frame's cell
+        np.testing.assert_allclose(f["frames/cell"][:], boxes)
+        np.testing.assert_array_equal(f["potential"][1], maps[1].values.transpose())  # [nz][ny][nx]
     with pytest.raises(dcsgrid.Error, match="frame 0 has no unit cell for the periodic method ewald"):
         list(dcsgrid.potentials(atoms, frames, grid, method="ewald", device="cpu"))
 
