@@ -1,4 +1,5 @@
-"""Computing maps: read_atoms, potential (one structure) and potentials (the frames of a trajectory).
+"""Computing maps: read_atoms, potential (one structure), potentials (the frames of a trajectory) and
+average (their mean).
 Keywords are parsed by the compiled core with the command line's parsers, so its messages and
 methods (including new ones) apply unchanged."""
 from __future__ import annotations
@@ -8,8 +9,10 @@ import inspect
 import os
 from typing import Any, Iterable, Iterator
 
+import numpy as np
+
 from . import _core
-from ._core import Atoms, Grid
+from ._core import Atoms, Error, Grid
 from ._maps import Map
 
 
@@ -252,3 +255,59 @@ def potentials(atoms: Any, frames: Any, grid: Grid | None = None, *, out: str | 
     summary = core_frames.finish()
     summary["output"] = os.fspath(out)
     return summary
+
+
+def _one_box(pairs: Iterator) -> Iterator:
+    """The (positions, cell) pairs, refusing a frame whose box differs from the first one's."""
+    first = None
+    for index, (positions, cell) in enumerate(pairs):
+        if cell is not None:
+            if first is None:
+                first = np.asarray(cell, dtype=float)
+            elif not np.allclose(np.asarray(cell, dtype=float), first, rtol=1e-6, atol=0):
+                raise Error(f"frame {index}'s box {list(cell)} differs from the first frame's "
+                            f"{first.tolist()}: average() adds the maps point by point, which needs "
+                            "one box; `dcsgrid batch --average` takes frames of changing boxes (NPT) "
+                            "at the same fractional coordinates of each box")
+        yield positions, cell
+
+
+def average(atoms: Any, frames: Any, grid: Grid | None = None, *, std: bool = False, depth: int = 2,
+            spacing: float = 0.5, padding: float = 10.0, **options) -> Map | tuple:
+    """The mean potential over a trajectory's frames, and with ``std`` its (population) standard
+    deviation: PMEpot's averaged map with ``method="pme", smooth=0.25``.
+
+    Takes :func:`potentials`' atoms, frames, grid and keywords. Each frame is computed as
+    ``potentials`` computes it and added to float64 sums (of v − s and (v − s)², s the first
+    frame's map, as ``dcsgrid batch --average`` sums), so no frame's map is kept. A periodic
+    method's frames must share one box (or ``cell=`` gives one to all). Returns the mean Map, or
+    (mean, std) with ``std``.
+    """
+    atoms = _as_atoms(atoms)
+    settings = _settings(**options, given=tuple(options))
+    if grid is None:
+        grid = _core.default_grid(atoms, settings, spacing, padding)
+    pairs, _, source = _frame_source(frames)
+    if settings.periodic and not settings.has_cell:
+        pairs = _one_box(pairs)
+    core_frames = _core.FrameMaps(atoms, grid, settings, "", 0, source, False, False, False, True, depth)
+    count, shift, total, squares = 0, None, None, None
+    for m in _yield_maps(core_frames, pairs):
+        if shift is None:
+            shift = np.array(m.values, dtype=np.float64)
+            total, squares = np.zeros_like(shift), np.zeros_like(shift)
+            meta = m.metadata  # the frames' method, physics and units
+        d = m.values - shift
+        total += d
+        squares += d * d
+        count += 1
+    if count == 0:
+        raise Error("average: no frames")
+    d = total / count
+    meta["parameters"] = dict(meta["parameters"], frames_averaged=str(count))
+    mean = Map(shift + d, grid, metadata=meta)
+    if not std:
+        return mean
+    spread = np.sqrt(np.maximum(squares / count - d * d, 0.0))
+    meta["parameters"]["statistic"] = "standard deviation over the frames (population)"
+    return mean, Map(spread, grid, metadata=meta)

@@ -87,6 +87,10 @@ class MapData:
 class Settings:
     @property
     def methods(self) -> list[str]: ...
+    @property
+    def periodic(self) -> bool: ...
+    @property
+    def has_cell(self) -> bool: ...
 
 class FrameMaps:
     def __init__(self, atoms: Atoms, grid: Grid, settings: Settings, path: str, frames: int,

@@ -384,7 +384,9 @@ void bind_compute(py::module_& m) {
         std::vector<std::string> names;
         for (const auto method : s.methods) names.push_back(engine::method_name(method));
         return names;
-      });
+      })
+      .def_property_readonly("periodic", [](const app::ComputeSettings& s) { return app::is_periodic(s.methods); })
+      .def_property_readonly("has_cell", [](const app::ComputeSettings& s) { return s.cell.has_value(); });
   m.def("make_settings", &make_settings, py::kw_only(), py::arg("method"), py::arg("device"),
         py::arg("gpus"), py::arg("threads"), py::arg("units"), py::arg("dielectric"),
         py::arg("distance_dependent"), py::arg("ionic_strength"), py::arg("temperature"),

@@ -153,3 +153,27 @@ def test_periodic_frames_take_each_frames_box(tmp_path, small_system):
     maps = list(dcsgrid.potentials(atoms, u, grid, method="ewald", device="cpu"))
     for m, ts_box, frame in zip(maps, read_boxes, [ts.positions.copy() for ts in u.trajectory]):
         np.testing.assert_array_equal(m.values, single(frame, [float(v) for v in ts_box]))
+
+
+def test_average_is_the_mean_and_spread_of_the_frames(small_system):
+    positions, charges = small_system
+    atoms = dcsgrid.Atoms(positions, charges)
+    grid = dcsgrid.Grid((-6, -6, -6), 1.5, (9, 9, 9))
+    rng = np.random.default_rng(5)
+    frames = [positions + rng.normal(scale=0.4, size=positions.shape).astype(np.float32) for _ in range(5)]
+    each = np.array([m.values for m in dcsgrid.potentials(atoms, frames, grid, device="cpu")], dtype=np.float64)
+    mean, spread = dcsgrid.average(atoms, frames, grid, std=True, device="cpu")
+    np.testing.assert_allclose(mean.values, each.mean(axis=0), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(spread.values, each.std(axis=0), rtol=1e-5, atol=1e-5)
+    assert mean.metadata["parameters"]["frames_averaged"] == "5" and mean.units == "kT/e"
+    assert "standard deviation" in spread.metadata["parameters"]["statistic"]
+    assert spread.values.max() > 0.01  # the frames differ
+    # Periodic frames: one box, or cell= for all; a frame of another box is refused.
+    box, other = [20.0, 20.0, 20.0, 90.0, 90.0, 90.0], [21.0, 20.0, 20.0, 90.0, 90.0, 90.0]
+    one = dcsgrid.average(atoms, [(f, box) for f in frames[:2]], grid, method="ewald", device="cpu")
+    expected = np.mean([dcsgrid.potential(dcsgrid.Atoms(f, charges), grid, method="ewald", cell=box,
+                                          device="cpu").values for f in frames[:2]], axis=0)
+    np.testing.assert_allclose(one.values, expected, rtol=1e-6, atol=1e-6)
+    with pytest.raises(dcsgrid.Error, match="frame 1's box .* differs from the first frame's"):
+        dcsgrid.average(atoms, [(frames[0], box), (frames[1], other)], grid, method="ewald", device="cpu")
+    dcsgrid.average(atoms, [(frames[0], box), (frames[1], other)], grid, method="ewald", cell=box, device="cpu")
