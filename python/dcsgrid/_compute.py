@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import os
 from typing import Any, Iterable, Iterator
 
@@ -197,6 +198,21 @@ def _frame_source(frames: Any):
     return positions(), len(trajectory), os.fspath(source)
 
 
+def _frames_grid(atoms: Atoms, settings: Any, grid: Grid | None, pairs: Iterator, spacing: float,
+                 padding: float) -> tuple:
+    """(grid, pairs): the grid given, else the default one; a periodic method without cell= lays
+    it over the first frame's box (that frame is read ahead and put back)."""
+    if grid is not None:
+        return grid, pairs
+    first_cell = None
+    if settings.periodic and not settings.has_cell:
+        first = next(pairs, None)
+        if first is not None:
+            first_cell = first[1]
+            pairs = itertools.chain([first], pairs)
+    return _core.default_grid(atoms, settings, spacing, padding, first_cell), pairs
+
+
 def _yield_maps(core_frames, positions: Iterator) -> Iterator[Map]:
     # Frame i+1 is read and queued before frame i's map is taken, so reading overlaps computing.
     first = next(positions, None)
@@ -218,7 +234,8 @@ def potentials(atoms: Any, frames: Any, grid: Grid | None = None, *, out: str | 
     """The potential of every frame of a trajectory, on one grid.
 
     atoms    the system's charges (Atoms, or an MDAnalysis Universe/AtomGroup); its positions
-             lay out the default grid (``Grid.around(atoms, padding, spacing)``).
+             lay out the default grid (``Grid.around(atoms, padding, spacing)``; for a
+             periodic method, one period of ``cell=`` or else of the first frame's box).
     frames   an MDAnalysis Universe or AtomGroup (every frame of its trajectory, the group's
              atoms, and each frame's box), or any iterable of (N, 3) position arrays, N =
              len(atoms), or of (positions, cell) pairs, cell as ``potential``'s keyword.
@@ -238,9 +255,8 @@ def potentials(atoms: Any, frames: Any, grid: Grid | None = None, *, out: str | 
     """
     atoms = _as_atoms(atoms)
     settings = _settings(**options, given=tuple(options))
-    if grid is None:
-        grid = _core.default_grid(atoms, settings, spacing, padding)
     positions, count, source = _frame_source(frames)
+    grid, positions = _frames_grid(atoms, settings, grid, positions, spacing, padding)
     if out is None:
         core_frames = _core.FrameMaps(atoms, grid, settings, "", 0, source, False, False, False,
                                       True, depth)
@@ -285,9 +301,8 @@ def average(atoms: Any, frames: Any, grid: Grid | None = None, *, std: bool = Fa
     """
     atoms = _as_atoms(atoms)
     settings = _settings(**options, given=tuple(options))
-    if grid is None:
-        grid = _core.default_grid(atoms, settings, spacing, padding)
     pairs, _, source = _frame_source(frames)
+    grid, pairs = _frames_grid(atoms, settings, grid, pairs, spacing, padding)
     if settings.periodic and not settings.has_cell:
         pairs = _one_box(pairs)
     core_frames = _core.FrameMaps(atoms, grid, settings, "", 0, source, False, False, False, True, depth)

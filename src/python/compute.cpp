@@ -170,14 +170,16 @@ app::ComputeSettings make_settings(const std::string& method, const std::string&
 }
 
 // The grid a run takes when none is given: one period of the cell for a periodic method (the
-// command line's default), else the atoms' box grown by padding.
-GridSpec default_grid(const Atoms& atoms, const app::ComputeSettings& s, double spacing, double padding) {
+// command line's default; cell=, else the first frame's box), else the atoms' box grown by padding.
+GridSpec default_grid(const Atoms& atoms, const app::ComputeSettings& s, double spacing, double padding,
+                      const py::object& first_frame_cell) {
   if (app::is_periodic(s.methods)) {
-    if (!s.cell)
+    const std::optional<UnitCell> cell = s.cell ? s.cell : unit_cell(first_frame_cell);
+    if (!cell)
       throw Error("method " + app::method_list_name(s.methods) +
                   " computes a periodic potential and needs a unit cell: cell=(A, B, C[, ALPHA, BETA, GAMMA]) "
-                  "in Å and degrees");
-    return grid_over_cell(*s.cell, spacing);
+                  "in Å and degrees, or frames that carry their box");
+    return grid_over_cell(*cell, spacing);
   }
   app::GridChoice g;
   g.spacing = spacing;
@@ -394,7 +396,7 @@ void bind_compute(py::module_& m) {
         py::arg("cell"), py::arg("pme_order"), py::arg("pme_spacing"), py::arg("pme_tolerance"),
         py::arg("pme_cutoff"), py::arg("smooth"), py::arg("pb"), py::arg("preset"), py::arg("given"));
   m.def("default_grid", &default_grid, py::arg("atoms"), py::arg("settings"), py::arg("spacing"),
-        py::arg("padding"));
+        py::arg("padding"), py::arg("first_frame_cell") = py::none());
   m.def("default_settings", &default_settings);
   m.def("potential", &potential, py::arg("atoms"), py::arg("grid"), py::arg("settings"));
   m.def("gpu_available", &engine::gpu_available);

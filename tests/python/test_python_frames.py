@@ -134,6 +134,10 @@ def test_periodic_frames_take_each_frames_box(tmp_path, small_system):
     with h5py.File(out, "r") as f:  # the batch file keeps each frame's cell
         np.testing.assert_allclose(f["frames/cell"][:], boxes)
         np.testing.assert_array_equal(f["potential"][1], maps[1].values.transpose())  # [nz][ny][nx]
+    # Without a grid, a periodic method's grid is one period of the first frame's box.
+    laid = next(iter(dcsgrid.potentials(atoms, list(zip(frames, boxes)), method="ewald", spacing=4.0,
+                                        device="cpu")))
+    assert laid.shape == (5, 5, 5) and laid.origin == (0.0, 0.0, 0.0) and laid.spacing == (4.0, 4.0, 4.0)
     with pytest.raises(dcsgrid.Error, match="frame 0 has no unit cell for the periodic method ewald"):
         list(dcsgrid.potentials(atoms, frames, grid, method="ewald", device="cpu"))
 
