@@ -2,6 +2,8 @@
 // fail-fast, resume checks, stats and ensemble maps in the file, and recovery after kill -9 at
 // every step of the writer (real SIGKILL in a child process, then resume: byte-identical).
 #include <gtest/gtest.h>
+
+#include <fstream>
 #include <omp.h>
 
 #include <cmath>
@@ -281,6 +283,60 @@ TEST(Batch, AverageIsTheMeanOfTheBatchFilesFrames) {
     ASSERT_NEAR(mean.data[p], m, 1e-6 * (std::abs(m) + 1e-3)) << p;
     ASSERT_NEAR(stddev.data[p], s, 1e-5 * (s + std::abs(m)) + 1e-7) << p;
   }
+  fs::remove_all(dir);
+}
+
+// batch --average stopped by a failed frame (--fail-fast) keeps its sums beside the output; a run
+// without --resume refuses to lose them, and --resume, after the frame's file is mended, computes
+// only the frames not yet summed and writes the mean of all of them.
+TEST(Batch, StoppedAverageResumesFromItsSums) {
+  const fs::path dir = test::temp_dir("batch-average-resume");
+  const std::vector<std::string> files = write_frames(dir, 6, 17, 40);
+  BatchOptions all = cpu_options(files, dir / "all.h5");
+  run_batch(all);
+  BatchFile file(all.output);
+  const std::string good = [&] {
+    std::ifstream in(files[3]);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  test::write_text(files[3], "ATOM      1  C   MOL A   1       1.000   2.000   x.000  0.5 1.7\n");
+
+  BatchOptions average = cpu_options(files, dir / "mean.dx");
+  average.average = average.fail_fast = true;
+  average.frame_workers = 1;
+  average.grid.box = file.grid();  // the frames' box, as the mended frame gives it
+  const fs::path sums = dir / "mean.dx.sums.h5";
+  try {
+    run_batch(average);
+    FAIL() << "the failed frame did not stop the run";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the sums of 3 frames are kept in " + sums.string()), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(fs::exists(sums));
+  EXPECT_FALSE(fs::exists(average.output));
+  average.fail_fast = false;
+  try {
+    run_batch(average);
+    FAIL() << "a run without --resume replaced the stopped run's sums";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("use --resume to continue it or --overwrite"), std::string::npos) << e.what();
+  }
+
+  test::write_text(files[3], good);
+  average.resume = true;
+  const BatchResult r = run_batch(average);
+  EXPECT_EQ(r.computed, 3u);  // frames 3, 4 and 5
+  EXPECT_FALSE(fs::exists(sums));
+  const io::MapFile mean = io::read_map(average.output);
+  const std::size_t n = file.grid().point_count();
+  std::vector<double> expected(n);
+  for (std::size_t f = 0; f < 6; ++f) {
+    const std::vector<float> v = frame_data(file, f);
+    for (std::size_t p = 0; p < n; ++p) expected[p] += v[p] / 6.0;
+  }
+  for (std::size_t p = 0; p < n; ++p)
+    ASSERT_NEAR(mean.data[p], expected[p], 1e-6 * (std::abs(expected[p]) + 1e-3)) << p;
   fs::remove_all(dir);
 }
 

@@ -111,7 +111,8 @@ void add_file_options(CLI::App& app, BatchCommandOptions& o) {
   const std::string file = "Batch file";
   auto* resume = app.add_flag("--resume", b.resume,
                               "Continue an existing file: compute the frames not complete "
-                              "(failed ones are retried)")
+                              "(failed ones are retried); with --average, continue from the sums a "
+                              "stopped run kept in OUTPUT.sums.h5")
                      ->group(file);
   app.add_flag("--overwrite", b.overwrite, "Replace an existing file")
       ->excludes(resume)
@@ -132,7 +133,9 @@ void add_file_options(CLI::App& app, BatchCommandOptions& o) {
                                "any map format (PMEpot's averaged potential with --method pme --smooth). "
                                "Periodic frames whose boxes change (NPT) are each taken at the grid's "
                                "fractional coordinates in their own cell, and the mean is placed in the "
-                               "mean cell; cells must differ only by a scaling along x, y and z")
+                               "mean cell; cells must differ only by a scaling along x, y and z. The "
+                               "running sums are saved to OUTPUT.sums.h5 every minute and when the run "
+                               "stops early (--resume continues), and removed once the mean is written")
                       ->group(file);
   app.add_flag("--std", b.average_std,
                "With --average: the standard deviation too, as /potential_std (HDF5 output)")

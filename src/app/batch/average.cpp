@@ -4,13 +4,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
+#include "app/batch/average_sums.hpp"
 #include "app/batch/pipeline.hpp"
+#include "app/batch/resume.hpp"
 #include "app/clock.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
@@ -18,6 +22,7 @@
 
 namespace dcsgrid::app {
 
+namespace fs = std::filesystem;
 using analysis::FrameRecord;
 using analysis::FrameStatus;
 
@@ -70,11 +75,15 @@ GridSpec scaled_grid(GridSpec grid, const Vec3& scale) {
 // Sums over the frames, per point, of (v − s) and (v − s)² in float64, s being the first frame
 // written (a shift that keeps the variance's subtraction well conditioned). Periodic frames whose
 // cells differ (NPT) are each computed at the grid's fractional coordinates in their own cell, as
-// PMEpot averages, and the mean is placed in the mean cell.
+// PMEpot averages, and the mean is placed in the mean cell. The sums go to their file (`save`)
+// every kSaveSeconds and when the run stops early, so that --resume continues from them.
 class AverageSink final : public FrameSink {
  public:
+  static constexpr double kSaveSeconds = 60;
+  using Save = std::function<void(const AverageSums&)>;
+
   AverageSink(analysis::BatchLayout layout, std::optional<UnitCell> grid_cell)
-      : layout_(std::move(layout)), shift_(layout_.grid.point_count()), sum_(shift_.size()), squares_(shift_.size()),
+      : layout_(std::move(layout)), sums_(layout_.grid.point_count(), layout_.frames.size()),
         reference_(std::move(grid_cell)) {}
 
   const GridSpec& grid() const override { return layout_.grid; }
@@ -82,12 +91,14 @@ class AverageSink final : public FrameSink {
 
   void write_frames(std::span<const analysis::BatchFile::FrameWrite> group) override {
     for (const auto& f : group) {
-      if (count_ == 0) std::copy(f.data, f.data + shift_.size(), shift_.begin());
+      if (sums_.count == 0) std::copy(f.data, f.data + sums_.shift.size(), sums_.shift.begin());
       add(f.data);
-      ++count_;
+      ++sums_.count;
+      sums_.added[f.index] = 1;
       take_scale(f.index, true);
       layout_.frames.set_outcome(f.index, FrameStatus::complete, f.record.atom_count, f.record.total_charge);
     }
+    if (save_ && seconds_since(last_save_) >= kSaveSeconds) save();
   }
   void write_failure(std::size_t index, const FrameRecord& outcome) override {
     layout_.frames.set_outcome(index, FrameStatus::failed, outcome.atom_count, outcome.total_charge,
@@ -104,41 +115,54 @@ class AverageSink final : public FrameSink {
     return scaled_grid(layout_.grid, scale);
   }
 
-  std::size_t count() const { return count_; }
+  // Continues from sums a stopped run saved: their frames are not computed again.
+  void resume_from(AverageSums sums) { sums_ = std::move(sums); }
+  void save_with(Save save) {
+    save_ = std::move(save);
+    last_save_ = clock_type::now();
+  }
+  void save() {
+    save_(sums_);
+    last_save_ = clock_type::now();
+  }
+  bool added(std::size_t index) const { return sums_.added[index] == 1; }
+  std::size_t count() const { return sums_.count; }
   // The mean of the averaged frames' cells (their lattices are the reference's scaled along x, y
   // and z, so the mean scaling gives it), with the grid at the same fractional coordinates in it;
   // the grid as laid out when no frame was periodic.
   std::optional<UnitCell> mean_cell() const {
-    if (!scaled_frames_) return std::nullopt;
+    if (!sums_.scaled_frames) return std::nullopt;
     Mat3 v = reference_->vectors;
     const Vec3 scale = mean_scale();
     for (auto& row : v)
       for (int d = 0; d < 3; ++d) row[d] *= scale[d];
     return cell_from_vectors(v);
   }
-  GridSpec output_grid() const { return scaled_frames_ ? scaled_grid(layout_.grid, mean_scale()) : layout_.grid; }
-  bool cells_varied() const { return cells_varied_; }
+  GridSpec output_grid() const {
+    return sums_.scaled_frames ? scaled_grid(layout_.grid, mean_scale()) : layout_.grid;
+  }
+  bool cells_varied() const { return sums_.cells_varied; }
   void mean_and_std(std::vector<float>& mean, std::vector<float>& stddev) const {
-    const std::int64_t n = std::int64_t(shift_.size());
-    const double frames = double(count_);
-    mean.resize(shift_.size());
-    stddev.resize(shift_.size());
+    const std::int64_t n = std::int64_t(sums_.shift.size());
+    const double frames = double(sums_.count);
+    mean.resize(sums_.shift.size());
+    stddev.resize(sums_.shift.size());
 #pragma omp parallel for num_threads(team_size()) schedule(static)
     for (std::int64_t p = 0; p < n; ++p) {
-      const double d = sum_[p] / frames;
-      mean[p] = float(shift_[p] + d);
-      stddev[p] = float(std::sqrt(std::max(0.0, squares_[p] / frames - d * d)));
+      const double d = sums_.sum[p] / frames;
+      mean[p] = float(sums_.shift[p] + d);
+      stddev[p] = float(std::sqrt(std::max(0.0, sums_.squares[p] / frames - d * d)));
     }
   }
 
  private:
   void add(const float* v) {
-    const std::int64_t n = std::int64_t(shift_.size());
+    const std::int64_t n = std::int64_t(sums_.shift.size());
 #pragma omp parallel for num_threads(team_size()) schedule(static)
     for (std::int64_t p = 0; p < n; ++p) {
-      const double d = double(v[p]) - double(shift_[p]);
-      sum_[p] += d;
-      squares_[p] += d * d;
+      const double d = double(v[p]) - double(sums_.shift[p]);
+      sums_.sum[p] += d;
+      sums_.squares[p] += d * d;
     }
   }
 
@@ -150,28 +174,25 @@ class AverageSink final : public FrameSink {
     if (it == pending_scales_.end()) return;
     if (averaged) {
       for (int d = 0; d < 3; ++d) {
-        scale_sum_[d] += it->second[d];
-        cells_varied_ = cells_varied_ || it->second[d] != 1.0;
+        sums_.scale_sum[d] += it->second[d];
+        sums_.cells_varied = sums_.cells_varied || it->second[d] != 1.0;
       }
-      ++scaled_frames_;
+      ++sums_.scaled_frames;
     }
     pending_scales_.erase(it);
   }
   Vec3 mean_scale() const {
-    return {scale_sum_[0] / double(scaled_frames_), scale_sum_[1] / double(scaled_frames_),
-            scale_sum_[2] / double(scaled_frames_)};
+    const double n = double(sums_.scaled_frames);
+    return {sums_.scale_sum[0] / n, sums_.scale_sum[1] / n, sums_.scale_sum[2] / n};
   }
 
   analysis::BatchLayout layout_;
-  std::vector<float> shift_;
-  std::vector<double> sum_, squares_;
-  std::size_t count_ = 0;
+  AverageSums sums_;
   std::mutex cell_mutex_;
   std::optional<UnitCell> reference_;
   std::map<std::size_t, Vec3> pending_scales_;  // frames asked for, not yet written or failed
-  Vec3 scale_sum_{};
-  std::size_t scaled_frames_ = 0;
-  bool cells_varied_ = false;
+  Save save_;
+  clock_type::time_point last_save_;
 };
 
 void write_average(const BatchOptions& o, const AverageSink& sink) {
@@ -199,6 +220,28 @@ void write_average(const BatchOptions& o, const AverageSink& sink) {
   writer.finish();
 }
 
+// A run whose sums file exists continues from it with --resume, replaces it with --overwrite, and is
+// refused otherwise (it would lose a stopped run's frames). The sink then saves to that file.
+void resume_or_start(const BatchOptions& o, const BatchInputs& in, AverageSink& sink) {
+  const fs::path path = average_sums_path(o.output);
+  const nlohmann::json fingerprint = options_fingerprint(o, in.files);
+  const Checksums inputs = input_checksums(in.files);
+  if (fs::exists(path)) {
+    if (o.resume) {
+      AverageSums sums(sink.grid().point_count(), sink.frames().size());
+      load_average_sums(path, sums, sink.grid(), sink.frames(), fingerprint, inputs);
+      sink.resume_from(std::move(sums));
+    } else if (!o.overwrite) {
+      throw Error(fmt::format("{} holds the sums of a stopped --average run to {}: use --resume to continue "
+                              "it or --overwrite to start again",
+                              path.string(), o.output.string()));
+    }
+  }
+  sink.save_with([path, grid = sink.grid(), fingerprint, inputs](const AverageSums& sums) {
+    save_average_sums(path, sums, grid, fingerprint, inputs);
+  });
+}
+
 }  // namespace
 
 BatchResult run_average(const BatchOptions& o, const BatchInputs& in, BatchDistribution& d) {
@@ -218,21 +261,38 @@ BatchResult run_average(const BatchOptions& o, const BatchInputs& in, BatchDistr
   result.grid = sink.grid();
   result.frames = sink.frames().size();
   require_host_memory(sink.grid(), 7);  // the sums (2 doubles a point), the shift, the mean and std
+  resume_or_start(o, in, sink);
   FrameRuns todo;
   for (std::size_t i = 0; i < sink.frames().size(); ++i)
-    if (sink.frames().status(i) != FrameStatus::missing) todo.add(i);
-  spdlog::info("batch --average: {} frames on grid {}", todo.size(), sink.grid().describe());
+    if (sink.frames().status(i) != FrameStatus::missing && !sink.added(i)) todo.add(i);
+  spdlog::info("batch --average: {} frames on grid {}{}", todo.size(), sink.grid().describe(),
+               sink.count() ? fmt::format(" ({} summed before, resumed)", sink.count()) : "");
   BatchOptions run = o;
   run.stats = false;  // no per-frame statistics: nothing keeps them
-  if (compute_frames(run, in, sink, 0, todo, d, result)) {
+  const fs::path sums_file = average_sums_path(o.output);
+  const auto keep_sums = [&] {
+    if (sink.count() == 0) return std::string("nothing written");
+    sink.save();
+    return fmt::format("the sums of {} frames are kept in {} (--resume continues)", sink.count(),
+                       sums_file.string());
+  };
+  bool stopped = false;
+  try {
+    stopped = compute_frames(run, in, sink, 0, todo, d, result);
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("{}; {}", e.what(), keep_sums()));
+  }
+  if (stopped) {
     const FrameRecord& f = result.failures.back();
-    throw Error(fmt::format("batch --average stopped (fail-fast): {} model {} failed: {}; nothing written",
-                            f.source, f.model, f.message));
+    throw Error(fmt::format("batch --average stopped (fail-fast): {} model {} failed: {}; {}", f.source, f.model,
+                            f.message, keep_sums()));
   }
   if (sink.count() == 0) throw Error("batch --average: no frame could be computed, so there is no mean to write");
   if (result.pipeline_seconds > 0) result.frames_per_second = result.computed / result.pipeline_seconds;
   const auto t_write = clock_type::now();
   write_average(o, sink);
+  std::error_code gone;
+  fs::remove(sums_file, gone);  // the mean is written: nothing to resume
   result.ensemble_seconds = seconds_since(t_write);
   return result;
 }

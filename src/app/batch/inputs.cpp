@@ -217,10 +217,9 @@ BatchInputs check_batch(const BatchOptions& o) {
   if (o.shard && o.ensemble)
     throw Error("batch: --ensemble needs every frame, and a --shard part holds some: compute the "
                 "ensemble maps after merging the parts");
-  if (o.average && (o.shard || o.ensemble || o.resume))
+  if (o.average && (o.shard || o.ensemble))
     throw Error(std::string("batch: --average writes one mean map and no per-frame maps, so it cannot ") +
-                (o.shard ? "take a --shard part" : o.ensemble ? "also write --ensemble maps (a batch file's)"
-                                                              : "--resume (an interrupted --average run starts again)"));
+                (o.shard ? "take a --shard part" : "also write --ensemble maps (a batch file's)"));
   if (o.average_std && !o.average) throw Error("batch: --std goes with --average");
   std::vector<fs::path> read_paths(in.files.begin(), in.files.end());
   for (const auto& input : o.inputs)

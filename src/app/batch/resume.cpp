@@ -87,21 +87,23 @@ nlohmann::json options_fingerprint(const BatchOptions& o, const std::vector<std:
 }
 
 // complete frames must be unchanged. Returns the inputs' checksums now, for the frames to come.
-Checksums check_resume(const BatchFile& file, const nlohmann::json& fingerprint,
-                       const std::vector<std::string>& files) {
+void require_same_options(const std::filesystem::path& file, const std::string& recorded_json,
+                          const nlohmann::json& fingerprint) {
   nlohmann::json recorded;
   try {
-    recorded = nlohmann::json::parse(file.options_json());
+    recorded = nlohmann::json::parse(recorded_json);
   } catch (const nlohmann::json::exception&) {
-    throw Error(file.path().string() + ": its batch_options attribute is not valid JSON");
+    throw Error(file.string() + ": its batch_options attribute is not valid JSON");
   }
   const std::string key = first_difference(recorded, fingerprint);
   if (!key.empty())
     throw Error(fmt::format("cannot resume {}: '{}' differs from the run that made it (was {}, now "
                             "{}); use the same options, or --overwrite to start again",
-                            file.path().string(), key,
-                            recorded.contains(key) ? recorded[key].dump() : "absent",
+                            file.string(), key, recorded.contains(key) ? recorded[key].dump() : "absent",
                             fingerprint.contains(key) ? fingerprint[key].dump() : "absent"));
+}
+
+Checksums input_checksums(const std::vector<std::string>& files) {
   Checksums sha;
   for (const auto& f : files) {
     try {
@@ -110,6 +112,13 @@ Checksums check_resume(const BatchFile& file, const nlohmann::json& fingerprint,
       sha[f] = "";
     }
   }
+  return sha;
+}
+
+Checksums check_resume(const BatchFile& file, const nlohmann::json& fingerprint,
+                       const std::vector<std::string>& files) {
+  require_same_options(file.path(), file.options_json(), fingerprint);
+  Checksums sha = input_checksums(files);
   const analysis::FrameTable& frames = file.frames();
   for (std::size_t i = 0; i < frames.size(); ++i) {
     const analysis::FrameSource& source = frames.source(i);
