@@ -170,9 +170,7 @@ struct FrameMaps::Impl {
     rec.atom_count = atoms.size();
     rec.total_charge = atoms.total_charge();
     rec.status = analysis::FrameStatus::complete;
-    if (cell)
-      rec.cell = analysis::CellParameters{cell->lengths[0], cell->lengths[1], cell->lengths[2],
-                                          cell->angles[0],  cell->angles[1],  cell->angles[2]};
+    rec.cell = analysis::cell_parameters(cell);
     std::optional<analysis::MapStats> stats;
     if (file_options.stats) stats = analysis::map_stats(data, file_options.histogram);
     file->write_frame(index, data.data(), rec, stats ? &*stats : nullptr);

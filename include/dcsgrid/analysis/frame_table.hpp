@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "dcsgrid/core/cell.hpp"
+
 namespace dcsgrid::analysis {
 
 // missing: a frame the input announced but does not hold (the cut-off frame of a truncated
@@ -26,6 +28,10 @@ std::string status_name(FrameStatus status);
 
 // A unit cell as the table keeps it: a, b, c (Å), α, β, γ (degrees).
 using CellParameters = std::array<double, 6>;
+inline std::optional<CellParameters> cell_parameters(const std::optional<UnitCell>& c) {
+  if (!c) return std::nullopt;
+  return CellParameters{c->lengths[0], c->lengths[1], c->lengths[2], c->angles[0], c->angles[1], c->angles[2]};
+}
 
 // One frame's row, whole: what readers get from the table, and what writers give it.
 struct FrameRecord {

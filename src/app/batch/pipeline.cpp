@@ -270,9 +270,7 @@ class Pipeline {
         record.total_charge = item.total_charge;
         record.energy_kj_per_mol = item.energy_kj_per_mol;
         record.solvation_kj_per_mol = item.solvation_kj_per_mol;
-        if (item.cell)
-          record.cell = analysis::CellParameters{item.cell->lengths[0], item.cell->lengths[1], item.cell->lengths[2],
-                                                 item.cell->angles[0],  item.cell->angles[1],  item.cell->angles[2]};
+        record.cell = analysis::cell_parameters(item.cell);
         if (!item.error.empty()) {
           record_failure(item.index, record, item.error, result);
           if (fail_fast_stop_) break;  // the frames after it stay pending
