@@ -287,8 +287,9 @@ TEST(Batch, AverageIsTheMeanOfTheBatchFilesFrames) {
 }
 
 // batch --average stopped by a failed frame (--fail-fast) keeps its sums beside the output; a run
-// without --resume refuses to lose them, and --resume, after the frame's file is mended, computes
-// only the frames not yet summed and writes the mean of all of them.
+// without --resume refuses to lose them; --resume computes only the frames not yet summed, and
+// while a frame still fails writes the mean of the others and keeps the sums, so that a last
+// --resume, after the frame's file is mended, retries it alone and writes the mean of all.
 TEST(Batch, StoppedAverageResumesFromItsSums) {
   const fs::path dir = test::temp_dir("batch-average-resume");
   const std::vector<std::string> files = write_frames(dir, 6, 17, 40);
@@ -323,10 +324,14 @@ TEST(Batch, StoppedAverageResumesFromItsSums) {
     EXPECT_NE(std::string(e.what()).find("use --resume to continue it or --overwrite"), std::string::npos) << e.what();
   }
 
-  test::write_text(files[3], good);
   average.resume = true;
+  const BatchResult still_failing = run_batch(average);
+  EXPECT_EQ(still_failing.computed, 2u);  // frames 4 and 5
+  EXPECT_EQ(still_failing.failed, 1u);
+  EXPECT_TRUE(fs::exists(average.output) && fs::exists(sums));
+  test::write_text(files[3], good);
   const BatchResult r = run_batch(average);
-  EXPECT_EQ(r.computed, 3u);  // frames 3, 4 and 5
+  EXPECT_EQ(r.computed, 1u);  // frame 3
   EXPECT_FALSE(fs::exists(sums));
   const io::MapFile mean = io::read_map(average.output);
   const std::size_t n = file.grid().point_count();

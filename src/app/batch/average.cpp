@@ -291,8 +291,14 @@ BatchResult run_average(const BatchOptions& o, const BatchInputs& in, BatchDistr
   if (result.pipeline_seconds > 0) result.frames_per_second = result.computed / result.pipeline_seconds;
   const auto t_write = clock_type::now();
   write_average(o, sink);
-  std::error_code gone;
-  fs::remove(sums_file, gone);  // the mean is written: nothing to resume
+  if (result.failed > 0) {  // as a batch file keeps its failed frames for --resume to retry
+    sink.save();
+    spdlog::info("the sums are kept in {}: --resume retries the failed frames and writes the mean again",
+                 sums_file.string());
+  } else {
+    std::error_code gone;
+    fs::remove(sums_file, gone);  // every frame is in the mean: nothing to resume
+  }
   result.ensemble_seconds = seconds_since(t_write);
   return result;
 }
