@@ -270,9 +270,14 @@ BatchResult run_average(const BatchOptions& o, const BatchInputs& in, BatchDistr
   BatchOptions run = o;
   run.stats = false;  // no per-frame statistics: nothing keeps them
   const fs::path sums_file = average_sums_path(o.output);
+  // Said after the error that stopped the run; a failure to save must not hide that error.
   const auto keep_sums = [&] {
     if (sink.count() == 0) return std::string("nothing written");
-    sink.save();
+    try {
+      sink.save();
+    } catch (const std::exception& e) {
+      return fmt::format("the sums of {} frames could not be kept ({})", sink.count(), e.what());
+    }
     return fmt::format("the sums of {} frames are kept in {} (--resume continues)", sink.count(),
                        sums_file.string());
   };
