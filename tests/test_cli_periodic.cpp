@@ -123,7 +123,8 @@ void write_boxed_peptide(const fs::path& path, const std::string& cryst1) {
 // batch computes each frame in its own cell (here structure files with different CRYST1), each
 // frame equal to the main command's map with that cell on the same grid; a frame without a cell
 // fails alone, naming its file.
-// batch --average over periodic frames: frames of the first frame's cell are averaged, a frame
+// batch --average over periodic frames (an explicit grid, two workers): the first frame gives the
+// reference cell whichever worker computes first; frames of that cell are averaged, a frame
 // of another cell fails naming its file and both cells, and the mean is theirs alone.
 TEST_F(CliPeriodic, AverageRefusesFramesOfAnotherCell) {
   const std::string cell = "CRYST1   40.000   40.000   40.000  90.00  90.00  90.00 P 1           1";
@@ -134,7 +135,7 @@ TEST_F(CliPeriodic, AverageRefusesFramesOfAnotherCell) {
   const fs::path mean = dir / "mean.dx";
   const auto r = run_command(test::dcsgrid_binary() + " batch " + (dir / "a.pdb").string() + " " +
                              (dir / "b.pdb").string() + " " + (dir / "c.pdb").string() + " -o " + mean.string() +
-                             " --device cpu --frame-workers 1 --method pme --average" + grid + " -q" + tables());
+                             " --device cpu --frame-workers 2 --method pme --average" + grid + " -q" + tables());
   EXPECT_EQ(r.status, 3) << r.output;  // written, one frame failed
   EXPECT_NE(r.output.find("b.pdb"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("differs from the first frame's (40.0000,40.0000,40.0000"), std::string::npos) << r.output;

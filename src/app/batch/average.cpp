@@ -115,13 +115,26 @@ class AverageSink final : public FrameSink {
     return scaled_grid(layout_.grid, scale);
   }
 
-  // Continues from sums a stopped run saved: their frames are not computed again.
-  void resume_from(AverageSums sums) { sums_ = std::move(sums); }
+  // Continues from the sums a stopped run saved (read into this sink's own): their frames are not
+  // computed again, and their scalings keep the cell they were measured from.
+  void resume_from(const fs::path& path, const nlohmann::json& fingerprint, const Checksums& inputs) {
+    load_average_sums(path, sums_, layout_.grid, layout_.frames, fingerprint, inputs);
+    if (!sums_.reference) return;
+    if (reference_ && axis_scaling(*sums_.reference, *reference_) != Vec3{1, 1, 1})
+      throw Error(fmt::format("cannot resume {}: its frames were scaled from the cell {}, and this run's "
+                              "reference cell is {}; use --overwrite to start again",
+                              path.string(), describe_cell(*sums_.reference), describe_cell(*reference_)));
+    reference_ = sums_.reference;
+  }
   void save_with(Save save) {
     save_ = std::move(save);
     last_save_ = clock_type::now();
   }
   void save() {
+    {
+      std::lock_guard lock(cell_mutex_);
+      sums_.reference = reference_;
+    }
     save_(sums_);
     last_save_ = clock_type::now();
   }
@@ -131,7 +144,7 @@ class AverageSink final : public FrameSink {
   // and z, so the mean scaling gives it), with the grid at the same fractional coordinates in it;
   // the grid as laid out when no frame was periodic.
   std::optional<UnitCell> mean_cell() const {
-    if (!sums_.scaled_frames) return std::nullopt;
+    if (!sums_.scaled_frames || !reference_) return std::nullopt;
     Mat3 v = reference_->vectors;
     const Vec3 scale = mean_scale();
     for (auto& row : v)
@@ -220,6 +233,22 @@ void write_average(const BatchOptions& o, const AverageSink& sink) {
   writer.finish();
 }
 
+// The cell of the first frame that can be read, where the scan read none (a grid given explicitly):
+// the reference a periodic average scales from, the same whatever order the workers take frames in.
+std::optional<UnitCell> first_frames_cell(const BatchOptions& o, const BatchInputs& in,
+                                          const analysis::FrameTable& frames) {
+  const FrameRead read = frame_reader(o, in, frames, 0);
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    if (frames.status(i) == FrameStatus::missing) continue;
+    try {
+      return read(i).cell;
+    } catch (const std::exception&) {
+      // an unreadable frame fails in its turn; the next one gives the reference
+    }
+  }
+  return std::nullopt;
+}
+
 // A run whose sums file exists continues from it with --resume, replaces it with --overwrite, and is
 // refused otherwise (it would lose a stopped run's frames). The sink then saves to that file.
 void resume_or_start(const BatchOptions& o, const BatchInputs& in, AverageSink& sink) {
@@ -228,9 +257,7 @@ void resume_or_start(const BatchOptions& o, const BatchInputs& in, AverageSink& 
   const Checksums inputs = input_checksums(in.files);
   if (fs::exists(path)) {
     if (o.resume) {
-      AverageSums sums(sink.grid().point_count(), sink.frames().size());
-      load_average_sums(path, sums, sink.grid(), sink.frames(), fingerprint, inputs);
-      sink.resume_from(std::move(sums));
+      sink.resume_from(path, fingerprint, inputs);
     } else if (!o.overwrite) {
       throw Error(fmt::format("{} holds the sums of a stopped --average run to {}: use --resume to continue "
                               "it or --overwrite to start again",
@@ -256,6 +283,7 @@ BatchResult run_average(const BatchOptions& o, const BatchInputs& in, BatchDistr
   ScanFacts facts;
   analysis::BatchLayout layout = lay_out_batch(o, in, facts);
   result.scan_frames_decoded = facts.frames_decoded;
+  if (is_periodic(o.compute.methods) && !facts.grid_cell) facts.grid_cell = first_frames_cell(o, in, layout.frames);
   AverageSink sink(std::move(layout), facts.grid_cell);
   result.scan_seconds = seconds_since(t_scan);
   result.grid = sink.grid();

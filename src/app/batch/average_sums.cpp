@@ -59,6 +59,10 @@ void save_average_sums(const fs::path& path, const AverageSums& sums, const Grid
     hdf5::write_attribute(f, "scale_sum", sums.scale_sum, path);
     hdf5::write_attribute(f, "scaled_frames", sums.scaled_frames, path);
     hdf5::write_attribute(f, "cells_varied", std::int64_t(sums.cells_varied), path);
+    if (sums.reference) {
+      hdf5::write_attribute(f, "reference_lengths", sums.reference->lengths, path);
+      hdf5::write_attribute(f, "reference_angles", sums.reference->angles, path);
+    }
     hdf5::write_attribute(f, "batch_options", fingerprint.dump(), path);
     hdf5::write_attribute(f, "input_sha256", nlohmann::json(inputs).dump(), path);
     hdf5::check(hdf5::close_temporary_file(file), path, "finish writing the file of --average's sums");
@@ -97,6 +101,12 @@ void load_average_sums(const fs::path& path, AverageSums& sums, const GridSpec& 
   hdf5::read_attribute(f, "scaled_frames", sums.scaled_frames, path);
   hdf5::read_attribute(f, "cells_varied", varied, path);
   sums.cells_varied = varied != 0;
+  if (sums.scaled_frames > 0) {  // scalings need the cell they are from
+    Vec3 lengths, angles;
+    hdf5::read_attribute(f, "reference_lengths", lengths, path);
+    hdf5::read_attribute(f, "reference_angles", angles, path);
+    sums.reference = make_cell(lengths, angles);
+  }
   hdf5::read_attribute(f, "input_sha256", sha, path);
   Checksums recorded;
   try {

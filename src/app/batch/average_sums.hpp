@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@ struct AverageSums {
   Vec3 scale_sum{};
   std::size_t scaled_frames = 0;
   bool cells_varied = false;
+  std::optional<UnitCell> reference;  // the cell those scalings are from
 
   AverageSums(std::size_t points, std::size_t frames)
       : shift(points), sum(points), squares(points), added(frames, 0) {}
