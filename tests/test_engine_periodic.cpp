@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <numbers>
 #include <random>
 #include <string>
@@ -442,6 +443,53 @@ TEST(Periodic, ReciprocalObjectsServeFrameAfterFrame) {
   fresh_ewald.add_to(grid, Slab{0, grid.nz()}, new_ewald.data());
   EXPECT_EQ(reused_pme, new_pme);
   EXPECT_EQ(reused_ewald, new_ewald);
+}
+
+// A backend keeps the reciprocal part's set-up between runs (MethodCache): a second frame in the
+// same cell reuses it, and a frame in another cell or with another order makes its own. Every
+// run must equal the same run on a fresh backend, bit for bit; a reused plan of the wrong cell,
+// order or split would not (on the GPU: to float rounding). Both backends (the GPU's skips without a device).
+TEST(Periodic, BackendsReuseSetUpOnlyForTheSameCellAndParameters) {
+  const UnitCell& cell = triclinic();
+  const UnitCell stretched = make_cell({cell.lengths[0] * 0.996, cell.lengths[1], cell.lengths[2]}, cell.angles);
+  const AtomSet first = atoms_in_cell(cell, 60, 21), second = atoms_in_cell(cell, 90, 22, -1.0);
+  const GridSpec grid = grid_over_cell(cell, 1.0, 11);
+  struct Run {
+    const AtomSet* atoms;
+    const UnitCell* cell;
+    engine::Method method;
+    int order;
+    double smooth;
+  };
+  const std::vector<Run> runs{
+      {&first, &cell, engine::Method::pme, 6, 0},        {&second, &cell, engine::Method::pme, 6, 0},
+      {&second, &stretched, engine::Method::pme, 6, 0},  {&second, &cell, engine::Method::pme, 6, 0},
+      {&first, &cell, engine::Method::pme, 8, 0},        {&first, &cell, engine::Method::pme, 8, 0.25},
+      {&first, &cell, engine::Method::ewald, 6, 0},      {&second, &cell, engine::Method::ewald, 6, 0},
+      {&second, &stretched, engine::Method::ewald, 6, 0}};
+  for (const std::string device : {"cpu", "gpu"}) {
+    if (device == "gpu" && !have_gpu()) {
+      std::cout << "no CUDA device present: the GPU backend's runs skipped\n";
+      continue;
+    }
+    const auto kept = engine::make_backend(device);
+    for (std::size_t n = 0; n < runs.size(); ++n) {
+      engine::PotentialRequest r;
+      r.atoms = runs[n].atoms;
+      r.grid = grid;
+      r.physics = test_physics();
+      r.cell = *runs[n].cell;
+      r.method = runs[n].method;
+      r.periodic.pme_order = runs[n].order;
+      r.periodic.smooth_beta = runs[n].smooth;
+      const std::vector<float> reused = engine::compute_grid(*kept, r);
+      const std::vector<float> fresh = engine::compute_grid(*engine::make_backend(device), r);
+      if (device == "cpu")
+        EXPECT_EQ(reused, fresh) << "run " << n;
+      else  // the GPU's spreading may add in another order: float rounding apart
+        EXPECT_LT(relative_l2(reused, std::vector<double>(fresh.begin(), fresh.end())), 1e-7) << "gpu, run " << n;
+    }
+  }
 }
 
 // A mesh too thin for two slabs of order − 1 planes (9 planes, order 8) spreads on one thread;

@@ -8,10 +8,12 @@
 #include <array>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include "dcsgrid/core/clock.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
+#include "dcsgrid/engine/method_cache.hpp"
 #include "dcsgrid/engine/msm.hpp"
 #include "dcsgrid/engine/periodic.hpp"
 
@@ -71,14 +73,17 @@ class MsmCpu final : public CpuMethod {
 
 // The periodic methods: the real-space part through the cutoff engine over the atoms' images near
 // the grid (the ewald_real form), plus the reciprocal part R (EwaldReciprocal or PmeReciprocal),
-// both prepared once a run. The smooth map (--smooth) is the reciprocal part alone.
+// both prepared once a run; R's plan is taken from the backend's cache when the last run had the
+// same cell and parameters. The smooth map (--smooth) is the reciprocal part alone.
 template <typename R>
 class PeriodicCpu final : public CpuMethod {
  public:
-  explicit PeriodicCpu(const PotentialRequest& r)
+  PeriodicCpu(const PotentialRequest& r, MethodCache& cache)
       : grid_(r.grid), kernel_(make_pair_kernel(r.physics)), split_(periodic_split<R>(*r.cell, r.periodic)),
-        reciprocal_(*r.cell, split_.parameters, kernel_.scale_d, split_.background) {
-    reciprocal_.set_atoms(*r.atoms);
+        reciprocal_(&cache, reciprocal_key(*r.cell, split_, kernel_.scale_d), [&] {
+          return std::make_unique<R>(*r.cell, split_.parameters, kernel_.scale_d, split_.background);
+        }) {
+    reciprocal_->set_atoms(*r.atoms);
     if (split_.real_cutoff > 0)
       images_ = periodic_images(*r.atoms, *r.cell, grid_box(grid_), split_.real_cutoff);
   }
@@ -87,14 +92,14 @@ class PeriodicCpu final : public CpuMethod {
       cutoff_sum_cpu(images_, grid_, kernel_, ewald_real_space(split_.beta, split_.real_cutoff), slab, out);
     else
       std::fill(out, out + grid_.plane_size() * slab.planes(), 0.0f);
-    reciprocal_.add_to(grid_, slab, out);
+    reciprocal_->add_to(grid_, slab, out);
   }
 
  private:
   GridSpec grid_;
   PairKernel kernel_;
   PeriodicSplit<R> split_;
-  R reciprocal_;
+  Cached<R> reciprocal_;
   AtomSet images_;
 };
 
@@ -119,12 +124,16 @@ class PbCpu final : public CpuMethod {
   PbResult result_;
 };
 
+// Methods whose set-up outlives a run take the backend's cache.
 template <typename M>
-std::unique_ptr<CpuMethod> make(const PotentialRequest& request) {
-  return std::make_unique<M>(request);
+std::unique_ptr<CpuMethod> make(const PotentialRequest& request, MethodCache& cache) {
+  if constexpr (std::is_constructible_v<M, const PotentialRequest&, MethodCache&>)
+    return std::make_unique<M>(request, cache);
+  else
+    return std::make_unique<M>(request);
 }
 
-using CpuMethodFactory = std::unique_ptr<CpuMethod> (*)(const PotentialRequest&);
+using CpuMethodFactory = std::unique_ptr<CpuMethod> (*)(const PotentialRequest&, MethodCache&);
 // Indexed by Method; nullptr where the CPU backend has no implementation.
 constexpr std::array<CpuMethodFactory, 6> kCpuMethods{
     make<DirectCpu>,  // direct
@@ -140,11 +149,11 @@ CpuMethodFactory factory(Method m) {
   return i < kCpuMethods.size() ? kCpuMethods[i] : nullptr;
 }
 
-std::unique_ptr<CpuMethod> make_cpu_method(const PotentialRequest& request) {
+std::unique_ptr<CpuMethod> make_cpu_method(const PotentialRequest& request, MethodCache& cache) {
   validate(request);
   const CpuMethodFactory f = factory(request.method);
   if (!f) throw Error("the cpu backend cannot compute the '" + method_name(request.method) + "' method");
-  return f(request);
+  return f(request, cache);
 }
 
 class CpuBackend final : public Backend {
@@ -152,12 +161,12 @@ class CpuBackend final : public Backend {
   std::string name() const override { return "cpu"; }
   bool supports(Method m) const override { return factory(m) != nullptr; }
   void compute(const PotentialRequest& request, Slab slab, float* out) override {
-    make_cpu_method(request)->compute(slab, out);
+    make_cpu_method(request, cache_)->compute(slab, out);
   }
   RunStats run(const PotentialRequest& request, const SlabSink& sink,
                const Progress& progress) override {
     const auto t0 = clock_type::now();
-    const std::unique_ptr<CpuMethod> method = make_cpu_method(request);
+    const std::unique_ptr<CpuMethod> method = make_cpu_method(request, cache_);
     const double setup = seconds_since(t0);
     RunStats stats = run_in_slabs(
         request.grid, slab_bytes, [&](Slab slab, float* out) { method->compute(slab, out); }, sink, progress);
@@ -166,6 +175,9 @@ class CpuBackend final : public Backend {
     stats.solver = method->solver_report();
     return stats;
   }
+
+ private:
+  MethodCache cache_;
 };
 
 }  // namespace

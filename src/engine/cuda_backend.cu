@@ -20,6 +20,7 @@
 #include "dcsgrid/engine/cuda_cutoff.hpp"
 #include "dcsgrid/engine/cuda_device.hpp"
 #include "dcsgrid/engine/cuda_direct.cuh"
+#include "dcsgrid/engine/method_cache.hpp"
 #include "dcsgrid/engine/msm_cuda.hpp"
 #include "dcsgrid/engine/pb_cuda.hpp"
 #include "dcsgrid/engine/periodic_cuda.hpp"
@@ -29,15 +30,21 @@ namespace dcsgrid::engine {
 
 namespace {
 
-using DeviceMethodFactory = std::unique_ptr<DeviceMethod> (*)(const PotentialRequest&, cudaStream_t);
+using DeviceMethodFactory = std::unique_ptr<DeviceMethod> (*)(const PotentialRequest&, cudaStream_t,
+                                                              MethodCache*);
+// A factory that keeps nothing between runs.
+template <std::unique_ptr<DeviceMethod> (*Make)(const PotentialRequest&, cudaStream_t)>
+std::unique_ptr<DeviceMethod> uncached(const PotentialRequest& request, cudaStream_t stream, MethodCache*) {
+  return Make(request, stream);
+}
 // Indexed by Method; nullptr where the CUDA backend has no implementation.
 constexpr std::array<DeviceMethodFactory, 6> kDeviceMethods{
-    make_direct_method,          // direct
-    make_cutoff_device_method,   // cutoff
-    make_msm_device_method,      // msm
-    make_ewald_device_method,    // ewald
-    make_pme_device_method,      // pme
-    make_pb_device_method,       // pb
+    uncached<make_direct_method>,         // direct
+    uncached<make_cutoff_device_method>,  // cutoff
+    uncached<make_msm_device_method>,     // msm
+    make_ewald_device_method,             // ewald
+    make_pme_device_method,               // pme
+    uncached<make_pb_device_method>,      // pb
 };
 
 DeviceMethodFactory device_factory(Method m) {
@@ -48,10 +55,10 @@ DeviceMethodFactory device_factory(Method m) {
 }  // namespace
 
 std::unique_ptr<DeviceMethod> make_device_method(const PotentialRequest& request,
-                                                 cudaStream_t stream) {
+                                                 cudaStream_t stream, MethodCache* cache) {
   const DeviceMethodFactory f = device_factory(request.method);
   if (!f) throw Error("the cuda backend cannot compute the '" + method_name(request.method) + "' method");
-  return f(request, stream);
+  return f(request, stream, cache);
 }
 
 namespace {
@@ -175,6 +182,8 @@ struct DeviceSlot {
   std::array<cuda::PinnedBuffer<float>, 2> host;
   std::array<cuda::Event, 2> started, computed;
   std::array<cuda::Event, 2> copied{cuda::Event(kWaitFlags), cuda::Event(kWaitFlags)};
+  // Last so that it is freed first: what it keeps may use the streams above.
+  MethodCache cache;
 
   void reserve(std::size_t device_floats, std::size_t host_floats) {
     for (int b = 0; b < 2; ++b) {
@@ -215,7 +224,7 @@ class DeviceWorker {
       : grid_(request.grid), slot_(slot), compute_(slot.compute), copy_(slot.copy),
         device_(slot.device), host_(slot.host), started_(slot.started), computed_(slot.computed),
         copied_(slot.copied),
-        method_(make_device_method(request, compute_.get())),
+        method_(make_device_method(request, compute_.get(), &slot.cache)),
         layout_(method_->layout()) {}
   // Nothing may still write into the buffers when another run reuses them (after an abort).
   ~DeviceWorker() {

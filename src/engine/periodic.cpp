@@ -157,6 +157,29 @@ PeriodicSplit<PmeReciprocal> periodic_split(const UnitCell& cell, const Periodic
   return s;
 }
 
+namespace {
+
+// The lattice, Coulomb factor and background in hexadecimal floats (exact).
+std::string cell_key(const UnitCell& cell, double scale, bool background) {
+  std::string key;
+  for (const Vec3& row : cell.vectors) key += fmt::format("{:a},{:a},{:a};", row[0], row[1], row[2]);
+  return key + fmt::format("{:a};{}", scale, background);
+}
+
+}  // namespace
+
+std::string reciprocal_key(const UnitCell& cell, const PeriodicSplit<EwaldReciprocal>& split, double scale) {
+  const EwaldParameters& p = split.parameters;
+  return fmt::format("ewald;{};{:a},{:a},{:a};{},{},{}", cell_key(cell, scale, split.background), p.beta,
+                     p.real_cutoff, p.k_cutoff, p.kmax[0], p.kmax[1], p.kmax[2]);
+}
+
+std::string reciprocal_key(const UnitCell& cell, const PeriodicSplit<PmeReciprocal>& split, double scale) {
+  const PmeParameters& p = split.parameters;
+  return fmt::format("pme;{};{:a},{:a};{};{},{},{}", cell_key(cell, scale, split.background), p.beta,
+                     p.real_cutoff, p.order, p.mesh[0], p.mesh[1], p.mesh[2]);
+}
+
 CutoffOptions ewald_real_space(double beta, double real_cutoff) {
   CutoffOptions c;
   c.radius = real_cutoff;

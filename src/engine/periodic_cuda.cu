@@ -3,6 +3,7 @@
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/cuda_cutoff.hpp"
+#include "dcsgrid/engine/method_cache.hpp"
 #include "dcsgrid/engine/periodic.hpp"
 #include "dcsgrid/engine/periodic_cuda.hpp"
 #include "dcsgrid/engine/pme_cuda.hpp"
@@ -47,23 +48,26 @@ class RealSpacePart {
 class PmeDeviceMethod final : public DeviceMethod {
  public:
   PmeDeviceMethod(const PotentialRequest& request, const PeriodicSplit<PmeReciprocal>& split,
-                  cudaStream_t stream)
+                  cudaStream_t stream, MethodCache* cache)
       : grid_(request.grid), real_(request, split.beta, split.real_cutoff, stream),
-        reciprocal_(*request.cell, split.parameters, make_pair_kernel(request.physics).scale_d,
-                    split.background, stream) {
-    reciprocal_.set_atoms(*request.atoms, stream);
+        reciprocal_(cache, reciprocal_key(*request.cell, split, make_pair_kernel(request.physics).scale_d), [&] {
+          return std::make_unique<PmeReciprocalCuda>(*request.cell, split.parameters,
+                                                     make_pair_kernel(request.physics).scale_d,
+                                                     split.background, stream);
+        }) {
+    reciprocal_->set_atoms(*request.atoms, stream);
   }
   SlabLayout layout() const override { return real_.layout(); }
   void enqueue(Slab slab, float* out, cudaStream_t stream) override {
     real_.enqueue(slab, out, stream);
-    reciprocal_.add_to(grid_, slab, out, layout(), stream);
+    reciprocal_->add_to(grid_, slab, out, layout(), stream);
   }
   double finish_on_host(Slab slab, float* host) override { return real_.finish_on_host(slab, host); }
 
  private:
   GridSpec grid_;
   RealSpacePart real_;
-  PmeReciprocalCuda reciprocal_;
+  Cached<PmeReciprocalCuda> reciprocal_;
 };
 
 // The exact reciprocal sum stays on the CPU (the reference; speed secondary): it is added to each
@@ -71,41 +75,43 @@ class PmeDeviceMethod final : public DeviceMethod {
 class EwaldDeviceMethod final : public DeviceMethod {
  public:
   EwaldDeviceMethod(const PotentialRequest& request, const PeriodicSplit<EwaldReciprocal>& split,
-                    cudaStream_t stream)
+                    cudaStream_t stream, MethodCache* cache)
       : grid_(request.grid), real_(request, split.beta, split.real_cutoff, stream),
-        reciprocal_(*request.cell, split.parameters, make_pair_kernel(request.physics).scale_d,
-                    split.background) {
-    reciprocal_.set_atoms(*request.atoms);
+        reciprocal_(cache, reciprocal_key(*request.cell, split, make_pair_kernel(request.physics).scale_d), [&] {
+          return std::make_unique<EwaldReciprocal>(*request.cell, split.parameters,
+                                                   make_pair_kernel(request.physics).scale_d, split.background);
+        }) {
+    reciprocal_->set_atoms(*request.atoms);
   }
   SlabLayout layout() const override { return real_.layout(); }
   void enqueue(Slab slab, float* out, cudaStream_t stream) override { real_.enqueue(slab, out, stream); }
   double finish_on_host(Slab slab, float* host) override {
     const auto t0 = std::chrono::steady_clock::now();
     real_.finish_on_host(slab, host);
-    reciprocal_.add_to(grid_, slab, host);
+    reciprocal_->add_to(grid_, slab, host);
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 
  private:
   GridSpec grid_;
   RealSpacePart real_;
-  EwaldReciprocal reciprocal_;
+  Cached<EwaldReciprocal> reciprocal_;
 };
 
 }  // namespace
 
 std::unique_ptr<DeviceMethod> make_ewald_device_method(const PotentialRequest& request,
-                                                       cudaStream_t stream) {
+                                                       cudaStream_t stream, MethodCache* cache) {
   validate(request);
   return std::make_unique<EwaldDeviceMethod>(
-      request, periodic_split<EwaldReciprocal>(*request.cell, request.periodic), stream);
+      request, periodic_split<EwaldReciprocal>(*request.cell, request.periodic), stream, cache);
 }
 
 std::unique_ptr<DeviceMethod> make_pme_device_method(const PotentialRequest& request,
-                                                     cudaStream_t stream) {
+                                                     cudaStream_t stream, MethodCache* cache) {
   validate(request);
   return std::make_unique<PmeDeviceMethod>(
-      request, periodic_split<PmeReciprocal>(*request.cell, request.periodic), stream);
+      request, periodic_split<PmeReciprocal>(*request.cell, request.periodic), stream, cache);
 }
 
 }  // namespace dcsgrid::engine

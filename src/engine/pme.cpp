@@ -20,6 +20,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "dcsgrid/core/clock.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/engine/periodic.hpp"
@@ -119,6 +120,7 @@ PmeReciprocal::PmeReciprocal(const UnitCell& cell, const PmeParameters& p, doubl
         validate_pme(cell, p);
         return p.mesh;
       }()) {
+  const auto start = clock_type::now();
   const std::array<std::int64_t, 3> k{std::int64_t(p.mesh[0]), std::int64_t(p.mesh[1]),
                                       std::int64_t(p.mesh[2])};
   const std::array<std::vector<double>, 3> moduli{
@@ -134,16 +136,22 @@ PmeReciprocal::PmeReciprocal(const UnitCell& cell, const PmeParameters& p, doubl
             moduli[0][std::size_t(m1)] * moduli[1][std::size_t(m2)] * moduli[2][std::size_t(m3)];
   mesh_.assign(fft_.points(), 0.0);
   spectrum_.assign(fft_.half_spectrum_size(), {});
+  times_.plan = seconds_since(start);
 }
 
 void PmeReciprocal::set_atoms(const AtomSet& atoms) {
   total_charge_ = atoms.total_charge();
+  LapTimer timer;
   spread(atoms);
+  times_.spread = timer.lap();
   fft_.forward_real(mesh_.data(), spectrum_.data());
+  times_.forward = timer.lap();
   const std::int64_t n = std::int64_t(spectrum_.size());
 #pragma omp parallel for num_threads(team_size()) schedule(static)
   for (std::int64_t i = 0; i < n; ++i) spectrum_[i] *= influence_[i];
+  times_.solve = timer.lap();
   fft_.inverse_real(spectrum_.data(), mesh_.data());
+  times_.inverse = timer.lap();
 }
 
 void PmeReciprocal::spread(const AtomSet& atoms) {

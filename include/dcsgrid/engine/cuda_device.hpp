@@ -163,8 +163,10 @@ class DeviceMethod {
 // The method for request.method, on the current device. Defined in cuda_backend.cu: a new method
 // adds its factory to kDeviceMethods there. A whole-grid method (MethodShape::whole_grid) solves
 // in its constructor, after checking that the solve fits the device's free memory, and its
-// enqueue copies planes of the solution.
+// enqueue copies planes of the solution. cache: set-up kept between the runs of one device and
+// stream (MethodCache; nullptr: none), which the periodic methods use.
+class MethodCache;
 std::unique_ptr<DeviceMethod> make_device_method(const PotentialRequest& request,
-                                                 cudaStream_t stream);
+                                                 cudaStream_t stream, MethodCache* cache = nullptr);
 
 }  // namespace dcsgrid::engine

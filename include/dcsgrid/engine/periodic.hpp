@@ -16,6 +16,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -105,6 +106,15 @@ inline constexpr std::size_t kMaxEwaldVectors = std::size_t(1) << 24;
 // The most mesh points PmeReciprocal takes: 2^28 (8 GiB of mesh, spectrum and influence function).
 inline constexpr std::size_t kMaxPmeMeshPoints = std::size_t(1) << 28;
 
+// The seconds of PmeReciprocal's stages: its construction, and the last set_atoms.
+struct PmeStageTimes {
+  double plan = 0;     // FFT plan and influence function (the constructor)
+  double spread = 0;   // charges onto the mesh
+  double forward = 0;  // real-to-complex FFT
+  double solve = 0;    // times the influence function
+  double inverse = 0;  // complex-to-real FFT
+};
+
 // Smooth particle-mesh Ewald's reciprocal part (Essmann et al., J. Chem. Phys. 103 (1995) 8577):
 // charges spread onto a K1×K2×K3 mesh in fractional coordinates (triclinic cells included) with
 // cardinal B-splines of order p, transformed (real-to-complex FFT), multiplied by the influence
@@ -123,6 +133,7 @@ class PmeReciprocal {
   void add_to(const GridSpec& grid, Slab slab, float* out) const;
 
   const PmeParameters& parameters() const { return parameters_; }
+  const PmeStageTimes& stage_times() const { return times_; }
   // The mesh potential without scale or background (K1·K2·K3, x fastest), for tests.
   const std::vector<double>& mesh_potential() const { return mesh_; }
 
@@ -137,6 +148,7 @@ class PmeReciprocal {
   std::vector<double> influence_;  // on the half spectrum
   std::vector<double> mesh_;       // charges, then potential
   std::vector<std::complex<double>> spectrum_;
+  PmeStageTimes times_;
 };
 
 // Throws Error unless PME can run with these parameters on this cell: order 4..12, β positive, a
@@ -166,5 +178,10 @@ template <>
 PeriodicSplit<EwaldReciprocal> periodic_split(const UnitCell& cell, const PeriodicOptions& options);
 template <>
 PeriodicSplit<PmeReciprocal> periodic_split(const UnitCell& cell, const PeriodicOptions& options);
+
+// The key under which a backend's MethodCache keeps the reciprocal part made for this cell, split
+// and Coulomb factor: every number exactly, so only an identical set-up is reused.
+std::string reciprocal_key(const UnitCell& cell, const PeriodicSplit<EwaldReciprocal>& split, double scale);
+std::string reciprocal_key(const UnitCell& cell, const PeriodicSplit<PmeReciprocal>& split, double scale);
 
 }  // namespace dcsgrid::engine

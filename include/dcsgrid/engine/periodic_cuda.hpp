@@ -14,10 +14,15 @@
 
 namespace dcsgrid::engine {
 
-// Method::ewald and Method::pme on the current device (the request holds the cell).
+class MethodCache;
+
+// Method::ewald and Method::pme on the current device (the request holds the cell). The reciprocal
+// part's set-up (pme: the FFT plans and influence function on the device) is taken from cache when
+// the last run kept one for the same cell and parameters, and kept there after this run; the cache
+// must belong to the device and stream of this method (nullptr: none).
 std::unique_ptr<DeviceMethod> make_ewald_device_method(const PotentialRequest& request,
-                                                       cudaStream_t stream);
+                                                       cudaStream_t stream, MethodCache* cache);
 std::unique_ptr<DeviceMethod> make_pme_device_method(const PotentialRequest& request,
-                                                     cudaStream_t stream);
+                                                     cudaStream_t stream, MethodCache* cache);
 
 }  // namespace dcsgrid::engine
