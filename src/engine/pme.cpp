@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <type_traits>
 
 #include <spdlog/fmt/fmt.h>
 
@@ -48,18 +49,71 @@ inline std::int64_t below(std::int64_t first, int step, std::int64_t k) {
   return i < 0 ? i + k : i;
 }
 
-// Adds q·M(u1)M(u2)M(u3) of one atom onto the mesh (K1·K2·K3, x fastest).
-void spread_atom(double q, const AxisSpline (&s)[3], int order, const std::array<std::int64_t, 3>& k,
-                 double* mesh) {
-  std::int64_t x[kMaxBsplineOrder];
-  for (int j = 0; j < order; ++j) x[j] = below(s[0].first, j, k[0]);
-  for (int j3 = 0; j3 < order; ++j3) {
-    const std::int64_t z = below(s[2].first, j3, k[2]);
-    for (int j2 = 0; j2 < order; ++j2) {
-      const std::int64_t y = below(s[1].first, j2, k[1]);
-      const double w = q * s[2].weight[j3] * s[1].weight[j2];
+// Calls fn(std::integral_constant<int, P>) for P = order (4..kMaxBsplineOrder): the spline loops
+// then have a fixed length, which the compiler unrolls and vectorises.
+template <typename Fn>
+void with_order(int order, Fn&& fn) {
+  static_assert(kMaxBsplineOrder == 12);
+  switch (order) {
+    case 4: return fn(std::integral_constant<int, 4>{});
+    case 5: return fn(std::integral_constant<int, 5>{});
+    case 6: return fn(std::integral_constant<int, 6>{});
+    case 7: return fn(std::integral_constant<int, 7>{});
+    case 8: return fn(std::integral_constant<int, 8>{});
+    case 9: return fn(std::integral_constant<int, 9>{});
+    case 10: return fn(std::integral_constant<int, 10>{});
+    case 11: return fn(std::integral_constant<int, 11>{});
+    case 12: return fn(std::integral_constant<int, 12>{});
+  }
+  throw Error(fmt::format("PME: B-spline order {} is outside 4..{}", order, kMaxBsplineOrder));
+}
+
+// One axis of a spline in ascending mesh order: the P points start, start + 1, ... (wrapped) with
+// weights weight[0..P−1]. contiguous: no point wraps, so they are start..start + P − 1 in memory.
+template <int P>
+struct AscendingSpline {
+  std::int64_t start = 0;
+  bool contiguous = true;
+  double weight[P];
+};
+
+template <int P>
+AscendingSpline<P> ascending_spline(double u, std::int64_t k) {
+  double descending[P];
+  bspline_weights(u - std::floor(u), P, descending);
+  AscendingSpline<P> a;
+  a.start = bspline_first_point(u, k) - (P - 1);
+  a.contiguous = a.start >= 0;
+  if (!a.contiguous) a.start += k;
+  for (int j = 0; j < P; ++j) a.weight[j] = descending[P - 1 - j];
+  return a;
+}
+
+// The mesh index j points after start, wrapped.
+inline std::int64_t after(std::int64_t start, int j, std::int64_t k) {
+  const std::int64_t i = start + j;
+  return i >= k ? i - k : i;
+}
+
+// Adds q·M(u1)M(u2)M(u3) of one atom at mesh coordinates u onto the mesh (K1·K2·K3, x fastest).
+template <int P>
+void spread_atom(double q, const double (&u)[3], const std::array<std::int64_t, 3>& k, double* mesh) {
+  const AscendingSpline<P> sx = ascending_spline<P>(u[0], k[0]), sy = ascending_spline<P>(u[1], k[1]),
+                           sz = ascending_spline<P>(u[2], k[2]);
+  std::int64_t x[P];
+  for (int j = 0; j < P; ++j) x[j] = after(sx.start, j, k[0]);
+  for (int j3 = 0; j3 < P; ++j3) {
+    const std::int64_t z = after(sz.start, j3, k[2]);
+    for (int j2 = 0; j2 < P; ++j2) {
+      const std::int64_t y = after(sy.start, j2, k[1]);
+      const double w = q * sz.weight[j3] * sy.weight[j2];
       double* row = mesh + (z * k[1] + y) * k[0];
-      for (int j1 = 0; j1 < order; ++j1) row[x[j1]] += w * s[0].weight[j1];
+      if (sx.contiguous) {
+        double* run = row + sx.start;
+        for (int j1 = 0; j1 < P; ++j1) run[j1] += w * sx.weight[j1];
+      } else {
+        for (int j1 = 0; j1 < P; ++j1) row[x[j1]] += w * sx.weight[j1];
+      }
     }
   }
 }
@@ -160,20 +214,26 @@ void PmeReciprocal::spread(const AtomSet& atoms) {
                                       std::int64_t(parameters_.mesh[1]),
                                       std::int64_t(parameters_.mesh[2])};
   std::fill(mesh_.begin(), mesh_.end(), 0.0);
-  const auto splines = [&](std::size_t i, AxisSpline (&s)[3]) {
+  const std::int64_t n = std::int64_t(atoms.size());
+  // Each atom's mesh coordinates u = K·f, computed once.
+  std::vector<double> u(3 * atoms.size());
+#pragma omp parallel for num_threads(team_size()) schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
     const Vec3 f = cell_.fractional({atoms.x[i], atoms.y[i], atoms.z[i]});
-    for (int a = 0; a < 3; ++a) s[a] = axis_spline(f[a] * double(k[a]), order, k[a]);
+    for (int a = 0; a < 3; ++a) u[std::size_t(3 * i + a)] = f[a] * double(k[a]);
+  }
+  const auto spread_one = [&](std::size_t i, auto p) {
+    const double ui[3] = {u[3 * i], u[3 * i + 1], u[3 * i + 2]};
+    spread_atom<decltype(p)::value>(atoms.q[i], ui, k, mesh_.data());
   };
   // Slabs of at least order − 1 planes, an even number of them (so that slab 0 and the last,
   // which meet across the periodic boundary, differ in parity), about two a thread.
   std::int64_t slabs = std::min<std::int64_t>(2 * team_size(), k[2] / (order - 1));
   slabs -= slabs % 2;
   if (slabs < 2) {
-    for (std::size_t i = 0; i < atoms.size(); ++i) {
-      AxisSpline s[3];
-      splines(i, s);
-      spread_atom(atoms.q[i], s, order, k, mesh_.data());
-    }
+    with_order(order, [&](auto p) {
+      for (std::size_t i = 0; i < atoms.size(); ++i) spread_one(i, p);
+    });
     return;
   }
   // Counting sort of the atoms by the mesh row (plane, then row along b) their spline starts
@@ -182,9 +242,8 @@ void PmeReciprocal::spread(const AtomSet& atoms) {
   std::vector<std::uint32_t> row_of(atoms.size());
   std::vector<std::size_t> row_start(rows + 1, 0);
   for (std::size_t i = 0; i < atoms.size(); ++i) {
-    const Vec3 f = cell_.fractional({atoms.x[i], atoms.y[i], atoms.z[i]});
-    row_of[i] = std::uint32_t(bspline_first_point(f[2] * double(k[2]), k[2]) * k[1] +
-                              bspline_first_point(f[1] * double(k[1]), k[1]));
+    row_of[i] = std::uint32_t(bspline_first_point(u[3 * i + 2], k[2]) * k[1] +
+                              bspline_first_point(u[3 * i + 1], k[1]));
     ++row_start[row_of[i] + 1];
   }
   for (std::size_t r = 1; r <= rows; ++r) row_start[r] += row_start[r - 1];
@@ -195,16 +254,13 @@ void PmeReciprocal::spread(const AtomSet& atoms) {
   std::vector<std::size_t> start(std::size_t(slabs) + 1);
   for (std::int64_t c = 0; c <= slabs; ++c)
     start[std::size_t(c)] = row_start[std::size_t((c * k[2] + slabs - 1) / slabs * k[1])];
-  for (std::int64_t parity = 0; parity < 2; ++parity) {
+  with_order(order, [&](auto p) {
+    for (std::int64_t parity = 0; parity < 2; ++parity) {
 #pragma omp parallel for num_threads(team_size()) schedule(dynamic, 1)
-    for (std::int64_t c = parity; c < slabs; c += 2)
-      for (std::size_t n = start[c]; n < start[c + 1]; ++n) {
-        const std::uint32_t i = sorted[n];
-        AxisSpline s[3];
-        splines(i, s);
-        spread_atom(atoms.q[i], s, order, k, mesh_.data());
-      }
-  }
+      for (std::int64_t c = parity; c < slabs; c += 2)
+        for (std::size_t m = start[c]; m < start[c + 1]; ++m) spread_one(sorted[m], p);
+    }
+  });
 }
 
 void PmeReciprocal::add_to(const GridSpec& grid, Slab slab, float* out) const {
