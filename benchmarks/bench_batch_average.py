@@ -7,7 +7,8 @@ every coordinate moved by a normal 0.3 Å (64 such displacements, cycled), then 
 
   dcsgrid batch box.pqr traj.dcd -o mean.h5 --method pme [--smooth 0.25] --average --spacing 1 --json
 
-for the smooth map (PMEpot's) and the full PME potential, and reports frames/s of the pipeline and
+for the smooth map (PMEpot's) and the full PME potential (with each --frame-workers asked), and
+reports frames/s of the pipeline and
 of the whole process with the busy share of the read, compute and write stages (batch's --json).
 The write stage of --average is the float64 sums, not a file. Baseline in the same run: the same
 command writing every frame's map to a batch file (no --average) on the first BASELINE frames, and
@@ -15,7 +16,8 @@ the DCD's read rate alone (`dcsgrid info` is not a reader benchmark; the read sh
 Target (issue 30, one H100): >= 500 frames/s for the whole 10,000-frame batch.
 
 usage: bench_batch_average.py --dcsgrid BUILD/dcsgrid [--atoms 100200] [--frames 10000]
-          [--baseline 500] [--work DIR] [--json OUT.json] [--device auto]
+          [--baseline 500] [--frame-workers 0,2,4] [--maps smooth,full] [--work DIR]
+          [--json OUT.json] [--device auto]
 """
 import argparse
 import json
@@ -95,6 +97,9 @@ def main():
     p.add_argument("--frames", type=int, default=10000)
     p.add_argument("--baseline", type=int, default=500, help="frames of the per-frame batch file run")
     p.add_argument("--device", default="auto")
+    p.add_argument("--frame-workers", default="0",
+                   help="comma-separated --frame-workers values to run --average with (0: batch's default)")
+    p.add_argument("--maps", default="smooth,full", help="smooth (PMEpot's map), full (PME), or both")
     p.add_argument("--work", default="")
     p.add_argument("--json", default="bench_batch_average.json")
     a = p.parse_args()
@@ -112,20 +117,22 @@ def main():
     base = [a.dcsgrid, "batch", pqr, dcd, "--method", "pme", "--spacing", "1", "--device", a.device,
             "--json", "-q", "--overwrite"]
     rows = []
-    for name, extra in (("smooth 0.25", ["--smooth", "0.25"]), ("full pme", [])):
-        out = os.path.join(work, "mean.h5")
-        r, wall = run(base + extra + ["-o", out, "--average"])
-        rows.append(row_of(name + ", --average", a.frames, r, wall))
-        os.remove(out)
+    maps = {"smooth": ("smooth 0.25", ["--smooth", "0.25"]), "full": ("full pme", [])}
+    for name, extra in (maps[m] for m in a.maps.split(",")):
+        for workers in a.frame_workers.split(","):
+            out = os.path.join(work, "mean.h5")
+            r, wall = run(base + extra + ["-o", out, "--average", "--frame-workers", workers])
+            rows.append(row_of("%s, --average, %s workers" % (name, workers), a.frames, r, wall))
+            os.remove(out)
         out = os.path.join(work, "frames.h5")
         r, wall = run(base + extra + ["-o", out, "--frames", "0:%d" % min(a.baseline, a.frames)])
         rows.append(row_of(name + ", batch file (baseline)", a.baseline, r, wall))
         os.remove(out)
-    head = "%-34s %7s %10s %9s %10s %9s %6s %8s %6s  %s"
+    head = "%-40s %7s %10s %9s %10s %9s %6s %8s %6s  %s"
     print(head % ("run", "frames", "pipeline s", "frames/s", "process s", "proc f/s", "read", "compute", "write",
                   "device"))
     for r in rows:
-        print("%-34s %7d %10.2f %9.1f %10.2f %9.1f %6.2f %8.2f %6.2f  %s" % (
+        print("%-40s %7d %10.2f %9.1f %10.2f %9.1f %6.2f %8.2f %6.2f  %s" % (
             r["run"], r["frames"], r["pipeline_s"], r["frames_per_s"], r["process_s"],
             r["frames_per_s_whole_process"], r["read_share"], r["compute_share"], r["write_share"], r["device"]))
     report = {"benchmark": "bench_batch_average", "atoms": a.atoms, "frames": a.frames, "cell_edge": edge,
