@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "dcsgrid/core/cuda_support.hpp"
 #include "dcsgrid/prims/histogram.hpp"
@@ -100,6 +102,44 @@ TEST(CudaHistogram, UnalignedKeysAndManyGridSteps) {
         EXPECT_EQ(device_key_histogram(keys, bins, nullptr, offset), expected)
             << pattern_name(pattern) << " bins=" << bins << " offset=" << offset;
     }
+}
+
+// Threads counting at once with the same kernel and different bin counts (batch's frame workers on
+// one GPU do): each launch must get the shared memory it asks for, whatever the others ask.
+TEST(CudaHistogram, ThreadsWithOtherBinCountsDoNotDisturbEachOther) {
+  DCSGRID_REQUIRE_GPU();
+  const HistogramMethod per_block{HistogramCopies::per_block, HistogramAggregation::none};
+  const std::uint32_t few = 100, many = 16000;  // 16000 counters need more than the default 48 KiB
+  std::vector<std::string> failures(8);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < failures.size(); ++t)
+    threads.emplace_back([&, t] {
+      try {
+        const std::uint32_t bins = t % 2 ? many : few;
+        const auto keys = make_keys(200000, bins, KeyPattern::uniform, unsigned(t));
+        const auto expected = naive_key_histogram(keys, bins);
+        const auto d_keys = to_device(keys);
+        cuda::DeviceBuffer<std::uint32_t> d_counts(bins);
+        cudaStream_t stream = nullptr;
+        DCSGRID_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        std::string failure;
+        for (int i = 0; i < 40 && failure.empty(); ++i) {
+          try {
+            prims::histogram_cuda(d_keys.data(), keys.size(), d_counts.data(), bins, per_block, stream);
+            DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
+            if (to_host(d_counts, bins) != expected) failure = "counts differ at launch " + std::to_string(i);
+          } catch (const std::exception& e) {
+            failure = e.what();
+          }
+        }
+        cudaStreamDestroy(stream);
+        if (!failure.empty()) throw Error(failure);
+      } catch (const std::exception& e) {
+        failures[t] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (std::size_t t = 0; t < failures.size(); ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
 }
 
 TEST(CudaHistogram, DefaultMethodFollowsBins) {

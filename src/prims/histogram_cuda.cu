@@ -126,7 +126,11 @@ void launch(const In* d_in, std::size_t n, KeyOf key_of, std::uint32_t counters,
     throw Error("histogram_cuda: " + std::to_string(counters) + " counters in " + copies_name(C) +
                 " copies need " + std::to_string(shared) + " bytes of shared memory, the device has " +
                 std::to_string(limits.shared_per_block));
-  DCSGRID_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+  // The attribute belongs to the kernel, not to this launch: threads launching it at once with
+  // other counter counts would undo each other's value, so it is always the device's maximum (the
+  // launch's own shared size still sets the occupancy).
+  DCSGRID_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          int(limits.shared_per_block)));
   int per_sm = 0;
   DCSGRID_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, hist_threads, shared));
   const std::size_t head = std::min<std::size_t>(

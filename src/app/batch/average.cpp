@@ -249,12 +249,26 @@ std::optional<UnitCell> first_frames_cell(const BatchOptions& o, const BatchInpu
   return std::nullopt;
 }
 
+// The inputs' SHA-256: the frame table's, taken when the frames were scanned, and the other
+// inputs' (a topology) now, so that a multi-gigabyte trajectory is read for its checksum once.
+Checksums checksums_of_inputs(const BatchInputs& in, const analysis::FrameTable& frames) {
+  Checksums known;
+  for (const analysis::FrameSource& s : frames.sources()) known[s.path] = s.sha256;
+  std::vector<std::string> others;
+  for (const std::string& f : in.files)
+    if (!known.contains(f)) others.push_back(f);
+  Checksums sha = input_checksums(others);
+  for (const std::string& f : in.files)
+    if (known.contains(f)) sha[f] = known[f];
+  return sha;
+}
+
 // A run whose sums file exists continues from it with --resume, replaces it with --overwrite, and is
 // refused otherwise (it would lose a stopped run's frames). The sink then saves to that file.
 void resume_or_start(const BatchOptions& o, const BatchInputs& in, AverageSink& sink) {
   const fs::path path = average_sums_path(o.output);
   const nlohmann::json fingerprint = options_fingerprint(o, in.files);
-  const Checksums inputs = input_checksums(in.files);
+  const Checksums inputs = checksums_of_inputs(in, sink.frames());
   if (fs::exists(path)) {
     if (o.resume) {
       sink.resume_from(path, fingerprint, inputs);
