@@ -323,8 +323,23 @@ TEST(Batch, StoppedAverageResumesFromItsSums) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("use --resume to continue it or --overwrite"), std::string::npos) << e.what();
   }
-
+  // A summed frame's input changed since (the checksums the stopped run saved were taken on a
+  // thread beside the frames): its sum no longer stands for it, and the resume is refused.
   average.resume = true;
+  const std::string first = [&] {
+    std::ifstream in(files[0]);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  test::write_text(files[0], first + "REMARK changed\n");
+  try {
+    run_batch(average);
+    FAIL() << "a resume summed frames whose input changed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("input " + files[0] + " changed since its frame 0 was summed"),
+              std::string::npos) << e.what();
+  }
+  test::write_text(files[0], first);
+
   const BatchResult still_failing = run_batch(average);
   EXPECT_EQ(still_failing.computed, 2u);  // frames 4 and 5
   EXPECT_EQ(still_failing.failed, 1u);

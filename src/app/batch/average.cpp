@@ -3,11 +3,14 @@
 #include "app/batch/average.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
@@ -18,6 +21,7 @@
 #include "app/clock.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
+#include "dcsgrid/io/files/sha256.hpp"
 #include "dcsgrid/io/maps/io.hpp"
 
 namespace dcsgrid::app {
@@ -249,37 +253,56 @@ std::optional<UnitCell> first_frames_cell(const BatchOptions& o, const BatchInpu
   return std::nullopt;
 }
 
-// The inputs' SHA-256: the frame table's, taken when the frames were scanned, and the other
-// inputs' (a topology) now, so that a multi-gigabyte trajectory is read for its checksum once.
-Checksums checksums_of_inputs(const BatchInputs& in, const analysis::FrameTable& frames) {
-  Checksums known;
-  for (const analysis::FrameSource& s : frames.sources()) known[s.path] = s.sha256;
-  std::vector<std::string> others;
-  for (const std::string& f : in.files)
-    if (!known.contains(f)) others.push_back(f);
-  Checksums sha = input_checksums(others);
-  for (const std::string& f : in.files)
-    if (known.contains(f)) sha[f] = known[f];
-  return sha;
-}
+// The inputs' SHA-256, taken on a thread of their own while the frames are computed: only a save of
+// the sums needs them (a resume waits for them at once), and a trajectory of gigabytes takes
+// seconds to read. A run that ends without saving stops the thread.
+class BackgroundChecksums {
+ public:
+  explicit BackgroundChecksums(std::vector<std::string> files)
+      : result_(done_.get_future().share()), thread_([this, files = std::move(files)] {
+          Checksums sha;
+          for (const auto& f : files) {
+            if (stop_) break;
+            try {
+              sha[f] = io::sha256_file(f, &stop_);
+            } catch (const std::exception&) {
+              sha[f] = "";  // unreadable: recorded as such, as input_checksums does
+            }
+          }
+          done_.set_value(std::move(sha));
+        }) {}
+  ~BackgroundChecksums() {
+    stop_ = true;
+    thread_.join();
+  }
+  BackgroundChecksums(const BackgroundChecksums&) = delete;
+  BackgroundChecksums& operator=(const BackgroundChecksums&) = delete;
+  const Checksums& get() const { return result_.get(); }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::promise<Checksums> done_;
+  std::shared_future<Checksums> result_;
+  std::thread thread_;  // last: it starts once the members above exist
+};
 
 // A run whose sums file exists continues from it with --resume, replaces it with --overwrite, and is
 // refused otherwise (it would lose a stopped run's frames). The sink then saves to that file.
-void resume_or_start(const BatchOptions& o, const BatchInputs& in, AverageSink& sink) {
+void resume_or_start(const BatchOptions& o, const BatchInputs& in, AverageSink& sink,
+                     const BackgroundChecksums& inputs) {
   const fs::path path = average_sums_path(o.output);
   const nlohmann::json fingerprint = options_fingerprint(o, in.files);
-  const Checksums inputs = checksums_of_inputs(in, sink.frames());
   if (fs::exists(path)) {
     if (o.resume) {
-      sink.resume_from(path, fingerprint, inputs);
+      sink.resume_from(path, fingerprint, inputs.get());
     } else if (!o.overwrite) {
       throw Error(fmt::format("{} holds the sums of a stopped --average run to {}: use --resume to continue "
                               "it or --overwrite to start again",
                               path.string(), o.output.string()));
     }
   }
-  sink.save_with([path, grid = sink.grid(), fingerprint, inputs](const AverageSums& sums) {
-    save_average_sums(path, sums, grid, fingerprint, inputs);
+  sink.save_with([path, grid = sink.grid(), fingerprint, &inputs](const AverageSums& sums) {
+    save_average_sums(path, sums, grid, fingerprint, inputs.get());
   });
 }
 
@@ -295,7 +318,8 @@ BatchResult run_average(const BatchOptions& o, const BatchInputs& in, BatchDistr
   BatchResult result;
   result.output = o.output;
   ScanFacts facts;
-  analysis::BatchLayout layout = lay_out_batch(o, in, facts);
+  const BackgroundChecksums inputs(in.files);
+  analysis::BatchLayout layout = lay_out_batch(o, in, facts, false);
   result.scan_frames_decoded = facts.frames_decoded;
   if (is_periodic(o.compute.methods) && !facts.grid_cell) facts.grid_cell = first_frames_cell(o, in, layout.frames);
   AverageSink sink(std::move(layout), facts.grid_cell);
@@ -303,7 +327,7 @@ BatchResult run_average(const BatchOptions& o, const BatchInputs& in, BatchDistr
   result.grid = sink.grid();
   result.frames = sink.frames().size();
   require_host_memory(sink.grid(), 7);  // the sums (2 doubles a point), the shift, the mean and std
-  resume_or_start(o, in, sink);
+  resume_or_start(o, in, sink, inputs);
   FrameRuns todo;
   for (std::size_t i = 0; i < sink.frames().size(); ++i)
     if (sink.frames().status(i) != FrameStatus::missing && !sink.added(i)) todo.add(i);

@@ -234,14 +234,15 @@ BatchInputs check_batch(const BatchOptions& o) {
   return in;
 }
 
-BatchLayout lay_out_batch(const BatchOptions& o, const BatchInputs& in, ScanFacts& facts) {
+BatchLayout lay_out_batch(const BatchOptions& o, const BatchInputs& in, ScanFacts& facts,
+                          bool trajectory_checksums) {
   Scan scan;
   if (in.trajectory) {
     // A periodic grid comes from the first frame's cell: that frame is decoded for it.
     const BoxFrom box_from = o.grid.box                                           ? BoxFrom::none
                              : o.grid_from_first || is_periodic(o.compute.methods) ? BoxFrom::first_frame
                                                                                    : BoxFrom::all_frames;
-    TrajectoryScan t = scan_trajectory(*in.trajectory, *in.topology, o.frames, box_from);
+    TrajectoryScan t = scan_trajectory(*in.trajectory, *in.topology, o.frames, box_from, trajectory_checksums);
     scan.frames = std::move(t.frames);
     scan.box = t.box;
     scan.first_cell = t.first_cell;

@@ -31,8 +31,10 @@ struct ScanFacts {
 };
 
 // The frames of the inputs (a first pass over them) and the grid: given, over the first frame's cell
-// for a periodic method, else around the frames' union box.
-analysis::BatchLayout lay_out_batch(const BatchOptions& o, const BatchInputs& in, ScanFacts& facts);
+// for a periodic method, else around the frames' union box. trajectory_checksums: the table records
+// each trajectory file's SHA-256 (false: empty, for a caller that takes them itself).
+analysis::BatchLayout lay_out_batch(const BatchOptions& o, const BatchInputs& in, ScanFacts& facts,
+                                   bool trajectory_checksums = true);
 
 // Reads the atoms of frame i of the table. It runs on the pipeline's one reading thread.
 using FrameRead = std::function<FrameAtoms(std::size_t)>;

@@ -51,7 +51,8 @@ std::unique_ptr<io::TrajectoryReader> open_frames(const TrajectoryInputs& in, st
 }
 
 TrajectoryScan scan_trajectory(const TrajectoryInputs& in, const AtomSet& topology,
-                               const std::optional<io::FrameSelection>& frames, BoxFrom box_from) {
+                               const std::optional<io::FrameSelection>& frames, BoxFrom box_from,
+                               bool checksums) {
   auto reader = open_frames(in, topology.size(), frames);
   std::vector<float> xyz(3 * topology.size());
   AtomSet atoms = topology;
@@ -74,7 +75,7 @@ TrajectoryScan scan_trajectory(const TrajectoryInputs& in, const AtomSet& topolo
   if (const auto count = reader->frame_count()) scan.frames.reserve(std::size_t(*count));
   std::map<std::string, std::uint32_t> sources;  // the table's source of each file of the stream
   const auto source_of = [&](const std::string& path) {
-    if (!sources.contains(path)) sources[path] = scan.frames.source_index(path, io::sha256_file(path));
+    if (!sources.contains(path)) sources[path] = scan.frames.source_index(path, checksums ? io::sha256_file(path) : "");
     return sources[path];
   };
   // A cut-off frame is refused, or (allowed) kept as a missing row where the stream lost it, so

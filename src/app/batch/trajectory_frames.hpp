@@ -56,8 +56,11 @@ struct TrajectoryScan {
   std::optional<UnitCell> first_cell;  // the first decoded frame's cell, where it has one
   std::size_t frames_decoded = 0;  // 1 with BoxFrom::first_frame, 0 with BoxFrom::none
 };
+// checksums: record each file's SHA-256 in the table (false: left empty, for a caller that takes
+// them itself).
 TrajectoryScan scan_trajectory(const TrajectoryInputs& in, const AtomSet& topology,
-                               const std::optional<io::FrameSelection>& frames, BoxFrom box_from);
+                               const std::optional<io::FrameSelection>& frames, BoxFrom box_from,
+                               bool checksums = true);
 
 // One frame's atoms and, where the frame records one, its unit cell.
 struct FrameAtoms {

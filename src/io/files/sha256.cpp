@@ -190,7 +190,7 @@ std::string sha256_hex(std::span<const unsigned char> bytes, Sha256Engine engine
   return hash.hex_digest();
 }
 
-std::string sha256_file(const std::filesystem::path& path) {
+std::string sha256_file(const std::filesystem::path& path, const std::atomic<bool>* stop) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))  // a pipe is the reader's alone; a device never ends
     throw InputError(path.string(), 0, "not a regular file, so its SHA-256 is not taken");
@@ -199,6 +199,7 @@ std::string sha256_file(const std::filesystem::path& path) {
   Sha256 hash(Sha256Engine::best);
   std::vector<char> buffer(std::size_t(1) << 20);
   while (in) {
+    if (stop && *stop) throw Error(path.string() + ": SHA-256 stopped before the end of the file");
     in.read(buffer.data(), std::streamsize(buffer.size()));
     hash.update(reinterpret_cast<const unsigned char*>(buffer.data()), std::size_t(in.gcount()));
   }

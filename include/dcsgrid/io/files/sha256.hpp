@@ -2,6 +2,7 @@
 // batch inputs' identity. Uses the CPU's SHA extensions where it has them (about ten times the
 // portable code's speed, which set the pace of short runs on large inputs: docs/performance.md).
 #pragma once
+#include <atomic>
 #include <filesystem>
 #include <span>
 #include <string>
@@ -20,7 +21,8 @@ bool sha256_uses_cpu_extensions();
 std::string sha256_hex(std::span<const unsigned char> bytes, Sha256Engine engine = Sha256Engine::best);
 
 // Hex SHA-256 of a regular file's bytes. Throws InputError naming the file when it cannot be read
-// or is not a regular file (a pipe or a device).
-std::string sha256_file(const std::filesystem::path& path);
+// or is not a regular file (a pipe or a device), and Error when *stop becomes true before the end
+// (checked every MiB).
+std::string sha256_file(const std::filesystem::path& path, const std::atomic<bool>* stop = nullptr);
 
 }  // namespace dcsgrid::io
