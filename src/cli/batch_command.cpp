@@ -165,8 +165,9 @@ void add_options(CLI::App& app, BatchCommandOptions& o) {
                    "Margin around the union of the inputs' boxes, Å");
   add_compute_options(app, o.compute, method_help(false), false);
   app.add_option("--frame-workers", o.batch.frame_workers,
-                 "Frames computed at once, a backend each (0: one per GPU of --gpus, or one on the "
-                 "CPU); 2 per GPU overlap one frame's copies with another's kernels. The file is the "
+                 "Frames computed at once, a backend each (0: on each GPU of --gpus 4 for grids of "
+                 "up to 64 MiB, whose frames are short, else 1; one on the CPU). Several per GPU "
+                 "overlap one frame's copies and host work with another's kernels. The file is the "
                  "same whatever the count")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str()

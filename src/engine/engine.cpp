@@ -242,7 +242,7 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const std::vect
 std::vector<std::unique_ptr<Backend>> make_frame_backends(const std::string& device,
                                                           const std::vector<int>& gpus,
                                                           const std::vector<Method>& methods,
-                                                          std::size_t workers) {
+                                                          std::size_t workers, std::size_t per_gpu) {
   std::vector<std::unique_ptr<Backend>> backends;
   backends.push_back(make_backend(device, gpus, methods));  // checks the ids, chooses the device
   std::vector<int> ids = gpus;
@@ -251,7 +251,7 @@ std::vector<std::unique_ptr<Backend>> make_frame_backends(const std::string& dev
     for (int d = 0; d < cuda_device_count(); ++d) ids.push_back(d);
 #endif
   const bool on_gpus = backends.front()->name() != "cpu" && !ids.empty();
-  if (workers == 0) workers = on_gpus ? ids.size() : 1;
+  if (workers == 0) workers = on_gpus ? ids.size() * std::max<std::size_t>(per_gpu, 1) : 1;
   if (on_gpus) backends.clear();
   while (backends.size() < workers)
     backends.push_back(on_gpus ? make_backend("gpu", {ids[backends.size() % ids.size()]}, methods)

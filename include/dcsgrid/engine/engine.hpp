@@ -137,11 +137,11 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const std::vect
 // Backends for `workers` requests computed at once (batch frames), each with its own buffers and
 // streams: on GPUs, worker k on the (k mod n)-th of the n devices of gpus (every visible one when
 // empty), so that several workers on one GPU overlap one frame's copies and host work with another's
-// kernels; on the CPU, `workers` CPU backends. workers 0: one per GPU, or one on the CPU.
+// kernels; on the CPU, `workers` CPU backends. workers 0: per_gpu on each GPU, or one on the CPU.
 std::vector<std::unique_ptr<Backend>> make_frame_backends(const std::string& device,
                                                           const std::vector<int>& gpus,
                                                           const std::vector<Method>& methods,
-                                                          std::size_t workers);
+                                                          std::size_t workers, std::size_t per_gpu = 1);
 // The PB options a request runs with: request.pb, with the physics' dielectric as the solute's
 // (pdie) and its temperature, and its ionic strength as a 1:1 salt of radius pb.ion_radius where
 // pb.ions is empty.
