@@ -360,6 +360,46 @@ TEST(Batch, StoppedAverageResumesFromItsSums) {
   fs::remove_all(dir);
 }
 
+// The mean cannot be written (its path became a directory while the frames ran): the summed
+// frames are kept, and --resume, once the path is free, writes the mean without computing again.
+TEST(Batch, AverageThatCannotBeWrittenKeepsItsSums) {
+  const fs::path dir = test::temp_dir("batch-average-unwritable");
+  const std::vector<std::string> files = write_frames(dir, 4, 23, 40);
+  BatchOptions average = cpu_options(files, dir / "mean.dx");
+  average.average = true;
+  average.progress = [&](std::size_t done, std::size_t total) {
+    if (done == total) fs::create_directories(average.output);
+  };
+  const fs::path sums = dir / "mean.dx.sums.h5";
+  try {
+    run_batch(average);
+    FAIL() << "the mean was written over a directory";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the sums of 4 frames are kept in " + sums.string()), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(fs::exists(sums));
+  fs::remove(average.output);
+  average.progress = nullptr;
+  average.resume = true;
+  const BatchResult r = run_batch(average);
+  EXPECT_EQ(r.computed, 0u);
+  EXPECT_TRUE(fs::is_regular_file(average.output));
+  EXPECT_FALSE(fs::exists(sums));
+  BatchOptions all = cpu_options(files, dir / "all.h5");
+  run_batch(all);
+  BatchFile file(all.output);
+  const io::MapFile mean = io::read_map(average.output);
+  const std::size_t n = file.grid().point_count();
+  ASSERT_EQ(mean.data.size(), n);
+  for (std::size_t p = 0; p < n; ++p) {
+    double expected = 0;
+    for (std::size_t f = 0; f < 4; ++f) expected += frame_data(file, f)[p] / 4.0;
+    ASSERT_NEAR(mean.data[p], expected, 1e-6 * (std::abs(expected) + 1e-3)) << p;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(Batch, ListFilesExplicitGridAndModels) {
   const fs::path dir = test::temp_dir("batch-list");
   const auto files = write_frames(dir, 2);

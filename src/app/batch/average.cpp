@@ -361,7 +361,11 @@ BatchResult run_average(const BatchOptions& o, const BatchInputs& in, BatchDistr
   if (sink.count() == 0) throw Error("batch --average: no frame could be computed, so there is no mean to write");
   if (result.pipeline_seconds > 0) result.frames_per_second = result.computed / result.pipeline_seconds;
   const auto t_write = clock_type::now();
-  write_average(o, sink);
+  try {
+    write_average(o, sink);
+  } catch (const std::exception& e) {  // the frames are summed: keep them for --resume to write
+    throw Error(fmt::format("{}; {}", e.what(), keep_sums()));
+  }
   if (result.failed > 0) {  // as a batch file keeps its failed frames for --resume to retry
     sink.save();
     spdlog::info("the sums are kept in {}: --resume retries the failed frames and writes the mean again",
