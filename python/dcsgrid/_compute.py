@@ -177,6 +177,24 @@ def _mda_cell(dimensions: Any):
     return cell if len(cell) == 6 and all(v > 0 for v in cell) else None
 
 
+def _as_pair(item: Any) -> tuple:
+    """(positions, cell) of one frame: a 2-tuple whose first element is an (N, 3) array (a frame of
+    two atoms given as a tuple of two points is positions, not a pair), else positions alone."""
+    if isinstance(item, tuple) and len(item) == 2 and np.ndim(item[0]) == 2:
+        return item
+    return item, None
+
+
+def _box_parameters(cell: Any, index: int) -> np.ndarray:
+    """A frame's cell as six numbers (a, b, c, alpha, beta, gamma), angles 90 where three are given."""
+    values = np.asarray(cell, dtype=float).ravel()
+    if values.size == 3:
+        return np.concatenate([values, [90.0, 90.0, 90.0]])
+    if values.size != 6:
+        raise Error(f"frame {index}'s cell has {values.size} numbers: give A,B,C or A,B,C,ALPHA,BETA,GAMMA")
+    return values
+
+
 def _frame_source(frames: Any):
     """((positions, cell) iterator, frame count or None, source name) of a trajectory: an
     MDAnalysis Universe or AtomGroup (every frame of its trajectory, with its box), or an iterable
@@ -187,8 +205,7 @@ def _frame_source(frames: Any):
         group, trajectory = frames.atoms, frames.trajectory
     else:
         count = len(frames) if hasattr(frames, "__len__") else None
-        pairs = (item if isinstance(item, tuple) and len(item) == 2 else (item, None) for item in frames)
-        return pairs, count, "<frames>"
+        return (_as_pair(item) for item in frames), count, "<frames>"
 
     def positions():
         for ts in trajectory:
@@ -278,9 +295,10 @@ def _one_box(pairs: Iterator) -> Iterator:
     first = None
     for index, (positions, cell) in enumerate(pairs):
         if cell is not None:
+            box = _box_parameters(cell, index)
             if first is None:
-                first = np.asarray(cell, dtype=float)
-            elif not np.allclose(np.asarray(cell, dtype=float), first, rtol=1e-6, atol=0):
+                first = box
+            elif not np.allclose(box, first, rtol=1e-6, atol=0):
                 raise Error(f"frame {index}'s box {list(cell)} differs from the first frame's "
                             f"{first.tolist()}: average() adds the maps point by point, which needs "
                             "one box; `dcsgrid batch --average` takes frames of changing boxes (NPT) "

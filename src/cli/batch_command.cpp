@@ -135,8 +135,10 @@ void add_file_options(CLI::App& app, BatchCommandOptions& o) {
                                "fractional coordinates in their own cell, and the mean is placed in the "
                                "mean cell; cells must differ only by a scaling along x, y and z. The "
                                "running sums are saved to OUTPUT.sums.h5 every minute and when the run "
-                               "stops early (--resume continues), and removed once the mean of every "
-                               "frame is written (kept while frames failed: --resume retries them)")
+                               "stops on an error or the mean cannot be written (--resume continues; an "
+                               "interrupt, Ctrl-C, keeps only the last minute's save), and removed once "
+                               "the mean of every frame is written (kept while frames failed: --resume "
+                               "retries them)")
                       ->group(file);
   app.add_flag("--std", b.average_std,
                "With --average: the standard deviation too, as /potential_std (HDF5 output)")

@@ -181,3 +181,23 @@ def test_average_is_the_mean_and_spread_of_the_frames(small_system):
     with pytest.raises(dcsgrid.Error, match="frame 1's box .* differs from the first frame's"):
         dcsgrid.average(atoms, [(frames[0], box), (frames[1], other)], grid, method="ewald", device="cpu")
     dcsgrid.average(atoms, [(frames[0], box), (frames[1], other)], grid, method="ewald", cell=box, device="cpu")
+
+
+def test_frames_are_told_from_position_cell_pairs_by_shape():
+    # A frame of two atoms given as a tuple of two points is positions, not (positions, cell).
+    positions = np.array([[0.0, 0.0, 1.0], [0.0, 0.0, -1.0]], dtype=np.float32)
+    atoms = dcsgrid.Atoms(positions, np.array([1.0, -1.0], dtype=np.float32))
+    grid = dcsgrid.Grid((-3, -3, -3), 1.5, (5, 5, 5))
+    moved = positions + np.float32(0.25)
+    as_tuple = tuple(tuple(float(v) for v in p) for p in moved)
+    (got,) = dcsgrid.potentials(atoms, [as_tuple], grid, device="cpu")
+    expected = dcsgrid.potential(dcsgrid.Atoms(moved, atoms.charges), grid, device="cpu")
+    np.testing.assert_array_equal(got.values, expected.values)
+    # Cells of three and of six numbers name the same box; another count is refused by name.
+    box3, box6 = [20.0, 20.0, 20.0], [20.0, 20.0, 20.0, 90.0, 90.0, 90.0]
+    mixed = dcsgrid.average(atoms, [(positions, box3), (moved, box6)], grid, method="ewald", device="cpu")
+    same = dcsgrid.average(atoms, [(positions, box6), (moved, box6)], grid, method="ewald", device="cpu")
+    np.testing.assert_array_equal(mixed.values, same.values)
+    with pytest.raises(dcsgrid.Error, match="frame 1's cell has 4 numbers"):
+        dcsgrid.average(atoms, [(positions, box6), (moved, [20.0, 20.0, 20.0, 90.0])], grid, method="ewald",
+                        device="cpu")
