@@ -312,8 +312,8 @@ def average(atoms: Any, frames: Any, grid: Grid | None = None, *, std: bool = Fa
     deviation: PMEpot's averaged map with ``method="pme", smooth=0.25``.
 
     Takes :func:`potentials`' atoms, frames, grid and keywords. Each frame is computed as
-    ``potentials`` computes it and added to float64 sums (of v − s and (v − s)², s the first
-    frame's map, as ``dcsgrid batch --average`` sums), so no frame's map is kept. A periodic
+    ``potentials`` computes it and added to a float64 running mean and spread (the accumulator of
+    ``dcsgrid batch --ensemble``), so no frame's map is kept. A periodic
     method's frames must share one box (or ``cell=`` gives one to all). Returns the mean Map, or
     (mean, std) with ``std``.
     """
@@ -324,23 +324,17 @@ def average(atoms: Any, frames: Any, grid: Grid | None = None, *, std: bool = Fa
     if settings.periodic and not settings.has_cell:
         pairs = _one_box(pairs)
     core_frames = _core.FrameMaps(atoms, grid, settings, "", 0, source, False, False, False, True, depth)
-    count, shift, total, squares = 0, None, None, None
+    ensemble, first = None, None
     for m in _yield_maps(core_frames, pairs):
-        if shift is None:
-            shift = np.array(m.values, dtype=np.float64)
-            total, squares = np.zeros_like(shift), np.zeros_like(shift)
-            meta = m.metadata  # the frames' method, physics and units
-        d = m.values - shift
-        total += d
-        squares += d * d
-        count += 1
-    if count == 0:
+        if ensemble is None:
+            ensemble, first = _core.Ensemble(m._data.values.size), m._data  # first: grid and metadata
+        ensemble.add(m._data)
+    if ensemble is None:
         raise Error("average: no frames")
-    d = total / count
-    meta["parameters"] = dict(meta["parameters"], frames_averaged=str(count))
-    mean = Map(shift + d, grid, metadata=meta)
+    meta = first.metadata
+    meta["parameters"] = dict(meta["parameters"], frames_averaged=str(ensemble.count))
+    mean = Map(ensemble.mean(first).values, grid, metadata=meta)
     if not std:
         return mean
-    spread = np.sqrt(np.maximum(squares / count - d * d, 0.0))
     meta["parameters"]["statistic"] = "standard deviation over the frames (population)"
-    return mean, Map(spread, grid, metadata=meta)
+    return mean, Map(ensemble.stddev(first).values, grid, metadata=meta)

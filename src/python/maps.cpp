@@ -6,6 +6,7 @@
 #include "bindings.hpp"
 #include "dcsgrid/analysis/batch_file.hpp"
 #include "dcsgrid/analysis/compare.hpp"
+#include "dcsgrid/analysis/ensemble.hpp"
 #include "dcsgrid/analysis/interpolation.hpp"
 #include "dcsgrid/analysis/similarity.hpp"
 #include "dcsgrid/core/error.hpp"
@@ -155,6 +156,30 @@ void bind_maps(py::module_& m) {
   m.def("sample", &sample, py::arg("map"), py::arg("points"), py::arg("device") = "auto");
   m.def("compare", &compare, py::arg("reference"), py::arg("test"), py::arg("atoms") = nullptr);
   m.def("similarity", &similarity, py::arg("maps"), py::arg("device") = "auto");
+  // The mean and spread of maps on one grid in float64 (analysis::EnsembleAccumulator, as batch's
+  // --ensemble), for dcsgrid.average: maps are added one at a time and not kept.
+  py::class_<analysis::EnsembleAccumulator>(m, "Ensemble")
+      .def(py::init<std::size_t>(), py::arg("points"))
+      .def("add",
+           [](analysis::EnsembleAccumulator& e, const MapData& map) {
+             if (map.data.size() != e.points())
+               throw py::value_error("Ensemble.add: a map of " + std::to_string(map.data.size()) +
+                                     " points, the ensemble's have " + std::to_string(e.points()));
+             py::gil_scoped_release release;
+             e.add(map.data.data());
+           },
+           py::arg("map"))
+      .def_property_readonly("count", &analysis::EnsembleAccumulator::count)
+      .def("mean", [](const analysis::EnsembleAccumulator& e, const MapData& like) {
+        MapData out = like;
+        out.data = e.mean();
+        return out;
+      }, py::arg("like"), "The mean map, on the grid and with the metadata of `like`")
+      .def("stddev", [](const analysis::EnsembleAccumulator& e, const MapData& like) {
+        MapData out = like;
+        out.data = e.stddev();
+        return out;
+      }, py::arg("like"), "The population standard deviation map, on the grid and with the metadata of `like`");
 }
 
 }  // namespace dcsgrid::python

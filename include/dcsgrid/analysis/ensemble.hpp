@@ -16,6 +16,7 @@ class EnsembleAccumulator {
   explicit EnsembleAccumulator(std::size_t points);
   void add(const float* map);
   std::size_t count() const { return count_; }
+  std::size_t points() const { return mean_.size(); }
   // Mean and population standard deviation (divides by count) per point, as float32.
   std::vector<float> mean() const;
   std::vector<float> stddev() const;
