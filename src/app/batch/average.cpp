@@ -80,7 +80,9 @@ GridSpec scaled_grid(GridSpec grid, const Vec3& scale) {
 // written (a shift that keeps the variance's subtraction well conditioned). Periodic frames whose
 // cells differ (NPT) are each computed at the grid's fractional coordinates in their own cell, as
 // PMEpot averages, and the mean is placed in the mean cell. The sums go to their file (`save`)
-// every kSaveSeconds and when the run stops early, so that --resume continues from them.
+// every kSaveSeconds and when the run stops early, so that --resume continues from them; a save
+// that takes long (the sums are 16 bytes a point) pushes the next one back, so that saving holds
+// the writer at most a tenth of the time.
 class AverageSink final : public FrameSink {
  public:
   static constexpr double kSaveSeconds = 60;
@@ -102,7 +104,7 @@ class AverageSink final : public FrameSink {
       take_scale(f.index, true);
       layout_.frames.set_outcome(f.index, FrameStatus::complete, f.record.atom_count, f.record.total_charge);
     }
-    if (save_ && seconds_since(last_save_) >= kSaveSeconds) save();
+    if (save_ && seconds_since(last_save_) >= std::max(kSaveSeconds, 10 * last_save_seconds_)) save();
   }
   void write_failure(std::size_t index, const FrameRecord& outcome) override {
     layout_.frames.set_outcome(index, FrameStatus::failed, outcome.atom_count, outcome.total_charge,
@@ -139,8 +141,10 @@ class AverageSink final : public FrameSink {
       std::lock_guard lock(cell_mutex_);
       sums_.reference = reference_;
     }
+    const auto start = clock_type::now();
     save_(sums_);
     last_save_ = clock_type::now();
+    last_save_seconds_ = seconds_since(start);
   }
   bool added(std::size_t index) const { return sums_.added[index] == 1; }
   std::size_t count() const { return sums_.count; }
@@ -210,6 +214,7 @@ class AverageSink final : public FrameSink {
   std::map<std::size_t, Vec3> pending_scales_;  // frames asked for, not yet written or failed
   Save save_;
   clock_type::time_point last_save_;
+  double last_save_seconds_ = 0;
 };
 
 void write_average(const BatchOptions& o, const AverageSink& sink) {
