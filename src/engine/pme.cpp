@@ -49,6 +49,9 @@ inline std::int64_t below(std::int64_t first, int step, std::int64_t k) {
   return i < 0 ? i + k : i;
 }
 
+// The most slabs spreading sorts the atoms into.
+constexpr std::int64_t kMaxSpreadSlabs = 512;
+
 // Calls fn(std::integral_constant<int, P>) for P = order (4..kMaxBsplineOrder): the spline loops
 // then have a fixed length, which the compiler unrolls and vectorises.
 template <typename Fn>
@@ -222,43 +225,46 @@ void PmeReciprocal::spread(const AtomSet& atoms) {
     const Vec3 f = cell_.fractional({atoms.x[i], atoms.y[i], atoms.z[i]});
     for (int a = 0; a < 3; ++a) u[std::size_t(3 * i + a)] = f[a] * double(k[a]);
   }
-  const auto spread_one = [&](std::size_t i, auto p) {
-    const double ui[3] = {u[3 * i], u[3 * i + 1], u[3 * i + 2]};
-    spread_atom<decltype(p)::value>(atoms.q[i], ui, k, mesh_.data());
-  };
   // Slabs of at least order − 1 planes, an even number of them (so that slab 0 and the last,
-  // which meet across the periodic boundary, differ in parity), about two a thread.
-  std::int64_t slabs = std::min<std::int64_t>(2 * team_size(), k[2] / (order - 1));
+  // which meet across the periodic boundary, differ in parity): an atom writes only into the slab
+  // its spline starts in and the one below, so the even slabs, then the odd ones, are spread by
+  // threads side by side without atomics. Thin slabs also keep the planes a slab's atoms write
+  // in cache.
+  std::int64_t slabs = std::min<std::int64_t>(kMaxSpreadSlabs, k[2] / (order - 1));
   slabs -= slabs % 2;
   if (slabs < 2) {
     with_order(order, [&](auto p) {
-      for (std::size_t i = 0; i < atoms.size(); ++i) spread_one(i, p);
+      for (std::size_t i = 0; i < atoms.size(); ++i) {
+        const double ui[3] = {u[3 * i], u[3 * i + 1], u[3 * i + 2]};
+        spread_atom<decltype(p)::value>(atoms.q[i], ui, k, mesh_.data());
+      }
     });
     return;
   }
-  // Counting sort of the atoms by the mesh row (plane, then row along b) their spline starts
-  // in: each slab's atoms are one run, and neighbouring atoms write neighbouring rows (cache).
-  const std::size_t rows = std::size_t(k[1] * k[2]);
-  std::vector<std::uint32_t> row_of(atoms.size());
-  std::vector<std::size_t> row_start(rows + 1, 0);
+  // A stable counting sort of the atoms by slab (slab c holds the planes z with z·slabs/K3 = c),
+  // into a copy of what spreading reads, so that it reads memory in order; a full sort by mesh
+  // cell would read the atoms in random order (measured slower).
+  struct MeshCharge {
+    double u[3];
+    double q;
+  };
+  std::vector<std::uint32_t> slab_of(atoms.size());
+  std::vector<std::size_t> start(std::size_t(slabs) + 1, 0);
   for (std::size_t i = 0; i < atoms.size(); ++i) {
-    row_of[i] = std::uint32_t(bspline_first_point(u[3 * i + 2], k[2]) * k[1] +
-                              bspline_first_point(u[3 * i + 1], k[1]));
-    ++row_start[row_of[i] + 1];
+    slab_of[i] = std::uint32_t(bspline_first_point(u[3 * i + 2], k[2]) * slabs / k[2]);
+    ++start[slab_of[i] + 1];
   }
-  for (std::size_t r = 1; r <= rows; ++r) row_start[r] += row_start[r - 1];
-  std::vector<std::uint32_t> sorted(atoms.size());
-  std::vector<std::size_t> fill(row_start.begin(), row_start.end() - 1);
-  for (std::size_t i = 0; i < atoms.size(); ++i) sorted[fill[row_of[i]]++] = std::uint32_t(i);
-  // Slab c holds the planes z with z·slabs/K3 = c: from ⌈c·K3/slabs⌉ on.
-  std::vector<std::size_t> start(std::size_t(slabs) + 1);
-  for (std::int64_t c = 0; c <= slabs; ++c)
-    start[std::size_t(c)] = row_start[std::size_t((c * k[2] + slabs - 1) / slabs * k[1])];
+  for (std::size_t c = 1; c < start.size(); ++c) start[c] += start[c - 1];
+  std::vector<MeshCharge> sorted(atoms.size());
+  std::vector<std::size_t> fill(start.begin(), start.end() - 1);
+  for (std::size_t i = 0; i < atoms.size(); ++i)
+    sorted[fill[slab_of[i]]++] = MeshCharge{{u[3 * i], u[3 * i + 1], u[3 * i + 2]}, double(atoms.q[i])};
   with_order(order, [&](auto p) {
     for (std::int64_t parity = 0; parity < 2; ++parity) {
 #pragma omp parallel for num_threads(team_size()) schedule(dynamic, 1)
       for (std::int64_t c = parity; c < slabs; c += 2)
-        for (std::size_t m = start[c]; m < start[c + 1]; ++m) spread_one(sorted[m], p);
+        for (std::size_t m = start[std::size_t(c)]; m < start[std::size_t(c) + 1]; ++m)
+          spread_atom<decltype(p)::value>(sorted[m].q, sorted[m].u, k, mesh_.data());
     }
   });
 }
