@@ -29,26 +29,6 @@
 namespace dcsgrid::engine {
 namespace {
 
-// One axis of a spline: the first mesh index (wrapped into [0, K)) and the p weights of the mesh
-// points first, first − 1, ..., first − p + 1 (wrapped).
-struct AxisSpline {
-  std::int64_t first = 0;
-  double weight[kMaxBsplineOrder];
-};
-
-AxisSpline axis_spline(double u, int order, std::int64_t k) {
-  AxisSpline s;
-  s.first = bspline_first_point(u, k);
-  bspline_weights(u - std::floor(u), order, s.weight);
-  return s;
-}
-
-// The mesh index p steps below first, wrapped.
-inline std::int64_t below(std::int64_t first, int step, std::int64_t k) {
-  const std::int64_t i = first - step;
-  return i < 0 ? i + k : i;
-}
-
 // The most slabs spreading sorts the atoms into.
 constexpr std::int64_t kMaxSpreadSlabs = 512;
 
@@ -269,56 +249,77 @@ void PmeReciprocal::spread(const AtomSet& atoms) {
   });
 }
 
-void PmeReciprocal::add_to(const GridSpec& grid, Slab slab, float* out) const {
-  const int p = parameters_.order;
-  const std::int64_t k1 = std::int64_t(parameters_.mesh[0]), k2 = std::int64_t(parameters_.mesh[1]),
-                     k3 = std::int64_t(parameters_.mesh[2]);
+namespace {
+
+// dst[n] = Σ_j w[j]·src[j][n] for n < count: the P sources read once each, dst written once.
+template <int P>
+void weighted_sum(const double* const (&src)[P], const double (&w)[P], std::int64_t count, double* dst) {
+  for (std::int64_t n = 0; n < count; ++n) {
+    double v = 0;
+    for (int j = 0; j < P; ++j) v += w[j] * src[j][n];
+    dst[n] = v;
+  }
+}
+
+// The interpolation onto the slab's planes (PmeReciprocal::add_to) for order P.
+template <int P>
+void interpolate(const std::vector<double>& mesh, const std::array<std::int64_t, 3>& k, const UnitCell& cell,
+                 const GridSpec& grid, Slab slab, double scale, double background, float* out) {
+  const std::int64_t k1 = k[0], k2 = k[1], k3 = k[2];
   const std::int64_t nx = grid.nx(), ny = grid.ny();
-  const Mat3& r = cell_.reciprocal;
-  const double background =
-      background_ ? background_potential(total_charge_, parameters_.beta, cell_.volume) : 0.0;
+  const Mat3& r = cell.reciprocal;
   // u1 = K1·(x a*x + y a*y + z a*z): its x part, the same on every row; where a* lies along x
   // (a*y = a*z = 0: b and c have no x component) the whole spline is, and is made once.
   std::vector<double> u1_x(static_cast<std::size_t>(nx));
   for (std::int64_t i = 0; i < nx; ++i) u1_x[std::size_t(i)] = double(k1) * grid.position(i, 0, 0)[0] * r[0][0];
   const bool x_only = r[0][1] == 0 && r[0][2] == 0;
-  std::vector<AxisSpline> x_splines(x_only ? std::size_t(nx) : 0);
-  for (std::size_t i = 0; i < x_splines.size(); ++i) x_splines[i] = axis_spline(u1_x[i], p, k1);
+  std::vector<AscendingSpline<P>> x_splines(x_only ? std::size_t(nx) : 0);
+  for (std::size_t i = 0; i < x_splines.size(); ++i) x_splines[i] = ascending_spline<P>(u1_x[i], k1);
 #pragma omp parallel num_threads(team_size())
   {
-    std::vector<double> plane(static_cast<std::size_t>(k1 * k2)), row(static_cast<std::size_t>(k1));
+    // The row is padded with its first P − 1 values after its end, so that every spline's points
+    // are P consecutive values.
+    std::vector<double> plane(static_cast<std::size_t>(k1 * k2)), row(static_cast<std::size_t>(k1 + P - 1));
 #pragma omp for schedule(dynamic, 1)
-    for (std::int64_t k = slab.z_begin; k < slab.z_end; ++k) {
-      const double z = grid.position(0, 0, k)[2];
-      // The plane: Σ over the p mesh planes of the point's u3.
-      const AxisSpline s3 = axis_spline(double(k3) * z * r[2][2], p, k3);
-      std::fill(plane.begin(), plane.end(), 0.0);
-      for (int j = 0; j < p; ++j) {
-        const double w = s3.weight[j];
-        const double* src = &mesh_[std::size_t(below(s3.first, j, k3) * k1 * k2)];
-        for (std::int64_t n = 0; n < k1 * k2; ++n) plane[std::size_t(n)] += w * src[n];
-      }
+    for (std::int64_t kz = slab.z_begin; kz < slab.z_end; ++kz) {
+      const double z = grid.position(0, 0, kz)[2];
+      // The plane: the P mesh planes of the point's u3, weighted.
+      const AscendingSpline<P> s3 = ascending_spline<P>(double(k3) * z * r[2][2], k3);
+      const double* planes[P];
+      for (int j = 0; j < P; ++j) planes[j] = &mesh[std::size_t(after(s3.start, j, k3) * k1 * k2)];
+      weighted_sum<P>(planes, s3.weight, k1 * k2, plane.data());
       for (std::int64_t j = 0; j < ny; ++j) {
         const double y = grid.position(0, j, 0)[1];
-        const AxisSpline s2 = axis_spline(double(k2) * (y * r[1][1] + z * r[1][2]), p, k2);
-        std::fill(row.begin(), row.end(), 0.0);
-        for (int m = 0; m < p; ++m) {
-          const double w = s2.weight[m];
-          const double* src = &plane[std::size_t(below(s2.first, m, k2) * k1)];
-          for (std::int64_t n = 0; n < k1; ++n) row[std::size_t(n)] += w * src[n];
-        }
+        const AscendingSpline<P> s2 = ascending_spline<P>(double(k2) * (y * r[1][1] + z * r[1][2]), k2);
+        const double* rows[P];
+        for (int m = 0; m < P; ++m) rows[m] = &plane[std::size_t(after(s2.start, m, k2) * k1)];
+        weighted_sum<P>(rows, s2.weight, k1, row.data());
+        for (int m = 0; m + 1 < P; ++m) row[std::size_t(k1 + m)] = row[std::size_t(m)];
         const double u1_yz = double(k1) * (y * r[0][1] + z * r[0][2]);
-        float* dst = out + ((k - slab.z_begin) * ny + j) * nx;
+        float* dst = out + ((kz - slab.z_begin) * ny + j) * nx;
         for (std::int64_t i = 0; i < nx; ++i) {
-          const AxisSpline s1 =
-              x_only ? x_splines[std::size_t(i)] : axis_spline(u1_x[std::size_t(i)] + u1_yz, p, k1);
+          const AscendingSpline<P> s1 =
+              x_only ? x_splines[std::size_t(i)] : ascending_spline<P>(u1_x[std::size_t(i)] + u1_yz, k1);
+          const double* run = &row[std::size_t(s1.start)];
           double v = 0;
-          for (int m = 0; m < p; ++m) v += s1.weight[m] * row[std::size_t(below(s1.first, m, k1))];
-          dst[i] += float(scale_ * (v - background));
+          for (int m = 0; m < P; ++m) v += s1.weight[m] * run[m];
+          dst[i] += float(scale * (v - background));
         }
       }
     }
   }
+}
+
+}  // namespace
+
+void PmeReciprocal::add_to(const GridSpec& grid, Slab slab, float* out) const {
+  const std::array<std::int64_t, 3> k{std::int64_t(parameters_.mesh[0]), std::int64_t(parameters_.mesh[1]),
+                                      std::int64_t(parameters_.mesh[2])};
+  const double background =
+      background_ ? background_potential(total_charge_, parameters_.beta, cell_.volume) : 0.0;
+  with_order(parameters_.order, [&](auto p) {
+    interpolate<decltype(p)::value>(mesh_, k, cell_, grid, slab, scale_, background, out);
+  });
 }
 
 }  // namespace dcsgrid::engine
