@@ -23,6 +23,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -103,7 +104,7 @@ def main():
     p.add_argument("--work", default="")
     p.add_argument("--json", default="bench_batch_average.json")
     a = p.parse_args()
-    work = a.work or tempfile.mkdtemp(prefix="bench_batch_average_")
+    work = a.work or tempfile.mkdtemp(prefix="bench_batch_average_")  # removed at the end unless given
     os.makedirs(work, exist_ok=True)
     pqr, dcd = os.path.join(work, "box.pqr"), os.path.join(work, "traj.dcd")
     subprocess.run([sys.executable, os.path.join(HERE, "..", "tools", "waterbox.py"), "--atoms", str(a.atoms),
@@ -141,6 +142,8 @@ def main():
     with open(a.json, "w") as f:
         json.dump(report, f, indent=2)
     print("(written %s)" % a.json)
+    if not a.work:
+        shutil.rmtree(work, ignore_errors=True)  # the DCD is gigabytes
 
 
 if __name__ == "__main__":

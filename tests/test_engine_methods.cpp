@@ -123,32 +123,35 @@ TEST(EngineMethods, AtomsForSlabsGiveTheSlabsOfEveryAtomBitForBit) {
 }
 
 // The cache hands back what was kept only for the same key and type, once (a run takes it out, so
-// two runs at once never share it), and keeping a new one frees the old.
+// two runs at once never share it); asking for another key frees what was kept, and keeping a new
+// one frees the old.
 TEST(EngineMethods, MethodCacheGivesBackWhatWasKeptForTheSameKeyOnce) {
   MethodCache cache;
   int freed = 0;
   struct Counted {
     int* freed;
     int value;
+    Counted(int* f, int v) : freed(f), value(v) {}
     ~Counted() { ++*freed; }
   };
   EXPECT_EQ(cache.take<Counted>("a"), nullptr);
-  cache.keep("a", std::make_unique<Counted>(Counted{&freed, 1}));
-  freed = 0;  // the temporary moved into the unique_ptr
-  EXPECT_EQ(cache.take<Counted>("b"), nullptr);
-  EXPECT_EQ(cache.take<int>("a"), nullptr);  // another type under the same key
+  cache.keep("a", std::make_unique<Counted>(&freed, 1));
+  EXPECT_EQ(cache.take<int>("a"), nullptr);  // another type: the Counted stays
   std::unique_ptr<Counted> a = cache.take<Counted>("a");
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(a->value, 1);
   EXPECT_EQ(cache.take<Counted>("a"), nullptr);  // taken out
   cache.keep("a", std::move(a));
-  cache.keep("c", std::make_unique<Counted>(Counted{&freed, 3}));
-  EXPECT_EQ(freed, 2);  // "a" freed when "c" was kept (and the temporary)
-  EXPECT_EQ(cache.take<Counted>("a"), nullptr);
+  cache.keep("c", std::make_unique<Counted>(&freed, 3));
+  EXPECT_EQ(freed, 1);  // "a" freed when "c" was kept
+  EXPECT_EQ(cache.take<Counted>("a"), nullptr);  // not "c": "c" freed now, not held beside a new "a"
+  EXPECT_EQ(freed, 2);
+  cache.keep("c", std::make_unique<Counted>(&freed, 3));
   {
-    const Cached<Counted> c(&cache, "c", [&] { return std::make_unique<Counted>(Counted{&freed, 9}); });
+    const Cached<Counted> c(&cache, "c", [&] { return std::make_unique<Counted>(&freed, 9); });
     EXPECT_EQ(c->value, 3);  // the kept one, not made anew
   }
+  EXPECT_EQ(freed, 2);
   EXPECT_EQ(cache.take<Counted>("c")->value, 3);  // given back when the user ended
 }
 

@@ -445,10 +445,11 @@ TEST(Periodic, ReciprocalObjectsServeFrameAfterFrame) {
   EXPECT_EQ(reused_ewald, new_ewald);
 }
 
-// A backend keeps the reciprocal part's set-up between runs (MethodCache): a second frame in the
-// same cell reuses it, and a frame in another cell or with another order makes its own. Every
-// run must equal the same run on a fresh backend, bit for bit; a reused plan of the wrong cell,
-// order or split would not (on the GPU: to float rounding). Both backends (the GPU's skips without a device).
+// A backend that keeps set-up (keep_setup, as batch's frame workers) keeps the reciprocal part's
+// between runs (MethodCache): a second frame in the same cell reuses it, and a frame in another
+// cell or with another order makes its own. Every run must equal the same run on a fresh backend,
+// bit for bit; a reused plan of the wrong cell, order or split would not (on the GPU: to float
+// rounding). Both backends (the GPU's skips without a device).
 TEST(Periodic, BackendsReuseSetUpOnlyForTheSameCellAndParameters) {
   const UnitCell& cell = triclinic();
   const UnitCell stretched = make_cell({cell.lengths[0] * 0.996, cell.lengths[1], cell.lengths[2]}, cell.angles);
@@ -473,6 +474,7 @@ TEST(Periodic, BackendsReuseSetUpOnlyForTheSameCellAndParameters) {
       continue;
     }
     const auto kept = engine::make_backend(device);
+    kept->keep_setup = true;
     for (std::size_t n = 0; n < runs.size(); ++n) {
       engine::PotentialRequest r;
       r.atoms = runs[n].atoms;

@@ -137,7 +137,7 @@ void add_file_options(CLI::App& app, BatchCommandOptions& o) {
                                "running sums are saved to OUTPUT.sums.h5 every minute (less often where a "
                                "save takes over 6 s) and when the run "
                                "stops on an error or the mean cannot be written (--resume continues; an "
-                               "interrupt, Ctrl-C, keeps only the last minute's save), and removed once "
+                               "interrupt, Ctrl-C, keeps only the last save), and removed once "
                                "the mean of every frame is written (kept while frames failed: --resume "
                                "retries them)")
                       ->group(file);
@@ -169,9 +169,10 @@ void add_options(CLI::App& app, BatchCommandOptions& o) {
   add_compute_options(app, o.compute, method_help(false), false);
   app.add_option("--frame-workers", o.batch.frame_workers,
                  "Frames computed at once, a backend each (0: on each GPU of --gpus 4 for grids of "
-                 "up to 64 MiB, whose frames are short, else 1; one on the CPU). Several per GPU "
+                 "up to 64 MiB, whose frames are short, else 1, and 1 for pb; one on the CPU). Several per GPU "
                  "overlap one frame's copies and host work with another's kernels. The file is the "
-                 "same whatever the count")
+                 "same whatever the count (with --average, the mean to float rounding: frames are "
+                 "summed as they finish; 1 worker sums them in order)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str()
       ->group(kHardwareGroup);

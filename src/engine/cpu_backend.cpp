@@ -73,14 +73,14 @@ class MsmCpu final : public CpuMethod {
 
 // The periodic methods: the real-space part through the cutoff engine over the atoms' images near
 // the grid (the ewald_real form), plus the reciprocal part R (EwaldReciprocal or PmeReciprocal),
-// both prepared once a run; R's plan is taken from the backend's cache when the last run had the
-// same cell and parameters. The smooth map (--smooth) is the reciprocal part alone.
+// both prepared once a run; R's plan is taken from the backend's cache (when it keeps set-up) if
+// the last run had the same cell and parameters. The smooth map (--smooth) is the reciprocal part alone.
 template <typename R>
 class PeriodicCpu final : public CpuMethod {
  public:
-  PeriodicCpu(const PotentialRequest& r, MethodCache& cache)
+  PeriodicCpu(const PotentialRequest& r, MethodCache* cache)
       : grid_(r.grid), kernel_(make_pair_kernel(r.physics)), split_(periodic_split<R>(*r.cell, r.periodic)),
-        reciprocal_(&cache, reciprocal_key(*r.cell, split_, kernel_.scale_d), [&] {
+        reciprocal_(cache, reciprocal_key(*r.cell, split_, kernel_.scale_d), [&] {
           return std::make_unique<R>(*r.cell, split_.parameters, kernel_.scale_d, split_.background);
         }) {
     reciprocal_->set_atoms(*r.atoms);
@@ -126,14 +126,14 @@ class PbCpu final : public CpuMethod {
 
 // Methods whose set-up outlives a run take the backend's cache.
 template <typename M>
-std::unique_ptr<CpuMethod> make(const PotentialRequest& request, MethodCache& cache) {
-  if constexpr (std::is_constructible_v<M, const PotentialRequest&, MethodCache&>)
+std::unique_ptr<CpuMethod> make(const PotentialRequest& request, MethodCache* cache) {
+  if constexpr (std::is_constructible_v<M, const PotentialRequest&, MethodCache*>)
     return std::make_unique<M>(request, cache);
   else
     return std::make_unique<M>(request);
 }
 
-using CpuMethodFactory = std::unique_ptr<CpuMethod> (*)(const PotentialRequest&, MethodCache&);
+using CpuMethodFactory = std::unique_ptr<CpuMethod> (*)(const PotentialRequest&, MethodCache*);
 // Indexed by Method; nullptr where the CPU backend has no implementation.
 constexpr std::array<CpuMethodFactory, 6> kCpuMethods{
     make<DirectCpu>,  // direct
@@ -149,7 +149,7 @@ CpuMethodFactory factory(Method m) {
   return i < kCpuMethods.size() ? kCpuMethods[i] : nullptr;
 }
 
-std::unique_ptr<CpuMethod> make_cpu_method(const PotentialRequest& request, MethodCache& cache) {
+std::unique_ptr<CpuMethod> make_cpu_method(const PotentialRequest& request, MethodCache* cache) {
   validate(request);
   const CpuMethodFactory f = factory(request.method);
   if (!f) throw Error("the cpu backend cannot compute the '" + method_name(request.method) + "' method");
@@ -161,12 +161,12 @@ class CpuBackend final : public Backend {
   std::string name() const override { return "cpu"; }
   bool supports(Method m) const override { return factory(m) != nullptr; }
   void compute(const PotentialRequest& request, Slab slab, float* out) override {
-    make_cpu_method(request, cache_)->compute(slab, out);
+    make_cpu_method(request, cache())->compute(slab, out);
   }
   RunStats run(const PotentialRequest& request, const SlabSink& sink,
                const Progress& progress) override {
     const auto t0 = clock_type::now();
-    const std::unique_ptr<CpuMethod> method = make_cpu_method(request, cache_);
+    const std::unique_ptr<CpuMethod> method = make_cpu_method(request, cache());
     const double setup = seconds_since(t0);
     RunStats stats = run_in_slabs(
         request.grid, slab_bytes, [&](Slab slab, float* out) { method->compute(slab, out); }, sink, progress);
@@ -177,6 +177,7 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  MethodCache* cache() { return keep_setup ? &cache_ : nullptr; }
   MethodCache cache_;
 };
 

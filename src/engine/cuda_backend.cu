@@ -220,11 +220,11 @@ class SlotPool {
 // One device's part of a run, used from that device's thread only (the device is current).
 class DeviceWorker {
  public:
-  DeviceWorker(const PotentialRequest& request, DeviceSlot& slot)
+  DeviceWorker(const PotentialRequest& request, DeviceSlot& slot, bool keep_setup)
       : grid_(request.grid), slot_(slot), compute_(slot.compute), copy_(slot.copy),
         device_(slot.device), host_(slot.host), started_(slot.started), computed_(slot.computed),
         copied_(slot.copied),
-        method_(make_device_method(request, compute_.get(), &slot.cache)),
+        method_(make_device_method(request, compute_.get(), keep_setup ? &slot.cache : nullptr)),
         layout_(method_->layout()) {}
   // Nothing may still write into the buffers when another run reuses them (after an abort).
   ~DeviceWorker() {
@@ -323,7 +323,7 @@ struct DeviceResult {
 // The body of device thread `index` (of `count`), running on `device`. Errors go to the handoff,
 // prefixed with the device.
 void device_thread(int device, std::size_t index, std::size_t count,
-                   const PotentialRequest& request, std::unique_ptr<DeviceSlot>& slot,
+                   const PotentialRequest& request, bool keep_setup, std::unique_ptr<DeviceSlot>& slot,
                    Handoff& handoff, DeviceResult& result) {
   result.stats.device = cuda::device_label(device);
   try {
@@ -333,7 +333,7 @@ void device_thread(int device, std::size_t index, std::size_t count,
     DCSGRID_CUDA_CHECK(cudaSetDevice(device));
     if (!slot) slot = std::make_unique<DeviceSlot>();
     stages.push_back({"context and streams", timer.lap()});
-    DeviceWorker worker(request, *slot);
+    DeviceWorker worker(request, *slot, keep_setup);
     stages.push_back({"method", timer.lap()});
     for (const StageTime& s : worker.setup_stages()) stages.push_back({"method: " + s.stage, s.seconds});
     handoff.post_capacity(index, worker.max_planes(), worker.plane_multiple());
@@ -427,7 +427,7 @@ class CudaBackend final : public Backend {
     };
     try {
       for (std::size_t d = 0; d < count; ++d)
-        threads.emplace_back(device_thread, devices_[d], d, count, std::cref(request),
+        threads.emplace_back(device_thread, devices_[d], d, count, std::cref(request), keep_setup,
                              std::ref(slots[d]), std::ref(handoff), std::ref(results[d]));
       const std::size_t plane_bytes = request.grid.plane_size() * sizeof(float);
       const auto [device_cap, plane_multiple] = handoff.wait_capacities();

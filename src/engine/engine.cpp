@@ -256,6 +256,7 @@ std::vector<std::unique_ptr<Backend>> make_frame_backends(const std::string& dev
   while (backends.size() < workers)
     backends.push_back(on_gpus ? make_backend("gpu", {ids[backends.size() % ids.size()]}, methods)
                                : make_cpu_backend());
+  for (auto& b : backends) b->keep_setup = true;  // frame after frame: the set-up of one cell serves the next
   return backends;
 }
 

@@ -121,6 +121,10 @@ class Backend {
                        const Progress& progress = {});
   // Bytes of host memory a slab buffer may use.
   std::size_t slab_bytes = std::size_t(1) << 30;
+  // Keep set-up that depends on the cell and options, not the atoms (the periodic methods'
+  // reciprocal part), for the next run (MethodCache): for a series of runs such as batch frames.
+  // Off, nothing outlives a run, so a single map's memory is freed with it.
+  bool keep_setup = false;
 };
 
 // Computes the grid slab by slab with compute(slab, out) into one host buffer of at most
@@ -138,6 +142,7 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const std::vect
 // streams: on GPUs, worker k on the (k mod n)-th of the n devices of gpus (every visible one when
 // empty), so that several workers on one GPU overlap one frame's copies and host work with another's
 // kernels; on the CPU, `workers` CPU backends. workers 0: per_gpu on each GPU, or one on the CPU.
+// Each keeps its set-up between runs (keep_setup).
 std::vector<std::unique_ptr<Backend>> make_frame_backends(const std::string& device,
                                                           const std::vector<int>& gpus,
                                                           const std::vector<Method>& methods,

@@ -1,8 +1,8 @@
-// Set-up that a backend keeps from one run to the next: a method's parts that depend only on a key
-// (a cell and the method's parameters, not the atoms), such as PME's FFT plan and influence
-// function, so that the frames of a batch in one box make them once. One object per type is kept,
-// the last one given back; a run takes it out while it uses it, so two runs at once never share
-// one (the second makes its own).
+// Set-up that a backend keeps from one run to the next when asked (Backend::keep_setup, which
+// batch's frame workers set): a method's parts that depend only on a key (a cell and the method's
+// parameters, not the atoms), such as PME's FFT plan and influence function, so that the frames of
+// a batch in one box make them once. One object per type is kept, the last one given back; a run
+// takes it out while it uses it, so two runs at once never share one (the second makes its own).
 #pragma once
 #include <map>
 #include <memory>
@@ -14,15 +14,23 @@ namespace dcsgrid::engine {
 
 class MethodCache {
  public:
-  // The kept T if it was made for key (the cache no longer holds it), else nullptr.
+  // The kept T if it was made for key, else nullptr; either way the cache no longer holds a T (a
+  // T of another key is freed now, before the caller makes its own: two are never held at once).
   template <typename T>
   std::unique_ptr<T> take(const std::string& key) {
-    std::lock_guard lock(mutex_);
-    const auto it = kept_.find(std::type_index(typeid(T)));
-    if (it == kept_.end() || it->second.key != key) return nullptr;
-    std::unique_ptr<T> value(static_cast<T*>(it->second.value.release()));
-    kept_.erase(it);
-    return value;
+    std::unique_ptr<T> value;
+    Holder stale{nullptr, [](void*) {}};
+    {
+      std::lock_guard lock(mutex_);
+      const auto it = kept_.find(std::type_index(typeid(T)));
+      if (it == kept_.end()) return nullptr;
+      if (it->second.key == key)
+        value.reset(static_cast<T*>(it->second.value.release()));
+      else
+        stale = std::move(it->second.value);
+      kept_.erase(it);
+    }
+    return value;  // stale is freed here, outside the lock
   }
   // Keeps value for key, in place of the T kept before (freed first, so that two large set-ups
   // are never held at once by the cache).

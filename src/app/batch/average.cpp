@@ -86,7 +86,8 @@ GridSpec scaled_grid(GridSpec grid, const Vec3& scale) {
 class AverageSink final : public FrameSink {
  public:
   static constexpr double kSaveSeconds = 60;
-  using Save = std::function<void(const AverageSums&)>;
+  // Writes the sums; returns the seconds the writing took (not waiting for the inputs' checksums).
+  using Save = std::function<double(const AverageSums&)>;
 
   AverageSink(analysis::BatchLayout layout, std::optional<UnitCell> grid_cell)
       : layout_(std::move(layout)), sums_(layout_.grid.point_count(), layout_.frames.size()),
@@ -141,10 +142,8 @@ class AverageSink final : public FrameSink {
       std::lock_guard lock(cell_mutex_);
       sums_.reference = reference_;
     }
-    const auto start = clock_type::now();
-    save_(sums_);
+    last_save_seconds_ = save_(sums_);
     last_save_ = clock_type::now();
-    last_save_seconds_ = seconds_since(start);
   }
   bool added(std::size_t index) const { return sums_.added[index] == 1; }
   std::size_t count() const { return sums_.count; }
@@ -307,7 +306,10 @@ void resume_or_start(const BatchOptions& o, const BatchInputs& in, AverageSink& 
     }
   }
   sink.save_with([path, grid = sink.grid(), fingerprint, &inputs](const AverageSums& sums) {
-    save_average_sums(path, sums, grid, fingerprint, inputs.get());
+    const Checksums& sha = inputs.get();  // the first save may wait for them: not the save's own time
+    const auto start = clock_type::now();
+    save_average_sums(path, sums, grid, fingerprint, sha);
+    return seconds_since(start);
   });
 }
 

@@ -20,6 +20,7 @@
 #include "dcsgrid/analysis/stats.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
+#include "dcsgrid/engine/method.hpp"
 
 namespace dcsgrid::app {
 
@@ -339,9 +340,12 @@ std::size_t queue_depth(const BatchOptions& o, const GridSpec& grid) {
 // Frame workers on each GPU when --frame-workers is 0: a frame of a small grid keeps a GPU busy for
 // less time than its host work takes (upload, copy back, the sink), so several frames at once fill
 // the gaps (docs/periodic.md: a 10^6-point PME frame, 1 worker 246 frames/s, 4 workers 845 on an
-// H200); a large grid's frame fills the GPU alone, and each worker holds frame buffers.
-std::size_t gpu_workers(const GridSpec& grid) {
+// H200); a large grid's frame fills the GPU alone, and each worker holds frame buffers. A whole-grid
+// method (pb) solves on each worker at once, whose memory checks would all pass before any
+// allocates: one worker.
+std::size_t gpu_workers(const GridSpec& grid, engine::Method method) {
   constexpr std::size_t kSmallGridBytes = std::size_t(64) << 20;
+  if (engine::describe(method).shape == engine::MethodShape::whole_grid) return 1;  // pb: a solve's memory each
   return grid_bytes(grid) <= kSmallGridBytes ? 4 : 1;
 }
 
@@ -352,7 +356,8 @@ bool compute_frames(const BatchOptions& o, const BatchInputs& in, FrameSink& sin
   run.queue_depth = queue_depth(o, sink.grid());
   set_openmp_threads(run.compute.threads);
   std::vector<std::unique_ptr<engine::Backend>> backends = engine::make_frame_backends(
-      run.compute.device, run.compute.gpus, run.compute.methods, o.frame_workers, gpu_workers(sink.grid()));
+      run.compute.device, run.compute.gpus, run.compute.methods, o.frame_workers,
+      gpu_workers(sink.grid(), o.compute.methods.front()));
   require_host_memory(sink.grid(), frame_buffers(run.queue_depth, backends.size()));
   require_support(*backends.front(), o.compute.methods.front());
   result.device = backends.front()->name();
