@@ -21,7 +21,6 @@
 #include "app/clock.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
-#include "dcsgrid/io/files/sha256.hpp"
 #include "dcsgrid/io/maps/io.hpp"
 
 namespace dcsgrid::app {
@@ -263,18 +262,8 @@ std::optional<UnitCell> first_frames_cell(const BatchOptions& o, const BatchInpu
 class BackgroundChecksums {
  public:
   explicit BackgroundChecksums(std::vector<std::string> files)
-      : result_(done_.get_future().share()), thread_([this, files = std::move(files)] {
-          Checksums sha;
-          for (const auto& f : files) {
-            if (stop_) break;
-            try {
-              sha[f] = io::sha256_file(f, &stop_);
-            } catch (const std::exception&) {
-              sha[f] = "";  // unreadable: recorded as such, as input_checksums does
-            }
-          }
-          done_.set_value(std::move(sha));
-        }) {}
+      : result_(done_.get_future().share()),
+        thread_([this, files = std::move(files)] { done_.set_value(input_checksums(files, &stop_)); }) {}
   ~BackgroundChecksums() {
     stop_ = true;
     thread_.join();

@@ -103,11 +103,11 @@ void require_same_options(const std::filesystem::path& file, const std::string& 
                             fingerprint.contains(key) ? fingerprint[key].dump() : "absent"));
 }
 
-Checksums input_checksums(const std::vector<std::string>& files) {
+Checksums input_checksums(const std::vector<std::string>& files, const std::atomic<bool>* stop) {
   Checksums sha;
   for (const auto& f : files) {
     try {
-      sha[f] = io::sha256_file(f);
+      sha[f] = io::sha256_file(f, stop);
     } catch (const std::exception&) {
       sha[f] = "";
     }

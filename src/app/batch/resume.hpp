@@ -1,6 +1,7 @@
 // Resuming a batch (private to src/app): the options a batch file records when it is made, and the
 // check that a resumed run agrees with them and that the inputs of its complete frames are unchanged.
 #pragma once
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -24,8 +25,9 @@ using Checksums = std::map<std::string, std::string>;
 void require_same_options(const std::filesystem::path& file, const std::string& recorded_json,
                           const nlohmann::json& fingerprint);
 
-// The SHA-256 of each input file as it is now ("" when it cannot be read).
-Checksums input_checksums(const std::vector<std::string>& files);
+// The SHA-256 of each input file as it is now ("" when it cannot be read, or when *stop became true
+// before its end).
+Checksums input_checksums(const std::vector<std::string>& files, const std::atomic<bool>* stop = nullptr);
 
 // Checks an existing batch for resume: the options must match what made it, and the inputs of
 // complete frames must be unchanged. Returns the inputs' checksums now, for the frames to come.
