@@ -203,6 +203,25 @@ void scatter_fixed(const DeviceAtomArrays& atoms, const BinGeometry& g, int capa
   DCSGRID_CHECK_LAUNCH();
 }
 
+void stable_key_order(const std::uint32_t* keys, std::size_t n, int key_bits, DeviceKeyOrder& out,
+                      cudaStream_t stream) {
+  if (n > std::size_t(INT32_MAX))
+    throw Error("stable_key_order: " + std::to_string(n) + " keys, more than CUB sorts (2^31 - 1)");
+  if (n == 0) return;
+  const int count = int(n);
+  reserve(out.sorted_keys, n);
+  reserve(out.order, 2 * n);
+  std::uint32_t* index = out.order.data() + n;
+  std::size_t bytes = 0;
+  DCSGRID_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, out.sorted_keys.data(), index,
+                                                     out.order.data(), count, 0, key_bits, stream));
+  reserve(out.workspace, std::max<std::size_t>(bytes, 1));
+  iota_kernel<<<blocks_for(n), kThreads, 0, stream>>>(index, n);
+  DCSGRID_CHECK_LAUNCH();
+  DCSGRID_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(out.workspace.data(), bytes, keys, out.sorted_keys.data(),
+                                                     index, out.order.data(), count, 0, key_bits, stream));
+}
+
 void scatter_dynamic(const DeviceAtomArrays& atoms, const BinGeometry& g, DeviceBins& bins,
                      cudaStream_t stream) {
   check_binned(atoms, g, bins);
@@ -218,23 +237,9 @@ void scatter_dynamic(const DeviceAtomArrays& atoms, const BinGeometry& g, Device
                                   prims::ScanKind::exclusive, bins.scan_workspace.data(), stream);
   if (n == 0) return;
   // Keys run up to bins (the dropped key): only their low bits take part in the sort.
-  const int key_bits = std::bit_width(std::uint64_t(bins.bins));
-  const int count = int(n);  // upload_atom_arrays keeps n within int, CUB's count
-  reserve(bins.sorted_keys, n);
-  reserve(bins.order, 2 * n);
-  std::uint32_t* index = bins.order.data() + n;
-  std::size_t sort_bytes = 0;
-  DCSGRID_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, bins.keys.data(),
-                                                     bins.sorted_keys.data(), index,
-                                                     bins.order.data(), count, 0, key_bits, stream));
-  reserve(bins.sort_workspace, std::max<std::size_t>(sort_bytes, 1));
-  iota_kernel<<<blocks_for(n), kThreads, 0, stream>>>(index, n);
-  DCSGRID_CHECK_LAUNCH();
-  DCSGRID_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
-      bins.sort_workspace.data(), sort_bytes, bins.keys.data(), bins.sorted_keys.data(), index,
-      bins.order.data(), count, 0, key_bits, stream));
+  stable_key_order(bins.keys.data(), n, std::bit_width(std::uint64_t(bins.bins)), bins.sorted, stream);
   gather_sorted_kernel<<<blocks_for(n), kThreads, 0, stream>>>(
-      arrays_of(atoms, g), bins.sorted_keys.data(), bins.order.data(), std::uint32_t(bins.bins),
+      arrays_of(atoms, g), bins.sorted.sorted_keys.data(), bins.sorted.order.data(), std::uint32_t(bins.bins),
       bins.slots.data());
   DCSGRID_CHECK_LAUNCH();
 }

@@ -1,9 +1,11 @@
 // Multilevel summation's long-range part on the GPU (engine/msm_cuda.hpp).
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <vector>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/engine/binning.hpp"
 #include "dcsgrid/engine/msm_cuda.hpp"
 
 #include "dcsgrid/core/clock.hpp"
@@ -24,44 +26,97 @@ Dims3 dims_of(const MsmLevelShape& s) { return {s.n[0], s.n[1], s.n[2]}; }
 using cuda::upload;
 
 // Atoms sorted by the level-0 cell of their first node (x fastest), with that node along x and
-// their fractions; cell c holds atoms [start[c], start[c + 1]).
-struct DeviceBins {
+// their fractions; cell c holds atoms [start[c], start[c + 1]), in input order.
+struct BinnedAtoms {
   cuda::DeviceBuffer<int> first_x;
   cuda::DeviceBuffer<float> sx, sy, sz, q;
   cuda::DeviceBuffer<std::uint32_t> start;
 };
 
-DeviceBins bin_atoms(const MsmPlan& plan, const AtomSet& atoms, cudaStream_t stream) {
+// One thread per atom: its cell's key, its first node along x and its fractions (the host's
+// arithmetic, msm_first_node, so the binning is the same on every device).
+__global__ void cell_keys_kernel(MsmNodeMap map, Dims3 n, const float* x, const float* y, const float* z,
+                                 std::size_t count, std::uint32_t* key, int* fx, float* sx, float* sy, float* sz) {
+  const std::size_t a = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (a >= count) return;
+  double f[3];
+  const std::int64_t i = map.first_node(0, x[a], f[0]);
+  const std::int64_t j = map.first_node(1, y[a], f[1]);
+  const std::int64_t k = map.first_node(2, z[a], f[2]);
+  key[a] = std::uint32_t((k * n.y + j) * n.x + i);
+  fx[a] = int(i);
+  sx[a] = float(f[0]);
+  sy[a] = float(f[1]);
+  sz[a] = float(f[2]);
+}
+
+struct AtomColumns {
+  int* fx;
+  float *sx, *sy, *sz, *q;
+};
+// Atom j of the cell order is atom order[j] of the input.
+__global__ void gather_cell_order_kernel(const std::uint32_t* order, std::size_t count, AtomColumns in,
+                                         AtomColumns out) {
+  const std::size_t j = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= count) return;
+  const std::uint32_t a = order[j];
+  out.fx[j] = in.fx[a];
+  out.sx[j] = in.sx[a];
+  out.sy[j] = in.sy[a];
+  out.sz[j] = in.sz[a];
+  out.q[j] = in.q[a];
+}
+
+// start[c] = the first of the sorted keys not below c (a binary search), c = 0 .. cells.
+__global__ void cell_starts_kernel(const std::uint32_t* sorted, std::size_t count, std::size_t cells,
+                                   std::uint32_t* start) {
+  const std::size_t c = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c > cells) return;
+  std::size_t lo = 0, hi = count;
+  while (lo < hi) {
+    const std::size_t mid = (lo + hi) / 2;
+    if (sorted[mid] < c) lo = mid + 1;
+    else hi = mid;
+  }
+  start[c] = std::uint32_t(lo);
+}
+
+// A stable sort of the atoms by cell on the device (asynchronous on stream; `atoms` must stay
+// unchanged until the stream is synchronised).
+BinnedAtoms bin_atoms(const MsmPlan& plan, const AtomSet& atoms, cudaStream_t stream) {
   const Dims3 n = dims_of(plan.levels[0]);
-  const std::size_t count = atoms.size();
-  std::vector<std::int64_t> cell(count);
-  std::vector<int> fx(count);
-  std::vector<float> s[3];
-  for (auto& v : s) v.resize(count);
-  std::vector<std::uint32_t> start(std::size_t(n.points()) + 1, 0);
-  for (std::size_t a = 0; a < count; ++a) {
-    double f[3];
-    const std::int64_t x = msm_first_node(plan, 0, atoms.x[a], f[0]);
-    const std::int64_t y = msm_first_node(plan, 1, atoms.y[a], f[1]);
-    const std::int64_t z = msm_first_node(plan, 2, atoms.z[a], f[2]);
-    cell[a] = (z * n.y + y) * n.x + x;
-    fx[a] = int(x);
-    for (int d = 0; d < 3; ++d) s[d][a] = float(f[d]);
-    ++start[cell[a] + 1];
+  const std::size_t count = atoms.size(), cells = std::size_t(n.points());
+  if (cells >= std::size_t(UINT32_MAX))
+    throw Error("msm (cuda): level 0 has " + std::to_string(cells) +
+                " points, more than 2^32 - 1; a larger MSM spacing needs fewer");
+  DeviceAtomArrays in;
+  upload_atom_arrays(atoms, in, stream);
+  cuda::DeviceBuffer<std::uint32_t> keys(count);
+  cuda::DeviceBuffer<int> fx(count);
+  cuda::DeviceBuffer<float> s[3] = {cuda::DeviceBuffer<float>(count), cuda::DeviceBuffer<float>(count),
+                                    cuda::DeviceBuffer<float>(count)};
+  BinnedAtoms bins{cuda::DeviceBuffer<int>(count), cuda::DeviceBuffer<float>(count), cuda::DeviceBuffer<float>(count),
+                   cuda::DeviceBuffer<float>(count), cuda::DeviceBuffer<float>(count),
+                   cuda::DeviceBuffer<std::uint32_t>(cells + 1)};
+  DeviceKeyOrder sorted;
+  if (count > 0) {
+    cell_keys_kernel<<<blocks_for(count), kThreads, 0, stream>>>(msm_node_map(plan), n, in.x.data(), in.y.data(),
+                                                                  in.z.data(), count, keys.data(), fx.data(),
+                                                                  s[0].data(), s[1].data(), s[2].data());
+    DCSGRID_CHECK_LAUNCH();
+    stable_key_order(keys.data(), count, std::max(1, int(std::bit_width(cells - 1))), sorted, stream);
+    const AtomColumns unsorted{fx.data(), s[0].data(), s[1].data(), s[2].data(), in.q.data()};
+    const AtomColumns by_cell{bins.first_x.data(), bins.sx.data(), bins.sy.data(), bins.sz.data(), bins.q.data()};
+    gather_cell_order_kernel<<<blocks_for(count), kThreads, 0, stream>>>(sorted.order.data(), count, unsorted,
+                                                                          by_cell);
+    DCSGRID_CHECK_LAUNCH();
   }
-  for (std::size_t c = 0; c + 1 < start.size(); ++c) start[c + 1] += start[c];
-  std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
-  std::vector<int> sorted_fx(count);
-  std::vector<float> sorted[4];
-  for (auto& v : sorted) v.resize(count);
-  for (std::size_t a = 0; a < count; ++a) {
-    const std::uint32_t k = fill[cell[a]]++;
-    sorted_fx[k] = fx[a];
-    for (int d = 0; d < 3; ++d) sorted[d][k] = s[d][a];
-    sorted[3][k] = atoms.q[a];
-  }
-  return {upload(sorted_fx, stream), upload(sorted[0], stream), upload(sorted[1], stream),
-          upload(sorted[2], stream), upload(sorted[3], stream), upload(start, stream)};
+  cell_starts_kernel<<<blocks_for(cells + 1), kThreads, 0, stream>>>(
+      count > 0 ? sorted.sorted_keys.data() : nullptr, count, cells, bins.start.data());
+  DCSGRID_CHECK_LAUNCH();
+  // The temporaries are freed when this returns: the binning must be done by then.
+  DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return bins;
 }
 
 struct AnterpolateArgs {
@@ -236,13 +291,17 @@ __global__ void interpolate_xy_kernel(InterpolateArgs a, const double* folded, f
   out[(kk * a.rows + j) * a.pitch + i] += float(a.scale * sum);
 }
 
+// Device memory an atom takes while it is binned: its upload, key, fractions and sorted copy, and
+// the sort's order and workspace.
+constexpr std::size_t kBinningBytesPerAtom = 80;
+
 // Throws Error when the level grids and the binned atoms would not fit in the device's free
 // memory: charges and potentials of every level plus two transfer temporaries, in doubles.
 void require_device_memory(const MsmPlan& plan, std::size_t atoms) {
   std::size_t level_points = 0;
   for (const MsmLevelShape& s : plan.levels) level_points += s.points();
   const std::size_t need = 4 * sizeof(double) * level_points +
-                           sizeof(std::uint32_t) * (plan.levels[0].points() + 1) + 5 * 4 * atoms;
+                           sizeof(std::uint32_t) * (plan.levels[0].points() + 1) + kBinningBytesPerAtom * atoms;
   std::size_t free = 0, total = 0;
   DCSGRID_CUDA_CHECK(cudaMemGetInfo(&free, &total));
   if (need > free)
@@ -271,8 +330,8 @@ MsmLongRangeCuda::MsmLongRangeCuda(const AtomSet& atoms, const GridSpec& output,
   lap("plan");
   std::vector<cuda::DeviceBuffer<double>> charge(plan_.levels.size());
   {
-    const DeviceBins bins = bin_atoms(plan_, atoms, stream);
-    lap("binning (host) and upload");
+    const BinnedAtoms bins = bin_atoms(plan_, atoms, stream);
+    lap("binning");
     const AnterpolateArgs args{bins.first_x.data(), bins.sx.data(), bins.sy.data(), bins.sz.data(),
                                bins.q.data(), bins.start.data(), dims_of(plan_.levels[0]), plan_.basis};
     charge[0].resize(plan_.levels[0].points());

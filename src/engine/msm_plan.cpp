@@ -246,11 +246,18 @@ MsmTransfer1D msm_prolongation_1d(const MsmPlan& plan, int level, int axis) {
   return op;
 }
 
+MsmNodeMap msm_node_map(const MsmPlan& plan) {
+  MsmNodeMap map;
+  map.spacing = plan.options.spacing;
+  for (int axis = 0; axis < 3; ++axis) {
+    map.origin[axis] = plan.origin[axis];
+    map.offset[axis] = plan.basis.first_offset() - plan.levels[0].lo[axis];
+  }
+  return map;
+}
+
 std::int64_t msm_first_node(const MsmPlan& plan, int axis, double x, double& s) {
-  const double u = (x - plan.origin[axis]) / plan.options.spacing;
-  const double fl = std::floor(u);
-  s = u - fl;
-  return std::int64_t(fl) + plan.basis.first_offset() - plan.levels[0].lo[axis];
+  return msm_node_map(plan).first_node(axis, x, s);
 }
 
 std::vector<MsmStencilRow> msm_stencil_rows(const MsmPlan& plan) {

@@ -167,6 +167,17 @@ struct DeviceAtomArrays {
 // Asynchronous on stream: atoms must stay alive and unchanged until the stream reaches the copy.
 void upload_atom_arrays(const AtomSet& atoms, DeviceAtomArrays& device, cudaStream_t stream);
 
+// A stable sort's order of keys on the device, its buffers reused (grown, never shrunk).
+struct DeviceKeyOrder {
+  cuda::DeviceBuffer<std::uint32_t> sorted_keys;  // the keys in (key, index) order
+  cuda::DeviceBuffer<std::uint32_t> order;        // 2·n: the index of each sorted key, then 0..n−1
+  cuda::DeviceBuffer<unsigned char> workspace;
+};
+// Asynchronous on stream: order[j] (j < n) = the index of the j-th key in (key, index) order, and
+// sorted_keys[j] its key: a stable radix sort (CUB) of the keys' low key_bits bits. n < 2^31.
+void stable_key_order(const std::uint32_t* keys, std::size_t n, int key_bits, DeviceKeyOrder& out,
+                      cudaStream_t stream);
+
 // Device buffers of one binning, reused (grown, never shrunk) from slab to slab.
 struct DeviceBins {
   cuda::DeviceBuffer<std::uint32_t> keys;       // per atom: its bin, or bin_count (dropped)
@@ -178,9 +189,7 @@ struct DeviceBins {
   cuda::DeviceBuffer<std::uint32_t> overflow_count;  // 1
   cuda::DeviceBuffer<std::uint32_t> occupancy;  // bins_with[] for the capacity choice
   cuda::DeviceBuffer<unsigned char> scan_workspace;
-  cuda::DeviceBuffer<std::uint32_t> sorted_keys;  // dynamic: keys in (bin, input) order
-  cuda::DeviceBuffer<std::uint32_t> order;        // dynamic: 2·atoms: the atom of each sorted key, then 0..atoms−1
-  cuda::DeviceBuffer<unsigned char> sort_workspace;
+  DeviceKeyOrder sorted;                        // dynamic: the atoms in (bin, input) order
   int capacity = 0;       // fixed: atoms per bin; 0 for dynamic bins
   std::size_t bins = 0;   // bin_count of the last compute_bin_keys
   std::size_t atoms = 0;  // atoms of the last compute_bin_keys

@@ -4,7 +4,7 @@
 // half the FP32 rate on the H100).
 //
 // No step is serialised by atomics: anterpolation gathers, one thread per level-0 node, from the
-// atoms binned (on the host, by a counting sort) by the first node they reach; restriction and
+// atoms binned (on the device, by a stable radix sort) by the first node they reach; restriction and
 // prolongation are one kernel per axis (factored, O(p·M)); each level's stencil and the top
 // level's all-pairs sum are one thread per point; output interpolation folds the p level-0
 // planes of each output plane first (z), then sums p² nodes per output point (y, x).

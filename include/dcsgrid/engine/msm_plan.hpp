@@ -2,6 +2,7 @@
 // shared by the CPU and CUDA engines (engine/msm.hpp, engine/msm_cuda.hpp).
 #pragma once
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -106,8 +107,22 @@ struct MsmTransfer1D {
 MsmTransfer1D msm_restriction_1d(const MsmPlan& plan, int level, int axis);
 MsmTransfer1D msm_prolongation_1d(const MsmPlan& plan, int level, int axis);
 
-// The first level-0 node (relative to level 0's lo) that interpolation at coordinate x along axis
-// reaches; s is set to the fraction that MsmBasis::weights takes.
+// Where interpolation at a coordinate starts on level 0, as plain values a kernel can take.
+struct MsmNodeMap {
+  double origin[3] = {};
+  double spacing = 0;
+  std::int64_t offset[3] = {};  // basis.first_offset() − levels[0].lo
+  // The first level-0 node (relative to level 0's lo) that interpolation at coordinate x along
+  // axis reaches; s is set to the fraction that MsmBasis::weights takes.
+  DCSGRID_HD std::int64_t first_node(int axis, double x, double& s) const {
+    const double u = (x - origin[axis]) / spacing;
+    const double fl = floor(u);
+    s = u - fl;
+    return std::int64_t(fl) + offset[axis];
+  }
+};
+MsmNodeMap msm_node_map(const MsmPlan& plan);
+// msm_node_map(plan).first_node(axis, x, s).
 std::int64_t msm_first_node(const MsmPlan& plan, int axis, double x, double& s);
 
 // The stencil's nonzero rows: at (dy, dz), weights plan.stencil[centre + dx] for dx = x_lo .. x_hi.
