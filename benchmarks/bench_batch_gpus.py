@@ -28,6 +28,10 @@ from bench_batch_trajectory import prepare_trajectory  # noqa: E402  (the same t
 
 
 def gpu_count():
+    """The GPUs dcsgrid sees: CUDA_VISIBLE_DEVICES's list when set (nvidia-smi lists every GPU)."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return len([d for d in visible.split(",") if d.strip()])
     done = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
                           capture_output=True, text=True)
     return len([line for line in done.stdout.splitlines() if line.strip()]) if done.returncode == 0 else 0
