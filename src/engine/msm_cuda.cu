@@ -33,38 +33,34 @@ struct BinnedAtoms {
   cuda::DeviceBuffer<std::uint32_t> start;
 };
 
-// One thread per atom: its cell's key, its first node along x and its fractions (the host's
-// arithmetic, msm_first_node, so the binning is the same on every device).
+// One thread per atom: the key of the level-0 cell of its first node (x fastest).
 __global__ void cell_keys_kernel(MsmNodeMap map, Dims3 n, const float* x, const float* y, const float* z,
-                                 std::size_t count, std::uint32_t* key, int* fx, float* sx, float* sy, float* sz) {
+                                 std::size_t count, std::uint32_t* key) {
   const std::size_t a = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (a >= count) return;
-  double f[3];
-  const std::int64_t i = map.first_node(0, x[a], f[0]);
-  const std::int64_t j = map.first_node(1, y[a], f[1]);
-  const std::int64_t k = map.first_node(2, z[a], f[2]);
+  double s;
+  const std::int64_t i = map.first_node(0, x[a], s);
+  const std::int64_t j = map.first_node(1, y[a], s);
+  const std::int64_t k = map.first_node(2, z[a], s);
   key[a] = std::uint32_t((k * n.y + j) * n.x + i);
-  fx[a] = int(i);
-  sx[a] = float(f[0]);
-  sy[a] = float(f[1]);
-  sz[a] = float(f[2]);
 }
 
-struct AtomColumns {
-  int* fx;
-  float *sx, *sy, *sz, *q;
-};
-// Atom j of the cell order is atom order[j] of the input.
-__global__ void gather_cell_order_kernel(const std::uint32_t* order, std::size_t count, AtomColumns in,
-                                         AtomColumns out) {
+// Atom j of the cell order is atom order[j] of the input: its first node along x, its fractions
+// (the host's arithmetic, msm_first_node, so every device bins alike) and its charge.
+__global__ void gather_cell_order_kernel(MsmNodeMap map, const std::uint32_t* order, std::size_t count,
+                                         const float* x, const float* y, const float* z, const float* q,
+                                         int* first_x, float* sx, float* sy, float* sz, float* q_out) {
   const std::size_t j = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= count) return;
   const std::uint32_t a = order[j];
-  out.fx[j] = in.fx[a];
-  out.sx[j] = in.sx[a];
-  out.sy[j] = in.sy[a];
-  out.sz[j] = in.sz[a];
-  out.q[j] = in.q[a];
+  double s;
+  first_x[j] = int(map.first_node(0, x[a], s));
+  sx[j] = float(s);
+  map.first_node(1, y[a], s);
+  sy[j] = float(s);
+  map.first_node(2, z[a], s);
+  sz[j] = float(s);
+  q_out[j] = q[a];
 }
 
 // start[c] = the first of the sorted keys not below c (a binary search), c = 0 .. cells.
@@ -92,23 +88,19 @@ BinnedAtoms bin_atoms(const MsmPlan& plan, const AtomSet& atoms, cudaStream_t st
   DeviceAtomArrays in;
   upload_atom_arrays(atoms, in, stream);
   cuda::DeviceBuffer<std::uint32_t> keys(count);
-  cuda::DeviceBuffer<int> fx(count);
-  cuda::DeviceBuffer<float> s[3] = {cuda::DeviceBuffer<float>(count), cuda::DeviceBuffer<float>(count),
-                                    cuda::DeviceBuffer<float>(count)};
   BinnedAtoms bins{cuda::DeviceBuffer<int>(count), cuda::DeviceBuffer<float>(count), cuda::DeviceBuffer<float>(count),
                    cuda::DeviceBuffer<float>(count), cuda::DeviceBuffer<float>(count),
                    cuda::DeviceBuffer<std::uint32_t>(cells + 1)};
   DeviceKeyOrder sorted;
+  const MsmNodeMap map = msm_node_map(plan);
   if (count > 0) {
-    cell_keys_kernel<<<blocks_for(count), kThreads, 0, stream>>>(msm_node_map(plan), n, in.x.data(), in.y.data(),
-                                                                  in.z.data(), count, keys.data(), fx.data(),
-                                                                  s[0].data(), s[1].data(), s[2].data());
+    cell_keys_kernel<<<blocks_for(count), kThreads, 0, stream>>>(map, n, in.x.data(), in.y.data(), in.z.data(),
+                                                                  count, keys.data());
     DCSGRID_CHECK_LAUNCH();
     stable_key_order(keys.data(), count, std::max(1, int(std::bit_width(cells - 1))), sorted, stream);
-    const AtomColumns unsorted{fx.data(), s[0].data(), s[1].data(), s[2].data(), in.q.data()};
-    const AtomColumns by_cell{bins.first_x.data(), bins.sx.data(), bins.sy.data(), bins.sz.data(), bins.q.data()};
-    gather_cell_order_kernel<<<blocks_for(count), kThreads, 0, stream>>>(sorted.order.data(), count, unsorted,
-                                                                          by_cell);
+    gather_cell_order_kernel<<<blocks_for(count), kThreads, 0, stream>>>(
+        map, sorted.order.data(), count, in.x.data(), in.y.data(), in.z.data(), in.q.data(), bins.first_x.data(),
+        bins.sx.data(), bins.sy.data(), bins.sz.data(), bins.q.data());
     DCSGRID_CHECK_LAUNCH();
   }
   cell_starts_kernel<<<blocks_for(cells + 1), kThreads, 0, stream>>>(
@@ -291,8 +283,8 @@ __global__ void interpolate_xy_kernel(InterpolateArgs a, const double* folded, f
   out[(kk * a.rows + j) * a.pitch + i] += float(a.scale * sum);
 }
 
-// Device memory an atom takes while it is binned: its upload, key, fractions and sorted copy, and
-// the sort's order and workspace.
+// Device memory an atom takes while it is binned (an upper bound): its upload, key and sorted
+// copy, and the sort's order and workspace.
 constexpr std::size_t kBinningBytesPerAtom = 80;
 
 // Throws Error when the level grids and the binned atoms would not fit in the device's free
