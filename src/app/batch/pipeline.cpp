@@ -339,13 +339,12 @@ std::size_t queue_depth(const BatchOptions& o, const GridSpec& grid) {
 
 // Frame workers on each GPU when --frame-workers is 0: a frame of a small grid keeps a GPU busy for
 // less time than its host work takes (upload, copy back, the sink), so several frames at once fill
-// the gaps (docs/periodic.md: a 10^6-point PME frame, 1 worker 246 frames/s, 4 workers 845 on an
-// H200); a large grid's frame fills the GPU alone, and each worker holds frame buffers. A whole-grid
-// method (pb) solves on each worker at once, whose memory checks would all pass before any
-// allocates: one worker.
+// the gaps (measured in docs/periodic.md); a large grid's frame fills the GPU alone, and each
+// worker holds frame buffers. A whole-grid method (pb) solves on each worker at once, whose memory
+// checks would all pass before any allocates: one worker.
 std::size_t gpu_workers(const GridSpec& grid, engine::Method method) {
   constexpr std::size_t kSmallGridBytes = std::size_t(64) << 20;
-  if (engine::describe(method).shape == engine::MethodShape::whole_grid) return 1;  // pb: a solve's memory each
+  if (engine::describe(method).shape == engine::MethodShape::whole_grid) return 1;
   return grid_bytes(grid) <= kSmallGridBytes ? 4 : 1;
 }
 
