@@ -7,15 +7,22 @@
 // C(m) = (4π/V)·e^{−k²/4β²}/k² (0 at m = 0), so spreading and interpolation use one set of
 // splines and the phases of b cancel.
 //
-// Spreading: the atoms are sorted by the slab of mesh planes (along c) that their spline starts
-// in; slabs are at least p − 1 planes thick, so an atom writes only into its slab and the one
-// below, and the even slabs, then the odd ones, are spread by threads side by side without
+// Spreading: each atom's spline origin is computed once and the atoms are sorted by the slab of
+// mesh planes (along c) their spline starts in; they are spread onto a mesh padded by p − 1
+// planes, rows and columns, so that no spline wraps (the padding is folded back onto the periodic
+// mesh after). Slabs are at least p − 1 planes thick, so an atom writes only into its slab and the
+// one above, and the even slabs, then the odd ones, are spread by threads side by side without
 // atomics. Interpolation: the lattice is lower triangular (UnitCell), so u3 depends on z only,
 // u2 on (y, z) and u1 on (x, y, z): each output plane first sums the p mesh planes its u3 needs
 // (K1·K2·p), each row then the p mesh rows its u2 needs (K1·p), each point p values: the work is
-// linear in points and mesh, not p³ a point.
+// linear in points and mesh, not p³ a point. Rows go four at a time, so that where u1 depends on
+// x alone one vector multiply-add weighs four rows' values.
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <numbers>
 #include <type_traits>
 
@@ -31,6 +38,8 @@ namespace {
 
 // The most slabs spreading sorts the atoms into.
 constexpr std::int64_t kMaxSpreadSlabs = 512;
+// How many atoms ahead spreading fetches an atom's origin.
+constexpr std::int64_t kSpreadPrefetch = 8;
 
 // Calls fn(std::integral_constant<int, P>) for P = order (4..kMaxBsplineOrder): the spline loops
 // then have a fixed length, which the compiler unrolls and vectorises.
@@ -78,27 +87,83 @@ inline std::int64_t after(std::int64_t start, int j, std::int64_t k) {
   return i >= k ? i - k : i;
 }
 
-// Adds q·M(u1)M(u2)M(u3) of one atom at mesh coordinates u onto the mesh (K1·K2·K3, x fastest).
+using v4d = double __attribute__((vector_size(32)));
+// The spreading mesh's values (float would change the water box's map by 7e-7 of its norm, but
+// spreading is bound by the splines, not by the mesh), and a vector of them as wide as AVX2's
+// registers.
+using SpreadValue = double;
+using SpreadVector = SpreadValue __attribute__((vector_size(32)));
+constexpr int kSpreadLanes = int(sizeof(SpreadVector) / sizeof(SpreadValue));
+inline SpreadVector load_vector(const SpreadValue* p) {
+  SpreadVector v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store_vector(SpreadValue* p, SpreadVector v) { std::memcpy(p, &v, sizeof v); }
+
+// Spreading's padded mesh: the periodic mesh with P − 1 more planes and rows, and rows long enough
+// for a spline's run of whole vectors, so that a spline starting at floor(u) (wrapped into [0, K))
+// covers padded indices floor(u) .. floor(u) + P − 1 along each axis without wrapping. Padded
+// index p belongs to mesh index (p − P + 1) mod K (fold_padded).
+struct PaddedShape {
+  std::int64_t x, y, z;
+  std::size_t points() const { return std::size_t(x * y * z); }
+};
+PaddedShape padded_shape(const std::array<std::int64_t, 3>& k, int order) {
+  const std::int64_t run = (order + kSpreadLanes - 1) / kSpreadLanes * kSpreadLanes;
+  return {k[0] + run - 1, k[1] + order - 1, k[2] + order - 1};
+}
+
+// Adds q·M(u1)M(u2)M(u3) of one atom onto the padded mesh: P² runs of P points, written as whole
+// vectors (the weights past P are zero). The three axes' splines are made at once.
 template <int P>
-void spread_atom(double q, const double (&u)[3], const std::array<std::int64_t, 3>& k, double* mesh) {
-  const AscendingSpline<P> sx = ascending_spline<P>(u[0], k[0]), sy = ascending_spline<P>(u[1], k[1]),
-                           sz = ascending_spline<P>(u[2], k[2]);
-  std::int64_t x[P];
-  for (int j = 0; j < P; ++j) x[j] = after(sx.start, j, k[0]);
+void spread_atom(const PmeSplineOrigin& a, const PaddedShape& s, SpreadValue* padded) {
+  constexpr int kVectors = (P + kSpreadLanes - 1) / kSpreadLanes;
+  v4d m[P];  // m[j]: the weight of mesh point floor(u) − j, padded index floor(u) + P − 1 − j
+  bspline_weights(v4d{a.offset[0], a.offset[1], a.offset[2], 0.0}, P, m);
+  SpreadValue wx[kSpreadLanes * kVectors] = {};
+  for (int j = 0; j < P; ++j) wx[j] = SpreadValue(m[P - 1 - j][0]);
+  SpreadVector runs[kVectors];
+  for (int r = 0; r < kVectors; ++r) runs[r] = load_vector(wx + kSpreadLanes * r);
+  SpreadValue* base = padded + (std::int64_t(a.first[2]) * s.y + a.first[1]) * s.x + a.first[0];
+  DCSGRID_HOST_UNROLL
   for (int j3 = 0; j3 < P; ++j3) {
-    const std::int64_t z = after(sz.start, j3, k[2]);
+    const double qz = a.q * m[P - 1 - j3][2];
+    SpreadValue* plane = base + j3 * s.y * s.x;
+    DCSGRID_HOST_UNROLL
     for (int j2 = 0; j2 < P; ++j2) {
-      const std::int64_t y = after(sy.start, j2, k[1]);
-      const double w = q * sz.weight[j3] * sy.weight[j2];
-      double* row = mesh + (z * k[1] + y) * k[0];
-      if (sx.contiguous) {
-        double* run = row + sx.start;
-        for (int j1 = 0; j1 < P; ++j1) run[j1] += w * sx.weight[j1];
-      } else {
-        for (int j1 = 0; j1 < P; ++j1) row[x[j1]] += w * sx.weight[j1];
-      }
+      const SpreadValue c = SpreadValue(qz * m[P - 1 - j2][1]);
+      SpreadValue* run = plane + j2 * s.x;
+      for (int r = 0; r < kVectors; ++r)
+        store_vector(run + kSpreadLanes * r, load_vector(run + kSpreadLanes * r) + c * runs[r]);
     }
   }
+}
+
+// mesh (K1·K2·K3) ← the padded mesh folded onto it: each mesh index i takes padded index i + P − 1
+// and, where i + P − 1 − K ≥ 0, that one as well, along each axis.
+void fold_padded(const SpreadValue* padded, const PaddedShape& s, int order, const std::array<std::int64_t, 3>& k,
+                 double* mesh) {
+  const std::int64_t lead = order - 1;
+#pragma omp parallel for num_threads(team_size()) schedule(static)
+  for (std::int64_t z = 0; z < k[2]; ++z)
+    for (std::int64_t y = 0; y < k[1]; ++y) {
+      double* out = mesh + (z * k[1] + y) * k[0];
+      bool first = true;
+      for (const std::int64_t pz : {z + lead, z + lead - k[2]}) {
+        if (pz < 0) continue;
+        for (const std::int64_t py : {y + lead, y + lead - k[1]}) {
+          if (py < 0) continue;
+          const SpreadValue* row = padded + (pz * s.y + py) * s.x + lead;
+          if (first)
+            for (std::int64_t x = 0; x < k[0]; ++x) out[x] = row[x];
+          else
+            for (std::int64_t x = 0; x < k[0]; ++x) out[x] += row[x];
+          for (std::int64_t x = k[0] - lead; x < k[0]; ++x) out[x] += row[x - k[0]];
+          first = false;
+        }
+      }
+    }
 }
 
 }  // namespace
@@ -191,73 +256,105 @@ void PmeReciprocal::set_atoms(const AtomSet& atoms) {
   times_.inverse = timer.lap();
 }
 
+std::vector<std::int64_t> PmeReciprocal::sort_by_slab(const AtomSet& atoms, std::int64_t slabs) {
+  const std::array<std::int64_t, 3> k{std::int64_t(parameters_.mesh[0]), std::int64_t(parameters_.mesh[1]),
+                                      std::int64_t(parameters_.mesh[2])};
+  const std::int64_t n = std::int64_t(atoms.size());
+  if (atoms.size() > std::numeric_limits<std::uint32_t>::max())
+    throw Error(fmt::format("PME: {} atoms are more than the {} one spreading takes", atoms.size(),
+                            std::numeric_limits<std::uint32_t>::max()));
+  auto origin = [&](std::int64_t i) {
+    const Vec3 f = cell_.fractional({atoms.x[i], atoms.y[i], atoms.z[i]});
+    PmeSplineOrigin o;
+    for (int a = 0; a < 3; ++a) {
+      const double u = f[a] * double(k[a]);
+      o.offset[a] = u - std::floor(u);
+      o.first[a] = std::int32_t(bspline_first_point(u, k[a]));
+    }
+    o.q = atoms.q[i];
+    return o;
+  };
+  // Slab c holds the planes z with z·slabs/K3 = c.
+  std::vector<std::int64_t> slab_of_plane(static_cast<std::size_t>(k[2]));
+  for (std::int64_t z = 0; z < k[2]; ++z) slab_of_plane[std::size_t(z)] = z * slabs / k[2];
+  // Each thread takes a contiguous share of the atoms, so the order within a slab is the atoms'
+  // order whatever the number of threads.
+  const int team = team_size();
+  std::vector<std::int64_t> counts(std::size_t(team * slabs), 0), slab_start(std::size_t(slabs) + 1, 0);
+  origins_.resize(atoms.size());
+  spread_order_.resize(atoms.size());
+#pragma omp parallel num_threads(team)
+  {
+    const std::int64_t t = omp_get_thread_num(), threads = omp_get_num_threads();
+    const std::int64_t begin = n * t / threads, end = n * (t + 1) / threads;
+    for (std::int64_t i = begin; i < end; ++i) {
+      origins_[std::size_t(i)] = origin(i);
+      ++counts[std::size_t(t * slabs + slab_of_plane[std::size_t(origins_[std::size_t(i)].first[2])])];
+    }
+#pragma omp barrier
+#pragma omp single
+    {
+      std::int64_t sum = 0;  // counts become each thread's first place in each slab
+      for (std::int64_t c = 0; c < slabs; ++c) {
+        slab_start[std::size_t(c)] = sum;
+        for (std::int64_t u = 0; u < team; ++u) {
+          const std::int64_t count = counts[std::size_t(u * slabs + c)];
+          counts[std::size_t(u * slabs + c)] = sum;
+          sum += count;
+        }
+      }
+      slab_start[std::size_t(slabs)] = sum;
+    }
+    for (std::int64_t i = begin; i < end; ++i) {
+      const std::int64_t c = slab_of_plane[std::size_t(origins_[std::size_t(i)].first[2])];
+      spread_order_[std::size_t(counts[std::size_t(t * slabs + c)]++)] = std::uint32_t(i);
+    }
+  }
+  return slab_start;
+}
+
 void PmeReciprocal::spread(const AtomSet& atoms) {
   const int order = parameters_.order;
-  const std::array<std::int64_t, 3> k{std::int64_t(parameters_.mesh[0]),
-                                      std::int64_t(parameters_.mesh[1]),
+  const std::array<std::int64_t, 3> k{std::int64_t(parameters_.mesh[0]), std::int64_t(parameters_.mesh[1]),
                                       std::int64_t(parameters_.mesh[2])};
-  std::fill(mesh_.begin(), mesh_.end(), 0.0);
-  const std::int64_t n = std::int64_t(atoms.size());
-  // Each atom's mesh coordinates u = K·f, computed once.
-  std::vector<double> u(3 * atoms.size());
-#pragma omp parallel for num_threads(team_size()) schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) {
-    const Vec3 f = cell_.fractional({atoms.x[i], atoms.y[i], atoms.z[i]});
-    for (int a = 0; a < 3; ++a) u[std::size_t(3 * i + a)] = f[a] * double(k[a]);
-  }
-  // Slabs of at least order − 1 planes, an even number of them (so that slab 0 and the last,
-  // which meet across the periodic boundary, differ in parity): an atom writes only into the slab
-  // its spline starts in and the one below, so the even slabs, then the odd ones, are spread by
-  // threads side by side without atomics. Thin slabs also keep the planes a slab's atoms write
-  // in cache.
-  std::int64_t slabs = std::min<std::int64_t>(kMaxSpreadSlabs, k[2] / (order - 1));
-  slabs -= slabs % 2;
-  if (slabs < 2) {
-    with_order(order, [&](auto p) {
-      for (std::size_t i = 0; i < atoms.size(); ++i) {
-        const double ui[3] = {u[3 * i], u[3 * i + 1], u[3 * i + 2]};
-        spread_atom<decltype(p)::value>(atoms.q[i], ui, k, mesh_.data());
-      }
-    });
-    return;
-  }
-  // A stable counting sort of the atoms by slab (slab c holds the planes z with z·slabs/K3 = c),
-  // into a copy of what spreading reads, so that it reads memory in order; a full sort by mesh
-  // cell would read the atoms in random order (measured slower).
-  struct MeshCharge {
-    double u[3];
-    double q;
-  };
-  std::vector<std::uint32_t> slab_of(atoms.size());
-  std::vector<std::size_t> start(std::size_t(slabs) + 1, 0);
-  for (std::size_t i = 0; i < atoms.size(); ++i) {
-    slab_of[i] = std::uint32_t(bspline_first_point(u[3 * i + 2], k[2]) * slabs / k[2]);
-    ++start[slab_of[i] + 1];
-  }
-  for (std::size_t c = 1; c < start.size(); ++c) start[c] += start[c - 1];
-  std::vector<MeshCharge> sorted(atoms.size());
-  std::vector<std::size_t> fill(start.begin(), start.end() - 1);
-  for (std::size_t i = 0; i < atoms.size(); ++i)
-    sorted[fill[slab_of[i]]++] = MeshCharge{{u[3 * i], u[3 * i + 1], u[3 * i + 2]}, double(atoms.q[i])};
+  const PaddedShape shape = padded_shape(k, order);
+  // Slabs of at least order − 1 planes: an atom writes only into the padded planes of the slab its
+  // spline starts in and of the one above, so the even slabs, then the odd ones, are spread by
+  // threads side by side without atomics. Thin slabs also keep the planes a slab's atoms write in
+  // cache.
+  const std::int64_t slabs = std::clamp<std::int64_t>(k[2] / (order - 1), 1, kMaxSpreadSlabs);
+  const std::vector<std::int64_t> slab_start = sort_by_slab(atoms, slabs);
+  padded_.resize(shape.points());
+  const int team = team_size();
+#pragma omp parallel for num_threads(team) schedule(static)
+  for (std::int64_t z = 0; z < shape.z; ++z)
+    std::fill_n(padded_.data() + z * shape.y * shape.x, shape.y * shape.x, SpreadValue(0));
   with_order(order, [&](auto p) {
     for (std::int64_t parity = 0; parity < 2; ++parity) {
-#pragma omp parallel for num_threads(team_size()) schedule(dynamic, 1)
+#pragma omp parallel for num_threads(team) schedule(dynamic, 1)
       for (std::int64_t c = parity; c < slabs; c += 2)
-        for (std::size_t m = start[std::size_t(c)]; m < start[std::size_t(c) + 1]; ++m)
-          spread_atom<decltype(p)::value>(sorted[m].q, sorted[m].u, k, mesh_.data());
+        for (std::int64_t m = slab_start[std::size_t(c)]; m < slab_start[std::size_t(c) + 1]; ++m) {
+          // The origins of a slab lie a dozen records apart: fetch ahead.
+          if (m + kSpreadPrefetch < slab_start[std::size_t(c) + 1])
+            __builtin_prefetch(&origins_[spread_order_[std::size_t(m + kSpreadPrefetch)]]);
+          spread_atom<decltype(p)::value>(origins_[spread_order_[std::size_t(m)]], shape, padded_.data());
+        }
     }
   });
+  fold_padded(padded_.data(), shape, order, k, mesh_.data());
 }
 
 namespace {
 
-// dst[n] = Σ_j w[j]·src[j][n] for n < count: the P sources read once each, dst written once.
+// dst[n·stride] = Σ_j w[j]·src[j][n] for n < count: the P sources read once each, dst written once.
 template <int P>
-void weighted_sum(const double* const (&src)[P], const double (&w)[P], std::int64_t count, double* dst) {
+void weighted_sum(const double* const (&src)[P], const double (&w)[P], std::int64_t count, double* dst,
+                  std::int64_t stride = 1) {
   for (std::int64_t n = 0; n < count; ++n) {
     double v = 0;
+    DCSGRID_HOST_UNROLL
     for (int j = 0; j < P; ++j) v += w[j] * src[j][n];
-    dst[n] = v;
+    dst[n * stride] = v;
   }
 }
 
@@ -277,9 +374,13 @@ void interpolate(const std::vector<double>& mesh, const std::array<std::int64_t,
   for (std::size_t i = 0; i < x_splines.size(); ++i) x_splines[i] = ascending_spline<P>(u1_x[i], k1);
 #pragma omp parallel num_threads(team_size())
   {
-    // The row is padded with its first P − 1 values after its end, so that every spline's points
-    // are P consecutive values.
-    std::vector<double> plane(static_cast<std::size_t>(k1 * k2)), row(static_cast<std::size_t>(k1 + P - 1));
+    // Output rows go four at a time: their mesh rows interleaved (value n of row r at
+    // [kLanes·n + r]) and padded with their first P − 1 values after their end, so that every
+    // spline's points are P consecutive vectors, and where the x spline is the same on every row
+    // one vector multiply-add weighs the four rows at once.
+    constexpr std::int64_t kLanes = 4;
+    std::vector<double> plane(static_cast<std::size_t>(k1 * k2)),
+        rows4(static_cast<std::size_t>(kLanes * (k1 + P - 1)), 0.0);
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t kz = slab.z_begin; kz < slab.z_end; ++kz) {
       const double z = grid.position(0, 0, kz)[2];
@@ -288,23 +389,41 @@ void interpolate(const std::vector<double>& mesh, const std::array<std::int64_t,
       const double* planes[P];
       for (int j = 0; j < P; ++j) planes[j] = &mesh[std::size_t(after(s3.start, j, k3) * k1 * k2)];
       weighted_sum<P>(planes, s3.weight, k1 * k2, plane.data());
-      for (std::int64_t j = 0; j < ny; ++j) {
-        const double y = grid.position(0, j, 0)[1];
-        const AscendingSpline<P> s2 = ascending_spline<P>(double(k2) * (y * r[1][1] + z * r[1][2]), k2);
-        const double* rows[P];
-        for (int m = 0; m < P; ++m) rows[m] = &plane[std::size_t(after(s2.start, m, k2) * k1)];
-        weighted_sum<P>(rows, s2.weight, k1, row.data());
-        for (int m = 0; m + 1 < P; ++m) row[std::size_t(k1 + m)] = row[std::size_t(m)];
-        const double u1_yz = double(k1) * (y * r[0][1] + z * r[0][2]);
-        float* dst = out + ((kz - slab.z_begin) * ny + j) * nx;
-        for (std::int64_t i = 0; i < nx; ++i) {
-          const AscendingSpline<P> s1 =
-              x_only ? x_splines[std::size_t(i)] : ascending_spline<P>(u1_x[std::size_t(i)] + u1_yz, k1);
-          const double* run = &row[std::size_t(s1.start)];
-          double v = 0;
-          for (int m = 0; m < P; ++m) v += s1.weight[m] * run[m];
-          dst[i] += float(scale * (v - background));
+      for (std::int64_t j0 = 0; j0 < ny; j0 += kLanes) {
+        const std::int64_t lanes = std::min(kLanes, ny - j0);
+        double u1_yz[kLanes];
+        float* dst[kLanes];
+        for (std::int64_t l = 0; l < lanes; ++l) {
+          const double y = grid.position(0, j0 + l, 0)[1];
+          const AscendingSpline<P> s2 = ascending_spline<P>(double(k2) * (y * r[1][1] + z * r[1][2]), k2);
+          const double* rows[P];
+          for (int m = 0; m < P; ++m) rows[m] = &plane[std::size_t(after(s2.start, m, k2) * k1)];
+          double* row = rows4.data() + l;
+          weighted_sum<P>(rows, s2.weight, k1, row, kLanes);
+          for (int m = 0; m + 1 < P; ++m) row[kLanes * (k1 + m)] = row[kLanes * m];
+          u1_yz[l] = double(k1) * (y * r[0][1] + z * r[0][2]);
+          dst[l] = out + ((kz - slab.z_begin) * ny + j0 + l) * nx;
         }
+        if (x_only) {
+          for (std::int64_t i = 0; i < nx; ++i) {
+            const AscendingSpline<P>& s1 = x_splines[std::size_t(i)];
+            const double* run = &rows4[std::size_t(kLanes * s1.start)];
+            v4d v{};
+            DCSGRID_HOST_UNROLL
+            for (int m = 0; m < P; ++m) v += s1.weight[m] * load_vector(run + kLanes * m);
+            for (std::int64_t l = 0; l < lanes; ++l) dst[l][i] += float(scale * (v[l] - background));
+          }
+          continue;
+        }
+        for (std::int64_t l = 0; l < lanes; ++l)
+          for (std::int64_t i = 0; i < nx; ++i) {
+            const AscendingSpline<P> s1 = ascending_spline<P>(u1_x[std::size_t(i)] + u1_yz[l], k1);
+            const double* run = &rows4[std::size_t(kLanes * s1.start + l)];
+            double v = 0;
+            DCSGRID_HOST_UNROLL
+            for (int m = 0; m < P; ++m) v += s1.weight[m] * run[kLanes * m];
+            dst[l][i] += float(scale * (v - background));
+          }
       }
     }
   }

@@ -14,6 +14,14 @@
 #define DCSGRID_HD inline
 #endif
 
+// Unrolls the loop that follows in code g++ compiles (it does not unroll short nested loops at
+// -O2); what nvcc compiles is left to its own choice.
+#if defined(__CUDACC__)
+#define DCSGRID_HOST_UNROLL
+#else
+#define DCSGRID_HOST_UNROLL _Pragma("GCC unroll 16")
+#endif
+
 namespace dcsgrid {
 
 template <typename T>

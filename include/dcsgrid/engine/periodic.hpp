@@ -115,6 +115,14 @@ struct PmeStageTimes {
   double inverse = 0;  // complex-to-real FFT
 };
 
+// An atom as PME spreads it: its charge and, along each mesh axis, the spline's first point
+// floor(u) wrapped into the mesh and u − floor(u), u the mesh coordinate.
+struct PmeSplineOrigin {
+  double offset[3];
+  double q;
+  std::int32_t first[3];
+};
+
 // Smooth particle-mesh Ewald's reciprocal part (Essmann et al., J. Chem. Phys. 103 (1995) 8577):
 // charges spread onto a K1×K2×K3 mesh in fractional coordinates (triclinic cells included) with
 // cardinal B-splines of order p, transformed (real-to-complex FFT), multiplied by the influence
@@ -139,6 +147,9 @@ class PmeReciprocal {
 
  private:
   void spread(const AtomSet& atoms);
+  // Fills origins_ and, in spread_order_, the atoms sorted by the slab of mesh planes their spline
+  // starts in (stable); returns each slab's first place in spread_order_ and the end.
+  std::vector<std::int64_t> sort_by_slab(const AtomSet& atoms, std::int64_t slabs);
   UnitCell cell_;
   PmeParameters parameters_;
   double scale_;
@@ -148,6 +159,11 @@ class PmeReciprocal {
   std::vector<double> influence_;  // on the half spectrum
   std::vector<double> mesh_;       // charges, then potential
   std::vector<std::complex<double>> spectrum_;
+  // Spreading's scratch, kept between frames: the atoms' spline origins, the order they are
+  // spread in, and the padded mesh they are spread onto (pme.cpp).
+  std::vector<PmeSplineOrigin> origins_;
+  std::vector<std::uint32_t> spread_order_;
+  std::vector<double> padded_;
   PmeStageTimes times_;
 };
 

@@ -16,13 +16,17 @@ inline constexpr int kMaxBsplineOrder = 12;
 
 // M_p(w + j), j = 0..order−1, for w in [0, 1): the cardinal B-spline weights of the mesh points
 // floor(u) − j for a charge at mesh coordinate u, w = u − floor(u). order ≤ kMaxBsplineOrder.
-DCSGRID_HD void bspline_weights(double w, int order, double* m) {
+// Real: double, or a vector of doubles (GCC vector extension) for several axes at once.
+template <typename Real>
+DCSGRID_HD void bspline_weights(Real w, int order, Real* m) {
   // M_1 = 1 on [0, 1); M_n(x) = (x·M_{n−1}(x) + (n − x)·M_{n−1}(x − 1))/(n − 1), evaluated at
   // x = w + j in place from the top down.
-  m[0] = 1;
+  m[0] = Real{} + 1.0;
+  DCSGRID_HOST_UNROLL
   for (int n = 2; n <= order; ++n) {
     const double inv = 1.0 / (n - 1);
     m[n - 1] = (1 - w) * m[n - 2] * inv;
+    DCSGRID_HOST_UNROLL
     for (int j = n - 2; j >= 1; --j) m[j] = ((w + j) * m[j] + (n - w - j) * m[j - 1]) * inv;
     m[0] = w * m[0] * inv;
   }
@@ -31,6 +35,7 @@ DCSGRID_HD void bspline_weights(double w, int order, double* m) {
 // floor(u) wrapped into [0, k): the first mesh point of a spline at mesh coordinate u.
 DCSGRID_HD std::int64_t bspline_first_point(double u, std::int64_t k) {
   const double base = floor(u);
+  if (base >= 0 && base < double(k)) return std::int64_t(base);  // u inside the cell: most atoms
   const std::int64_t first = std::int64_t(base - floor(base / double(k)) * double(k));
   return first >= k ? first - k : first;  // rounding of a base just below a multiple of k
 }
