@@ -6,6 +6,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/text.hpp"
 #include "dcsgrid/engine/metadata.hpp"
 
 namespace dcsgrid::app {
@@ -13,22 +14,6 @@ namespace dcsgrid::app {
 GridSpec GridChoice::resolve(const Box& atoms_box) const {
   return box ? *box : grid_around(atoms_box, spacing, padding);
 }
-
-namespace {
-
-// The comma-separated items of text ("" items included, so "a,,b" reports the empty one).
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::size_t pos = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', pos);
-    items.push_back(text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
-    if (comma == std::string::npos) return items;
-    pos = comma + 1;
-  }
-}
-
-}  // namespace
 
 std::vector<engine::Method> parse_method_list(const std::string& text) {
   if (text == "both") return {engine::Method::direct, engine::Method::cutoff};

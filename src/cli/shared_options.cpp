@@ -2,6 +2,7 @@
 
 #include "dcsgrid/cli/commands.hpp"
 
+#include "dcsgrid/app/mpi_context.hpp"
 #include "dcsgrid/app/pb_settings.hpp"
 
 #include <cmath>
@@ -11,6 +12,7 @@
 
 #include "dcsgrid/core/cell.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/gpu_ids.hpp"
 #include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/core/units.hpp"
 
@@ -272,6 +274,8 @@ app::ComputeSettings ComputeOptions::settings() const {
   if (!cell.empty()) s.cell = parse_cell(cell);
   s.device = device;
   s.gpus = app::parse_gpu_list(gpus);
+  // CUDA starts with only the GPUs asked for. Not under mpirun: MPI's start may have started CUDA.
+  if (s.device != "cpu" && !app::mpi::launched_by_mpirun()) s.gpus = narrow_visible_gpus(s.gpus);
   s.threads = threads > 0 ? bounded_threads(threads, "--threads") : threads;
   s.allow_non_finite = allow_non_finite;
   app::validate(s);
@@ -348,7 +352,9 @@ void add_compute_options(CLI::App& app, ComputeOptions& o, const std::string& me
   add_pb_options(app, o);
 
   add_device_option(app, o.device, kHardwareGroup);
-  app.add_option("--gpus", o.gpus, "GPUs to use: all or a list like 0,1")
+  app.add_option("--gpus", o.gpus,
+                 "GPUs to use: all or a list like 0,1 (CUDA's numbers; CUDA then starts only these, "
+                 "which saves the start of the others)")
       ->check(parses_with([](const std::string& g) { app::parse_gpu_list(g); }, "all|ID[,ID...]"))
       ->capture_default_str()
       ->group(kHardwareGroup);

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/gpu_ids.hpp"
 #include "dcsgrid/core/softening.hpp"
 #include "dcsgrid/engine/cpu_backend.hpp"
 #include "dcsgrid/engine/cuda_backend.hpp"
@@ -262,6 +263,11 @@ std::vector<std::unique_ptr<Backend>> make_frame_backends(const std::string& dev
 
 bool use_gpu(const std::string& device) {
   if (device == "cpu") return false;
+#ifdef DCSGRID_HAVE_CUDA
+  // Narrowed to --gpus, CUDA sees none when the first GPU listed does not exist.
+  if (visible_gpus_narrowed() && !gpu_available())
+    throw Error("--gpus: there is no GPU " + std::to_string(user_gpu_id(0)) + " on this machine");
+#endif
   if (device == "auto") return gpu_available();
   if (device != "gpu") throw Error("unknown --device '" + device + "': use auto, cpu or gpu");
 #ifdef DCSGRID_HAVE_CUDA

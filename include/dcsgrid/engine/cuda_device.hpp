@@ -14,14 +14,16 @@
 
 #include "dcsgrid/core/cuda_support.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/gpu_ids.hpp"
 #include "dcsgrid/engine/engine.hpp"
 
 namespace dcsgrid::cuda {
 
-// "GPU 1 (NVIDIA H100 80GB HBM3)"; never throws.
+// "GPU 1 (NVIDIA H100 80GB HBM3)", with the user's number for the GPU (core/gpu_ids.hpp); never
+// throws.
 inline std::string device_label(int device) {
   cudaDeviceProp prop{};
-  std::string label = "GPU " + std::to_string(device);
+  std::string label = "GPU " + std::to_string(user_gpu_id(device));
   if (cudaGetDeviceProperties(&prop, device) == cudaSuccess) return label + " (" + prop.name + ")";
   cudaGetLastError();
   return label;
@@ -35,9 +37,12 @@ inline std::vector<int> resolve_devices(const std::vector<int>& ids) {
     cudaGetLastError();
     count = 0;
   }
-  if (count == 0) throw Error("no usable CUDA device was found");
-  const std::string visible = " (" + std::to_string(count) + " CUDA device" +
-                              (count > 1 ? "s: 0-" + std::to_string(count - 1) : ": 0") + ")";
+  // Narrowed to --gpus, CUDA sees the GPUs listed up to the first that does not exist.
+  const bool narrowed = visible_gpus_narrowed();
+  if (count == 0 && !narrowed) throw Error("no usable CUDA device was found");
+  const std::string visible = narrowed ? " on this machine"
+                                       : " (" + std::to_string(count) + " CUDA device" +
+                                             (count > 1 ? "s: 0-" + std::to_string(count - 1) : ": 0") + ")";
   if (ids.empty()) {
     std::vector<int> all(count);
     for (int d = 0; d < count; ++d) all[d] = d;
@@ -45,7 +50,7 @@ inline std::vector<int> resolve_devices(const std::vector<int>& ids) {
   }
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (ids[i] < 0 || ids[i] >= count)
-      throw Error("--gpus: there is no GPU " + std::to_string(ids[i]) + visible);
+      throw Error("--gpus: there is no GPU " + std::to_string(user_gpu_id(ids[i])) + visible);
     for (std::size_t j = 0; j < i; ++j)
       if (ids[j] == ids[i])
         throw Error("--gpus: GPU " + std::to_string(ids[i]) + " is listed twice");
