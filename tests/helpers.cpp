@@ -111,8 +111,8 @@ std::vector<char> points_near_cutoff(const AtomSet& atoms, const GridSpec& grid,
   return near;
 }
 
-template <typename T>
-static double relative_l2_impl(const std::vector<float>& a, const std::vector<T>& ref) {
+template <typename A, typename T>
+static double relative_l2_impl(const std::vector<A>& a, const std::vector<T>& ref) {
   if (a.size() != ref.size()) return INFINITY;
   double num = 0, den = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -126,6 +126,9 @@ double relative_l2(const std::vector<float>& a, const std::vector<double>& ref) 
   return relative_l2_impl(a, ref);
 }
 double relative_l2(const std::vector<float>& a, const std::vector<float>& ref) {
+  return relative_l2_impl(a, ref);
+}
+double relative_l2(const std::vector<double>& a, const std::vector<double>& ref) {
   return relative_l2_impl(a, ref);
 }
 

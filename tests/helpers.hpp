@@ -58,6 +58,7 @@ std::vector<T> kept(const std::vector<T>& values, const std::vector<char>& skip)
 // ||a − ref|| / ||ref|| over all entries.
 double relative_l2(const std::vector<float>& a, const std::vector<double>& ref);
 double relative_l2(const std::vector<float>& a, const std::vector<float>& ref);
+double relative_l2(const std::vector<double>& a, const std::vector<double>& ref);
 
 // The message of the dcsgrid::Error that call throws; empty when it throws none.
 std::string error_message(const std::function<void()>& call);

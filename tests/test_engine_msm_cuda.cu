@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -42,16 +41,6 @@ std::vector<float> gpu_long_range(const MsmLongRangeCuda& msm, const GridSpec& g
   return whole;
 }
 
-// ‖a − b‖ / ‖b‖ in double.
-double relative_l2_double(const std::vector<double>& a, const std::vector<double>& b) {
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    diff += (a[i] - b[i]) * (a[i] - b[i]);
-    norm += b[i] * b[i];
-  }
-  return std::sqrt(diff / norm);
-}
-
 void expect_gpu_matches_cpu(const AtomSet& atoms, const GridSpec& grid, const MsmOptions& options) {
   const float scale = make_pair_kernel(Physics{}).scale;
   const MsmLongRange cpu(atoms, grid, scale, options);
@@ -61,7 +50,7 @@ void expect_gpu_matches_cpu(const AtomSet& atoms, const GridSpec& grid, const Ms
   // fractions in float32, which moves the finest level by up to about 1e-8.
   const std::vector<double> finest = gpu.finest_potential();
   ASSERT_EQ(finest.size(), cpu.finest_potential().size());
-  EXPECT_LT(relative_l2_double(finest, cpu.finest_potential()), 1e-7) << "order " << options.order;
+  EXPECT_LT(test::relative_l2(finest, cpu.finest_potential()), 1e-7) << "order " << options.order;
   std::vector<float> expected(grid.point_count(), 0.0f);
   cpu.add_to({0, grid.nz()}, expected.data());
   EXPECT_LT(test::relative_l2(gpu_long_range(gpu, grid, 3), expected), 1e-5) << "order " << options.order;
