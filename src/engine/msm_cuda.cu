@@ -265,9 +265,8 @@ std::size_t fft_stencil_bytes(Dims3 padded) {
 
 // Level l's stencil sum e(i) = 2^−l Σ_d g_0(d) q(i + d) through cuFFT: the level's charges
 // zero-padded to N points along each axis, N ≥ n + R so that no wrapped image of a charge lies
-// within the stencil's reach of an output point, and the stencil wrapped on the same grid.
-// (2R+1)³ multiply-adds a point become a few FFTs of the level: for the 4·10^6-atom box's finest
-// level (R = 14, 29³ offsets) the direct sum was most of MSM's set-up.
+// within the stencil's reach of an output point, and the stencil wrapped on the same grid:
+// (2R+1)³ multiply-adds a point become a few FFTs of the level (docs/msm.md has the times).
 void stencil_by_fft(const MsmPlan& plan, int level, Dims3 n, Dims3 padded, const double* q, double* e,
                     cudaStream_t stream) {
   const std::size_t grid = std::size_t(padded.points()), half = std::size_t((padded.x / 2 + 1) * padded.y * padded.z);
@@ -300,7 +299,7 @@ void stencil_by_fft(const MsmPlan& plan, int level, Dims3 n, Dims3 padded, const
 }
 
 // Level l's own potential (stencil, or all pairs at the top) into e. The stencil is summed by FFT
-// where its grids fit in the device's free memory, else point by point.
+// where its grids fit in half of the device's free memory, else point by point.
 void level_potential(const MsmPlan& plan, int level, const double* q, cuda::DeviceBuffer<double>& e,
                      cudaStream_t stream) {
   const Dims3 n = dims_of(plan.levels[level]);
