@@ -286,6 +286,31 @@ TEST(Batch, AverageIsTheMeanOfTheBatchFilesFrames) {
   fs::remove_all(dir);
 }
 
+// batch --average takes the frames in frame order through the pipeline (whose order
+// test_app_batch_pipeline checks), with four workers as with one: the mean and standard deviation
+// are the same bit for bit. The first frame is the largest (3,000 atoms against 12), so that
+// with four workers later frames finish before it and wait for it.
+TEST(Batch, AverageIsTheSameBitForBitWhateverTheWorkers) {
+  const fs::path dir = test::temp_dir("batch-average-order");
+  std::vector<std::string> files = write_frames(dir, 40, 21, 12);
+  test::write_pqr(files[0], test::random_atoms(3000, Box{{0, 0, -1}, {62, 3, 2}}, 20));
+  std::vector<io::MapFile> means, stds;
+  for (const std::size_t workers : {1, 4}) {
+    BatchOptions o = cpu_options(files, dir / ("mean" + std::to_string(workers) + ".h5"));
+    o.average = o.average_std = true;
+    o.frame_workers = workers;
+    ASSERT_EQ(run_batch(o).computed, 40u);
+    io::MapSelector std_dataset;
+    std_dataset.dataset = "potential_std";
+    means.push_back(io::read_map(o.output));
+    stds.push_back(io::read_map(o.output, std_dataset));
+  }
+  ASSERT_EQ(means[0].data.size(), means[1].data.size());
+  EXPECT_TRUE(means[0].data == means[1].data);
+  EXPECT_TRUE(stds[0].data == stds[1].data);
+  fs::remove_all(dir);
+}
+
 // batch --average stopped by a failed frame (--fail-fast) keeps its sums beside the output; a run
 // without --resume refuses to lose them; --resume computes only the frames not yet summed, and
 // while a frame still fails writes the mean of the others and keeps the sums, so that a last

@@ -94,6 +94,9 @@ class AverageSink final : public FrameSink {
 
   const GridSpec& grid() const override { return layout_.grid; }
   const analysis::FrameTable& frames() const override { return layout_.frames; }
+  // The sums (and the first frame, their shift) in frame order: the mean is the same bit for bit
+  // whatever the number of workers.
+  bool wants_frame_order() const override { return true; }
 
   void write_frames(std::span<const analysis::BatchFile::FrameWrite> group) override {
     for (const auto& f : group) {

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <exception>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -80,7 +82,8 @@ class Pipeline {
  public:
   Pipeline(const BatchOptions& o, FrameRead read_frame, FrameSink& sink,
            std::vector<std::unique_ptr<engine::Backend>>& backends)
-      : options_(o), periodic_(is_periodic(o.compute.methods)), read_frame_(std::move(read_frame)), file_(sink),
+      : options_(o), periodic_(is_periodic(o.compute.methods)), in_order_(sink.wants_frame_order()),
+        read_frame_(std::move(read_frame)), file_(sink),
         backends_(backends), workers_(backends.size()), computers_left_(workers_), analysers_left_(workers_),
         read_q_(o.queue_depth), computed_q_(o.queue_depth), analysed_q_(o.queue_depth),
         free_buffers_(frame_buffers(o.queue_depth, workers_)) {}
@@ -175,6 +178,10 @@ class Pipeline {
         item.error = e.what();
       }
       read_busy_ += seconds_since(t0);
+      if (in_order_) {
+        std::lock_guard lock(order_mutex_);
+        dispatched_.push_back(index);
+      }
       if (!read_q_.push(std::move(item))) return;
     }
     read_q_.close();
@@ -197,13 +204,20 @@ class Pipeline {
     engine::PotentialRequest request =
         make_request(options_.compute, options_.compute.methods.front(), no_atoms, file_.grid());
     const std::size_t plane = request.grid.plane_size();
-    while (auto item = read_q_.pop()) {
+    while (true) {
+      // In frame order, a frame takes its buffer before any later frame does, so the frame the
+      // writer waits for never waits for a buffer that later frames hold.
+      std::unique_lock acquire(acquire_mutex_, std::defer_lock);
+      if (in_order_) acquire.lock();
+      std::optional<ReadItem> item = read_q_.pop();
+      if (!item) break;
+      std::optional<std::vector<float>> buffer;
+      if (item->error.empty() && !(buffer = free_buffers_.pop())) return;
+      if (acquire.owns_lock()) acquire.unlock();
       ComputedItem out;
       out.index = item->index;
       out.error = std::move(item->error);
       if (out.error.empty()) {
-        auto buffer = free_buffers_.pop();
-        if (!buffer) return;
         const auto t0 = clock_type::now();
         out.atom_count = item->frame.atoms.size();
         out.total_charge = item->frame.atoms.total_charge();
@@ -264,7 +278,14 @@ class Pipeline {
       while (group.size() < kMaxWriteGroup)
         if (auto next = analysed_q_.try_pop()) group.push_back(std::move(*next));
         else break;
+      if (in_order_) group = next_in_order(std::move(group));
+      if (group.empty()) continue;
       std::vector<BatchFile::FrameWrite> writes;
+      const auto flush = [&] {
+        if (!writes.empty()) file_.write_frames(writes);
+        result.computed += writes.size();
+        writes.clear();
+      };
       for (ComputedItem& item : group) {
         FrameRecord record;  // the outcome: the row's other fields are the table's
         record.atom_count = item.atom_count;
@@ -273,14 +294,14 @@ class Pipeline {
         record.solvation_kj_per_mol = item.solvation_kj_per_mol;
         record.cell = analysis::cell_parameters(item.cell);
         if (!item.error.empty()) {
+          flush();  // the frames before it first, so the sink sees them in the group's order
           record_failure(item.index, record, item.error, result);
           if (fail_fast_stop_) break;  // the frames after it stay pending
           continue;
         }
         writes.push_back({item.index, item.data.data(), record, options_.stats ? &item.stats : nullptr});
       }
-      if (!writes.empty()) file_.write_frames(writes);
-      result.computed += writes.size();
+      flush();
       for (ComputedItem& item : group)
         if (item.error.empty()) free_buffers_.push(std::move(item.data));
       write_busy_ += seconds_since(t0);
@@ -291,6 +312,23 @@ class Pipeline {
         return;
       }
     }
+  }
+
+  // The frames that can be written now, in dispatch order: `arrived` joins those held back, and
+  // the run of them from the next frame dispatched is taken. Held frames keep their buffers, so
+  // the buffer pool bounds them.
+  std::vector<ComputedItem> next_in_order(std::vector<ComputedItem> arrived) {
+    for (ComputedItem& item : arrived) held_.emplace(item.index, std::move(item));
+    std::vector<ComputedItem> ready;
+    std::lock_guard lock(order_mutex_);
+    while (!dispatched_.empty()) {
+      const auto it = held_.find(dispatched_.front());
+      if (it == held_.end()) break;
+      ready.push_back(std::move(it->second));
+      held_.erase(it);
+      dispatched_.pop_front();
+    }
+    return ready;
   }
 
   void record_failure(std::size_t index, FrameRecord outcome, const std::string& message,
@@ -308,6 +346,7 @@ class Pipeline {
  private:
   const BatchOptions& options_;
   bool periodic_;  // a periodic method: each frame needs a cell
+  bool in_order_;  // the sink takes the frames in the order they were dispatched
   FrameRead read_frame_;
   FrameSink& file_;
   std::vector<std::unique_ptr<engine::Backend>>& backends_;
@@ -317,6 +356,11 @@ class Pipeline {
   BoundedQueue<ComputedItem> computed_q_, analysed_q_;
   BoundedQueue<std::vector<float>> free_buffers_;
   double read_busy_ = 0, write_busy_ = 0;
+  // In order: the frames read, in dispatch order, not yet written; the frames that arrived at the
+  // writer before an earlier one; one worker at a time takes a frame and its buffer.
+  std::mutex order_mutex_, acquire_mutex_;
+  std::deque<std::size_t> dispatched_;
+  std::map<std::size_t, ComputedItem> held_;
   std::atomic<bool> fail_fast_stop_{false};
   std::mutex error_mutex_;
   std::exception_ptr error_;

@@ -32,8 +32,12 @@ class FrameSink {
   virtual const GridSpec& grid() const = 0;
   // The frames' table (sources, models, frame numbers), for messages.
   virtual const analysis::FrameTable& frames() const = 0;
-  // Frames complete, any order.
+  // Frames complete: in the order the dispenser handed them out when wants_frame_order(), else in
+  // any order.
   virtual void write_frames(std::span<const analysis::BatchFile::FrameWrite> group) = 0;
+  // True when the sink's result depends on the order of the frames (a running sum): the pipeline
+  // then hands frames and failures over in the dispenser's order, whatever the workers' count.
+  virtual bool wants_frame_order() const { return false; }
   // A frame that failed, with its message in `outcome`.
   virtual void write_failure(std::size_t index, const analysis::FrameRecord& outcome) = 0;
   // The grid a periodic frame of this cell is computed on, asked before it is computed (from any
