@@ -256,11 +256,13 @@ __global__ void crop_kernel(const double* in, Dims3 padded, Dims3 n, double* e) 
   e[idx] = in[(z * padded.y + y) * padded.x + x];
 }
 
+// Complex values of a real N-grid's half spectrum (x halved: cuFFT's D2Z layout).
+std::size_t half_spectrum_points(Dims3 padded) { return std::size_t((padded.x / 2 + 1) * padded.y * padded.z); }
+
 // Device memory the stencil's convolution by FFT takes on an N-grid: two grids and two half
 // spectra, plus cuFFT's work area (bounded here by one more grid).
 std::size_t fft_stencil_bytes(Dims3 padded) {
-  const std::size_t grid = std::size_t(padded.points()), half = std::size_t((padded.x / 2 + 1) * padded.y * padded.z);
-  return 3 * grid * sizeof(double) + 2 * half * sizeof(cufftDoubleComplex);
+  return 3 * std::size_t(padded.points()) * sizeof(double) + 2 * half_spectrum_points(padded) * sizeof(cufftDoubleComplex);
 }
 
 // Level l's stencil sum e(i) = 2^−l Σ_d g_0(d) q(i + d) through cuFFT: the level's charges
@@ -269,7 +271,7 @@ std::size_t fft_stencil_bytes(Dims3 padded) {
 // (2R+1)³ multiply-adds a point become a few FFTs of the level (docs/msm.md has the times).
 void stencil_by_fft(const MsmPlan& plan, int level, Dims3 n, Dims3 padded, const double* q, double* e,
                     cudaStream_t stream) {
-  const std::size_t grid = std::size_t(padded.points()), half = std::size_t((padded.x / 2 + 1) * padded.y * padded.z);
+  const std::size_t grid = std::size_t(padded.points()), half = half_spectrum_points(padded);
   cuda::DeviceBuffer<double> charges(grid), weights(grid);
   DCSGRID_CUDA_CHECK(cudaMemsetAsync(charges.data(), 0, grid * sizeof(double), stream));
   DCSGRID_CUDA_CHECK(cudaMemsetAsync(weights.data(), 0, grid * sizeof(double), stream));

@@ -61,11 +61,10 @@ void with_order(int order, Fn&& fn) {
 }
 
 // One axis of a spline in ascending mesh order: the P points start, start + 1, ... (wrapped) with
-// weights weight[0..P−1]. contiguous: no point wraps, so they are start..start + P − 1 in memory.
+// weights weight[0..P−1].
 template <int P>
 struct AscendingSpline {
   std::int64_t start = 0;
-  bool contiguous = true;
   double weight[P];
 };
 
@@ -75,8 +74,7 @@ AscendingSpline<P> ascending_spline(double u, std::int64_t k) {
   bspline_weights(u - std::floor(u), P, descending);
   AscendingSpline<P> a;
   a.start = bspline_first_point(u, k) - (P - 1);
-  a.contiguous = a.start >= 0;
-  if (!a.contiguous) a.start += k;
+  if (a.start < 0) a.start += k;
   for (int j = 0; j < P; ++j) a.weight[j] = descending[P - 1 - j];
   return a;
 }
@@ -87,19 +85,16 @@ inline std::int64_t after(std::int64_t start, int j, std::int64_t k) {
   return i >= k ? i - k : i;
 }
 
+// Four doubles, AVX2's width: spreading writes whole vectors of a row, and interpolation takes
+// four output rows at once.
 using v4d = double __attribute__((vector_size(32)));
-// The spreading mesh's values (float would change the water box's map by 7e-7 of its norm, but
-// spreading is bound by the splines, not by the mesh), and a vector of them as wide as AVX2's
-// registers.
-using SpreadValue = double;
-using SpreadVector = SpreadValue __attribute__((vector_size(32)));
-constexpr int kSpreadLanes = int(sizeof(SpreadVector) / sizeof(SpreadValue));
-inline SpreadVector load_vector(const SpreadValue* p) {
-  SpreadVector v;
+constexpr int kLanes = 4;
+inline v4d load4(const double* p) {
+  v4d v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-inline void store_vector(SpreadValue* p, SpreadVector v) { std::memcpy(p, &v, sizeof v); }
+inline void store4(double* p, v4d v) { std::memcpy(p, &v, sizeof v); }
 
 // Spreading's padded mesh: the periodic mesh with P − 1 more planes and rows, and rows long enough
 // for a spline's run of whole vectors, so that a spline starting at floor(u) (wrapped into [0, K))
@@ -110,39 +105,38 @@ struct PaddedShape {
   std::size_t points() const { return std::size_t(x * y * z); }
 };
 PaddedShape padded_shape(const std::array<std::int64_t, 3>& k, int order) {
-  const std::int64_t run = (order + kSpreadLanes - 1) / kSpreadLanes * kSpreadLanes;
+  const std::int64_t run = (order + kLanes - 1) / kLanes * kLanes;
   return {k[0] + run - 1, k[1] + order - 1, k[2] + order - 1};
 }
 
 // Adds q·M(u1)M(u2)M(u3) of one atom onto the padded mesh: P² runs of P points, written as whole
 // vectors (the weights past P are zero). The three axes' splines are made at once.
 template <int P>
-void spread_atom(const PmeSplineOrigin& a, const PaddedShape& s, SpreadValue* padded) {
-  constexpr int kVectors = (P + kSpreadLanes - 1) / kSpreadLanes;
+void spread_atom(const PmeSplineOrigin& a, const PaddedShape& s, double* padded) {
+  constexpr int kVectors = (P + kLanes - 1) / kLanes;
   v4d m[P];  // m[j]: the weight of mesh point floor(u) − j, padded index floor(u) + P − 1 − j
   bspline_weights(v4d{a.offset[0], a.offset[1], a.offset[2], 0.0}, P, m);
-  SpreadValue wx[kSpreadLanes * kVectors] = {};
-  for (int j = 0; j < P; ++j) wx[j] = SpreadValue(m[P - 1 - j][0]);
-  SpreadVector runs[kVectors];
-  for (int r = 0; r < kVectors; ++r) runs[r] = load_vector(wx + kSpreadLanes * r);
-  SpreadValue* base = padded + (std::int64_t(a.first[2]) * s.y + a.first[1]) * s.x + a.first[0];
+  double wx[kLanes * kVectors] = {};
+  for (int j = 0; j < P; ++j) wx[j] = m[P - 1 - j][0];
+  v4d runs[kVectors];
+  for (int r = 0; r < kVectors; ++r) runs[r] = load4(wx + kLanes * r);
+  double* base = padded + (std::int64_t(a.first[2]) * s.y + a.first[1]) * s.x + a.first[0];
   DCSGRID_HOST_UNROLL
   for (int j3 = 0; j3 < P; ++j3) {
     const double qz = a.q * m[P - 1 - j3][2];
-    SpreadValue* plane = base + j3 * s.y * s.x;
+    double* plane = base + j3 * s.y * s.x;
     DCSGRID_HOST_UNROLL
     for (int j2 = 0; j2 < P; ++j2) {
-      const SpreadValue c = SpreadValue(qz * m[P - 1 - j2][1]);
-      SpreadValue* run = plane + j2 * s.x;
-      for (int r = 0; r < kVectors; ++r)
-        store_vector(run + kSpreadLanes * r, load_vector(run + kSpreadLanes * r) + c * runs[r]);
+      const double c = qz * m[P - 1 - j2][1];
+      double* run = plane + j2 * s.x;
+      for (int r = 0; r < kVectors; ++r) store4(run + kLanes * r, load4(run + kLanes * r) + c * runs[r]);
     }
   }
 }
 
 // mesh (K1·K2·K3) ← the padded mesh folded onto it: each mesh index i takes padded index i + P − 1
 // and, where i + P − 1 − K ≥ 0, that one as well, along each axis.
-void fold_padded(const SpreadValue* padded, const PaddedShape& s, int order, const std::array<std::int64_t, 3>& k,
+void fold_padded(const double* padded, const PaddedShape& s, int order, const std::array<std::int64_t, 3>& k,
                  double* mesh) {
   const std::int64_t lead = order - 1;
 #pragma omp parallel for num_threads(team_size()) schedule(static)
@@ -154,7 +148,7 @@ void fold_padded(const SpreadValue* padded, const PaddedShape& s, int order, con
         if (pz < 0) continue;
         for (const std::int64_t py : {y + lead, y + lead - k[1]}) {
           if (py < 0) continue;
-          const SpreadValue* row = padded + (pz * s.y + py) * s.x + lead;
+          const double* row = padded + (pz * s.y + py) * s.x + lead;
           if (first)
             for (std::int64_t x = 0; x < k[0]; ++x) out[x] = row[x];
           else
@@ -328,7 +322,7 @@ void PmeReciprocal::spread(const AtomSet& atoms) {
   const int team = team_size();
 #pragma omp parallel for num_threads(team) schedule(static)
   for (std::int64_t z = 0; z < shape.z; ++z)
-    std::fill_n(padded_.data() + z * shape.y * shape.x, shape.y * shape.x, SpreadValue(0));
+    std::fill_n(padded_.data() + z * shape.y * shape.x, shape.y * shape.x, 0.0);
   with_order(order, [&](auto p) {
     for (std::int64_t parity = 0; parity < 2; ++parity) {
 #pragma omp parallel for num_threads(team) schedule(dynamic, 1)
@@ -374,11 +368,10 @@ void interpolate(const std::vector<double>& mesh, const std::array<std::int64_t,
   for (std::size_t i = 0; i < x_splines.size(); ++i) x_splines[i] = ascending_spline<P>(u1_x[i], k1);
 #pragma omp parallel num_threads(team_size())
   {
-    // Output rows go four at a time: their mesh rows interleaved (value n of row r at
+    // Output rows go kLanes at a time: their mesh rows interleaved (value n of row r at
     // [kLanes·n + r]) and padded with their first P − 1 values after their end, so that every
     // spline's points are P consecutive vectors, and where the x spline is the same on every row
-    // one vector multiply-add weighs the four rows at once.
-    constexpr std::int64_t kLanes = 4;
+    // one vector multiply-add weighs the rows at once.
     std::vector<double> plane(static_cast<std::size_t>(k1 * k2)),
         rows4(static_cast<std::size_t>(kLanes * (k1 + P - 1)), 0.0);
 #pragma omp for schedule(dynamic, 1)
@@ -390,7 +383,7 @@ void interpolate(const std::vector<double>& mesh, const std::array<std::int64_t,
       for (int j = 0; j < P; ++j) planes[j] = &mesh[std::size_t(after(s3.start, j, k3) * k1 * k2)];
       weighted_sum<P>(planes, s3.weight, k1 * k2, plane.data());
       for (std::int64_t j0 = 0; j0 < ny; j0 += kLanes) {
-        const std::int64_t lanes = std::min(kLanes, ny - j0);
+        const std::int64_t lanes = std::min<std::int64_t>(kLanes, ny - j0);
         double u1_yz[kLanes];
         float* dst[kLanes];
         for (std::int64_t l = 0; l < lanes; ++l) {
@@ -410,7 +403,7 @@ void interpolate(const std::vector<double>& mesh, const std::array<std::int64_t,
             const double* run = &rows4[std::size_t(kLanes * s1.start)];
             v4d v{};
             DCSGRID_HOST_UNROLL
-            for (int m = 0; m < P; ++m) v += s1.weight[m] * load_vector(run + kLanes * m);
+            for (int m = 0; m < P; ++m) v += s1.weight[m] * load4(run + kLanes * m);
             for (std::int64_t l = 0; l < lanes; ++l) dst[l][i] += float(scale * (v[l] - background));
           }
           continue;
