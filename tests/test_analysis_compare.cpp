@@ -7,9 +7,12 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <numeric>
+#include <random>
 
 #include "dcsgrid/analysis/compare.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/io/maps/io.hpp"
 #include "helpers.hpp"
 
@@ -142,6 +145,110 @@ TEST(CompareMaps, ErrorByDistanceFromTheNearestAtom) {
     }
   }
   EXPECT_GT(report.shells.back().error.points, 0u);  // the grid's far corner is > 20 Å away
+}
+
+// Random maps on a grid of 9 planes, with atoms for the shells, and a tie for the largest error
+// (two parts of plane 2, and plane 6): the first of the three is the place reported.
+struct RandomMaps {
+  GridSpec grid = grid_from_origin({-3, -2, -4}, {17, 37, 9}, 0.75);  // 37 rows: parts of 16, 16, 5
+  AtomSet atoms;
+  std::vector<float> reference, test;
+  RandomMaps() {
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> value(-3, 3), error(-0.01f, 0.01f), place(-2, 2);
+    for (int a = 0; a < 5; ++a) atoms.push_back(place(rng), place(rng), place(rng), 1.0);
+    for (std::size_t i = 0; i < grid.point_count(); ++i) {
+      reference.push_back(value(rng));
+      test.push_back(reference.back() + error(rng));
+    }
+    for (auto [i, j, k] : {std::array<std::int64_t, 3>{3, 4, 2}, {5, 30, 2}, {8, 1, 6}}) {
+      reference[grid.index(i, j, k)] = 1.0f;
+      test[grid.index(i, j, k)] = 1.5f;
+    }
+  }
+};
+
+// The report through MapComparison, the slabs given in `order` (z_begin, planes), the histogram
+// by a second sweep over the same slabs or over the held differences.
+CompareReport compare_by_slabs(const RandomMaps& d, std::shared_ptr<const AtomShells> shells,
+                               const std::vector<std::pair<std::int64_t, std::int64_t>>& order, bool hold) {
+  MapComparison comparison(d.grid, std::move(shells));
+  if (hold) comparison.hold_differences();
+  const std::size_t plane = d.grid.plane_size();
+  for (auto [z, planes] : order)
+    comparison.add(z, planes, d.reference.data() + std::size_t(z) * plane, d.test.data() + std::size_t(z) * plane);
+  if (hold)
+    comparison.histogram_of_held_differences();
+  else
+    for (auto [z, planes] : order)
+      comparison.add_to_histogram(z, planes, d.reference.data() + std::size_t(z) * plane,
+                                  d.test.data() + std::size_t(z) * plane);
+  return comparison.report();
+}
+
+TEST(MapComparison, SlabsInAnyOrderSizeAndThreadCountGiveTheSameReport) {
+  const RandomMaps d;
+  const auto shells = std::make_shared<const AtomShells>(atom_shells(d.atoms, d.grid, CompareOptions{}.shell_edges));
+  const std::string whole = compare_by_slabs(d, shells, {{0, 9}}, true).to_json().dump();
+  const std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> orders{
+      {{0, 9}},
+      {{8, 1}, {7, 1}, {6, 1}, {5, 1}, {4, 1}, {3, 1}, {2, 1}, {1, 1}, {0, 1}},
+      {{5, 4}, {0, 2}, {2, 3}},
+      {{6, 3}, {2, 4}, {0, 2}}};
+  for (int threads : {1, 3}) {
+    set_openmp_threads(threads);
+    for (const auto& order : orders)
+      for (bool hold : {false, true})
+        EXPECT_EQ(compare_by_slabs(d, shells, order, hold).to_json().dump(), whole)
+            << threads << " threads, " << order.size() << " slabs, differences held: " << hold;
+  }
+  set_openmp_threads(0);
+  const CompareReport report = compare_by_slabs(d, shells, {{6, 3}, {0, 6}}, false);
+  EXPECT_EQ(report.max_index, d.grid.index(3, 4, 2));
+  EXPECT_EQ(report.test_at_max - report.reference_at_max, 0.5);
+}
+
+TEST(MapComparison, SumsAreThePartsSumsInGridOrder) {
+  // Each part's sums (kRowsPerPart rows of a plane) in point order, added in grid order: the same
+  // double operations done here.
+  const RandomMaps d;
+  const CompareReport report = compare_by_slabs(d, nullptr, {{4, 5}, {0, 4}}, true);
+  const std::size_t part_points = std::size_t(MapComparison::kRowsPerPart * d.grid.nx());
+  double error2 = 0, reference2 = 0;
+  for (std::int64_t z = 0; z < d.grid.nz(); ++z)
+    for (std::size_t first = 0; first < d.grid.plane_size(); first += part_points) {
+      double part_error2 = 0, part_reference2 = 0;
+      const std::size_t begin = std::size_t(z) * d.grid.plane_size() + first;
+      const std::size_t end = std::size_t(z) * d.grid.plane_size() + std::min(d.grid.plane_size(), first + part_points);
+      for (std::size_t i = begin; i < end; ++i) {
+        const double e = double(d.test[i]) - double(d.reference[i]);
+        part_error2 += e * e;
+        part_reference2 += double(d.reference[i]) * double(d.reference[i]);
+      }
+      error2 += part_error2;
+      reference2 += part_reference2;
+    }
+  const double n = double(d.grid.point_count());
+  EXPECT_EQ(report.overall.rms_error, std::sqrt(error2 / n));
+  EXPECT_EQ(report.overall.rms_reference, std::sqrt(reference2 / n));
+  EXPECT_EQ(report.overall.relative_l2, std::sqrt(error2 / reference2));
+}
+
+TEST(MapComparison, PlanesTwiceOrMissingAreRefused) {
+  const RandomMaps d;
+  const std::size_t plane = d.grid.plane_size();
+  MapComparison twice(d.grid, nullptr);
+  twice.add(0, 5, d.reference.data(), d.test.data());
+  EXPECT_THROW(twice.add(4, 2, d.reference.data() + 4 * plane, d.test.data() + 4 * plane), Error);
+  MapComparison missing(d.grid, nullptr);
+  missing.hold_differences();
+  missing.add(0, 8, d.reference.data(), d.test.data());
+  EXPECT_THROW(missing.histogram_of_held_differences(), Error);  // its range needs every plane
+  EXPECT_THROW(missing.report(), Error);
+  MapComparison late(d.grid, nullptr);
+  late.add(0, 1, d.reference.data(), d.test.data());
+  EXPECT_THROW(late.hold_differences(), Error);
+  EXPECT_THROW(late.histogram_of_held_differences(), Error);
 }
 
 // The float64 brute force of AtomShells' rule: the nearest atom's squared distance (Δx² + Δy² +

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 
 namespace dcsgrid::analysis {
 namespace {
@@ -31,7 +32,19 @@ std::string full_precision(const std::array<double, 3>& v) {
 // JSON numbers cannot be infinite: null stands for +inf (the open last shell).
 nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
 
+// Symmetric range just past the largest error, so that it falls in the last bin.
+double histogram_range(double max_abs_error) {
+  return max_abs_error > 0 ? max_abs_error * (1 + 1e-6) : 1.0;
+}
+
 }  // namespace
+
+void ErrorSums::merge(const ErrorSums& other) {
+  points += other.points;
+  error2 += other.error2;
+  reference2 += other.reference2;
+  max_abs = std::max(max_abs, other.max_abs);
+}
 
 void ErrorSums::add(double reference, double error) {
   ++points;
@@ -98,7 +111,8 @@ MapComparison::MapComparison(const GridSpec& grid, const AtomSet* atoms, const C
 MapComparison::MapComparison(const GridSpec& grid, std::shared_ptr<const AtomShells> shells,
                              const CompareOptions& options)
     : grid_(grid), options_(options), atom_shells_(std::move(shells)),
-      shell_sums_(atom_shells_ ? options.shell_edges.size() : 0) {
+      parts_per_plane_(std::size_t((grid.ny() + kRowsPerPart - 1) / kRowsPerPart)),
+      sums_per_part_(1 + (atom_shells_ ? options.shell_edges.size() : 0)) {
   validate(grid);
   validate(options);
   const auto same_grid = [&](const GridSpec& g) {
@@ -106,6 +120,23 @@ MapComparison::MapComparison(const GridSpec& grid, std::shared_ptr<const AtomShe
   };
   if (atom_shells_ && (!same_grid(atom_shells_->grid) || atom_shells_->edges != options.shell_edges))
     throw Error("compare: the atoms' shells were computed for another grid or other shell edges");
+  const std::size_t parts = std::size_t(grid.nz()) * parts_per_plane_;
+  part_sums_.resize(parts * sums_per_part_);
+  part_figures_.resize(parts);
+  plane_added_.resize(std::size_t(grid.nz()));
+}
+
+void MapComparison::hold_differences(std::span<float> buffer) {
+  if (planes_added_ > 0) throw Error("compare: hold_differences() after add()");
+  if (buffer.empty()) {
+    own_differences_.reset(new float[grid_.point_count()]);
+    differences_ = own_differences_.get();
+    return;
+  }
+  if (buffer.size() != grid_.point_count())
+    throw Error(fmt::format("compare: a buffer of {} values for the differences of {} points", buffer.size(),
+                            grid_.point_count()));
+  differences_ = buffer.data();
 }
 
 // The point count of planes [z_begin, z_begin+planes), which must lie in the grid.
@@ -116,42 +147,67 @@ std::size_t MapComparison::slab_points(std::int64_t z_begin, std::int64_t planes
   return grid_.plane_size() * std::size_t(planes);
 }
 
-void MapComparison::add(std::int64_t z_begin, std::int64_t planes, const float* reference,
-                        const float* test) {
-  if (histogram_started_) throw Error("compare: add() after the histogram sweep began");
-  const std::size_t n = slab_points(z_begin, planes);
-  const std::size_t offset = std::size_t(z_begin) * grid_.plane_size();
+// Part `part` of the grid (rows [r·kRowsPerPart, ...) of plane part / parts_per_plane_); the maps'
+// pointers at its first point.
+void MapComparison::add_part(std::size_t part, const float* reference, const float* test) {
+  const std::size_t row = std::size_t(kRowsPerPart) * (part % parts_per_plane_);
+  const std::size_t n = std::size_t(grid_.nx()) * std::min(std::size_t(kRowsPerPart), std::size_t(grid_.ny()) - row);
+  const std::size_t offset = (part / parts_per_plane_) * grid_.plane_size() + row * std::size_t(grid_.nx());
   const std::uint8_t* shell = atom_shells_ ? atom_shells_->shell.data() + offset : nullptr;
+  ErrorSums* sums = part_sums_.data() + part * sums_per_part_;
+  ErrorSums& overall = sums[0];
+  PartFigures& figures = part_figures_[part];
+  if (differences_) {
+    float* difference = differences_ + offset;
+    for (std::size_t i = 0; i < n; ++i) difference[i] = test[i] - reference[i];
+  }
   for (std::size_t i = 0; i < n; ++i) {
     if (!std::isfinite(reference[i]) || !std::isfinite(test[i])) {
-      ++non_finite_;
+      ++figures.non_finite;
       continue;
     }
     const double error = double(test[i]) - double(reference[i]);
-    if (std::abs(error) > overall_.max_abs || overall_.points == 0) {
-      max_index_ = offset + i;
-      reference_at_max_ = reference[i];
-      test_at_max_ = test[i];
+    if (std::abs(error) > overall.max_abs || overall.points == 0) {
+      figures.max_index = offset + i;
+      figures.reference_at_max = reference[i];
+      figures.test_at_max = test[i];
     }
-    overall_.add(reference[i], error);
-    if (shell) shell_sums_[shell[i]].add(reference[i], error);
+    overall.add(reference[i], error);
+    if (shell) sums[1 + shell[i]].add(reference[i], error);
   }
+}
+
+void MapComparison::add(std::int64_t z_begin, std::int64_t planes, const float* reference,
+                        const float* test) {
+  if (histogram_started_) throw Error("compare: add() after the histogram sweep began");
+  slab_points(z_begin, planes);
+  for (std::int64_t p = 0; p < planes; ++p)
+    if (plane_added_[std::size_t(z_begin + p)])
+      throw Error(fmt::format("compare: plane {} was added twice", z_begin + p));
+  const std::int64_t first = z_begin * std::int64_t(parts_per_plane_);
+  const std::int64_t parts = planes * std::int64_t(parts_per_plane_);
+  const std::size_t slab_offset = std::size_t(z_begin) * grid_.plane_size();
+  const std::size_t part_rows = std::size_t(kRowsPerPart) * std::size_t(grid_.nx());
+  const int threads = threads_ > 0 ? threads_ : team_size();
+#pragma omp parallel for schedule(dynamic, 4) num_threads(int(std::min<std::int64_t>(parts, threads)))
+  for (std::int64_t p = first; p < first + parts; ++p) {
+    const std::size_t part = std::size_t(p);
+    const std::size_t offset = (part / parts_per_plane_) * grid_.plane_size() +
+                               (part % parts_per_plane_) * part_rows - slab_offset;
+    add_part(part, reference + offset, test + offset);
+  }
+  for (std::int64_t p = 0; p < planes; ++p) plane_added_[std::size_t(z_begin + p)] = 1;
   planes_added_ += planes;
 }
 
-double MapComparison::histogram_range() const {
-  // Symmetric range just past the largest error, so that it falls in the last bin.
-  return overall_.max_abs > 0 ? overall_.max_abs * (1 + 1e-6) : 1.0;
+double MapComparison::max_abs_error() const {
+  double most = 0;
+  for (std::size_t part = 0; part < part_figures_.size(); ++part)
+    most = std::max(most, part_sums_[part * sums_per_part_].max_abs);
+  return most;
 }
 
-void MapComparison::add_to_histogram(std::int64_t z_begin, std::int64_t planes, const float* reference,
-                                     const float* test) {
-  const std::size_t n = slab_points(z_begin, planes);
-  std::vector<float> difference(n);
-  for (std::size_t i = 0; i < n; ++i) difference[i] = test[i] - reference[i];
-  const double range = histogram_range();
-  prims::ValueHistogram part =
-      prims::histogram_values_cpu(difference.data(), n, -range, range, options_.histogram_bins);
+void MapComparison::add_histogram_part(prims::ValueHistogram part) {
   if (!histogram_started_) {
     histogram_ = std::move(part);
     histogram_started_ = true;
@@ -163,25 +219,60 @@ void MapComparison::add_to_histogram(std::int64_t z_begin, std::int64_t planes, 
   histogram_.nan += part.nan;
 }
 
-CompareReport MapComparison::report() const {
+void MapComparison::add_to_histogram(std::int64_t z_begin, std::int64_t planes, const float* reference,
+                                     const float* test) {
+  const std::size_t n = slab_points(z_begin, planes);
+  std::vector<float> difference(n);
+  for (std::size_t i = 0; i < n; ++i) difference[i] = test[i] - reference[i];
+  const double range = histogram_range(max_abs_error());
+  add_histogram_part(prims::histogram_values_cpu(difference.data(), n, -range, range, options_.histogram_bins));
+}
+
+void MapComparison::histogram_of_held_differences() {
+  if (!differences_) throw Error("compare: no differences are held (hold_differences())");
+  if (histogram_started_) throw Error("compare: the histogram sweep was already made");
+  if (planes_added_ != grid_.nz())
+    throw Error(fmt::format("compare: the histogram of the differences needs every plane; {} of {} were "
+                            "added",
+                            planes_added_, grid_.nz()));
+  const double range = histogram_range(max_abs_error());
+  add_histogram_part(prims::histogram_values_cpu(differences_, grid_.point_count(), -range, range,
+                                                 options_.histogram_bins));
+}
+
+CompareReport MapComparison::report(bool with_difference) const {
   if (planes_added_ != grid_.nz())
     throw Error(fmt::format("compare: {} of the grid's {} planes were compared", planes_added_, grid_.nz()));
   if (!histogram_started_) throw Error("compare: the histogram sweep was not made");
+  if (with_difference && !differences_)
+    throw Error("compare: the differences were not held (hold_differences())");
+  // The parts' sums in grid order; the first part holding the largest error gives its place.
+  ErrorSums overall;
+  std::vector<ErrorSums> shells(sums_per_part_ - 1);
   CompareReport report;
+  const PartFigures* at_max = nullptr;
+  for (std::size_t part = 0; part < part_figures_.size(); ++part) {
+    const ErrorSums* sums = part_sums_.data() + part * sums_per_part_;
+    if (sums[0].points > 0 && (overall.points == 0 || sums[0].max_abs > overall.max_abs))
+      at_max = &part_figures_[part];
+    overall.merge(sums[0]);
+    for (std::size_t s = 0; s < shells.size(); ++s) shells[s].merge(sums[1 + s]);
+    report.non_finite += part_figures_[part].non_finite;
+  }
   report.grid = grid_;
-  report.overall = overall_.summary();
-  report.non_finite = non_finite_;
+  report.overall = overall.summary();
   const auto& edges = options_.shell_edges;
-  for (std::size_t s = 0; s < shell_sums_.size(); ++s)
-    report.shells.push_back({edges[s], s + 1 < edges.size() ? edges[s + 1] : kInf, shell_sums_[s].summary()});
-  if (overall_.points > 0) {
-    report.max_index = max_index_;
-    report.max_ijk = grid_.ijk(max_index_);
+  for (std::size_t s = 0; s < shells.size(); ++s)
+    report.shells.push_back({edges[s], s + 1 < edges.size() ? edges[s + 1] : kInf, shells[s].summary()});
+  if (at_max) {
+    report.max_index = at_max->max_index;
+    report.max_ijk = grid_.ijk(at_max->max_index);
     report.max_position = grid_.position(report.max_ijk[0], report.max_ijk[1], report.max_ijk[2]);
-    report.reference_at_max = reference_at_max_;
-    report.test_at_max = test_at_max_;
+    report.reference_at_max = at_max->reference_at_max;
+    report.test_at_max = at_max->test_at_max;
   }
   report.error_histogram = histogram_;
+  if (with_difference) report.difference.assign(differences_, differences_ + grid_.point_count());
   return report;
 }
 
@@ -193,14 +284,10 @@ CompareReport compare_maps(const GridSpec& grid, std::span<const float> referenc
   if (reference.size() != n || test.size() != n)
     throw Error(fmt::format("compare: a map of {} points needs {} values, got {} and {}",
                             grid.describe(), n, reference.size(), test.size()));
+  comparison.hold_differences();
   comparison.add(0, grid.nz(), reference.data(), test.data());
-  comparison.add_to_histogram(0, grid.nz(), reference.data(), test.data());
-  CompareReport report = comparison.report();
-  if (options.keep_difference) {
-    report.difference.resize(n);
-    for (std::size_t i = 0; i < n; ++i) report.difference[i] = test[i] - reference[i];
-  }
-  return report;
+  comparison.histogram_of_held_differences();
+  return comparison.report(options.keep_difference);
 }
 
 CompareReport compare_maps(const io::MapFile& reference, const io::MapFile& test, const AtomSet* atoms,

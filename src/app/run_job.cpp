@@ -192,30 +192,74 @@ void note_when_exact_is_cheaper(const PassReport& pass, const JobReport& report,
                  engine::method_name(pass.method), taken, engine::method_name(exact.method), exact.seconds);
 }
 
+// What the passes that compare share: when memory spares them, the reference map held as its pass
+// streams (so that no comparison reads it back from the file) and one buffer for each pass's
+// differences; and the atoms' distance shells. When a GPU computes, the host touches the
+// differences' pages and makes the shells on another thread while the reference's pass runs;
+// otherwise the buffer comes first and the first pass that compares makes the shells.
+struct SharedComparison {
+  std::unique_ptr<float[]> reference;  // not zeroed: its pass writes every point (null unless held)
+  std::vector<float> differences;      // empty unless held
+  std::shared_future<void> buffers;    // `differences` is ready
+  // Last, so that it is destroyed first: its destructor waits for the thread that fills the rest.
+  std::shared_future<std::shared_ptr<const analysis::AtomShells>> shells;
+};
+
+std::shared_ptr<const analysis::AtomShells> distance_shells(const engine::PotentialRequest& request) {
+  if (!request.atoms || request.atoms->empty()) return nullptr;
+  return std::make_shared<const analysis::AtomShells>(
+      analysis::atom_shells(*request.atoms, request.grid, analysis::CompareOptions{}.shell_edges));
+}
+
+void prepare_comparisons(SharedComparison& shared, const engine::PotentialRequest& first, bool hold, bool gpu) {
+  const std::size_t points = hold ? first.grid.point_count() : 0;
+  if (hold) shared.reference.reset(new float[points]);
+  auto ready = std::make_shared<std::promise<void>>();
+  shared.buffers = ready->get_future().share();
+  if (!gpu) {
+    shared.differences.resize(points);
+    ready->set_value();
+    shared.shells = std::async(std::launch::deferred, [&first] { return distance_shells(first); }).share();
+    return;
+  }
+  shared.shells = std::async(std::launch::async, [&shared, &first, points, ready] {
+                    try {
+                      shared.differences.resize(points);
+                      ready->set_value();
+                    } catch (...) {
+                      ready->set_exception(std::current_exception());
+                      throw;
+                    }
+                    return distance_shells(first);
+                  }).share();
+}
+
 // One method's pass: its slabs go to the outputs as map number `map`; with `compare`, each slab is
-// compared with map 0's (the reference, read back) as it arrives, then the histogram sweep runs.
-// The atoms' distance shells are computed by the first pass that compares and kept in `shells` for
-// the others (same grid, same atoms).
+// compared with map 0's (the reference: held, or read back) as it arrives, then the histogram sweep
+// runs (over the differences held, or over both maps read back).
 // When MPI ranks share the pass, the ranks' planes reach rank 0 only through the file: rank 0
 // compares once the pass is written (both sweeps read back, in z order as in one process).
 PassReport run_pass(engine::Backend& backend, const engine::PotentialRequest& request, std::size_t map,
-                    bool compare, MapOutputs& outputs, Observer& observer,
-                    std::shared_ptr<const analysis::AtomShells>& shells) {
+                    bool compare, MapOutputs& outputs, Observer& observer, SharedComparison& shared) {
   const GridSpec& grid = request.grid;
   const bool after_the_pass = sharing_ranks();
   PassReport pass;
   pass.method = request.method;
   std::optional<analysis::MapComparison> comparison;
+  bool holds_differences = false;
   if (compare && mpi::rank() == 0) {
-    if (!shells && request.atoms && !request.atoms->empty()) {
-      const auto tc = clock_type::now();
-      shells = std::make_shared<const analysis::AtomShells>(
-          analysis::atom_shells(*request.atoms, grid, analysis::CompareOptions{}.shell_edges));
-      pass.compare_seconds += seconds_since(tc);
-      spdlog::debug("distance shells from the atoms: {:.3f} s", pass.compare_seconds);
-    }
-    comparison.emplace(grid, shells);
+    const auto tc = clock_type::now();
+    comparison.emplace(grid, shared.shells.get());
+    pass.compare_seconds += seconds_since(tc);
+    spdlog::debug("distance shells from the atoms ready after {:.3f} s", pass.compare_seconds);
+    shared.buffers.get();
+    holds_differences = !shared.differences.empty() || (!after_the_pass && host_memory_spares(grid));
+    if (holds_differences) comparison->hold_differences(shared.differences);
   }
+  const bool holds_reference = map == 0 && shared.reference;
+  const bool compares_held = comparison && shared.reference;
+  // The slab is written on another thread meanwhile: leave it a core.
+  if (compares_held) comparison->set_threads(std::max(1, team_size() - 1));
   std::vector<float> reference;
   observer.pass_started(engine::method_name(request.method));
   const auto t0 = clock_type::now();
@@ -224,13 +268,31 @@ PassReport run_pass(engine::Backend& backend, const engine::PotentialRequest& re
   pass.stats = backend.run(
       request,
       finite_slabs(request.allow_non_finite, grid, what, [&](engine::Slab slab, const float* data) {
-        outputs.write(map, slab, data);
-        if (!comparison || after_the_pass) return;
+        const std::size_t offset = std::size_t(slab.z_begin) * grid.plane_size();
+        const std::size_t points = grid.plane_size() * std::size_t(slab.planes());
+        if (!holds_reference && !compares_held) {
+          outputs.write(map, slab, data);
+          if (!comparison || after_the_pass) return;
+          const auto tc = clock_type::now();
+          reference.resize(points);
+          outputs.read_back(0, slab, reference.data());
+          comparison->add(slab.z_begin, slab.planes(), reference.data(), data);
+          pass.compare_seconds += seconds_since(tc);
+          pass.sink_compare_seconds += seconds_since(tc);
+          return;
+        }
+        // The reference is held, so nothing but this write touches the files: the slab is written
+        // on another thread while this one (whose OpenMP team persists) keeps or compares it.
         const auto tc = clock_type::now();
-        reference.resize(grid.plane_size() * slab.planes());
-        outputs.read_back(0, slab, reference.data());
-        comparison->add(slab.z_begin, slab.planes(), reference.data(), data);
-        pass.compare_seconds += seconds_since(tc);
+        std::future<double> written = std::async(std::launch::async, [&] {
+          outputs.write(map, slab, data);
+          return seconds_since(tc);
+        });
+        if (holds_reference) std::copy_n(data, points, shared.reference.get() + offset);
+        else comparison->add(slab.z_begin, slab.planes(), shared.reference.get() + offset, data);
+        if (compares_held) pass.compare_seconds += seconds_since(tc);
+        const double writing = written.get();
+        pass.sink_compare_seconds += std::max(0.0, seconds_since(tc) - writing);
       }, &non_finite),
       [&](double fraction) { observer.progress(fraction); });
   pass.wall_seconds = seconds_since(t0);
@@ -245,9 +307,12 @@ PassReport run_pass(engine::Backend& backend, const engine::PotentialRequest& re
       read_back_sweep(outputs, grid, 0, map, [&](engine::Slab slab, const float* r, const float* t) {
         comparison->add(slab.z_begin, slab.planes(), r, t);
       });
-    read_back_sweep(outputs, grid, 0, map, [&](engine::Slab slab, const float* r, const float* t) {
-      comparison->add_to_histogram(slab.z_begin, slab.planes(), r, t);
-    });
+    if (holds_differences)
+      comparison->histogram_of_held_differences();
+    else
+      read_back_sweep(outputs, grid, 0, map, [&](engine::Slab slab, const float* r, const float* t) {
+        comparison->add_to_histogram(slab.z_begin, slab.planes(), r, t);
+      });
     pass.against_reference = comparison->report();
     pass.histogram_seconds = seconds_since(tc);
     pass.compare_seconds += pass.histogram_seconds;
@@ -445,12 +510,18 @@ void store_comparison(PassReport& pass, bool compared, const PassPlan& plan, std
 // Every method's pass in order, each after the first compared with the reference when there is one.
 void run_passes(engine::Backend& backend, const PassPlan& plan, MapOutputs& outputs, Observer& observer,
                 const JobClock& clock, const Hardware& hw, JobReport& report) {
-  std::shared_ptr<const analysis::AtomShells> shells;  // for every comparison, made by the first
   const bool has_reference = reference_method(plan.order).has_value();
+  SharedComparison shared;
+  if (has_reference && plan.order.size() > 1 && mpi::rank() == 0) {
+    const engine::PotentialRequest& first = plan.requests.front();
+    // The reference and the differences of one pass at a time.
+    const bool hold = !sharing_ranks() && host_memory_spares(first.grid, 2);
+    prepare_comparisons(shared, first, hold, hw.gpu);
+  }
   for (std::size_t m = 0; m < plan.order.size(); ++m) {
     const bool compare = m > 0 && has_reference;
     const double pass_begin = clock.now();
-    PassReport pass = run_pass(backend, plan.requests[m], m, compare, outputs, observer, shells);
+    PassReport pass = run_pass(backend, plan.requests[m], m, compare, outputs, observer, shared);
     report.timeline.push_back(
         {engine::method_name(plan.order[m]) + " (compute and write)", pass_begin, clock.now()});
     pass.dataset = plan.datasets[m];
@@ -475,7 +546,7 @@ void finish_outputs(const Job& job, MapOutputs& outputs, const JobClock& clock, 
 }  // namespace
 
 double PassReport::write_seconds() const {
-  return std::max(0.0, stats.sink_seconds - (compare_seconds - histogram_seconds));
+  return std::max(0.0, stats.sink_seconds - sink_compare_seconds);
 }
 
 double PassReport::overlapped_seconds() const {

@@ -169,4 +169,9 @@ void require_host_memory(const GridSpec& grid, std::size_t copies) {
         grid.point_count(), have / 1073741824.0));
 }
 
+bool host_memory_spares(const GridSpec& grid, std::size_t copies) {
+  const std::size_t have = available_host_memory();
+  return have > 0 && grid_bytes(grid) * copies <= have / 4;
+}
+
 }  // namespace dcsgrid

@@ -46,6 +46,7 @@ struct ErrorSums {
   std::size_t points = 0;
   double error2 = 0, reference2 = 0, max_abs = 0;
   void add(double reference, double error);
+  void merge(const ErrorSums& other);  // other's points after these
   ErrorSummary summary() const;
 };
 
@@ -95,34 +96,60 @@ AtomShells atom_shells(const AtomSet& atoms, const GridSpec& grid, const std::ve
 // A comparison built slab by slab, so that neither map need be held whole (the maps of one run
 // streamed to disk). Two sweeps over the planes: add() gathers the errors; the histogram, whose
 // range is the largest error, needs add_to_histogram() over every plane once add() has seen them
-// all. Slabs come in any order, each once per sweep.
+// all, or histogram_of_held_differences() after hold_differences(). Slabs come in any order, each
+// plane once per sweep, and give the same report whatever the order, the slabs' sizes and the
+// threads: the sums run in point order over parts of kRowsPerPart rows of a plane (OpenMP threads
+// take a slab's parts apart), and report() adds the parts' sums in grid order.
 class MapComparison {
  public:
+  static constexpr std::int64_t kRowsPerPart = 16;
+
   // atoms (optional, may be empty): the structure, for the shells (computed here).
   MapComparison(const GridSpec& grid, const AtomSet* atoms = nullptr, const CompareOptions& options = {});
   // The shells computed once for the grid (atom_shells, with options.shell_edges).
   MapComparison(const GridSpec& grid, std::shared_ptr<const AtomShells> shells,
                 const CompareOptions& options = {});
+  // Keep test − reference (float32, a map's size) as add() computes it, so that the histogram
+  // needs neither map again: in `buffer` (the grid's point count, kept alive by the caller, who may
+  // have touched its pages ahead) or, when it is empty, in memory of its own. Before the first add().
+  void hold_differences(std::span<float> buffer = {});
+  // The OpenMP threads add() takes (0, the default: team_size()); fewer leave cores to the caller's
+  // other threads, such as one writing the slab meanwhile.
+  void set_threads(int threads) { threads_ = threads; }
   // Planes [z_begin, z_begin+planes) of both maps, x fastest.
   void add(std::int64_t z_begin, std::int64_t planes, const float* reference, const float* test);
   void add_to_histogram(std::int64_t z_begin, std::int64_t planes, const float* reference,
                         const float* test);
-  // Throws Error unless both sweeps covered every plane.
-  CompareReport report() const;
+  // The histogram sweep over the held differences, all planes at once.
+  void histogram_of_held_differences();
+  // Throws Error unless both sweeps covered every plane. With `with_difference`, the held
+  // differences are copied into CompareReport::difference.
+  CompareReport report(bool with_difference = false) const;
 
  private:
+  // One part's figures, in point order.
+  struct PartFigures {
+    std::size_t non_finite = 0;
+    std::size_t max_index = 0;  // the part's first point with its largest |error|
+    double reference_at_max = 0, test_at_max = 0;
+  };
   std::size_t slab_points(std::int64_t z_begin, std::int64_t planes) const;
-  double histogram_range() const;
+  void add_part(std::size_t part, const float* reference, const float* test);
+  void add_histogram_part(prims::ValueHistogram part);
+  double max_abs_error() const;
 
   GridSpec grid_;
   CompareOptions options_;
   std::shared_ptr<const AtomShells> atom_shells_;  // null without atoms
-  ErrorSums overall_;
-  std::vector<ErrorSums> shell_sums_;
-  std::size_t non_finite_ = 0;
-  std::size_t max_index_ = 0;
-  double reference_at_max_ = 0, test_at_max_ = 0;
+  std::size_t parts_per_plane_;
+  std::size_t sums_per_part_;                      // 1 + the shells' count
+  std::vector<ErrorSums> part_sums_;               // a part's overall sums, then its shells', parts in grid order
+  std::vector<PartFigures> part_figures_;
+  std::vector<std::uint8_t> plane_added_;
   std::int64_t planes_added_ = 0;
+  int threads_ = 0;
+  std::unique_ptr<float[]> own_differences_;       // when no buffer is given: not zeroed, add() fills it
+  float* differences_ = nullptr;                   // a map's size once held
   bool histogram_started_ = false;
   prims::ValueHistogram histogram_;
 };

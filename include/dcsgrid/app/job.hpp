@@ -65,11 +65,13 @@ struct PassReport {
   std::string dataset;        // where it is stored in HDF5 outputs
   engine::RunStats stats;
   double wall_seconds = 0;    // Backend::run, sink included
-  double compare_seconds = 0; // comparing with the reference, in the sink and after
+  double compare_seconds = 0; // comparing with the reference, before, in and after the sink
   double histogram_seconds = 0;  // of which after the pass: the error histogram's sweep
+  // The sink's time beyond writing: comparing, less what ran while the slab was being written.
+  double sink_compare_seconds = 0;
   std::optional<analysis::CompareReport> against_reference;  // fast map vs direct
   double compute_seconds() const { return stats.compute_seconds > 0 ? stats.compute_seconds : wall_seconds; }
-  // The sink's time less the comparison's share of it (the histogram sweep runs after the sink).
+  // The sink's time less sink_compare_seconds.
   double write_seconds() const;
   // Seconds of set-up, compute and write that ran at the same time as another of them (the slab
   // pipeline writes one slab while the device computes the next): their sum less the wall time.
