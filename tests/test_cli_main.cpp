@@ -145,8 +145,9 @@ TEST_F(Cli, JsonTimelinePlacesEveryStageInTheRun) {
 TEST_F(Cli, JobComparisonsAreThoseOfTheCompareCommand) {
   const fs::path input = test::data_file("1d7h-min.pqr");
   const fs::path out = dir / "m.h5";
-  const auto job = run_command("(" + dcsgrid_cmd() + " " + input.string() + " -o " + out.string() +
-                               " --spacing 1 --padding 6 --method direct,msm,cutoff -q --json 2>/dev/null)");
+  const std::string job_command = dcsgrid_cmd() + " " + input.string() + " -o " + out.string() +
+                                  " --spacing 1 --padding 6 --method direct,msm,cutoff -q --json";
+  const auto job = run_command("(" + job_command + " 2>/dev/null)");
   ASSERT_EQ(job.status, 0) << job.output;
   const auto report = nlohmann::json::parse(job.output);
   ASSERT_EQ(report["passes"].size(), 3u);
@@ -162,6 +163,20 @@ TEST_F(Cli, JobComparisonsAreThoseOfTheCompareCommand) {
     EXPECT_EQ(expected["shells"].size(), 6u);
     EXPECT_GT(expected["shells"][0]["points"].get<std::size_t>(), 0u);
   }
+  // The same figures when direct's map is read back from the file for every slab (no map held),
+  // and when only the differences fit (one map's bytes): the sums do not depend on the path.
+  std::size_t points = 1;
+  for (const auto& n : report["grid"]["dims"]) points *= n.get<std::size_t>();
+  for (const std::string bytes : {std::string("0"), std::to_string(points * sizeof(float))}) {
+    const auto other = run_command("(DCSGRID_HELD_MAPS_BYTES=" + bytes + " " + job_command + " 2>/dev/null)");
+    ASSERT_EQ(other.status, 0) << other.output;
+    const auto passes = nlohmann::json::parse(other.output)["passes"];
+    for (std::size_t p : {1u, 2u})
+      EXPECT_EQ(passes[p]["comparison"], report["passes"][p]["comparison"]) << bytes << " bytes held";
+  }
+  const auto bad = run_command("(DCSGRID_HELD_MAPS_BYTES=lots " + job_command + " 2>&1)");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.output.find("DCSGRID_HELD_MAPS_BYTES='lots'"), std::string::npos) << bad.output;
 }
 
 TEST_F(Cli, BadInputNamesFileAndLineAndLeavesNothing) {

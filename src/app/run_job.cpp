@@ -253,7 +253,7 @@ PassReport run_pass(engine::Backend& backend, const engine::PotentialRequest& re
     pass.compare_seconds += seconds_since(tc);
     spdlog::debug("distance shells from the atoms ready after {:.3f} s", pass.compare_seconds);
     shared.buffers.get();
-    holds_differences = !shared.differences.empty() || (!after_the_pass && host_memory_spares(grid));
+    holds_differences = !shared.differences.empty() || (!after_the_pass && held_maps_fit(grid));
     if (holds_differences) comparison->hold_differences(shared.differences);
   }
   const bool holds_reference = map == 0 && shared.reference;
@@ -515,7 +515,7 @@ void run_passes(engine::Backend& backend, const PassPlan& plan, MapOutputs& outp
   if (has_reference && plan.order.size() > 1 && mpi::rank() == 0) {
     const engine::PotentialRequest& first = plan.requests.front();
     // The reference and the differences of one pass at a time.
-    const bool hold = !sharing_ranks() && host_memory_spares(first.grid, 2);
+    const bool hold = !sharing_ranks() && held_maps_fit(first.grid, 2);
     prepare_comparisons(shared, first, hold, hw.gpu);
   }
   for (std::size_t m = 0; m < plan.order.size(); ++m) {

@@ -7,6 +7,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "dcsgrid/core/environment.hpp"
 #include "dcsgrid/core/error.hpp"
 
 namespace dcsgrid {
@@ -169,9 +170,9 @@ void require_host_memory(const GridSpec& grid, std::size_t copies) {
         grid.point_count(), have / 1073741824.0));
 }
 
-bool host_memory_spares(const GridSpec& grid, std::size_t copies) {
-  const std::size_t have = available_host_memory();
-  return have > 0 && grid_bytes(grid) * copies <= have / 4;
+bool held_maps_fit(const GridSpec& grid, std::size_t copies) {
+  const std::uint64_t budget = size_from_environment("DCSGRID_HELD_MAPS_BYTES", available_host_memory() / 4, true);
+  return grid_bytes(grid) * copies <= budget;
 }
 
 }  // namespace dcsgrid

@@ -65,8 +65,9 @@ std::size_t grid_bytes(const GridSpec& grid);
 // Throws Error, saying how much is needed and how much there is, when the grid's float32 data
 // would not fit in the memory available (MemAvailable from /proc/meminfo, less a margin).
 void require_host_memory(const GridSpec& grid, std::size_t copies = 1);
-// Whether `copies` of the grid's float32 data take at most a quarter of the memory available: for
-// copies that only save work (maps held instead of read back), never needed for a result.
-bool host_memory_spares(const GridSpec& grid, std::size_t copies = 1);
+// Whether `copies` of the grid's float32 data fit in the memory for maps held only to save work
+// (kept in memory rather than read back from a file, never needed for a result):
+// $DCSGRID_HELD_MAPS_BYTES (0 holds none), by default a quarter of the memory available.
+bool held_maps_fit(const GridSpec& grid, std::size_t copies = 1);
 
 }  // namespace dcsgrid

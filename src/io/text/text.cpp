@@ -17,6 +17,7 @@
 #include <cstring>
 #include <memory>
 
+#include "dcsgrid/core/environment.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
 #include "io/text/decompress.hpp"
@@ -224,26 +225,6 @@ std::string read_plain(InputBytes& input, const std::string& name, std::string_v
     piece = size ? std::size_t(64) << 20 : std::min(2 * piece, std::size_t(1) << 20);
   }
   return text.take();
-}
-
-std::uint64_t size_from_environment(const char* variable, std::uint64_t fallback) {
-  const char* value = std::getenv(variable);
-  if (!value || !*value) return fallback;
-  std::uint64_t number = 0;
-  const char* end = value + std::strlen(value);
-  const auto [rest, ec] = std::from_chars(value, end, number);
-  std::uint64_t scale = 1;
-  if (rest + 1 == end) {
-    const char unit = char(*rest | 0x20);
-    scale = unit == 'k' ? 1ull << 10 : unit == 'm' ? 1ull << 20 : unit == 'g' ? 1ull << 30
-          : unit == 't' ? 1ull << 40 : 0;
-  } else if (rest != end) {
-    scale = 0;
-  }
-  if (ec != std::errc() || scale == 0 || number == 0 || number > UINT64_MAX / scale)
-    throw Error(std::string(variable) + "='" + printable(value) +
-                "': expected a positive whole number, optionally with K, M, G or T (e.g. 64G)");
-  return number * scale;
 }
 
 }  // namespace
