@@ -290,7 +290,9 @@ std::string method_help(bool lists) {
   return help +
          "; or a list such as direct,msm,cutoff: each map into the .h5 (/potential, /potential_msm, ...) "
          "with each map's error against the list's exact method (direct; ewald among the periodic "
-         "methods, which are never mixed with the others); both = direct,cutoff; auto = direct where it "
+         "methods, which are never mixed with the others; the exact map is kept in memory for the "
+         "comparisons when it fits in $DCSGRID_HELD_MAPS_BYTES, by default a quarter of the free memory); "
+         "both = direct,cutoff; auto = direct where it "
          "is cheap, else msm, from the measured cost of each on this hardware (the choice is printed)";
 }
 
