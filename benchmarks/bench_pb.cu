@@ -4,7 +4,8 @@
 // three wall times (ours: discretisation, solve and energy, no map written; APBS: its whole run
 // without writing a map), the GPU's map against the CPU's, and both energies against APBS's. The
 // host discretisation's share of the GPU time is timed alone.
-//   bench_pb [--apbs-1tii]   (1TII's APBS runs take 10-60 s; off unless asked)
+//   bench_pb [--apbs-1tii] [--verbose]   (1TII's APBS runs take 10-60 s; off unless asked;
+//   --verbose logs each grid's stages)
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
   bool apbs_1tii = false;
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--apbs-1tii") apbs_1tii = true;
+    else if (std::string(argv[i]) == "--verbose") bench::log_debug();
   const std::string data = DCSGRID_SOURCE_DIR "/data/";
   const auto dir = std::filesystem::temp_directory_path() / "dcsgrid-bench-pb";
   std::filesystem::create_directories(dir);

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
 
 namespace dcsgrid::bench {
 
@@ -53,6 +54,8 @@ void Report::finish() const {
   std::ofstream(path) << out.dump(2) << "\n";
   std::cout << "(written " << path.string() << ")\n";
 }
+
+void log_debug() { spdlog::set_level(spdlog::level::debug); }
 
 std::string cpu_description() {
   std::ifstream cpuinfo("/proc/cpuinfo");

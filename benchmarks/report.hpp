@@ -43,5 +43,7 @@ class Report {
 
 // "AMD EPYC ..., 2 cores" or the GPU's name; for the context of a report.
 std::string cpu_description();
+// Lets the library's debug log (its stage timings) through, for a --verbose run.
+void log_debug();
 
 }  // namespace dcsgrid::bench

@@ -114,6 +114,36 @@ TEST(PbMultigrid, GridsThatDoNotCoarsenStillSolve) {
   expect_manufactured_solution({12, 9, 10}, 1);
 }
 
+// The shares, added point by point in their order, are pb_charge bit for bit, taken in chunks of
+// atoms or all at once; stencils that leave the grid lose the same points.
+TEST(PbDiscretize, ChargeSharesAddUpToTheSpreadCharge) {
+  const GridSpec grid = grid_from_origin({-3, -2.5, -2}, {13, 11, 9}, 0.5);
+  AtomSet atoms;
+  std::uint64_t state = 7;
+  const auto uniform = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return double(state >> 11) / double(1ULL << 53);
+  };
+  for (int n = 0; n < 40; ++n)  // some within a spline's reach of the faces, one without charge
+    atoms.push_back(-3 + 6 * uniform(), -2.5 + 5 * uniform(), -2 + 4 * uniform(), n == 5 ? 0.0 : uniform() - 0.5, 1.0);
+  for (PbChargeMap chgm : {PbChargeMap::spl0, PbChargeMap::spl2, PbChargeMap::spl4}) {
+    const std::vector<double> charge = pb_charge(atoms, grid, chgm);
+    for (const std::size_t chunk : {std::size_t(1), std::size_t(7), atoms.size()}) {
+      std::vector<double> sum(grid.point_count(), 0.0);
+      std::vector<PbChargeShare> shares;
+      std::size_t count = 0;
+      for (std::size_t first = 0; first < atoms.size(); first += chunk) {
+        pb_charge_shares(atoms, first, first + chunk, grid, chgm, shares);
+        EXPECT_LE(shares.size(), std::min(chunk, atoms.size() - first) * pb_max_shares_per_atom(chgm));
+        for (const PbChargeShare& s : shares) sum[s.index] += s.charge;
+        count += shares.size();
+      }
+      EXPECT_GT(count, atoms.size() * (chgm == PbChargeMap::spl0 ? 4 : 20));
+      for (std::size_t n = 0; n < sum.size(); ++n) ASSERT_EQ(sum[n], charge[n]) << keyword(chgm) << " point " << n;
+    }
+  }
+}
+
 TEST(PbDiscretize, ChargeSplinesKeepTheChargeAndItsCentre) {
   const GridSpec grid = cube_grid(17, 0.5);
   AtomSet atoms;
@@ -321,12 +351,16 @@ TEST(PbFocus, BoundaryInterpolatesTheCoarseSolution) {
     phi[n] = linear(coarse.position(ijk[0], ijk[1], ijk[2]));
   }
   const GridSpec fine = grid_from_origin({-2.3, -1.7, -1.1}, {9, 7, 5}, 0.45);
-  const std::vector<double> boundary = pb_focus_boundary(coarse, phi, fine);
+  const std::vector<double> boundary = pb_with_faces(fine, pb_focus_boundary(coarse, phi, fine));
+  std::size_t faces = 0;
   for (std::size_t n = 0; n < boundary.size(); ++n) {
     const auto ijk = fine.ijk(n);
     const bool face = ijk[0] == 0 || ijk[1] == 0 || ijk[2] == 0 || ijk[0] == 8 || ijk[1] == 6 || ijk[2] == 4;
+    faces += face;
     EXPECT_NEAR(boundary[n], face ? linear(fine.position(ijk[0], ijk[1], ijk[2])) : 0.0, 1e-12) << n;
   }
+  EXPECT_EQ(pb_face_points(fine).size(), faces);
+  EXPECT_EQ(faces, std::size_t(9 * 7 * 5 - 7 * 5 * 3));
   EXPECT_THROW(pb_focus_boundary(coarse, phi, grid_from_origin({4, 0, 0}, {9, 7, 5}, 0.45)), Error);
 }
 

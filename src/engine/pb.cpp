@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/engine/pb_discretize.hpp"
 #include "dcsgrid/engine/pb_multigrid.hpp"
 
@@ -48,12 +49,6 @@ double to_kt_factor(const PbOptions& o, double scale) {
 
 }  // namespace
 
-void pb_keep_faces(const GridSpec& grid, std::vector<double>& phi) {
-  for (std::int64_t k = 1; k + 1 < grid.nz(); ++k)
-    for (std::int64_t j = 1; j + 1 < grid.ny(); ++j)
-      std::fill_n(phi.begin() + grid.index(1, j, k), grid.nx() - 2, 0.0);
-}
-
 IonTerm pb_ion_term(const PbOptions& o, double scale) {
   IonTerm term;
   term.to_kt = to_kt_factor(o, scale);
@@ -69,31 +64,88 @@ bool solves_nonlinear(const PbOptions& options) {
   return options.nonlinear && kappa_bar_squared(options) > 0;
 }
 
+double pb_source_factor(const GridSpec& grid, double scale) {
+  const double volume = grid.spacing[0] * grid.spacing[1] * grid.spacing[2];
+  return 4 * std::numbers::pi * scale / volume;
+}
+
 std::vector<double> pb_source(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale) {
   std::vector<double> f = pb_charge(atoms, grid, options.chgm);
-  const double volume = grid.spacing[0] * grid.spacing[1] * grid.spacing[2];
-  for (double& v : f) v *= 4 * std::numbers::pi * scale / volume;
+  const double factor = pb_source_factor(grid, scale);
+  for (double& v : f) v *= factor;
   return f;
 }
 
 namespace {
 
+// APBS's partition of a coarser grid by the finer one inside it (Vpmg_setPart, flipped by
+// extEnergy): 0 at the points within half a spacing of the finer grid's box, 1 elsewhere. A point
+// is inside when its index is inside along every axis: the axes' tests, made once each.
+class OutsideWeight {
+ public:
+  OutsideWeight(const GridSpec& grid, const GridSpec& inner) : nx_(std::size_t(grid.nx())) {
+    const auto lo = inner.origin, hi = inner.far_corner();
+    std::array<std::vector<char>, 3> inside;
+    for (int d = 0; d < 3; ++d) {
+      inside[d].resize(std::size_t(grid.dims[d]));
+      for (std::int64_t n = 0; n < grid.dims[d]; ++n) {
+        const double p = grid.position(d == 0 ? n : 0, d == 1 ? n : 0, d == 2 ? n : 0)[d];
+        inside[d][n] = p > lo[d] - 0.5 * grid.spacing[d] && p < hi[d] + 0.5 * grid.spacing[d];
+      }
+    }
+    inside_x_ = std::move(inside[0]);
+    row_inside_.resize(std::size_t(grid.ny() * grid.nz()));
+    for (std::int64_t k = 0; k < grid.nz(); ++k)
+      for (std::int64_t j = 0; j < grid.ny(); ++j) row_inside_[std::size_t(k * grid.ny() + j)] = inside[1][j] && inside[2][k];
+  }
+  double operator()(std::size_t index) const {
+    const std::size_t row = index / nx_;
+    return row_inside_[row] && inside_x_[index - row * nx_] ? 0.0 : 1.0;
+  }
+
+ private:
+  std::size_t nx_;
+  std::vector<char> inside_x_, row_inside_;  // by i; by row (j, k)
+};
+
+// Σ q·φ over the charges as spread by chgm (each atom's shares at their points), each point counted
+// weight(point) times (all once without weight). Threads take blocks of kPbBlockAtoms atoms; the
+// blocks' sums are added in atom order, so the sum is the same for any number of threads.
+double charge_potential_sum(const AtomSet& atoms, const GridSpec& grid, PbChargeMap chgm,
+                            const std::vector<double>& phi, const OutsideWeight* weight) {
+  const std::size_t blocks = (atoms.size() + kPbBlockAtoms - 1) / kPbBlockAtoms;
+  std::vector<double> block_sum(blocks, 0.0);
+#pragma omp parallel num_threads(team_size())
+  {
+    std::vector<PbChargeShare> shares;
+#pragma omp for schedule(dynamic)
+    for (std::size_t b = 0; b < blocks; ++b) {
+      pb_charge_shares(atoms, b * kPbBlockAtoms, (b + 1) * kPbBlockAtoms, grid, chgm, shares);
+      double sum = 0;
+      for (const PbChargeShare& s : shares) sum += (weight ? (*weight)(s.index) : 1.0) * s.charge * phi[s.index];
+      block_sum[b] = sum;
+    }
+  }
+  double sum = 0;
+  for (const double s : block_sum) sum += s;
+  return sum;
+}
+
 // APBS's nonlinear "Total electrostatic energy" (Vpmg_energy), kT: Σ q·u − ½Σ_faces ε·(Δu/h)²·V/(4π·l)
 // − Σ κ̄²·a/(Σc z²)·Σ_i c_i (e^(−z_i u) − 1)·V/(4π·l), u = φ·t in kT/e, V the cell volume, l the
 // vacuum Bjerrum length (scale_kt, Å), a the ion accessibility. The dielectric's face sums
 // run, as APBS's, over the points with every index below its last.
-// With weight (focusing's coarser grids), each point counts weight[n] times and each face the mean
+// With weight (focusing's coarser grids), each point counts weight(n) times and each face the mean
 // of its two points' (APBS's partition vector), and the charges only as spread for spl2.
 double nonlinear_energy_kt(const GridSpec& grid, const PbDielectric& eps, const std::vector<double>& access,
-                           const std::vector<double>& charge, const std::vector<double>& phi,
-                           const PbOptions& o, double to_kt, double scale_kt, const std::vector<double>* weight) {
+                           double charge_potential, const std::vector<double>& phi, const PbOptions& o,
+                           double to_kt, double scale_kt, const OutsideWeight* weight) {
   const auto h = grid.spacing;
   const double volume = h[0] * h[1] * h[2];
   double qf = 0, diel = 0, qm = 0;
   const std::size_t sy = grid.dims[0], sz = grid.plane_size();
-  const auto w = [weight](std::size_t n) { return weight ? (*weight)[n] : 1.0; };
-  if (!weight || o.chgm == PbChargeMap::spl2)
-    for (std::size_t n = 0; n < phi.size(); ++n) qf += w(n) * charge[n] * phi[n] * to_kt;
+  const auto w = [weight](std::size_t n) { return weight ? (*weight)(n) : 1.0; };
+  if (!weight || o.chgm == PbChargeMap::spl2) qf = charge_potential * to_kt;
   for (std::int64_t k = 0; k + 1 < grid.nz(); ++k)
     for (std::int64_t j = 0; j + 1 < grid.ny(); ++j)
       for (std::int64_t i = 0; i + 1 < grid.nx(); ++i) {
@@ -119,50 +171,24 @@ double nonlinear_energy_kt(const GridSpec& grid, const PbDielectric& eps, const 
 // spread); nonlinear, the field and mobile-ion terms as well (nonlinear_energy_kt). With weight
 // (a coarser focusing grid: 1 outside the finer grid, 0 inside) only what lies outside counts, as
 // APBS's extEnergy: the atoms are all inside, so the charges count only as spread for spl2.
+// The charges' sum runs over each atom's shares (pb_charge_shares), not over the grid's points.
 double pb_energy(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale,
-                 const std::vector<double>& phi, const std::vector<double>* weight) {
-  const std::vector<double> q =
-      pb_charge(atoms, grid, options.chgm == PbChargeMap::spl4 ? PbChargeMap::spl0 : options.chgm);
+                 const std::vector<double>& phi, const OutsideWeight* weight) {
+  const double charge_potential = charge_potential_sum(
+      atoms, grid, options.chgm == PbChargeMap::spl4 ? PbChargeMap::spl0 : options.chgm, phi, weight);
   if (solves_nonlinear(options)) {
     // The face dielectric and accessibility went into the solver; rebuilt rather than kept.
     const PbDielectric eps = pb_dielectric(atoms, grid, options);
     const std::vector<double> access = pb_ion_accessibility(atoms, grid, options);
     const double to_kt = to_kt_factor(options, scale);
-    return nonlinear_energy_kt(grid, eps, access, q, phi, options, to_kt, scale * to_kt, weight) / to_kt;
+    return nonlinear_energy_kt(grid, eps, access, charge_potential, phi, options, to_kt, scale * to_kt, weight) /
+           to_kt;
   }
-  double sum = 0;
-  for (std::size_t n = 0; n < q.size(); ++n) sum += (weight ? (*weight)[n] : 1.0) * q[n] * phi[n];
-  return 0.5 * sum;
+  return 0.5 * charge_potential;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// APBS's partition of a coarser grid by the finer one inside it (Vpmg_setPart, flipped by
-// extEnergy): 0 at the points within half a spacing of the finer grid's box, 1 elsewhere.
-std::vector<double> outside_weights(const GridSpec& grid, const GridSpec& inner) {
-  const auto lo = inner.origin, hi = inner.far_corner();
-  // A point is inside when its index is inside along every axis: the axes' tests, once each.
-  std::array<std::vector<char>, 3> in_axis;
-  for (int d = 0; d < 3; ++d) {
-    in_axis[d].resize(std::size_t(grid.dims[d]));
-    for (std::int64_t n = 0; n < grid.dims[d]; ++n) {
-      std::array<std::int64_t, 3> ijk{0, 0, 0};
-      ijk[d] = n;
-      const double p = grid.position(ijk[0], ijk[1], ijk[2])[d];
-      in_axis[d][n] = p > lo[d] - 0.5 * grid.spacing[d] && p < hi[d] + 0.5 * grid.spacing[d];
-    }
-  }
-  std::vector<double> w(grid.point_count(), 1.0);
-  for (std::int64_t k = 0; k < grid.nz(); ++k)
-    for (std::int64_t j = 0; j < grid.ny(); ++j) {
-      if (!in_axis[2][k] || !in_axis[1][j]) continue;
-      double* row = w.data() + grid.index(0, j, k);
-      for (std::int64_t i = 0; i < grid.nx(); ++i)
-        if (in_axis[0][i]) row[i] = 0.0;
-    }
-  return w;
 }
 
 std::string residual_text(const std::vector<double>& history) {
@@ -306,8 +332,7 @@ PbGridSolution pb_solve_grid_cpu(const AtomSet& atoms, const GridSpec& grid, con
 
   PbGridSolution solution;
   if (boundary) {
-    solution.potential = *boundary;
-    pb_keep_faces(grid, solution.potential);
+    solution.potential = pb_with_faces(grid, *boundary);
   } else {
     solution.potential.assign(grid.point_count(), 0.0);
     pb_boundary(atoms, grid, options, scale, solution.potential);
@@ -474,8 +499,9 @@ GridsSolution solve_on_grids(const AtomSet& atoms, const std::vector<GridSpec>& 
   std::vector<double> boundary;
   for (std::size_t l = 0; l < grids.size(); ++l) {
     PbGridSolution s = solver(atoms, grids[l], options, scale, l ? &boundary : nullptr);
-    spdlog::debug("pb: {}: coefficients, source and boundary {:.4f} s, solve {:.4f} s, {} iterations",
-                  grids[l].describe(), s.setup_seconds, s.solve_seconds, s.iterations);
+    spdlog::debug("pb: {}: coefficients, source and boundary {:.4f} s, solve {:.4f} s, {} iterations{}{}",
+                  grids[l].describe(), s.setup_seconds, s.solve_seconds, s.iterations, s.stages.empty() ? "" : "; ",
+                  s.stages);
     if (!s.converged)
       throw Error(fmt::format("pb: the solver did not reach the relative residual {:g} in {} iterations{}{} "
                               "(residuals: {})",
@@ -483,16 +509,19 @@ GridsSolution solve_on_grids(const AtomSet& atoms, const std::vector<GridSpec>& 
                               grids.size() > 1 ? fmt::format(" on the grid {}", grids[l].describe()) : "",
                               reference ? " (the reference medium)" : "", residual_text(s.residual_history)));
     const bool last = l + 1 == grids.size();
+    const auto energy_start = std::chrono::steady_clock::now();
     if (last) {
       out.energy += pb_energy(atoms, grids[l], options, scale, s.potential, nullptr);
     } else {
       // Linear with charges not spread by spl2, APBS counts no outside energy.
       if (solves_nonlinear(options) || options.chgm == PbChargeMap::spl2) {
-        const std::vector<double> outside = outside_weights(grids[l], grids[l + 1]);
+        const OutsideWeight outside(grids[l], grids[l + 1]);
         out.energy += pb_energy(atoms, grids[l], options, scale, s.potential, &outside);
       }
       boundary = pb_focus_boundary(grids[l], s.potential, grids[l + 1]);
     }
+    spdlog::debug("pb: {}: energy{} {:.4f} s", grids[l].describe(), last ? "" : " and the next grid's boundary",
+                  seconds_since(energy_start));
     out.levels.push_back({grids[l], l ? "focus" : keyword(options.bcfl), reference, s.iterations,
                           std::move(s.residual_history)});
     if (last) out.potential = std::move(s.potential);

@@ -155,10 +155,9 @@ double bspline4(double x) {  // APBS's quintic charge B-spline, support (0, 5]
 }
 
 // q spread with weights w(offset + i − f) per axis over indices floor(f) − reach .. ceil(f) + reach,
-// clamped into the grid (as APBS: the clamped ends lose their share).
-template <typename Weight>
-void spread_bspline(const Lattice& l, const Vec3& pos, double q, int reach, double offset, Weight w,
-                    std::vector<double>& charge) {
+// clamped into the grid (as APBS: the clamped ends lose their share): add(index, share) per point.
+template <typename Weight, typename Add>
+void spread_bspline(const Lattice& l, const Vec3& pos, double q, int reach, double offset, Weight w, Add&& add) {
   std::array<std::int64_t, 3> lo, hi;
   Vec3 f;
   for (int d = 0; d < 3; ++d) {
@@ -166,17 +165,21 @@ void spread_bspline(const Lattice& l, const Vec3& pos, double q, int reach, doub
     lo[d] = std::max<std::int64_t>(std::int64_t(std::floor(f[d])) - reach, 0);
     hi[d] = std::min<std::int64_t>(std::int64_t(std::ceil(f[d])) + reach, l.n[d] - 1);
   }
+  // Each axis's weights once (at most 2·reach + 2 of them), not once a point.
+  std::array<std::array<double, 8>, 3> weight;
+  for (int d = 0; d < 3; ++d)
+    for (std::int64_t n = lo[d]; n <= hi[d]; ++n) weight[d][n - lo[d]] = w(offset + (double(n) - f[d]));
   for (std::int64_t i = lo[0]; i <= hi[0]; ++i) {
-    const double wx = w(offset + (double(i) - f[0]));
+    const double wx = weight[0][i - lo[0]];
     for (std::int64_t j = lo[1]; j <= hi[1]; ++j) {
-      const double wy = w(offset + (double(j) - f[1]));
-      for (std::int64_t k = lo[2]; k <= hi[2]; ++k)
-        charge[l.at(i, j, k)] += q * wx * wy * w(offset + (double(k) - f[2]));
+      const double wy = weight[1][j - lo[1]];
+      for (std::int64_t k = lo[2]; k <= hi[2]; ++k) add(l.at(i, j, k), q * wx * wy * weight[2][k - lo[2]]);
     }
   }
 }
 
-void spread_spl0(const Lattice& l, const Vec3& pos, double q, std::vector<double>& charge) {
+template <typename Add>
+void spread_spl0(const Lattice& l, const Vec3& pos, double q, Add&& add) {
   std::array<std::int64_t, 2> idx[3];
   std::array<double, 2> w[3];
   for (int d = 0; d < 3; ++d) {
@@ -187,8 +190,24 @@ void spread_spl0(const Lattice& l, const Vec3& pos, double q, std::vector<double
   }
   for (int a = 0; a < 2; ++a)
     for (int b = 0; b < 2; ++b)
-      for (int c = 0; c < 2; ++c)
-        charge[l.at(idx[0][a], idx[1][b], idx[2][c])] += q * w[0][a] * w[1][b] * w[2][c];
+      for (int c = 0; c < 2; ++c) add(l.at(idx[0][a], idx[1][b], idx[2][c]), q * w[0][a] * w[1][b] * w[2][c]);
+}
+
+// The charges of atoms [first, end) spread by chgm, atom by atom: add(index, share) for each point
+// of its stencil.
+template <typename Add>
+void spread_charges(const AtomSet& atoms, std::size_t first, std::size_t end, const GridSpec& grid, PbChargeMap chgm,
+                    Add&& add) {
+  const Lattice l = lattice_of(grid);
+  for (std::size_t n = first; n < end; ++n) {
+    if (atoms.q[n] == 0) continue;
+    const Vec3 p = position(atoms, n);
+    switch (chgm) {
+      case PbChargeMap::spl0: spread_spl0(l, p, atoms.q[n], add); break;
+      case PbChargeMap::spl2: spread_bspline(l, p, atoms.q[n], 1, 1.5, bspline2, add); break;
+      case PbChargeMap::spl4: spread_bspline(l, p, atoms.q[n], 2, 2.5, bspline4, add); break;
+    }
+  }
 }
 
 }  // namespace
@@ -245,17 +264,52 @@ std::vector<double> pb_ion_accessibility(const AtomSet& atoms, const GridSpec& g
 
 std::vector<double> pb_charge(const AtomSet& atoms, const GridSpec& grid, PbChargeMap chgm) {
   std::vector<double> charge(grid.point_count(), 0.0);
-  const Lattice l = lattice_of(grid);
-  for (std::size_t n = 0; n < atoms.size(); ++n) {
-    if (atoms.q[n] == 0) continue;
-    const Vec3 p = position(atoms, n);
-    switch (chgm) {
-      case PbChargeMap::spl0: spread_spl0(l, p, atoms.q[n], charge); break;
-      case PbChargeMap::spl2: spread_bspline(l, p, atoms.q[n], 1, 1.5, bspline2, charge); break;
-      case PbChargeMap::spl4: spread_bspline(l, p, atoms.q[n], 2, 2.5, bspline4, charge); break;
-    }
-  }
+  spread_charges(atoms, 0, atoms.size(), grid, chgm, [&](std::size_t index, double share) { charge[index] += share; });
   return charge;
+}
+
+std::size_t pb_max_shares_per_atom(PbChargeMap chgm) {
+  return chgm == PbChargeMap::spl0 ? 8 : chgm == PbChargeMap::spl2 ? 64 : 216;
+}
+
+void pb_charge_share_arrays(const AtomSet& atoms, std::size_t first, std::size_t end, const GridSpec& grid,
+                            PbChargeMap chgm, std::vector<std::uint32_t>& points, std::vector<double>& charges) {
+  if (grid.point_count() > std::size_t(UINT32_MAX))
+    throw Error("pb: " + grid.describe() + " has more points than 32-bit indices reach");
+  end = std::min(end, atoms.size());
+  first = std::min(first, end);
+  const std::size_t blocks = (end - first + kPbBlockAtoms - 1) / kPbBlockAtoms;
+  std::vector<std::vector<PbChargeShare>> block_shares(blocks);
+  std::vector<std::size_t> offset(blocks + 1, 0);
+#pragma omp parallel num_threads(team_size())
+  {
+#pragma omp for schedule(dynamic)
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const std::size_t from = first + b * kPbBlockAtoms;
+      pb_charge_shares(atoms, from, from + kPbBlockAtoms, grid, chgm, block_shares[b]);
+    }
+#pragma omp single
+    {
+      for (std::size_t b = 0; b < blocks; ++b) offset[b + 1] = offset[b] + block_shares[b].size();
+      points.resize(offset[blocks]);
+      charges.resize(offset[blocks]);
+    }
+#pragma omp for schedule(static)
+    for (std::size_t b = 0; b < blocks; ++b)
+      for (std::size_t s = 0; s < block_shares[b].size(); ++s) {
+        points[offset[b] + s] = std::uint32_t(block_shares[b][s].index);
+        charges[offset[b] + s] = block_shares[b][s].charge;
+      }
+  }
+}
+
+void pb_charge_shares(const AtomSet& atoms, std::size_t first, std::size_t end, const GridSpec& grid,
+                      PbChargeMap chgm, std::vector<PbChargeShare>& shares) {
+  shares.clear();
+  end = std::min(end, atoms.size());
+  shares.reserve((end - std::min(first, end)) * pb_max_shares_per_atom(chgm));
+  spread_charges(atoms, first, end, grid, chgm,
+                 [&](std::size_t index, double share) { shares.push_back({index, share}); });
 }
 
 namespace pb_point {
@@ -395,18 +449,42 @@ std::pair<std::int64_t, double> axis_cell(double x, double lo, double h, std::in
 
 }  // namespace
 
+std::vector<std::size_t> pb_face_points(const GridSpec& grid) {
+  std::vector<std::size_t> points;
+  const std::int64_t nx = grid.nx(), ny = grid.ny(), nz = grid.nz();
+  points.reserve(std::size_t(2 * (nx * ny + ny * nz + nz * nx)));
+  for (std::int64_t k = 0; k < nz; ++k)
+    for (std::int64_t j = 0; j < ny; ++j) {
+      const bool whole_row = k == 0 || k == nz - 1 || j == 0 || j == ny - 1;
+      for (std::int64_t i = 0; i < nx; i += whole_row ? 1 : std::max<std::int64_t>(nx - 1, 1))
+        points.push_back(grid.index(i, j, k));
+    }
+  return points;
+}
+
+std::vector<double> pb_with_faces(const GridSpec& grid, const std::vector<double>& face_values) {
+  const std::vector<std::size_t> points = pb_face_points(grid);
+  if (face_values.size() != points.size())
+    throw Error("pb: " + std::to_string(face_values.size()) + " boundary values for the " +
+                std::to_string(points.size()) + " face points of " + grid.describe());
+  std::vector<double> phi(grid.point_count(), 0.0);
+  for (std::size_t f = 0; f < points.size(); ++f) phi[points[f]] = face_values[f];
+  return phi;
+}
+
 std::vector<double> pb_focus_boundary(const GridSpec& coarse, const std::vector<double>& coarse_phi,
                                       const GridSpec& fine) {
-  std::vector<double> phi(fine.point_count(), 0.0);
-  const auto value_at = [&](std::int64_t i, std::int64_t j, std::int64_t k) {
-    const auto p = fine.position(i, j, k);
+  const std::vector<std::size_t> points = pb_face_points(fine);
+  std::vector<double> values(points.size());
+  std::size_t first_off = points.size();
+#pragma omp parallel for num_threads(team_size()) schedule(static) reduction(min : first_off)
+  for (std::size_t f = 0; f < points.size(); ++f) {
+    const auto ijk = fine.ijk(points[f]);
+    const auto p = fine.position(ijk[0], ijk[1], ijk[2]);
     bool off = false;
     std::pair<std::int64_t, double> c[3];
     for (int d = 0; d < 3; ++d) c[d] = axis_cell(p[d], coarse.origin[d], coarse.spacing[d], coarse.dims[d], off);
-    if (off)
-      throw Error("pb focusing: the point (" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ", " +
-                  std::to_string(p[2]) + ") Å of the grid " + fine.describe() + " lies off the coarser grid " +
-                  coarse.describe());
+    if (off) first_off = std::min(first_off, f);
     double sum = 0;
     for (int corner = 0; corner < 8; ++corner) {
       double w = 1;
@@ -418,15 +496,16 @@ std::vector<double> pb_focus_boundary(const GridSpec& coarse, const std::vector<
       }
       if (w != 0) sum += w * coarse_phi[coarse.index(at[0], at[1], at[2])];
     }
-    return sum;
-  };
-  const std::int64_t nx = fine.nx(), ny = fine.ny(), nz = fine.nz();
-  for (std::int64_t k = 0; k < nz; ++k)
-    for (std::int64_t j = 0; j < ny; ++j) {
-      const bool whole_row = k == 0 || k == nz - 1 || j == 0 || j == ny - 1;
-      for (std::int64_t i = 0; i < nx; i += whole_row ? 1 : nx - 1) phi[fine.index(i, j, k)] = value_at(i, j, k);
-    }
-  return phi;
+    values[f] = sum;
+  }
+  if (first_off < points.size()) {
+    const auto ijk = fine.ijk(points[first_off]);
+    const auto p = fine.position(ijk[0], ijk[1], ijk[2]);
+    throw Error("pb focusing: the point (" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ", " +
+                std::to_string(p[2]) + ") Å of the grid " + fine.describe() + " lies off the coarser grid " +
+                coarse.describe());
+  }
+  return values;
 }
 
 }  // namespace dcsgrid::engine

@@ -141,11 +141,12 @@ struct PbGridSolution {
   bool converged = false;
   double setup_seconds = 0;  // coefficients, source and boundary (wall)
   double solve_seconds = 0;  // the solver, with any copy back (wall)
+  std::string stages;         // a backend's finer timings, for the debug log (may be empty)
 };
 
 // Discretises and solves the PB equation on one grid (atoms and options already checked):
-// boundary, when given, holds the values of the grid's outer faces (every point of the grid, the
-// interior ignored); otherwise options.bcfl sets them. The CPU's is pb_solve_grid_cpu; a device
+// boundary, when given, holds the values of the grid's outer faces (pb_face_points' order, as
+// pb_focus_boundary makes them); otherwise options.bcfl sets them. The CPU's is pb_solve_grid_cpu; a device
 // backend passes its own (engine/pb_cuda.hpp), and solve_pb does the rest (checks, energy).
 using PbGridSolver = PbGridSolution (*)(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options,
                                        double scale, const std::vector<double>* boundary);

@@ -2,6 +2,7 @@
 // the three face-centred grids, ion accessibility and spread charge on the grid's points, and the
 // boundary values on its outer faces. Every array has one value per grid point, x fastest.
 #pragma once
+#include <cstdint>
 #include <vector>
 
 #include "dcsgrid/core/atoms.hpp"
@@ -31,12 +32,34 @@ std::vector<double> pb_ion_accessibility(const AtomSet& atoms, const GridSpec& g
 // Each atom's charge (e) spread over the grid points by chgm; atoms whose stencil leaves the grid
 // lose the points outside (as APBS, which clamps them onto the faces).
 std::vector<double> pb_charge(const AtomSet& atoms, const GridSpec& grid, PbChargeMap chgm);
+// The same spread as the terms pb_charge adds, in its order (atom by atom, each atom's stencil
+// point by point), for atoms [first, end): a point's charge is the sum, in this order, of its
+// shares over the atoms taken in turn. A few dozen shares an atom instead of an array of the grid;
+// callers take the atoms kPbShareAtoms at a time, so memory stays bounded.
+struct PbChargeShare {
+  std::size_t index;  // the grid point
+  double charge;      // e
+};
+inline constexpr std::size_t kPbShareAtoms = 8192;
+std::size_t pb_max_shares_per_atom(PbChargeMap chgm);  // 8, 64, 216: a stencil's points
+void pb_charge_shares(const AtomSet& atoms, std::size_t first, std::size_t end, const GridSpec& grid,
+                      PbChargeMap chgm, std::vector<PbChargeShare>& shares);
+// The same shares as two arrays (points, charges) for a device, made by all threads in blocks of
+// kPbBlockAtoms atoms and laid end to end in pb_charge_shares' order. Grids of up to 2^32 points.
+inline constexpr std::size_t kPbBlockAtoms = 64;
+void pb_charge_share_arrays(const AtomSet& atoms, std::size_t first, std::size_t end, const GridSpec& grid,
+                            PbChargeMap chgm, std::vector<std::uint32_t>& points, std::vector<double>& charges);
 
-// The right-hand side 4π·scale·ρ: the charges spread by options.chgm, per unit cell volume.
+// The right-hand side 4π·scale·ρ: the charges spread by options.chgm, per unit cell volume (each
+// point's charge times pb_source_factor).
 std::vector<double> pb_source(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options,
                               double scale);
-// Zeroes phi inside the grid's outer faces (a given boundary's values kept, the interior's guess 0).
-void pb_keep_faces(const GridSpec& grid, std::vector<double>& phi);
+double pb_source_factor(const GridSpec& grid, double scale);
+
+// The points of the grid's six outer faces, in grid order: the order of a boundary's values.
+std::vector<std::size_t> pb_face_points(const GridSpec& grid);
+// An array of the grid holding face_values (pb_face_points' order) on its faces and 0 inside.
+std::vector<double> pb_with_faces(const GridSpec& grid, const std::vector<double>& face_values);
 // Whether the solve is Newton's (nonlinear requested, and ions present), and the ions' term for it
 // (scale as solve_pb's).
 bool solves_nonlinear(const PbOptions& options);
@@ -50,9 +73,9 @@ IonTerm pb_ion_term(const PbOptions& options, double scale);
 void pb_boundary(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale,
                  std::vector<double>& phi);
 
-// Focusing (APBS's focusFillBound): an array of every point of `fine` whose outer faces hold
-// coarse_phi interpolated trilinearly (the interior 0), for the grid solver's boundary. Throws
-// Error naming the point when a face point lies off the coarse grid.
+// Focusing (APBS's focusFillBound): coarse_phi interpolated trilinearly at the face points of
+// `fine` (pb_face_points' order), the grid solver's boundary. Throws Error naming the point when
+// a face point lies off the coarse grid.
 std::vector<double> pb_focus_boundary(const GridSpec& coarse, const std::vector<double>& coarse_phi,
                                       const GridSpec& fine);
 
