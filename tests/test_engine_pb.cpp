@@ -285,6 +285,81 @@ TEST(PbSolve, BornIonPotentialAndSolvationEnergy) {
   }
 }
 
+// Kirkwood's sphere: charges q_k at r_k inside a sphere of radius a and dielectric ε_i in a medium
+// ε_o (no salt). Inside, the solvent adds the reaction potential
+//   φ_R(r) = Σ_k (q_k/a) Σ_n (n+1)(ε_i − ε_o)/(ε_i(n ε_i + (n+1) ε_o)) · (r·r_k/a²)^n · P_n(cos γ_k),
+// γ_k the angle between r and r_k (J. Chem. Phys. 2, 351 (1934)); the solvation energy is
+// ½ Σ_k q_k φ_R(r_k). The series, summed here in float64, against the solved maps' difference (the
+// medium minus the reference medium, sdie = pdie, on the same grid) and solve_pb's solvation energy.
+double kirkwood_reaction(const AtomSet& charges, const std::array<double, 3>& centre, double a, double eps_in,
+                         double eps_out, const std::array<double, 3>& p) {
+  const std::array<double, 3> r = {p[0] - centre[0], p[1] - centre[1], p[2] - centre[2]};
+  const double rn = std::sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+  double sum = 0;
+  for (std::size_t k = 0; k < charges.size(); ++k) {
+    const std::array<double, 3> rk = {charges.x[k] - centre[0], charges.y[k] - centre[1], charges.z[k] - centre[2]};
+    const double rkn = std::sqrt(rk[0] * rk[0] + rk[1] * rk[1] + rk[2] * rk[2]);
+    const double cos_g = rn > 0 && rkn > 0 ? (r[0] * rk[0] + r[1] * rk[1] + r[2] * rk[2]) / (rn * rkn) : 1.0;
+    const double t = rn * rkn / (a * a);
+    double p_prev = 1, p_n = cos_g, term = 0, power = 1;  // P_0, P_1; t^n
+    for (int n = 0; n < 200 && (n < 2 || power > 1e-18); ++n) {
+      const double legendre = n == 0 ? 1.0 : n == 1 ? cos_g : p_n;
+      term += (n + 1) * (eps_in - eps_out) / (eps_in * (n * eps_in + (n + 1) * eps_out)) * power * legendre;
+      if (n >= 1) {  // P_{n+1} from P_n and P_{n−1}
+        const double next = ((2 * n + 1) * cos_g * p_n - n * p_prev) / (n + 1);
+        p_prev = p_n;
+        p_n = next;
+      }
+      power *= t;
+    }
+    sum += charges.q[k] / a * term;
+  }
+  return sum;
+}
+
+TEST(PbSolve, KirkwoodSphereWithOffCentreCharges) {
+  const double a = 4.0, eps_in = 2.0, eps_out = 78.54;
+  const std::array<double, 3> centre = {0.1, 0.07, 0.03};  // off the lattice's symmetry points
+  AtomSet charges;  // radius 0: the sphere alone is the solute
+  charges.push_back(centre[0] + 1.5, centre[1], centre[2], 1.0, 0.0);
+  charges.push_back(centre[0], centre[1] - 1.2, centre[2] + 1.0, -0.5, 0.0);
+  charges.push_back(centre[0] - 0.8, centre[1] + 0.9, centre[2] - 1.4, 0.7, 0.0);
+  AtomSet atoms = charges;
+  atoms.push_back(centre[0], centre[1], centre[2], 0.0, a);
+  const GridSpec grid = cube_grid(81, 0.25);
+  PbOptions solvent;
+  solvent.pdie = eps_in;
+  solvent.sdie = eps_out;
+  solvent.srad = 0;
+  solvent.solvation = true;
+  PbOptions reference = solvent;
+  reference.sdie = eps_in;
+  reference.solvation = false;
+  const PbResult solvated = solve_pb(atoms, grid, solvent, kScaleKcal);
+  const PbResult vacuum = solve_pb(atoms, grid, reference, kScaleKcal);
+  double exact_energy = 0;
+  for (std::size_t k = 0; k < charges.size(); ++k)
+    exact_energy += 0.5 * charges.q[k] * kCoulomb *
+                    kirkwood_reaction(charges, centre, a, eps_in, eps_out, {charges.x[k], charges.y[k], charges.z[k]});
+  ASSERT_TRUE(solvated.solvation_energy);
+  EXPECT_NEAR(*solvated.solvation_energy, exact_energy, 0.01 * std::abs(exact_energy));
+  // The reaction potential within 3 Å of the centre (a spacing or more from the dielectric edge).
+  double err = 0, norm = 0;
+  for (std::size_t n = 0; n < grid.point_count(); ++n) {
+    if (distance(grid, n, centre) > a - 1.0) continue;
+    const auto ijk = grid.ijk(n);
+    const double exact = kCoulomb * kirkwood_reaction(charges, centre, a, eps_in, eps_out,
+                                                      grid.position(ijk[0], ijk[1], ijk[2]));
+    err += std::pow(solvated.potential[n] - vacuum.potential[n] - exact, 2);
+    norm += exact * exact;
+  }
+  EXPECT_LT(std::sqrt(err / norm), 0.01);
+  std::printf("Kirkwood sphere: solvation energy %.6g kcal/mol (series %.6g, %.2e), reaction potential "
+              "relative L2 %.2e\n",
+              *solvated.solvation_energy, exact_energy, *solvated.solvation_energy / exact_energy - 1,
+              std::sqrt(err / norm));
+}
+
 TEST(PbSolve, ChargedSphereInSaltMatchesDebyeHuckel) {
   // A charge at the centre of a pdie-2 sphere of radius 2 Å, ions of radius 2 Å at 0.1 M:
   // outside a = 4 Å, φ = q·exp(−κ(r − a))/(sdie·(1 + κa)·r), whatever pdie.
@@ -459,13 +534,32 @@ void expect_apbs_map(const PbOptions& options, double tolerance, double* energy_
   const PbResult ours = solve_pb(atoms, grid, options, kt_scale(options.temp));
   const double our_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double l2 = relative_l2(ours.potential, apbs.data);
+  // The solvent: the points no atom's sphere grown by the probe radius covers (where a 1.4 Å ion
+  // could sit), from our own accessibility map.
+  PbOptions probe_ions;
+  probe_ions.srfm = PbSurface::mol;
+  probe_ions.ions = {{1, 0.1, 1.4}, {-1, 0.1, 1.4}};
+  const std::vector<double> solvent = pb_ion_accessibility(atoms, grid, probe_ions);
+  double err = 0, norm = 0;
+  std::size_t solvent_points = 0;
+  for (std::size_t n = 0; n < solvent.size(); ++n) {
+    if (solvent[n] <= 0) continue;
+    ++solvent_points;
+    err += std::pow(ours.potential[n] - double(apbs.data[n]), 2);
+    norm += std::pow(double(apbs.data[n]), 2);
+  }
+  const double l2_solvent = std::sqrt(err / norm);
   const double energy_error = std::abs(ours.energy_kj_per_mol - apbs_energy) / std::abs(apbs_energy);
-  std::printf("pb vs apbs (%s; %s): relative L2 %.3g, energy %.6g vs %.6g kJ/mol (%.2g), %d iterations, "
-              "%.2f s vs apbs %.2f s\n",
-              describe(options).c_str(), describe_focus(grids, options).c_str(), l2, ours.energy_kj_per_mol,
-              apbs_energy, energy_error, ours.iterations, our_seconds, apbs_seconds);
+  std::printf("pb vs apbs (%s; %s): relative L2 %.3g (solvent, %zu of %zu points: %.3g), energy %.6g vs %.6g "
+              "kJ/mol (%.2g), %d iterations, %.2f s vs apbs %.2f s\n",
+              describe(options).c_str(), describe_focus(grids, options).c_str(), l2, solvent_points, solvent.size(),
+              l2_solvent, ours.energy_kj_per_mol, apbs_energy, energy_error, ours.iterations, our_seconds,
+              apbs_seconds);
   EXPECT_EQ(ours.levels.size(), grids.size());
   EXPECT_LT(l2, tolerance);
+  EXPECT_GT(solvent_points, solvent.size() / 2);
+  EXPECT_LT(solvent_points, solvent.size());
+  EXPECT_LT(l2_solvent, tolerance);
   EXPECT_LT(energy_error, 1e-3);
   std::filesystem::remove_all(dir);
   if (energy_ratio) *energy_ratio = ours.energy_kj_per_mol / apbs_energy - 1;
