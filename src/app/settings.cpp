@@ -6,6 +6,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/gpu_ids.hpp"
 #include "dcsgrid/core/text.hpp"
 #include "dcsgrid/engine/metadata.hpp"
 
@@ -51,6 +52,7 @@ std::vector<int> parse_gpu_list(const std::string& text) {
       throw Error("--gpus: '" + text + "' is not 'all' or a list of device numbers like 0,1");
     }
   }
+  require_valid_gpu_ids(ids);
   return ids;
 }
 

@@ -18,6 +18,14 @@ std::vector<int>& narrowed_ids() {
 
 }  // namespace
 
+void require_valid_gpu_ids(const std::vector<int>& ids) {
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0) throw Error("--gpus: GPU numbers start at 0, got " + std::to_string(ids[i]));
+    for (std::size_t j = 0; j < i; ++j)
+      if (ids[j] == ids[i]) throw Error("--gpus: GPU " + std::to_string(ids[i]) + " is listed twice");
+  }
+}
+
 std::vector<int> narrow_visible_gpus(const std::vector<int>& ids) {
   if (ids.empty()) return ids;
   std::vector<int> renumbered(ids.size());
@@ -26,11 +34,7 @@ std::vector<int> narrow_visible_gpus(const std::vector<int>& ids) {
     if (narrowed_ids() != ids) throw Error("internal: --gpus narrowed twice to different GPUs");
     return renumbered;
   }
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    if (ids[i] < 0) throw Error("--gpus: GPU numbers start at 0, got " + std::to_string(ids[i]));
-    for (std::size_t j = 0; j < i; ++j)
-      if (ids[j] == ids[i]) throw Error("--gpus: GPU " + std::to_string(ids[i]) + " is listed twice");
-  }
+  require_valid_gpu_ids(ids);
   const char* set = std::getenv("CUDA_VISIBLE_DEVICES");
   const std::vector<std::string> entries = set ? split_list(set) : std::vector<std::string>{};
   std::string visible;

@@ -11,6 +11,7 @@
 #include "dcsgrid/app/compute.hpp"
 #include "dcsgrid/app/pb_settings.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/gpu_ids.hpp"
 #include "dcsgrid/core/threads.hpp"
 
 namespace dcsgrid::python {
@@ -50,7 +51,9 @@ std::shared_ptr<engine::Backend> backend_for(const app::ComputeSettings& setting
 std::vector<int> gpu_list(const py::object& gpus) {
   if (gpus.is_none()) return {};
   if (py::isinstance<py::str>(gpus)) return app::parse_gpu_list(gpus.cast<std::string>());
-  return gpus.cast<std::vector<int>>();
+  std::vector<int> ids = gpus.cast<std::vector<int>>();
+  require_valid_gpu_ids(ids);
+  return ids;
 }
 
 // None, "A,B,C[,ALPHA,BETA,GAMMA]", or a sequence of 3 lengths (Å) or 3 lengths and 3 angles

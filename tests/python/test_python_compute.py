@@ -91,6 +91,12 @@ def test_bad_options_raise_the_cli_messages(small_system):
         dcsgrid.potential(atoms, method="cutoff", cutoff=-1)
     with pytest.raises(dcsgrid.Error):
         dcsgrid.potential(atoms, units="furlongs")
+    # GPU lists are checked before any device is looked for, as a list or as the CLI's text.
+    for gpus in ([1, 1], "1,1"):
+        with pytest.raises(dcsgrid.Error, match="GPU 1 is listed twice"):
+            dcsgrid.potential(atoms, device="gpu", gpus=gpus)
+    with pytest.raises(dcsgrid.Error, match="GPU numbers start at 0, got -2"):
+        dcsgrid.potential(atoms, device="gpu", gpus=[-2])
 
 
 def test_grid_constructors(small_system):

@@ -8,6 +8,10 @@
 
 namespace dcsgrid {
 
+// Throws Error for a negative GPU number or one listed twice: every list of GPUs (the command
+// line's, Python's, a backend's) passes through this one check.
+void require_valid_gpu_ids(const std::vector<int>& ids);
+
 // Narrows CUDA_VISIBLE_DEVICES to `ids` and returns them as CUDA will number them, 0..n−1. An id
 // is CUDA's number for a GPU it would otherwise see: with CUDA_VISIBLE_DEVICES already set, a
 // position in its list. Empty ids (every GPU) change nothing and come back as they are. Call

@@ -48,13 +48,9 @@ inline std::vector<int> resolve_devices(const std::vector<int>& ids) {
     for (int d = 0; d < count; ++d) all[d] = d;
     return all;
   }
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    if (ids[i] < 0 || ids[i] >= count)
-      throw Error("--gpus: there is no GPU " + std::to_string(user_gpu_id(ids[i])) + visible);
-    for (std::size_t j = 0; j < i; ++j)
-      if (ids[j] == ids[i])
-        throw Error("--gpus: GPU " + std::to_string(ids[i]) + " is listed twice");
-  }
+  require_valid_gpu_ids(ids);
+  for (const int id : ids)
+    if (id >= count) throw Error("--gpus: there is no GPU " + std::to_string(user_gpu_id(id)) + visible);
   return ids;
 }
 
