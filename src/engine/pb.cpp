@@ -10,6 +10,7 @@
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
+#include "dcsgrid/core/clock.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/engine/pb_discretize.hpp"
@@ -185,10 +186,6 @@ double pb_energy(const AtomSet& atoms, const GridSpec& grid, const PbOptions& op
            to_kt;
   }
   return 0.5 * charge_potential;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 std::string residual_text(const std::vector<double>& history) {

@@ -1,6 +1,7 @@
 #include "dcsgrid/engine/pb_cuda.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "dcsgrid/core/cuda_support.hpp"
+#include "dcsgrid/core/clock.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/binning.hpp"
 #include "dcsgrid/engine/pb_discretize.hpp"
@@ -52,26 +54,16 @@ __global__ void add_shares_kernel(const std::uint32_t* sorted_points, const std:
   }
 }
 
-// The most charge shares device_source holds at once: a chunk of atoms' full stencils.
-std::size_t pb_share_capacity(const AtomSet& atoms, const PbOptions& options) {
-  return std::max<std::size_t>(std::min(atoms.size(), kPbShareAtoms), 1) * pb_max_shares_per_atom(options.chgm);
-}
-
 __global__ void scatter_kernel(const std::uint32_t* points, const double* values, std::size_t count, double* out) {
   for (std::size_t n = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; n < count; n += std::size_t(gridDim.x) * blockDim.x)
     out[points[n]] = values[n];
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 unsigned blocks_for(std::size_t count) { return unsigned(std::clamp<std::size_t>((count + 255) / 256, 1, 65535)); }
 
-int bits_for(std::size_t count) {
-  int bits = 1;
-  while (bits < 32 && (std::size_t(1) << bits) < count) ++bits;
-  return bits;
+// The most charge shares device_source holds at once: a chunk of atoms' full stencils.
+std::size_t pb_share_capacity(const AtomSet& atoms, const PbOptions& options) {
+  return std::max<std::size_t>(std::min(atoms.size(), kPbShareAtoms), 1) * pb_max_shares_per_atom(options.chgm);
 }
 
 // The right-hand side, as the CPU's pb_source makes it bit for bit: the atoms' charge shares
@@ -96,7 +88,7 @@ void device_source(const AtomSet& atoms, const GridSpec& grid, const PbOptions& 
                                        cudaMemcpyHostToDevice, stream));
     DCSGRID_CUDA_CHECK(cudaMemcpyAsync(d_charge.data(), charge.data(), count * sizeof(double), cudaMemcpyHostToDevice,
                                        stream));
-    stable_key_order(d_points.data(), count, bits_for(n), sorted, stream);
+    stable_key_order(d_points.data(), count, std::bit_width(std::uint64_t(n)), sorted, stream);
     add_shares_kernel<<<blocks_for(count), 256, 0, stream>>>(sorted.sorted_keys.data(), sorted.order.data(),
                                                              d_charge.data(), count, f);
     DCSGRID_CHECK_LAUNCH();
@@ -124,7 +116,7 @@ void device_faces(const GridSpec& grid, const std::vector<double>& face_values, 
 // (engine/pb_discretize_cuda.hpp) from the atoms, the charges' shares and the face values.
 struct DeviceProblem {
   DeviceBuffer<double> eps_x, eps_y, eps_z, c, f, u;
-  double source_seconds = 0;
+  double maps_and_source_seconds = 0;  // wall, to the source's end
 };
 
 DeviceProblem device_problem(const AtomSet& atoms, const GridSpec& grid, const PbOptions& options, double scale,
@@ -135,11 +127,10 @@ DeviceProblem device_problem(const AtomSet& atoms, const GridSpec& grid, const P
   for (DeviceBuffer<double>* b : {&d.eps_x, &d.eps_y, &d.eps_z, &d.c, &d.f, &d.u}) b->resize(n);
   pb_dielectric_cuda(atoms, grid, options, d.eps_x.data(), d.eps_y.data(), d.eps_z.data(), stream);
   pb_ion_accessibility_cuda(atoms, grid, options, d.c.data(), stream);
-  scale_kernel<<<unsigned(std::min<std::size_t>((n + 255) / 256, 65535)), 256, 0, stream>>>(
-      d.c.data(), n, kappa_bar_squared(options));
+  scale_kernel<<<blocks_for(n), 256, 0, stream>>>(d.c.data(), n, kappa_bar_squared(options));
   DCSGRID_CHECK_LAUNCH();
   device_source(atoms, grid, options, scale, d.f.data(), stream);
-  d.source_seconds = seconds_since(start);
+  d.maps_and_source_seconds = seconds_since(start);
   DCSGRID_CUDA_CHECK(cudaMemsetAsync(d.u.data(), 0, d.u.bytes(), stream));
   if (boundary)
     device_faces(grid, *boundary, d.u.data(), stream);
@@ -189,10 +180,9 @@ PbGridSolution pb_solve_grid_cuda(const AtomSet& atoms, const GridSpec& grid, co
                                   const std::vector<double>* boundary) {
   require_device_memory(grid, options);
   const auto start = std::chrono::steady_clock::now();
-  const auto since_start = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   cuda::Stream stream;
   DeviceProblem d = device_problem(atoms, grid, options, scale, boundary, stream.get());
-  const double problem_seconds = since_start();
+  const double problem_seconds = seconds_since(start);
   const DevicePbOperator op{grid.dims, grid.spacing, d.eps_x.data(), d.eps_y.data(), d.eps_z.data(), d.c.data()};
   MultigridOptions mg;
   mg.tolerance = options.tolerance;
@@ -201,7 +191,7 @@ PbGridSolution pb_solve_grid_cuda(const AtomSet& atoms, const GridSpec& grid, co
   const MultigridReport report =
       solve_multigrid_cuda(op, d.f.data(), d.u.data(), solves_nonlinear(options) ? &ions : nullptr, mg, stream.get());
   stream.synchronize();
-  const double solved_seconds = since_start();
+  const double solved_seconds = seconds_since(start);
   PbGridSolution solution;
   solution.potential.resize(grid.point_count());
   DCSGRID_CUDA_CHECK(cudaMemcpyAsync(solution.potential.data(), d.u.data(), d.u.bytes(), cudaMemcpyDeviceToHost,
@@ -209,11 +199,11 @@ PbGridSolution pb_solve_grid_cuda(const AtomSet& atoms, const GridSpec& grid, co
   stream.synchronize();
   char stages[200];
   std::snprintf(stages, sizeof stages, "maps and source %.4f s, boundary %.4f s, solver %.4f s, copy back %.4f s",
-                d.source_seconds, problem_seconds - d.source_seconds, solved_seconds - problem_seconds,
-                since_start() - solved_seconds);
+                d.maps_and_source_seconds, problem_seconds - d.maps_and_source_seconds, solved_seconds - problem_seconds,
+                seconds_since(start) - solved_seconds);
   solution.stages = stages;
   solution.setup_seconds = problem_seconds;
-  solution.solve_seconds = since_start() - problem_seconds;
+  solution.solve_seconds = seconds_since(start) - problem_seconds;
   solution.residual_history = report.residual_history;
   solution.iterations = report.iterations;
   solution.converged = report.converged;
