@@ -85,8 +85,9 @@ TEST(CliSurface, VertexPotentialsEqualSampleAtTheVertices) {
   EXPECT_NE(text.str().find("\"residue_name\": \"ASP\""), std::string::npos);
 }
 
-// Without a map, the CPU computes the potential only in the grid's bricks under the mesh; with
-// a viewer script it computes the whole grid (the script shows it). A ring of atoms leaves bricks
+// Without a map, the CPU computes the potential only where the vertices read it: direct at the
+// grid points that the interpolation reads, cutoff in the grid's bricks under the mesh; with a
+// viewer script it computes the whole grid (the script shows it). A ring of atoms leaves points
 // inside it out, and every vertex must see the whole grid's values.
 TEST(CliSurface, PotentialUnderTheMeshEqualsTheWholeGrids) {
   const fs::path dir = temp_dir("cli_surface_bricks");
@@ -101,18 +102,21 @@ TEST(CliSurface, PotentialUnderTheMeshEqualsTheWholeGrids) {
     }
   }
   const std::string bin = dcsgrid_binary(), in = (dir / "ring.pqr").string();
-  auto r = run_command(bin + " surface " + in + " -o " + (dir / "bricks.ply").string() + " -q --device cpu");
-  ASSERT_EQ(r.status, 0) << r.output;
-  r = run_command(bin + " surface " + in + " -o " + (dir / "whole.ply").string() + " --pymol " +
-                  (dir / "whole.pml").string() + " -q --device cpu");
-  ASSERT_EQ(r.status, 0) << r.output;
-  const Ply bricks = read_ply(dir / "bricks.ply"), whole = read_ply(dir / "whole.ply");
-  ASSERT_EQ(bricks.vertices.size(), whole.vertices.size());
-  ASSERT_GT(bricks.vertices.size(), 1000u);
-  for (std::size_t v = 0; v < whole.vertices.size(); ++v) {
-    const float value = whole.vertices[v][6];
-    ASSERT_TRUE(std::isfinite(bricks.vertices[v][6])) << "vertex " << v;
-    ASSERT_NEAR(bricks.vertices[v][6], value, 1e-5 * std::max(1.0f, std::abs(value))) << "vertex " << v;
+  for (const std::string method : {"direct", "cutoff"}) {
+    const std::string common = " -q --device cpu --method " + method;
+    auto r = run_command(bin + " surface " + in + " -o " + (dir / "part.ply").string() + common);
+    ASSERT_EQ(r.status, 0) << r.output;
+    r = run_command(bin + " surface " + in + " -o " + (dir / "whole.ply").string() + " --pymol " +
+                    (dir / "whole.pml").string() + common);
+    ASSERT_EQ(r.status, 0) << r.output;
+    const Ply part = read_ply(dir / "part.ply"), whole = read_ply(dir / "whole.ply");
+    ASSERT_EQ(part.vertices.size(), whole.vertices.size());
+    ASSERT_GT(part.vertices.size(), 1000u);
+    for (std::size_t v = 0; v < whole.vertices.size(); ++v) {
+      const float value = whole.vertices[v][6];
+      ASSERT_TRUE(std::isfinite(part.vertices[v][6])) << method << ", vertex " << v;
+      ASSERT_NEAR(part.vertices[v][6], value, 1e-5 * std::max(1.0f, std::abs(value))) << method << ", vertex " << v;
+    }
   }
 }
 

@@ -129,7 +129,90 @@ void direct_row(const DirectInput& in, std::array<double, 2> yz, RowScratch& scr
   finish_row(scratch.sum, std::size_t(in.grid.nx()), in.kernel.scale_d, false, out);
 }
 
+// The potential at up to 8 points p[0..count) (one vector; missing lanes repeat the last point).
+// Coordinates are taken relative to the first point: the lanes' offsets are small floats (exact
+// for points of one grid near each other), and each atom's offset from that point is made, a tile
+// at a time, from the atoms' and the point's coordinates split into two floats against the atoms'
+// box (as the rows' x: near atoms keep their accuracy wherever the points lie).
+template <PairForm F>
+void direct_points(const std::array<double, 3>* p, std::size_t count, const std::array<SplitX, 3>& atom_xyz,
+                   const std::array<double, 3>& frame, const float* charges, std::size_t atoms,
+                   const PairKernel& kernel, std::array<std::vector<float>, 3>& offsets, float* out) {
+  alignas(32) float lanes[3][kLanes];
+  Split origin[3];
+  for (int d = 0; d < 3; ++d) {
+    origin[d] = split(p[0][d] - frame[d]);
+    for (std::size_t l = 0; l < std::size_t(kLanes); ++l) lanes[d][l] = float(p[std::min(l, count - 1)][d] - p[0][d]);
+  }
+  const v8f px = load(lanes[0]), py = load(lanes[1]), pz = load(lanes[2]);
+  const v8f min_r2 = splat(kernel.min_r2), exp2_kappa = splat(kernel.exp2_kappa);
+  alignas(32) double sum[kLanes] = {};
+  for (std::size_t a0 = 0; a0 < atoms; a0 += kTile) {
+    const std::size_t n = std::min(kTile, atoms - a0);
+    for (int d = 0; d < 3; ++d) {
+      const float *hi = atom_xyz[d].hi.data() + a0, *lo = atom_xyz[d].lo.data() + a0;
+      float* rel = offsets[d].data();
+      for (std::size_t a = 0; a < n; ++a) rel[a] = (hi[a] - origin[d].hi) + (lo[a] - origin[d].lo);
+    }
+    const float *ax = offsets[0].data(), *ay = offsets[1].data(), *az = offsets[2].data(), *q = charges + a0;
+    for (std::size_t f0 = 0; f0 < n; f0 += kFoldAtoms) {
+      v8f acc = {}, acc_lo = {};
+      const std::size_t end = std::min(n, f0 + kFoldAtoms);
+      for (std::size_t a = f0; a < end; ++a) {
+        const v8f dx = px - splat(ax[a]), dy = py - splat(ay[a]), dz = pz - splat(az[a]);
+        const v8f r2 = max(fma(dx, dx, fma(dy, dy, dz * dz)), min_r2);
+        if constexpr (F == PairForm::coulomb) {
+          const RsqrtParts y = rsqrt_parts(r2);
+          acc = fma(splat(q[a]), pair_term<F>(r2, y.hi, exp2_kappa), acc);
+          acc_lo = fma(splat(q[a]), pair_term<F>(r2, y.lo, exp2_kappa), acc_lo);
+        } else {
+          acc = fma(splat(q[a]), pair_term<F>(r2, rsqrt(r2), exp2_kappa), acc);
+        }
+      }
+      add_to_double(sum, acc);
+      if constexpr (F == PairForm::coulomb) add_to_double(sum, acc_lo);
+    }
+  }
+  for (std::size_t l = 0; l < count; ++l) out[l] = float(kernel.scale_d * sum[l]);
+}
+
 }  // namespace
+
+void direct_sum_points_cpu(const AtomSet& atoms, const std::vector<std::array<double, 3>>& points,
+                           const PairKernel& kernel, float* out) {
+  if (points.empty()) return;
+  // The frame: the atoms' box's low corner (any fixed point near the atoms keeps the splits small).
+  std::array<double, 3> frame{};
+  if (!atoms.empty()) {
+    const auto box = bounding_box(atoms);
+    frame = box.lo;
+  }
+  std::array<SplitX, 3> xyz;
+  for (int d = 0; d < 3; ++d) {
+    const float* c = d == 0 ? atoms.x.data() : d == 1 ? atoms.y.data() : atoms.z.data();
+    xyz[d].hi.resize(atoms.size());
+    xyz[d].lo.resize(atoms.size());
+    for (std::size_t a = 0; a < atoms.size(); ++a) {
+      const Split s = split(double(c[a]) - frame[d]);
+      xyz[d].hi[a] = s.hi;
+      xyz[d].lo[a] = s.lo;
+    }
+  }
+  const std::size_t groups = (points.size() + kLanes - 1) / kLanes;
+  with_pair_form(kernel.form, [&](auto form) {
+#pragma omp parallel num_threads(team_size())
+    {
+      std::array<std::vector<float>, 3> offsets;
+      for (auto& o : offsets) o.resize(kTile);
+#pragma omp for schedule(dynamic, 16)
+      for (std::size_t g = 0; g < groups; ++g) {
+        const std::size_t first = g * kLanes, count = std::min<std::size_t>(kLanes, points.size() - first);
+        direct_points<decltype(form)::value>(points.data() + first, count, xyz, frame, atoms.q.data(), atoms.size(),
+                                             kernel, offsets, out + first);
+      }
+    }
+  });
+}
 
 void direct_sum_cpu(const AtomSet& atoms, const GridSpec& grid, const PairKernel& kernel, Slab slab,
                     float* out) {

@@ -6,6 +6,7 @@
 // slab.planes() floats, x fastest, to out. Distances below the physics' minimum are clamped:
 // the pair term, and the cutoff factor, are taken at r = max(r, r_min).
 #pragma once
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -19,6 +20,10 @@ std::unique_ptr<Backend> make_cpu_backend();
 // Direct summation over all atoms.
 void direct_sum_cpu(const AtomSet& atoms, const GridSpec& grid, const PairKernel& kernel, Slab slab,
                     float* out);
+// The same sum at arbitrary points (Å), out[i] at points[i]: threads take 8 points at a time, in
+// the order given (points near each other in a group share the work best and round least).
+void direct_sum_points_cpu(const AtomSet& atoms, const std::vector<std::array<double, 3>>& points,
+                           const PairKernel& kernel, float* out);
 
 // Cutoff summation: each point sees the atoms closer than options.radius, each weighted by the
 // physics' pair term times the cutoff form's factor (engine/cutoff_form.hpp). Atoms may lie
