@@ -71,20 +71,16 @@ void direct_under_mesh(const engine::PotentialRequest& request, const TriangleMe
 // which pays a pass over the atoms for its 8 points: docs/surface.md).
 constexpr std::array<std::int64_t, 3> kBrick = {8, 2, 2};
 
-// Marks the bricks of grid that hold a corner of a cell with a vertex in it.
+// Marks the bricks of grid that hold a point the vertices read (points_under_mesh).
 std::vector<bool> bricks_under_mesh(const GridSpec& grid, const TriangleMesh& mesh,
                                     const std::array<std::int64_t, 3>& bricks) {
+  const std::vector<char> needed = points_under_mesh(grid, mesh);
   std::vector<bool> used(std::size_t(bricks[0] * bricks[1] * bricks[2]), false);
-  for (const auto& v : mesh.vertices) {
-    std::array<std::int64_t, 2> lo[3];
-    for (int d = 0; d < 3; ++d) {
-      const auto cell = std::clamp<std::int64_t>(std::int64_t(std::floor((v[d] - grid.origin[d]) / grid.spacing[d])), 0, grid.dims[d] - 1);
-      lo[d] = {cell / kBrick[d], std::min(cell + 1, grid.dims[d] - 1) / kBrick[d]};
+  for (std::size_t n = 0; n < needed.size(); ++n)
+    if (needed[n]) {
+      const auto ijk = grid.ijk(n);
+      used[std::size_t(((ijk[2] / kBrick[2]) * bricks[1] + ijk[1] / kBrick[1]) * bricks[0] + ijk[0] / kBrick[0])] = true;
     }
-    for (const auto k : lo[2])
-      for (const auto j : lo[1])
-        for (const auto i : lo[0]) used[std::size_t((k * bricks[1] + j) * bricks[0] + i)] = true;
-  }
   return used;
 }
 

@@ -187,17 +187,8 @@ void direct_sum_points_cpu(const AtomSet& atoms, const std::vector<std::array<do
     const auto box = bounding_box(atoms);
     frame = box.lo;
   }
-  std::array<SplitX, 3> xyz;
-  for (int d = 0; d < 3; ++d) {
-    const float* c = d == 0 ? atoms.x.data() : d == 1 ? atoms.y.data() : atoms.z.data();
-    xyz[d].hi.resize(atoms.size());
-    xyz[d].lo.resize(atoms.size());
-    for (std::size_t a = 0; a < atoms.size(); ++a) {
-      const Split s = split(double(c[a]) - frame[d]);
-      xyz[d].hi[a] = s.hi;
-      xyz[d].lo[a] = s.lo;
-    }
-  }
+  const std::array<SplitX, 3> xyz = {split_axis(atoms.x, frame[0]), split_axis(atoms.y, frame[1]),
+                                     split_axis(atoms.z, frame[2])};
   const std::size_t groups = (points.size() + kLanes - 1) / kLanes;
   with_pair_form(kernel.form, [&](auto form) {
 #pragma omp parallel num_threads(team_size())

@@ -30,19 +30,21 @@ inline Split split(double v) {
   return {hi, float(v - hi)};
 }
 
-// Atoms' x relative to the grid origin, split.
+// Atoms' coordinates along one axis relative to origin, split.
 struct SplitX {
   std::vector<float> hi, lo;
 };
-inline SplitX split_x(const AtomSet& atoms, const GridSpec& grid) {
-  SplitX x{std::vector<float>(atoms.size()), std::vector<float>(atoms.size())};
-  for (std::size_t a = 0; a < atoms.size(); ++a) {
-    const Split s = split(double(atoms.x[a]) - grid.origin[0]);
+inline SplitX split_axis(const std::vector<float>& coordinate, double origin) {
+  SplitX x{std::vector<float>(coordinate.size()), std::vector<float>(coordinate.size())};
+  for (std::size_t a = 0; a < coordinate.size(); ++a) {
+    const Split s = split(double(coordinate[a]) - origin);
     x.hi[a] = s.hi;
     x.lo[a] = s.lo;
   }
   return x;
 }
+// Atoms' x relative to the grid origin, split.
+inline SplitX split_x(const AtomSet& atoms, const GridSpec& grid) { return split_axis(atoms.x, grid.origin[0]); }
 
 inline void check_slab(const GridSpec& grid, Slab slab, const char* who) {
   validate(grid);

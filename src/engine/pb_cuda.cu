@@ -100,10 +100,7 @@ void device_source(const AtomSet& atoms, const GridSpec& grid, const PbOptions& 
 
 // A given boundary's face values (pb_face_points' order) put on the faces of a zeroed u.
 void device_faces(const GridSpec& grid, const std::vector<double>& face_values, double* u, cudaStream_t stream) {
-  const std::vector<std::size_t> faces = pb_face_points(grid);
-  if (faces.size() != face_values.size())
-    throw Error("pb (cuda): " + std::to_string(face_values.size()) + " boundary values for the " +
-                std::to_string(faces.size()) + " face points of " + grid.describe());
+  const std::vector<std::size_t> faces = pb_face_points_for(grid, face_values);
   const std::vector<std::uint32_t> points(faces.begin(), faces.end());
   const DeviceBuffer<std::uint32_t> d_points = upload(points, stream);
   const DeviceBuffer<double> d_values = upload(face_values, stream);

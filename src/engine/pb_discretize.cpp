@@ -386,17 +386,16 @@ SdhMultipole sdh_multipole(const AtomSet& atoms, const PbOptions& options, doubl
 
 namespace {
 
-// Calls fn(index, position) for every point on the grid's six outer faces, in parallel.
+// Calls fn(index, position) for every point on the grid's six outer faces (pb_face_points), in
+// parallel.
 template <typename Fn>
 void for_each_face_point(const GridSpec& grid, Fn&& fn) {
-  const Lattice l = lattice_of(grid);
+  const std::vector<std::size_t> points = pb_face_points(grid);
 #pragma omp parallel for num_threads(team_size()) schedule(static)
-  for (std::int64_t k = 0; k < l.n[2]; ++k)
-    for (std::int64_t j = 0; j < l.n[1]; ++j) {
-      const bool whole_row = k == 0 || j == 0 || k == l.n[2] - 1 || j == l.n[1] - 1;
-      const std::int64_t step = whole_row ? 1 : l.n[0] - 1;
-      for (std::int64_t i = 0; i < l.n[0]; i += step) fn(l.at(i, j, k), grid.position(i, j, k));
-    }
+  for (std::size_t f = 0; f < points.size(); ++f) {
+    const auto ijk = grid.ijk(points[f]);
+    fn(points[f], grid.position(ijk[0], ijk[1], ijk[2]));
+  }
 }
 
 }  // namespace
@@ -462,11 +461,16 @@ std::vector<std::size_t> pb_face_points(const GridSpec& grid) {
   return points;
 }
 
-std::vector<double> pb_with_faces(const GridSpec& grid, const std::vector<double>& face_values) {
-  const std::vector<std::size_t> points = pb_face_points(grid);
+std::vector<std::size_t> pb_face_points_for(const GridSpec& grid, const std::vector<double>& face_values) {
+  std::vector<std::size_t> points = pb_face_points(grid);
   if (face_values.size() != points.size())
     throw Error("pb: " + std::to_string(face_values.size()) + " boundary values for the " +
                 std::to_string(points.size()) + " face points of " + grid.describe());
+  return points;
+}
+
+std::vector<double> pb_with_faces(const GridSpec& grid, const std::vector<double>& face_values) {
+  const std::vector<std::size_t> points = pb_face_points_for(grid, face_values);
   std::vector<double> phi(grid.point_count(), 0.0);
   for (std::size_t f = 0; f < points.size(); ++f) phi[points[f]] = face_values[f];
   return phi;

@@ -58,6 +58,8 @@ double pb_source_factor(const GridSpec& grid, double scale);
 
 // The points of the grid's six outer faces, in grid order: the order of a boundary's values.
 std::vector<std::size_t> pb_face_points(const GridSpec& grid);
+// The same, once face_values is checked to hold one value a point (Error otherwise).
+std::vector<std::size_t> pb_face_points_for(const GridSpec& grid, const std::vector<double>& face_values);
 // An array of the grid holding face_values (pb_face_points' order) on its faces and 0 inside.
 std::vector<double> pb_with_faces(const GridSpec& grid, const std::vector<double>& face_values);
 // Whether the solve is Newton's (nonlinear requested, and ions present), and the ions' term for it
