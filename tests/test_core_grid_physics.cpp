@@ -6,6 +6,7 @@
 
 #include <omp.h>
 
+#include "dcsgrid/core/cell.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/grid.hpp"
 #include "dcsgrid/core/physics.hpp"
@@ -26,6 +27,50 @@ TEST(Grid, IndexPositionRoundTrip) {
   EXPECT_EQ(g.index(1, 0, 0), 1u);  // x fastest
   EXPECT_EQ(g.index(0, 1, 0), 7u);
   EXPECT_EQ(g.index(0, 0, 1), 35u);
+}
+
+// --grid cell: point (i, j, k) of a cell's lattice is the cell's fractional point
+// (i/n1, j/n2, k/n3), computed here from the cell's vectors alone.
+TEST(Grid, CellLatticePointsAreTheCellsFractionalPoints) {
+  const UnitCell cell = make_cell({20, 22, 19}, {75, 85, 65});
+  const GridSpec grid = grid_on_cell(cell, 0.9);
+  EXPECT_EQ(grid.dims, (std::array<std::int64_t, 3>{23, 25, 22}));  // ⌈length / 0.9⌉
+  EXPECT_FALSE(grid.orthogonal());
+  for (std::int64_t k = 0; k < grid.nz(); k += 7)
+    for (std::int64_t j = 0; j < grid.ny(); j += 5)
+      for (std::int64_t i = 0; i < grid.nx(); i += 3) {
+        const double f[3] = {double(i) / 23, double(j) / 25, double(k) / 22};
+        const auto p = grid.position(i, j, k);
+        for (int d = 0; d < 3; ++d) {
+          const double expected = f[0] * cell.vectors[0][d] + f[1] * cell.vectors[1][d] + f[2] * cell.vectors[2][d];
+          EXPECT_NEAR(p[d], expected, 1e-12);
+        }
+        const auto c = grid.coordinates(p);
+        EXPECT_NEAR(c[0], double(i), 1e-9);
+        EXPECT_NEAR(c[1], double(j), 1e-9);
+        EXPECT_NEAR(c[2], double(k), 1e-9);
+      }
+  // The bounds hold every corner, and are reached.
+  const Box b = grid.bounds();
+  for (int corner = 0; corner < 8; ++corner) {
+    const auto p = grid.position(corner & 1 ? 22 : 0, corner & 2 ? 24 : 0, corner & 4 ? 21 : 0);
+    for (int d = 0; d < 3; ++d) {
+      EXPECT_GE(p[d], b.lo[d]);
+      EXPECT_LE(p[d], b.hi[d]);
+    }
+  }
+  // Its cell is the cell again; an orthorhombic cell's lattice is an orthogonal grid.
+  const UnitCell back = cell_of_grid(grid);
+  for (int d = 0; d < 3; ++d) {
+    EXPECT_NEAR(back.lengths[d], cell.lengths[d], 1e-9);
+    EXPECT_NEAR(back.angles[d], cell.angles[d], 1e-9);
+  }
+  const GridSpec box = grid_on_cell(make_cell({20, 18, 22}), 0.9);
+  EXPECT_TRUE(box.orthogonal());
+  EXPECT_NEAR(box.spacing[1], 18.0 / 20, 1e-15);
+  EXPECT_THROW(require_orthogonal(grid, "the test"), Error);
+  EXPECT_NO_THROW(require_orthogonal(box, "the test"));
+  EXPECT_FALSE(grid.same_as(grid_on_cell(make_cell({20, 22, 19}, {75, 85, 66}), 0.9)));
 }
 
 TEST(Grid, AroundBoxCoversAtomsWithPadding) {

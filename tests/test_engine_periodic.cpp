@@ -227,6 +227,59 @@ TEST(Periodic, CpuBackendMethodsMatchFloat64) {
   }
 }
 
+// --grid cell: the maps on a triclinic cell's own (skewed) lattice, its origin off the cell's,
+// against float64 at the same points: the real-space part alone (the cutoff engine's rows start
+// at other x on every row), ewald, pme and the smooth map, through the CPU backend.
+TEST(Periodic, MapsOnTheCellsOwnLatticeMatchFloat64) {
+  const UnitCell& cell = triclinic();
+  const AtomSet atoms = atoms_in_cell(cell, 120, 12, 1.0);
+  GridSpec grid = grid_on_cell(cell, 1.7);
+  grid.origin = {0.37, -0.21, 0.13};
+  ASSERT_FALSE(grid.orthogonal());
+  const double beta = 0.35, rc = 11.0;
+  const ReferenceParts parts = reference_parts(atoms, cell, grid, beta, 0.01);
+  std::vector<float> real(grid.point_count(), 0.0f);
+  const PairKernel kernel = make_pair_kernel(test_physics());
+  engine::cutoff_accumulate_cpu(engine::periodic_images(atoms, cell, engine::grid_box(grid), rc), grid, kernel,
+                                engine::ewald_real_space(beta, rc), Slab{0, grid.nz()}, real.data());
+  std::vector<double> real_ref(parts.real);
+  for (double& v : real_ref) v *= scale();
+  EXPECT_LT(relative_l2(real, real_ref), 1e-6);  // erfc(0.35·11) = 6e-8: little lies beyond rc
+  const auto cpu = engine::make_backend("cpu");
+  engine::PotentialRequest r;
+  r.atoms = &atoms;
+  r.grid = grid;
+  r.physics = test_physics();
+  r.cell = cell;
+  const std::vector<double> ref = reference_ewald(atoms, cell, grid);
+  r.method = engine::Method::ewald;
+  EXPECT_LT(relative_l2(engine::compute_grid(*cpu, r), ref), 1e-5);
+  r.method = engine::Method::pme;
+  EXPECT_LT(relative_l2(engine::compute_grid(*cpu, r), ref), 1e-4);
+  const ReferenceParts smooth = reference_parts(atoms, cell, grid, 0.25, 0.01, false);
+  std::vector<double> smooth_ref(smooth.reciprocal);
+  for (double& v : smooth_ref) v *= scale();
+  r.periodic.smooth_beta = 0.25;
+  EXPECT_LT(relative_l2(engine::compute_grid(*cpu, r), smooth_ref), 1e-5);
+  // The lattice holds one period: a grid one point longer along each axis repeats its first plane,
+  // row and column there.
+  r.periodic = {};
+  r.grid.dims = {grid.dims[0] + 1, grid.dims[1] + 1, grid.dims[2] + 1};
+  const std::vector<float> longer = engine::compute_grid(*cpu, r);
+  const GridSpec& g = r.grid;
+  const double tolerance = 1e-5 * rms(longer);  // float sums over other images (pme)
+  for (std::int64_t k = 0; k < grid.nz(); ++k)
+    for (std::int64_t j = 0; j < grid.ny(); ++j) {
+      const std::int64_t i = (j + k) % grid.nx();
+      ASSERT_NEAR(longer[g.index(grid.nx(), j, k)], longer[g.index(0, j, k)], tolerance);
+      ASSERT_NEAR(longer[g.index(i, grid.ny(), k)], longer[g.index(i, 0, k)], tolerance);
+      ASSERT_NEAR(longer[g.index(i, j, grid.nz())], longer[g.index(i, j, 0)], tolerance);
+    }
+  // Methods of orthogonal grids refuse it.
+  r.method = engine::Method::direct;
+  EXPECT_THROW(engine::compute_grid(*cpu, r), Error);
+}
+
 // The smooth map against the float64 reciprocal sum of Gaussian charges of Ewald factor 0.25.
 TEST(Periodic, SmoothMapIsTheGaussianChargeReciprocalSum) {
   for (const UnitCell* cell : {&orthorhombic(), &triclinic()}) {

@@ -18,11 +18,31 @@ std::array<std::int64_t, 3> GridSpec::ijk(std::size_t index) const {
   return {i, std::int64_t(rest % dims[1]), std::int64_t(rest / dims[1])};
 }
 
+std::array<double, 3> GridSpec::coordinates(const std::array<double, 3>& p) const {
+  const double k = (p[2] - origin[2]) / spacing[2];
+  const double j = (p[1] - origin[1] - k * skew[2]) / spacing[1];
+  return {(p[0] - origin[0] - j * skew[0] - k * skew[1]) / spacing[0], j, k};
+}
+
+Box GridSpec::bounds() const {
+  Box box{position(0, 0, 0), position(0, 0, 0)};
+  for (int corner = 1; corner < 8; ++corner) {
+    const auto p = position(corner & 1 ? dims[0] - 1 : 0, corner & 2 ? dims[1] - 1 : 0,
+                            corner & 4 ? dims[2] - 1 : 0);
+    for (int d = 0; d < 3; ++d) {
+      box.lo[d] = std::min(box.lo[d], p[d]);
+      box.hi[d] = std::max(box.hi[d], p[d]);
+    }
+  }
+  return box;
+}
+
 bool GridSpec::same_as(const GridSpec& other, double tolerance) const {
   for (int a = 0; a < 3; ++a) {
     if (dims[a] != other.dims[a]) return false;
     if (std::abs(origin[a] - other.origin[a]) > tolerance) return false;
     if (std::abs(spacing[a] - other.spacing[a]) > tolerance) return false;
+    if (std::abs(skew[a] - other.skew[a]) > tolerance) return false;
   }
   return true;
 }
@@ -31,6 +51,11 @@ std::string GridSpec::describe() const {
   std::string space = spacing[0] == spacing[1] && spacing[1] == spacing[2]
                           ? fmt::format("{:g} Å", spacing[0])
                           : fmt::format("{:g}x{:g}x{:g} Å", spacing[0], spacing[1], spacing[2]);
+  if (!orthogonal()) {
+    const Mat3 s = steps();
+    space = fmt::format("steps a ({:.4g}, 0, 0) b ({:.4g}, {:.4g}, 0) c ({:.4g}, {:.4g}, {:.4g}) Å",
+                        s[0][0], s[1][0], s[1][1], s[2][0], s[2][1], s[2][2]);
+  }
   return fmt::format("{}x{}x{} points ({:.3g} M), {}, origin ({:.3f}, {:.3f}, {:.3f})", dims[0],
                      dims[1], dims[2], point_count() / 1e6, space, origin[0], origin[1], origin[2]);
 }
@@ -43,6 +68,7 @@ void validate(const GridSpec& grid) {
     if (!(grid.spacing[a] > 0) || !std::isfinite(grid.spacing[a]))
       throw Error(fmt::format("grid spacing must be positive and finite, got {}", grid.spacing[a]));
     if (!std::isfinite(grid.origin[a])) throw Error("grid origin is not finite");
+    if (!std::isfinite(grid.skew[a])) throw Error("grid skew is not finite");
   }
   for (int a = 0; a < 3; ++a)
     if (grid.dims[a] > kMaxAxisPoints)
@@ -133,17 +159,51 @@ GridSpec grid_over_cell(const UnitCell& cell, double spacing) {
     }
     return grid_around(box, spacing, 0.0);
   }
+  return grid_on_cell(cell, spacing);
+}
+
+GridSpec grid_on_cell(const UnitCell& cell, const std::array<std::int64_t, 3>& dims) {
   GridSpec g;
-  for (int d = 0; d < 3; ++d) {
-    const double points = std::ceil(cell.lengths[d] / spacing - 1e-9);
-    if (!(points <= double(std::int64_t(1) << 30)))
-      throw Error(fmt::format("the cell's edge of {:g} Å at spacing {:g} Å would take {:g} points", cell.lengths[d],
-                              spacing, points));
-    g.dims[d] = std::max<std::int64_t>(1, std::int64_t(points));
-    g.spacing[d] = cell.lengths[d] / double(g.dims[d]);
+  g.dims = dims;
+  const Mat3& v = cell.vectors;
+  const auto step = [&](int row, int column) { return v[row][column] / double(dims[row]); };
+  g.spacing = {step(0, 0), step(1, 1), step(2, 2)};
+  g.skew = {step(1, 0), step(2, 0), step(2, 1)};
+  // An orthorhombic cell's vectors hold cos 90° = 6e-17, not 0, off the diagonal.
+  if (cell.orthorhombic()) {
+    g.skew = {};
+    for (int d = 0; d < 3; ++d) g.spacing[d] = cell.lengths[d] / double(dims[d]);
   }
   validate(g);
   return g;
+}
+
+GridSpec grid_on_cell(const UnitCell& cell, double spacing) {
+  if (!(std::isfinite(spacing) && spacing > 0)) throw Error("the grid spacing must be a positive number of Å");
+  std::array<std::int64_t, 3> dims{};
+  for (int d = 0; d < 3; ++d) {
+    const double points = std::ceil(cell.lengths[d] / spacing - 1e-9);
+    if (!(points <= double(kMaxAxisPoints)))
+      throw Error(fmt::format("the cell's edge of {:g} Å at spacing {:g} Å would take {:g} points", cell.lengths[d],
+                              spacing, points));
+    dims[d] = std::max<std::int64_t>(1, std::int64_t(points));
+  }
+  return grid_on_cell(cell, dims);
+}
+
+UnitCell cell_of_grid(const GridSpec& grid) {
+  Mat3 vectors = grid.steps();
+  for (int row = 0; row < 3; ++row)
+    for (double& v : vectors[row]) v *= double(grid.dims[row]);
+  const std::optional<UnitCell> cell = cell_from_vectors(vectors);
+  if (!cell) throw Error("the grid " + grid.describe() + " spans no volume");
+  return *cell;
+}
+
+void require_orthogonal(const GridSpec& grid, const std::string& what) {
+  if (!grid.orthogonal())
+    throw Error(what + " needs a grid of orthogonal axes; this one is a cell's skewed lattice (" +
+                grid.describe() + ")");
 }
 
 std::size_t grid_bytes(const GridSpec& grid) { return grid.point_count() * sizeof(float); }

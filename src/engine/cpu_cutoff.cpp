@@ -86,11 +86,11 @@ struct Columns {
 };
 
 Columns make_columns(const AtomSet& atoms, const GridSpec& grid, double rc) {
-  const auto far = grid.far_corner();
+  const Box box = grid.bounds();
   std::vector<std::uint32_t> near;
   for (std::size_t a = 0; a < atoms.size(); ++a)
-    if (outside2(atoms.x[a], grid.origin[0], far[0]) + outside2(atoms.y[a], grid.origin[1], far[1]) +
-            outside2(atoms.z[a], grid.origin[2], far[2]) < rc * rc)
+    if (outside2(atoms.x[a], box.lo[0], box.hi[0]) + outside2(atoms.y[a], box.lo[1], box.hi[1]) +
+            outside2(atoms.z[a], box.lo[2], box.hi[2]) < rc * rc)
       near.push_back(std::uint32_t(a));
 
   Columns c;
@@ -191,9 +191,9 @@ void for_each_run(const RowGeometry& g, double y, double z, Fn&& fn) {
   }
 }
 
-// Fills the row's atom list from the columns, 8 atoms at a time; false when it is empty.
-bool gather_row(const RowGeometry& g, std::array<double, 2> yz_absolute, const GridSpec& grid,
-                RowAtoms& s) {
+// Fills the list of row (j, k) from the columns, 8 atoms at a time; false when it is empty.
+bool gather_row(const RowGeometry& g, std::int64_t j, std::int64_t k, const GridSpec& grid, RowAtoms& s) {
+  const std::array<double, 2> yz_absolute = row_yz(grid, j, k);
   const Columns& c = g.columns;
   const double y = yz_absolute[0] - grid.origin[1], z = yz_absolute[1] - grid.origin[2];
   std::size_t candidates = 0;
@@ -206,6 +206,18 @@ bool gather_row(const RowGeometry& g, std::array<double, 2> yz_absolute, const G
   const v8f y_hi = splat(ys.hi), y_lo = splat(ys.lo), z_hi = splat(zs.hi), z_lo = splat(zs.lo);
   const v8f rc2 = splat(float(g.rc * g.rc)), inv_hx = splat(float(1.0 / double(g.hx.hi)));
   const v8f hx_hi = splat(g.hx.hi), hx_lo = splat(g.hx.lo);
+  // A skewed grid's row starts `shift` along x from the origin (the columns' x is relative to the
+  // origin): it is taken off each atom's x exactly (Knuth's two-sum), so the differences below
+  // stay as exact as on an orthogonal grid.
+  const double shift = row_shift(grid, j, k);
+  const Split shift_split = split(shift);
+  const v8f shift_hi = splat(shift_split.hi), shift_lo = splat(shift_split.lo);
+  const auto shifted = [&](v8f x_hi, v8f x_lo) -> std::array<v8f, 2> {
+    if (shift == 0) return {x_hi, x_lo};
+    const v8f sum = x_hi - shift_hi, back = sum - x_hi;
+    const v8f error = (x_hi - (sum - back)) + (-shift_hi - back);
+    return {sum, (error + x_lo) - shift_lo};
+  };
   const v8f last_point = splat(float(g.nx - 1));
   // Float rounding moves x/hx by far less than 0.01 for any row under 10^5 points; the mask
   // r² < rc² then decides exactly.
@@ -215,7 +227,7 @@ bool gather_row(const RowGeometry& g, std::array<double, 2> yz_absolute, const G
       const v8f dy = (y_hi - load(&c.y_hi[a])) + (y_lo - load(&c.y_lo[a]));
       const v8f dz = (z_hi - load(&c.z_hi[a])) + (z_lo - load(&c.z_lo[a]));
       const v8f dyz2 = fma(dy, dy, dz * dz);
-      const v8f x_hi = load(&c.x_hi[a]);
+      const auto [x_hi, x_lo] = shifted(load(&c.x_hi[a]), load(&c.x_lo[a]));
       // The points within rc along x.
       const v8f chord = sqrt(max(rc2 - dyz2, v8f{}));
       const v8f first = ceil(fma(x_hi - chord, inv_hx, -slack));
@@ -234,7 +246,7 @@ bool gather_row(const RowGeometry& g, std::array<double, 2> yz_absolute, const G
       const v8f f = __builtin_convertvector(first_vector * kLanes, v8f);
       const v8f origin_hi = f * hx_hi;
       const v8f origin_err = fma(f, hx_hi, -origin_hi);
-      const v8f x = (x_hi - origin_hi) + ((load(&c.x_lo[a]) - origin_err) - f * hx_lo);
+      const v8f x = (x_hi - origin_hi) + ((x_lo - origin_err) - f * hx_lo);
       compress_store(x, mask, &s.x[s.size]);
       compress_store(dyz2, mask, &s.dyz2[s.size]);
       compress_store(load(&c.q[a]), mask, &s.q[s.size]);
@@ -307,7 +319,7 @@ void cutoff_cpu(const AtomSet& atoms, const GridSpec& grid, const PairKernel& ke
         for (std::int64_t k = slab.z_begin; k < slab.z_end; ++k)
           for (std::int64_t j = 0; j < ny; ++j) {
             float* row = row_out(j, k);
-            if (!gather_row(geometry, row_yz(grid, j, k), grid, list)) {
+            if (!gather_row(geometry, j, k, grid, list)) {
               if (!add) std::fill(row, row + nx, 0.0f);
               continue;
             }

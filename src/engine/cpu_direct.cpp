@@ -208,6 +208,7 @@ void direct_sum_points_cpu(const AtomSet& atoms, const std::vector<std::array<do
 void direct_sum_cpu(const AtomSet& atoms, const GridSpec& grid, const PairKernel& kernel, Slab slab,
                     float* out) {
   check_slab(grid, slab, "direct_sum_cpu");
+  require_orthogonal(grid, "direct_sum_cpu");
   const SplitX x = split_x(atoms, grid);
   const std::vector<v8f> px = lane_offsets(grid);
   const DirectInput in{atoms, x, px, grid, kernel};

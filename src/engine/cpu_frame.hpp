@@ -80,6 +80,12 @@ inline std::array<double, 2> row_yz(const GridSpec& grid, std::int64_t j, std::i
   return {p[1], p[2]};
 }
 
+// How far row (j, k)'s first point lies along x from the grid's origin: 0 on an orthogonal grid,
+// j·bx + k·cx on a skewed one.
+inline double row_shift(const GridSpec& grid, std::int64_t j, std::int64_t k) {
+  return grid.position(0, j, k)[0] - grid.origin[0];
+}
+
 // Writes (or adds, when add is set) scale·sum[i] into the row's n output points.
 inline void finish_row(const std::vector<double>& sum, std::size_t n, double scale, bool add,
                        float* out) {

@@ -121,8 +121,9 @@ void validate(const PotentialRequest& request) {
   if (!request.atoms || request.atoms->empty()) throw Error("no atoms to compute a potential from");
   validate(request.grid);
   const GridSpec& grid = request.grid;
+  const Box bounds = grid.bounds();
   for (int a = 0; a < 3; ++a)
-    for (const double end : {grid.origin[a], grid.far_corner()[a]})
+    for (const double end : {bounds.lo[a], bounds.hi[a]})
       if (!(std::abs(end) <= kMaxCoordinate))
         throw Error(fmt::format("the grid reaches {:g} Å along {}: grid points must lie within "
                                 "±1e18 Å (float32 distances overflow beyond); place it nearer the "
@@ -140,6 +141,10 @@ void validate(const PotentialRequest& request) {
     throw Error("--method " + std::string(method.name) +
                 " needs atomic radii: give a PQR input (its radius column) or a PDB/mmCIF input (the "
                 "force field's radii)");
+  if (!method.periodic && !grid.orthogonal())
+    throw Error("--method " + std::string(method.name) +
+                " computes on grids of orthogonal axes; a unit cell's skewed lattice (--grid cell) is for "
+                "the periodic methods");
   validate_method(request);
   if (!request.allow_non_finite) require_bounded_potential(request);
 }

@@ -188,7 +188,7 @@ CutoffOptions ewald_real_space(double beta, double real_cutoff) {
   return c;
 }
 
-Box grid_box(const GridSpec& grid) { return Box{grid.origin, grid.far_corner()}; }
+Box grid_box(const GridSpec& grid) { return grid.bounds(); }
 
 AtomSet periodic_images(const AtomSet& atoms, const UnitCell& cell, const Box& region, double reach,
                         std::size_t max_images) {

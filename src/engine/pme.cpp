@@ -363,7 +363,8 @@ void interpolate(const std::vector<double>& mesh, const std::array<std::int64_t,
   // (a*y = a*z = 0: b and c have no x component) the whole spline is, and is made once.
   std::vector<double> u1_x(static_cast<std::size_t>(nx));
   for (std::int64_t i = 0; i < nx; ++i) u1_x[std::size_t(i)] = double(k1) * grid.position(i, 0, 0)[0] * r[0][0];
-  const bool x_only = r[0][1] == 0 && r[0][2] == 0;
+  // (On a skewed grid the rows start at other x, so their splines differ.)
+  const bool x_only = r[0][1] == 0 && r[0][2] == 0 && grid.skew[0] == 0 && grid.skew[1] == 0;
   std::vector<AscendingSpline<P>> x_splines(x_only ? std::size_t(nx) : 0);
   for (std::size_t i = 0; i < x_splines.size(); ++i) x_splines[i] = ascending_spline<P>(u1_x[i], k1);
 #pragma omp parallel num_threads(team_size())
@@ -387,14 +388,15 @@ void interpolate(const std::vector<double>& mesh, const std::array<std::int64_t,
         double u1_yz[kLanes];
         float* dst[kLanes];
         for (std::int64_t l = 0; l < lanes; ++l) {
-          const double y = grid.position(0, j0 + l, 0)[1];
+          const auto first = grid.position(0, j0 + l, kz);  // the row's first point
+          const double y = first[1];
           const AscendingSpline<P> s2 = ascending_spline<P>(double(k2) * (y * r[1][1] + z * r[1][2]), k2);
           const double* rows[P];
           for (int m = 0; m < P; ++m) rows[m] = &plane[std::size_t(after(s2.start, m, k2) * k1)];
           double* row = rows4.data() + l;
           weighted_sum<P>(rows, s2.weight, k1, row, kLanes);
           for (int m = 0; m + 1 < P; ++m) row[kLanes * (k1 + m)] = row[kLanes * m];
-          u1_yz[l] = double(k1) * (y * r[0][1] + z * r[0][2]);
+          u1_yz[l] = double(k1) * ((first[0] - grid.origin[0]) * r[0][0] + y * r[0][1] + z * r[0][2]);
           dst[l] = out + ((kz - slab.z_begin) * ny + j0 + l) * nx;
         }
         if (x_only) {

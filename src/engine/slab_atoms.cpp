@@ -20,12 +20,12 @@ double outside2(double v, double lo, double hi) {
 // the atoms is laid out in the same columns as the whole set, so each row sums its atoms in the
 // same order. Atom 0 too, so that no rank's set is empty.
 std::vector<std::size_t> column_anchors(const AtomSet& atoms, const GridSpec& grid, double rc) {
-  const auto far = grid.far_corner();
+  const Box box = grid.bounds();
   std::array<std::size_t, 4> best{0, 0, 0, 0};
   bool any = false;
   for (std::size_t a = 0; a < atoms.size(); ++a) {
-    if (!(outside2(atoms.x[a], grid.origin[0], far[0]) + outside2(atoms.y[a], grid.origin[1], far[1]) +
-              outside2(atoms.z[a], grid.origin[2], far[2]) < rc * rc))
+    if (!(outside2(atoms.x[a], box.lo[0], box.hi[0]) + outside2(atoms.y[a], box.lo[1], box.hi[1]) +
+              outside2(atoms.z[a], box.lo[2], box.hi[2]) < rc * rc))
       continue;
     if (!any) best.fill(a);
     any = true;

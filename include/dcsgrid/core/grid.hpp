@@ -1,4 +1,8 @@
-// GridSpec: a regular 3D grid, x fastest. Point (i,j,k) lies at origin + (i,j,k)*spacing.
+// GridSpec: a regular 3D grid, x fastest. Point (i,j,k) lies at origin + i·a + j·b + k·c with the
+// steps a = (sx, 0, 0), b = (bx, sy, 0), c = (cx, cy, sz): spacing holds sx, sy, sz and skew bx, cx,
+// cy. Most grids are orthogonal (skew zero); a skewed grid is a unit cell's own lattice (--grid
+// cell), lower triangular like UnitCell::vectors, so its rows still run along x and its planes lie
+// at constant z.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -14,6 +18,7 @@ struct GridSpec {
   std::array<double, 3> origin{};          // Å, position of point (0,0,0)
   std::array<double, 3> spacing{1, 1, 1};  // Å
   std::array<std::int64_t, 3> dims{};      // nx, ny, nz
+  std::array<double, 3> skew{};            // Å: bx, cx, cy (the steps' parts off the diagonal)
 
   std::int64_t nx() const { return dims[0]; }
   std::int64_t ny() const { return dims[1]; }
@@ -25,10 +30,20 @@ struct GridSpec {
   }
   std::array<std::int64_t, 3> ijk(std::size_t index) const;
   std::array<double, 3> position(std::int64_t i, std::int64_t j, std::int64_t k) const {
-    return {origin[0] + i * spacing[0], origin[1] + j * spacing[1], origin[2] + k * spacing[2]};
+    return {origin[0] + i * spacing[0] + j * skew[0] + k * skew[1],
+            origin[1] + j * spacing[1] + k * skew[2], origin[2] + k * spacing[2]};
   }
-  // Position of the last point along each axis.
+  bool orthogonal() const { return skew[0] == 0 && skew[1] == 0 && skew[2] == 0; }
+  // Rows: the steps a, b, c between neighbouring points along i, j and k.
+  Mat3 steps() const {
+    return {Vec3{spacing[0], 0, 0}, Vec3{skew[0], spacing[1], 0}, Vec3{skew[1], skew[2], spacing[2]}};
+  }
+  // The point's grid coordinates (i, j, k as reals) of a position: the inverse of position().
+  std::array<double, 3> coordinates(const std::array<double, 3>& p) const;
+  // Position of the last point along each axis (an orthogonal grid's far corner).
   std::array<double, 3> far_corner() const { return position(dims[0] - 1, dims[1] - 1, dims[2] - 1); }
+  // The box holding every point (for a skewed grid, the box of its eight corners).
+  Box bounds() const;
   bool same_as(const GridSpec& other, double tolerance = 1e-6) const;
   std::string describe() const;  // "129x129x129 points, 0.5 Å, origin (x, y, z)"
 };
@@ -59,6 +74,18 @@ GridSpec grid_from_origin(const std::array<double, 3>& origin, const std::array<
 // point twice. A triclinic cell gets its bounding box at the spacing (points outside the cell take
 // their periodic values).
 GridSpec grid_over_cell(const UnitCell& cell, double spacing);
+
+// The cell's own lattice: along each lattice vector n = ⌈|a_i|/spacing⌉ points, step a_i/n, from
+// the cell's origin, so the grid holds one period and no point twice (--grid cell). Skewed unless
+// the cell is orthorhombic.
+GridSpec grid_on_cell(const UnitCell& cell, double spacing);
+// The lattice of `cell` with the dims of `grid` (a frame's own cell under NPT).
+GridSpec grid_on_cell(const UnitCell& cell, const std::array<std::int64_t, 3>& dims);
+// The unit cell a skewed or orthogonal grid tiles: its steps times its dims.
+UnitCell cell_of_grid(const GridSpec& grid);
+// Throws Error naming `what` when the grid is skewed: for the code that places points by
+// origin + index·spacing alone.
+void require_orthogonal(const GridSpec& grid, const std::string& what);
 
 // Bytes the float32 potential of this grid takes.
 std::size_t grid_bytes(const GridSpec& grid);
