@@ -86,6 +86,65 @@ TEST_F(CliPeriodic, TheInputsCellAndTheCellsGrid) {
   EXPECT_EQ(map.meta.parameters.at("neutralising_background"), "no");
 }
 
+// --grid cell: the map on a triclinic CRYST1 cell's own lattice, written as HDF5, CCP4, cube and
+// OpenDX: the grid is the cell's fractional lattice (positions made here from the cell), the values
+// a float64 Ewald sum at those points, every format read back with the same grid and values, and
+// other people's readers (tests/python/check_cell_maps.py: h5py, gemmi, ASE, a plain DX parse)
+// place it where the cell says.
+TEST_F(CliPeriodic, GridOnTheCellsOwnLatticeInEveryFormat) {
+  std::ifstream in(test::data_file("pept.pdb"));
+  std::ofstream pdb(dir / "tric.pdb");
+  pdb << "CRYST1   30.000   32.000   28.000  80.00  95.00 105.00 P 1           1\n" << in.rdbuf();
+  pdb.close();
+  std::string outputs;
+  for (const char* name : {"cell.h5", "cell.ccp4", "cell.cube", "cell.dx"}) outputs += " -o " + (dir / name).string();
+  const auto r = run_command(dcsgrid_cmd() + " " + (dir / "tric.pdb").string() + outputs +
+                             " --method ewald --grid cell --spacing 2 --min-distance 0.01 -q" + tables());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const UnitCell cell = make_cell({30, 32, 28}, {80, 95, 105});
+  const io::MapFile h5 = io::read_map(dir / "cell.h5");
+  ASSERT_EQ(h5.grid.dims, (std::array<std::int64_t, 3>{15, 16, 14}));  // ⌈length/2⌉
+  for (const auto& [i, j, k] : {std::array<std::int64_t, 3>{0, 0, 0}, {14, 3, 7}, {5, 15, 13}}) {
+    const Vec3 f{double(i) / 15, double(j) / 16, double(k) / 14};
+    const auto p = h5.grid.position(i, j, k);
+    for (int d = 0; d < 3; ++d)
+      EXPECT_NEAR(p[d], f[0] * cell.vectors[0][d] + f[1] * cell.vectors[1][d] + f[2] * cell.vectors[2][d], 1e-9);
+  }
+  io::ReadOptions read;
+  read.forcefield_dir = test::data_file("pdb2pqr");
+  const AtomSet atoms = io::read_structure(dir / "tric.pdb", read).atoms;
+  const std::vector<double> ref = test::reference_ewald(atoms, cell, h5.grid);
+  double diff = 0, norm = 0;
+  for (std::size_t p = 0; p < ref.size(); ++p) {
+    diff += (h5.data[p] - ref[p]) * (h5.data[p] - ref[p]);
+    norm += ref[p] * ref[p];
+  }
+  EXPECT_LT(std::sqrt(diff / norm), 1e-5);
+  for (const char* name : {"cell.ccp4", "cell.cube", "cell.dx"}) {
+    const io::MapFile back = io::read_map(dir / name);
+    EXPECT_TRUE(back.grid.same_as(h5.grid, 1e-4)) << name << ": " << back.grid.describe() << " vs " << h5.grid.describe();
+    double worst = 0;
+    for (std::size_t p = 0; p < ref.size(); ++p) worst = std::max(worst, double(std::abs(back.data[p] - h5.data[p])));
+    EXPECT_LT(worst, 1e-4) << name;
+  }
+  EXPECT_FALSE(fs::exists(dir / "cell.xmf"));  // XDMF has no skewed grids
+  const auto info = run_command(test::dcsgrid_binary() + " info " + (dir / "cell.h5").string());
+  EXPECT_NE(info.output.find("steps a (2, 0, 0)"), std::string::npos) << info.output;
+  std::ofstream(dir / "expect.txt") << "30 32 28 80 95 105\n0 0 0\n14 3 7\n5 15 13\n7 8 0\n";
+  const std::string script = std::string(DCSGRID_SOURCE_DIR) + "/tests/python/check_cell_maps.py";
+  const auto check = run_command("/usr/bin/python3 " + script + " " + dir.string());
+  if (check.status == 77) GTEST_SKIP() << check.output;
+  EXPECT_EQ(check.status, 0) << check.output;
+  // Not without a periodic method, nor with a box.
+  const std::string base = dcsgrid_cmd() + " " + (dir / "tric.pdb").string() + " -o " + (dir / "x.h5").string() + tables();
+  auto refused = run_command(base + " --method direct --grid cell");
+  EXPECT_NE(refused.status, 0);
+  EXPECT_NE(refused.output.find("needs a periodic method"), std::string::npos) << refused.output;
+  refused = run_command(base + " --method pme --grid cell --center 0,0,0 --size 5,5,5");
+  EXPECT_NE(refused.status, 0);
+  EXPECT_FALSE(fs::exists(dir / "x.h5"));
+}
+
 TEST_F(CliPeriodic, RefusalsSayWhatIsWrongAndLeaveNothing) {
   write_text(dir / "one.xyz", "1\none\nNa 0 0 0 1.0\n");
   const std::string base = dcsgrid_cmd() + " " + (dir / "one.xyz").string() + " -o " + (dir / "o.h5").string();
@@ -195,6 +254,53 @@ TEST_F(CliPeriodic, AverageTakesNptFramesAtTheirFractionalCoordinates) {
     EXPECT_NEAR(got.grid.spacing[d], laid.spacing[d] * mean_lengths[d] / lengths[0][d], 1e-9) << d;
   EXPECT_EQ(got.meta.parameters.at("cell"), "41.0000,40.3333,39.8333,90.000,90.000,90.000");
   EXPECT_EQ(got.meta.parameters.at("frames_averaged"), "3");
+  EXPECT_TRUE(got.meta.parameters.contains("cell_averaging"));
+  double diff = 0, norm = 0;
+  for (std::size_t p = 0; p < expected.size(); ++p) {
+    diff += (got.data[p] - expected[p]) * (got.data[p] - expected[p]);
+    norm += expected[p] * expected[p];
+  }
+  EXPECT_LT(std::sqrt(diff / norm), 1e-5);
+}
+
+// Triclinic NPT frames whose cells change shape a little (lengths and angles), averaged on the cell's
+// own lattice (--grid cell): each frame is computed on its own cell's lattice (the first frame's
+// fractional points), and the mean, placed on the mean cell's lattice, equals the mean of float64
+// Ewald sums made here on each frame's lattice.
+TEST_F(CliPeriodic, AverageTakesTriclinicFramesOfChangingShapeOnTheirLattices) {
+  const std::vector<std::array<double, 6>> cells = {
+      {40, 41, 39, 85, 95, 100}, {40.5, 41.2, 38.7, 85.4, 94.8, 100.6}, {39.6, 40.8, 39.3, 84.7, 95.3, 99.5}};
+  std::string inputs;
+  for (std::size_t f = 0; f < cells.size(); ++f) {
+    const fs::path pdb = dir / ("t" + std::to_string(f) + ".pdb");
+    char cryst1[81];
+    std::snprintf(cryst1, sizeof cryst1, "CRYST1%9.3f%9.3f%9.3f%7.2f%7.2f%7.2f P 1           1", cells[f][0],
+                  cells[f][1], cells[f][2], cells[f][3], cells[f][4], cells[f][5]);
+    write_boxed_peptide(pdb, cryst1);
+    inputs += " " + pdb.string();
+  }
+  const fs::path mean = dir / "mean.h5";
+  const auto r = run_command(test::dcsgrid_binary() + " batch" + inputs + " -o " + mean.string() +
+                             " --device cpu --frame-workers 2 --method ewald --average --grid cell --spacing 5 -q" +
+                             tables());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const io::MapFile got = io::read_hdf5(mean);
+  io::ReadOptions read;
+  read.forcefield_dir = test::data_file("pdb2pqr");
+  const AtomSet atoms = io::read_structure(dir / "t0.pdb", read).atoms;
+  const std::array<std::int64_t, 3> dims = dcsgrid::grid_on_cell(make_cell({40, 41, 39}, {85, 95, 100}), 5).dims;
+  std::vector<double> expected;
+  Mat3 mean_vectors{};
+  for (const auto& c : cells) {
+    const UnitCell cell = make_cell({c[0], c[1], c[2]}, {c[3], c[4], c[5]});
+    const std::vector<double> v = test::reference_ewald(atoms, cell, dcsgrid::grid_on_cell(cell, dims));
+    expected.resize(v.size(), 0.0);
+    for (std::size_t p = 0; p < v.size(); ++p) expected[p] += v[p] / double(cells.size());
+    for (int row = 0; row < 3; ++row)
+      for (int d = 0; d < 3; ++d) mean_vectors[row][d] += cell.vectors[row][d] / double(cells.size());
+  }
+  const GridSpec mean_grid = dcsgrid::grid_on_cell(*cell_from_vectors(mean_vectors), dims);
+  EXPECT_TRUE(got.grid.same_as(mean_grid, 1e-9)) << got.grid.describe() << " vs " << mean_grid.describe();
   EXPECT_TRUE(got.meta.parameters.contains("cell_averaging"));
   double diff = 0, norm = 0;
   for (std::size_t p = 0; p < expected.size(); ++p) {

@@ -190,6 +190,30 @@ TEST(PeriodicCuda, BackendSmoothMapIsTheGaussianChargeReciprocalSum) {
   }
 }
 
+// --grid cell: a triclinic cell's own (skewed) lattice, its origin off the cell's, in several
+// slabs: ewald, pme and the smooth map against float64 and the CPU (the real part of a skewed grid
+// is summed on the host; the reciprocal parts on the device).
+TEST(PeriodicCuda, BackendMapsOnTheCellsOwnLattice) {
+  DCSGRID_REQUIRE_GPU();
+  const UnitCell& cell = triclinic();
+  const AtomSet atoms = atoms_in_cell(cell, 120, 13, 1.0);
+  GridSpec grid = grid_on_cell(cell, 1.7);
+  grid.origin = {0.37, -0.21, 0.13};
+  ASSERT_FALSE(grid.orthogonal());
+  const std::vector<double> ref = reference_ewald(atoms, cell, grid);
+  for (const Method m : {Method::ewald, Method::pme}) {
+    const auto r = periodic_request(atoms, cell, grid, m);
+    const std::vector<float> gpu = backend_map("gpu", r, 3);
+    EXPECT_LT(relative_l2(gpu, ref), m == Method::ewald ? 1e-5 : 1e-4) << engine::method_name(m);
+    EXPECT_LT(relative_l2(gpu, backend_map("cpu", r)), 1e-5) << engine::method_name(m) << " cpu/gpu";
+  }
+  PeriodicOptions o;
+  o.smooth_beta = 0.25;
+  const std::vector<double> smooth_ref = reference_reciprocal(atoms, cell, grid, 0.25);
+  const auto r = periodic_request(atoms, cell, grid, Method::pme, o);
+  EXPECT_LT(relative_l2(backend_map("gpu", r, 3), smooth_ref), 1e-5) << "smooth";
+}
+
 // One object, frame after frame (more atoms, then fewer, then none): each frame as from a new
 // object; and a grid tall enough that add_to folds it in several runs of planes.
 TEST(PeriodicCuda, PmeServesFrameAfterFrameAndTallGrids) {

@@ -706,7 +706,7 @@ TEST(DxMap, MalformedFilesGiveTheLine) {
                "object 1 class gridpositions counts 2 2 2\norigin 0 0 0\n"
                "delta 1 0.5 0\ndelta 0 1 0\ndelta 0 0 1\n"
                "object 3 class array type double rank 0 items 8 data follows\n1 2 3 4 5 6 7 8\n",
-               ":6: delta line 1 is not along axis 1");
+               ":6: delta line 1 has a component along axis 2");
   expect_error("items.dx", "object 1 class gridpositions counts 2 2 2\norigin 0 0 0\n"
                            "delta 1 0 0\ndelta 0 1 0\ndelta 0 0 1\n"
                            "object 3 class array type double rank 0 items 9 data follows\n",

@@ -436,6 +436,7 @@ void validate_shell_edges(const std::vector<double>& e) {
 
 AtomShells atom_shells(const AtomSet& atoms, const GridSpec& grid, const std::vector<double>& edges) {
   validate(grid);
+  require_orthogonal(grid, "the error by distance from the atoms (--atoms)");
   validate_shell_edges(edges);
   AtomShells result{grid, edges, std::vector<std::uint8_t>(grid.point_count())};
   const ShellSearch search = make_search(grid, edges, result.shell.data());

@@ -15,10 +15,9 @@ namespace {
 
 constexpr double kTolerance = 1e-6;  // in spacings: points this close outside a face count as on it
 
-// Lower corner index and fractional offset of coordinate c along one axis; false when outside.
-bool locate(double c, double origin, double spacing, std::int64_t n, std::int64_t& lower,
-            double& t) {
-  double u = (c - origin) / spacing;
+// Lower corner index and fractional offset of grid coordinate u (in points) along an axis of n
+// points; false when outside.
+bool locate(double u, std::int64_t n, std::int64_t& lower, double& t) {
   if (!(u >= -kTolerance && u <= double(n - 1) + kTolerance)) return false;  // NaN too
   u = std::clamp(u, 0.0, double(n - 1));
   if (n == 1) {
@@ -56,9 +55,10 @@ InterpolationMatrix trilinear_matrix(const GridSpec& grid, const AtomSet& points
   for (std::size_t p = 0; p < n; ++p) {
     std::array<std::int64_t, 3> lower{};
     std::array<double, 3> t{};
+    // Grid coordinates: on a skewed grid (a cell's lattice) the cell's fractional ones, scaled.
+    const std::array<double, 3> u = grid.coordinates({(*coords[0])[p], (*coords[1])[p], (*coords[2])[p]});
     bool inside = true;
-    for (int d = 0; d < 3 && inside; ++d)
-      inside = locate((*coords[d])[p], grid.origin[d], grid.spacing[d], grid.dims[d], lower[d], t[d]);
+    for (int d = 0; d < 3 && inside; ++d) inside = locate(u[d], grid.dims[d], lower[d], t[d]);
     if (inside) {
       // Corner (dx, dy, dz) in x-fastest order: columns ascend when the corners are distinct.
       for (int corner = 0; corner < 8; ++corner) {

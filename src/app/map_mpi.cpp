@@ -164,6 +164,7 @@ void share_facts(std::size_t& atoms, double& total_charge, GridSpec& grid) {
   MPI_Bcast(grid.origin.data(), 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   MPI_Bcast(grid.spacing.data(), 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   MPI_Bcast(grid.dims.data(), 3, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  MPI_Bcast(grid.skew.data(), 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 }
 
 void share_cell(std::optional<UnitCell>& cell) {

@@ -206,7 +206,8 @@ struct SharedComparison {
 };
 
 std::shared_ptr<const analysis::AtomShells> distance_shells(const engine::PotentialRequest& request) {
-  if (!request.atoms || request.atoms->empty()) return nullptr;
+  // (Not on a cell's skewed lattice: the shells' search places points on orthogonal axes.)
+  if (!request.atoms || request.atoms->empty() || !request.grid.orthogonal()) return nullptr;
   return std::make_shared<const analysis::AtomShells>(
       analysis::atom_shells(*request.atoms, request.grid, analysis::CompareOptions{}.shell_edges));
 }
@@ -354,8 +355,7 @@ GridSpec read_and_lay_grid(const Job& job, Inputs& in, JobReport& report) {
       report.cell = periodic_cell(job.compute, in.structure);
       spdlog::info("unit cell {}{}", report.cell->describe(), job.compute.cell ? " (--cell)" : " (from the input)");
     }
-    grid = periodic && !job.grid.box ? grid_over_cell(*report.cell, job.grid.spacing)
-                                     : job.grid.resolve(bounding_box(atoms));
+    grid = periodic ? job.grid.resolve(*report.cell) : job.grid.resolve(bounding_box(atoms));
     if (!job.grid.box) grid = engine::grid_for_methods(grid, job.compute.methods);
     if (grid.point_count() > job.max_points)
       throw Error(fmt::format("the grid would have {} points ({}, {:.3g} GiB of float32): more than "
@@ -557,6 +557,7 @@ OutputSpec output_spec(const fs::path& path) { return {path, io::map_format_from
 
 void validate(const Job& job) {
   validate(job.compute);
+  validate(job.grid, job.compute.methods);
   if (job.outputs.empty()) throw Error("no output given (-o FILE)");
   io::require_outputs_apart(job.outputs, {job.input});
   for (const auto& out : job.outputs) {

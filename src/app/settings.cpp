@@ -16,6 +16,19 @@ GridSpec GridChoice::resolve(const Box& atoms_box) const {
   return box ? *box : grid_around(atoms_box, spacing, padding);
 }
 
+GridSpec GridChoice::resolve(const UnitCell& cell) const {
+  if (box) return *box;
+  return on_cell ? grid_on_cell(cell, spacing) : grid_over_cell(cell, spacing);
+}
+
+void validate(const GridChoice& grid, const std::vector<engine::Method>& methods) {
+  if (!grid.on_cell) return;
+  if (!is_periodic(methods))
+    throw Error("--grid cell lays the map on a unit cell's own lattice: it needs a periodic method "
+                "(--method ewald or pme), not --method " + method_list_name(methods));
+  if (grid.box) throw Error("--grid cell lays its own grid: give it without --center/--size or --origin/--dims");
+}
+
 std::vector<engine::Method> parse_method_list(const std::string& text) {
   if (text == "both") return {engine::Method::direct, engine::Method::cutoff};
   std::vector<engine::Method> methods;

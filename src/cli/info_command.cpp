@@ -54,8 +54,9 @@ void print_metadata(const std::string& file, const GridSpec& g, const io::MapMet
   for (const auto& [k, v] : m.parameters) params += fmt::format(" {}={}", k, v);
   std::printf("%s\n", file.c_str());
   std::printf("  grid        %s\n", g.describe().c_str());
-  std::printf("  extent      (%.3f, %.3f, %.3f) to (%.3f, %.3f, %.3f) Å\n", g.origin[0], g.origin[1],
-              g.origin[2], g.far_corner()[0], g.far_corner()[1], g.far_corner()[2]);
+  const Box b = g.bounds();
+  std::printf("  extent      (%.3f, %.3f, %.3f) to (%.3f, %.3f, %.3f) Å%s\n", b.lo[0], b.lo[1], b.lo[2], b.hi[0],
+              b.hi[1], b.hi[2], g.orthogonal() ? "" : " (the box of a skewed grid's corners)");
   std::printf("  units       %s at %g K\n", m.units.c_str(), m.temperature);
   std::printf("  method      %s%s\n", m.method.c_str(), params.c_str());
   std::printf("  medium      %s, ε = %g, ionic strength %g M, min distance %g Å\n",
@@ -121,6 +122,7 @@ void print_json(const std::string& file, const FileContents& c, bool store) {
   nlohmann::json out = metadata_json(c.meta);
   out["file"] = file;
   out["grid"] = {{"dims", c.grid.dims}, {"origin", c.grid.origin}, {"spacing", c.grid.spacing}};
+  if (!c.grid.orthogonal()) out["grid"]["axes"] = c.grid.steps();
   out["stats"] = c.stats->to_json()["maps"];
   out["stats_source"] = c.stored ? "stored" : store ? "computed and stored" : "computed";
   if (c.batch) {

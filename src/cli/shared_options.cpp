@@ -79,6 +79,7 @@ app::GridChoice GridOptions::choice() const {
   app::GridChoice c;
   c.spacing = spacing;
   c.padding = padding;
+  c.on_cell = layout == "cell";
   if (!center.empty())
     c.box = grid_centered({center[0], center[1], center[2]}, {size[0], size[1], size[2]}, spacing);
   else if (!origin.empty())
@@ -110,6 +111,16 @@ void add_grid_options(CLI::App& app, GridOptions& g, const std::string& group,
   dims->needs(origin);
   center->excludes(origin);
   size->excludes(dims);
+  auto* layout = app.add_option("--grid", g.layout,
+                                "Periodic methods without a box: 'box', the cell's bounding box at --spacing "
+                                "(axes x, y, z); 'cell', the cell's own lattice, ⌈length/spacing⌉ points "
+                                "along each cell vector (oblique axes for a triclinic cell; written to "
+                                ".h5, .dx, .ccp4/.mrc and .cube, which can say so)")
+                     ->check(CLI::IsMember({"box", "cell"}))
+                     ->capture_default_str()
+                     ->group(group);
+  layout->excludes(center);
+  layout->excludes(origin);
 }
 
 namespace {

@@ -70,6 +70,7 @@ struct GridOptions {
   double spacing = 0.5, padding = 10.0;
   std::vector<double> center, size, origin;
   std::vector<std::int64_t> dims;
+  std::string layout = "box";  // --grid: box or cell
   app::GridChoice choice() const;
 };
 void add_grid_options(CLI::App& app, GridOptions& grid, const std::string& group,

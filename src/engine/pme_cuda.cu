@@ -149,11 +149,18 @@ __global__ void influence_kernel(cufftDoubleComplex* spectrum, MeshDims k, std::
 }
 
 // Where the output planes of one run lie: output plane kk is plane z_begin + kk of the grid.
+// On a skewed grid (GridSpec::skew: bx, cx, cy) row (j, kk) starts shift(j, kk) along x from the
+// origin and its y depends on its plane.
 struct OutputRun {
-  double origin[3], spacing[3];
+  double origin[3], spacing[3], skew[3];
   std::int64_t nx, ny, z_begin, planes;
   __device__ double x(std::int64_t i) const { return origin[0] + double(i) * spacing[0]; }
-  __device__ double y(std::int64_t j) const { return origin[1] + double(j) * spacing[1]; }
+  __device__ double shift(std::int64_t j, std::int64_t kk) const {
+    return double(j) * skew[0] + double(z_begin + kk) * skew[1];
+  }
+  __device__ double y(std::int64_t j, std::int64_t kk) const {
+    return origin[1] + double(j) * spacing[1] + double(z_begin + kk) * skew[2];
+  }
   __device__ double z(std::int64_t kk) const { return origin[2] + double(z_begin + kk) * spacing[2]; }
 };
 
@@ -186,12 +193,12 @@ __global__ void fold_rows_kernel(const double* planes, MeshDims k, int p, double
   if (idx >= o.planes * o.ny * k.k1) return;
   const std::int64_t x = idx % k.k1, j = (idx / k.k1) % o.ny, kk = idx / (k.k1 * o.ny);
   const double* plane = planes + kk * k.k1 * k.k2;
-  rows[idx] = spline_sum(double(k.k2) * (o.y(j) * b_star_y + o.z(kk) * b_star_z), p, k.k2,
+  rows[idx] = spline_sum(double(k.k2) * (o.y(j, kk) * b_star_y + o.z(kk) * b_star_z), p, k.k2,
                          [&](std::int64_t y) { return plane[y * k.k1 + x]; });
 }
 
 // out[kk][j][i] += scale·(Σ_m M(u1) rows[kk][j][first − m] − background),
-// u1 = K1·x·a*x + K1·(y·a*y + z·a*z) (as the CPU splits it).
+// u1 = K1·x·a*x + K1·(shift·a*x + y·a*y + z·a*z) (as the CPU splits it).
 __global__ void interpolate_kernel(const double* rows, MeshDims k, int p, Lattice l, OutputRun o,
                                    double scale, double background, std::int64_t pitch,
                                    std::int64_t rows_per_plane, float* out) {
@@ -200,7 +207,7 @@ __global__ void interpolate_kernel(const double* rows, MeshDims k, int p, Lattic
   const std::int64_t i = idx % o.nx, j = (idx / o.nx) % o.ny, kk = idx / (o.nx * o.ny);
   const double* row = rows + (kk * o.ny + j) * k.k1;
   const double u = double(k.k1) * o.x(i) * l.r[0][0] +
-                   double(k.k1) * (o.y(j) * l.r[0][1] + o.z(kk) * l.r[0][2]);
+                   double(k.k1) * (o.shift(j, kk) * l.r[0][0] + o.y(j, kk) * l.r[0][1] + o.z(kk) * l.r[0][2]);
   const double v = spline_sum(u, p, k.k1, [&](std::int64_t x) { return row[x]; });
   out[(kk * rows_per_plane + j) * pitch + i] += float(scale * (v - background));
 }
@@ -369,6 +376,7 @@ void PmeReciprocalCuda::add_to(const GridSpec& grid, Slab slab, float* out, Slab
   for (std::int64_t z = slab.z_begin; z < slab.z_end; z += run) {
     const OutputRun o{{grid.origin[0], grid.origin[1], grid.origin[2]},
                       {grid.spacing[0], grid.spacing[1], grid.spacing[2]},
+                      {grid.skew[0], grid.skew[1], grid.skew[2]},
                       grid.nx(), grid.ny(), z, std::min(run, slab.z_end - z)};
     fold_planes_kernel<<<blocks_for(o.planes * plane_folds), kThreads, 0, stream>>>(
         m.mesh.data(), m.k, p, l.r[2][2], o, planes);

@@ -13,13 +13,19 @@
 
 namespace dcsgrid::app {
 
-// The grid: the user's box when given, else the atoms' box grown by padding.
+// The grid: the user's box when given, else the atoms' box grown by padding; for a periodic
+// method without a box, one period of the cell: its bounding box (grid_over_cell) or, with
+// on_cell (--grid cell), the cell's own lattice (grid_on_cell, skewed for a triclinic cell).
 struct GridChoice {
   std::optional<GridSpec> box;
   double spacing = 0.5;   // Å
   double padding = 10.0;  // Å
+  bool on_cell = false;
   GridSpec resolve(const Box& atoms_box) const;
+  GridSpec resolve(const UnitCell& cell) const;
 };
+// Throws Error when --grid cell is asked for without a periodic method, or with a box.
+void validate(const GridChoice& grid, const std::vector<engine::Method>& methods);
 
 struct ComputeSettings {
   Physics physics;

@@ -31,9 +31,12 @@ using analysis::FrameStatus;
 
 namespace {
 
-// A cell keeps the reference's shape when the map between their lattices is diagonal to this
-// fraction of its largest element (cells read from single-precision trajectories carry ~1e-7).
-constexpr double kSameShape = 1e-5;
+// Entries of the map between two cells' lattices below this fraction of its largest are rounding
+// (cells read from single-precision trajectories carry ~1e-7), and set to 0.
+constexpr double kRounding = 1e-5;
+// A frame whose lattice is sheared from the reference's by more than this (an off-diagonal entry of
+// the map) is not the same system's box fluctuating under pressure coupling: it is refused.
+constexpr double kMostShear = 0.1;
 
 std::string describe_cell(const UnitCell& c) {
   return fmt::format("{:.4f},{:.4f},{:.4f},{:.3f},{:.3f},{:.3f}", c.lengths[0], c.lengths[1], c.lengths[2],
@@ -41,37 +44,44 @@ std::string describe_cell(const UnitCell& c) {
 }
 
 // M = V_ref⁻¹ · V (lattice vectors as rows, so a point p of fractional coordinates f is f · V): a
-// point p of the reference cell sits at p · M in `cell`. Returns M's diagonal; throws Error unless
-// M is diagonal, i.e. unless `cell` is the reference scaled along x, y and z (as pressure coupling,
-// isotropic or per axis, scales a box), because only then are the grid's axes kept.
-Vec3 axis_scaling(const UnitCell& reference, const UnitCell& cell) {
-  double m[3][3] = {};
+// point p of the reference cell sits at p · M in `cell`. Both lattices are lower triangular, so M is
+// too. Throws Error when M shears beyond kMostShear.
+Mat3 lattice_map(const UnitCell& reference, const UnitCell& cell) {
+  Mat3 m{};
   for (int d = 0; d < 3; ++d)
     for (int e = 0; e < 3; ++e)
       for (int i = 0; i < 3; ++i) m[d][e] += reference.reciprocal[i][d] * cell.vectors[i][e];  // V_ref⁻¹ = R_refᵀ
   const double largest = std::max({std::abs(m[0][0]), std::abs(m[1][1]), std::abs(m[2][2])});
   for (int d = 0; d < 3; ++d)
-    for (int e = 0; e < 3; ++e)
-      if (d != e && std::abs(m[d][e]) > kSameShape * largest)
+    for (int e = 0; e < 3; ++e) {
+      if (d == e) continue;
+      if (std::abs(m[d][e]) <= kRounding * largest) m[d][e] = 0;
+      if (std::abs(m[d][e]) > kMostShear * largest)
         throw Error(fmt::format(
-            "its cell ({}) differs from the first frame's ({}) in shape, not only by a scaling along x, "
-            "y and z: --average takes each frame at the same fractional coordinates of its own cell, "
-            "which keeps the grid's axes only for cells scaled along x, y and z (as pressure coupling "
-            "scales them)",
-            describe_cell(cell), describe_cell(reference)));
+            "its cell ({}) differs from the first frame's ({}) in shape by more than a box's fluctuation "
+            "(a shear of {:.3f}): --average takes each frame at the same fractional coordinates of its own "
+            "cell, for the frames of one simulation",
+            describe_cell(cell), describe_cell(reference), m[d][e] / largest));
+    }
   // The reference's own cell gives V⁻¹·V, 1 to rounding: exactly 1, so that its grid is the laid-out one.
-  Vec3 scale{m[0][0], m[1][1], m[2][2]};
-  for (double& s : scale)
-    if (std::abs(s - 1) <= 1e-12) s = 1;
-  return scale;
+  for (int d = 0; d < 3; ++d)
+    if (std::abs(m[d][d] - 1) <= 1e-12) m[d][d] = 1;
+  return m;
 }
 
-// The grid's points moved to p · diag(scale): the same fractional coordinates in the scaled cell.
-GridSpec scaled_grid(GridSpec grid, const Vec3& scale) {
-  for (int d = 0; d < 3; ++d) {
-    grid.origin[d] *= scale[d];
-    grid.spacing[d] *= scale[d];
-  }
+bool is_identity(const Mat3& m) { return m == Mat3{Vec3{1, 0, 0}, Vec3{0, 1, 0}, Vec3{0, 0, 1}}; }
+
+// The grid's points moved to p · M: the same fractional coordinates in the frame's cell. M lower
+// triangular keeps the grid's rows along x (a skewed grid when M shears).
+GridSpec mapped_grid(GridSpec grid, const Mat3& m) {
+  const auto times_m = [&](const Vec3& v) {
+    return Vec3{v[0] * m[0][0] + v[1] * m[1][0] + v[2] * m[2][0], v[1] * m[1][1] + v[2] * m[2][1], v[2] * m[2][2]};
+  };
+  const Mat3 steps = grid.steps();
+  const Vec3 a = times_m(steps[0]), b = times_m(steps[1]), c = times_m(steps[2]);
+  grid.origin = times_m(grid.origin);
+  grid.spacing = {a[0], b[1], c[2]};
+  grid.skew = {b[0], c[0], c[1]};
   return grid;
 }
 
@@ -119,9 +129,9 @@ class AverageSink final : public FrameSink {
   GridSpec grid_for_cell(std::size_t index, const UnitCell& cell) override {
     std::lock_guard lock(cell_mutex_);
     if (!reference_) reference_ = cell;  // no frame before this one had a cell
-    const Vec3 scale = axis_scaling(*reference_, cell);
-    pending_scales_[index] = scale;
-    return scaled_grid(layout_.grid, scale);
+    const Mat3 m = lattice_map(*reference_, cell);
+    pending_maps_[index] = m;
+    return mapped_grid(layout_.grid, m);
   }
 
   // Continues from the sums a stopped run saved (read into this sink's own): their frames are not
@@ -129,7 +139,7 @@ class AverageSink final : public FrameSink {
   void resume_from(const fs::path& path, const nlohmann::json& fingerprint, const Checksums& inputs) {
     load_average_sums(path, sums_, layout_.grid, layout_.frames, fingerprint, inputs);
     if (!sums_.reference) return;
-    if (reference_ && axis_scaling(*sums_.reference, *reference_) != Vec3{1, 1, 1})
+    if (reference_ && !is_identity(lattice_map(*sums_.reference, *reference_)))
       throw Error(fmt::format("cannot resume {}: its frames were scaled from the cell {}, and this run's "
                               "reference cell is {}; use --overwrite to start again",
                               path.string(), describe_cell(*sums_.reference), describe_cell(*reference_)));
@@ -149,19 +159,20 @@ class AverageSink final : public FrameSink {
   }
   bool added(std::size_t index) const { return sums_.added[index] == 1; }
   std::size_t count() const { return sums_.count; }
-  // The mean of the averaged frames' cells (their lattices are the reference's scaled along x, y
-  // and z, so the mean scaling gives it), with the grid at the same fractional coordinates in it;
-  // the grid as laid out when no frame was periodic.
+  // The mean of the averaged frames' cells (V_ref · the mean map: the mean of their lattice
+  // vectors), with the grid at the same fractional coordinates in it; the grid as laid out when no
+  // frame was periodic.
   std::optional<UnitCell> mean_cell() const {
     if (!sums_.scaled_frames || !reference_) return std::nullopt;
-    Mat3 v = reference_->vectors;
-    const Vec3 scale = mean_scale();
-    for (auto& row : v)
-      for (int d = 0; d < 3; ++d) row[d] *= scale[d];
+    const Mat3 m = mean_map();
+    Mat3 v{};
+    for (int r = 0; r < 3; ++r)
+      for (int d = 0; d < 3; ++d)
+        for (int i = 0; i < 3; ++i) v[r][d] += reference_->vectors[r][i] * m[i][d];
     return cell_from_vectors(v);
   }
   GridSpec output_grid() const {
-    return sums_.scaled_frames ? scaled_grid(layout_.grid, mean_scale()) : layout_.grid;
+    return sums_.scaled_frames ? mapped_grid(layout_.grid, mean_map()) : layout_.grid;
   }
   bool cells_varied() const { return sums_.cells_varied; }
   void mean_and_std(std::vector<float>& mean, std::vector<float>& stddev) const {
@@ -188,31 +199,36 @@ class AverageSink final : public FrameSink {
     }
   }
 
-  // A frame's scaling counts towards the mean cell once the frame is averaged (written), and is
-  // dropped if it failed.
+  // A frame's lattice map counts towards the mean cell once the frame is averaged (written), and
+  // is dropped if it failed.
   void take_scale(std::size_t index, bool averaged) {
     std::lock_guard lock(cell_mutex_);
-    const auto it = pending_scales_.find(index);
-    if (it == pending_scales_.end()) return;
+    const auto it = pending_maps_.find(index);
+    if (it == pending_maps_.end()) return;
     if (averaged) {
+      const Mat3& m = it->second;
+      const Vec3 shear{m[1][0], m[2][0], m[2][1]};
       for (int d = 0; d < 3; ++d) {
-        sums_.scale_sum[d] += it->second[d];
-        sums_.cells_varied = sums_.cells_varied || it->second[d] != 1.0;
+        sums_.scale_sum[d] += m[d][d];
+        sums_.shear_sum[d] += shear[d];
       }
+      sums_.cells_varied = sums_.cells_varied || !is_identity(m);
       ++sums_.scaled_frames;
     }
-    pending_scales_.erase(it);
+    pending_maps_.erase(it);
   }
-  Vec3 mean_scale() const {
+  Mat3 mean_map() const {
     const double n = double(sums_.scaled_frames);
-    return {sums_.scale_sum[0] / n, sums_.scale_sum[1] / n, sums_.scale_sum[2] / n};
+    const Vec3& s = sums_.scale_sum;
+    const Vec3& h = sums_.shear_sum;
+    return {Vec3{s[0] / n, 0, 0}, Vec3{h[0] / n, s[1] / n, 0}, Vec3{h[1] / n, h[2] / n, s[2] / n}};
   }
 
   analysis::BatchLayout layout_;
   AverageSums sums_;
   std::mutex cell_mutex_;
   std::optional<UnitCell> reference_;
-  std::map<std::size_t, Vec3> pending_scales_;  // frames asked for, not yet written or failed
+  std::map<std::size_t, Mat3> pending_maps_;  // frames asked for, not yet written or failed
   Save save_;
   clock_type::time_point last_save_;
   double last_save_seconds_ = 0;

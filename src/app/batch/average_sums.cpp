@@ -55,8 +55,10 @@ void save_average_sums(const fs::path& path, const AverageSums& sums, const Grid
     hdf5::write_attribute(f, "origin", grid.origin, path);
     hdf5::write_attribute(f, "spacing", grid.spacing, path);
     hdf5::write_attribute(f, "dims", grid.dims, path);
+    if (!grid.orthogonal()) hdf5::write_attribute(f, "skew", grid.skew, path);  // absent: older files resume
     hdf5::write_attribute(f, "count", sums.count, path);
     hdf5::write_attribute(f, "scale_sum", sums.scale_sum, path);
+    if (sums.shear_sum != Vec3{}) hdf5::write_attribute(f, "shear_sum", sums.shear_sum, path);
     hdf5::write_attribute(f, "scaled_frames", sums.scaled_frames, path);
     hdf5::write_attribute(f, "cells_varied", std::int64_t(sums.cells_varied), path);
     if (sums.reference) {
@@ -86,6 +88,7 @@ void load_average_sums(const fs::path& path, AverageSums& sums, const GridSpec& 
   hdf5::read_attribute(f, "origin", recorded_grid.origin, path);
   hdf5::read_attribute(f, "spacing", recorded_grid.spacing, path);
   hdf5::read_attribute(f, "dims", recorded_grid.dims, path);
+  if (hdf5::has_attribute(f, "skew", path)) hdf5::read_attribute(f, "skew", recorded_grid.skew, path);
   if (!recorded_grid.same_as(grid))
     throw Error(fmt::format("cannot resume {}: its sums are on grid {}, this run's is {} (the inputs' box "
                             "changed?); give the grid (--origin and --dims) or --overwrite to start again",
@@ -98,6 +101,7 @@ void load_average_sums(const fs::path& path, AverageSums& sums, const GridSpec& 
   std::int64_t varied = 0;
   hdf5::read_attribute(f, "count", sums.count, path);
   hdf5::read_attribute(f, "scale_sum", sums.scale_sum, path);
+  if (hdf5::has_attribute(f, "shear_sum", path)) hdf5::read_attribute(f, "shear_sum", sums.shear_sum, path);
   hdf5::read_attribute(f, "scaled_frames", sums.scaled_frames, path);
   hdf5::read_attribute(f, "cells_varied", varied, path);
   sums.cells_varied = varied != 0;

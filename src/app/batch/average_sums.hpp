@@ -20,8 +20,10 @@ struct AverageSums {
   std::vector<double> sum, squares;  // Σ (v − s) and Σ (v − s)² per point
   std::size_t count = 0;             // maps added
   std::vector<std::int8_t> added;    // per frame of the batch's table: 1 once its map is in the sums
-  // Periodic frames of changing cells: Σ of their axis scalings from the reference cell.
+  // Periodic frames of changing cells: Σ of the maps from the reference cell's lattice to theirs
+  // (lower triangular): the diagonal in scale_sum, the rest (m10, m20, m21) in shear_sum.
   Vec3 scale_sum{};
+  Vec3 shear_sum{};
   std::size_t scaled_frames = 0;
   bool cells_varied = false;
   std::optional<UnitCell> reference;  // the cell those scalings are from

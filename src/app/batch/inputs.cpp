@@ -197,6 +197,7 @@ BatchInputs check_batch(const BatchOptions& o) {
   if (o.output.empty()) throw Error("batch: no output file given");
   if (o.stats) validate(o.histogram);
   validate(o.compute);
+  validate(o.grid, o.compute.methods);
   if (o.compute.auto_method)
     throw Error("batch: --method auto chooses for one map; choose direct or msm for the frames (a "
                 "single-frame run with --method auto says which is cheaper)");
@@ -263,7 +264,7 @@ BatchLayout lay_out_batch(const BatchOptions& o, const BatchInputs& in, ScanFact
       throw Error("batch --method " + method_list_name(o.compute.methods) +
                   ": the first frame records no unit cell to lay the grid over: give --cell "
                   "A,B,C[,ALPHA,BETA,GAMMA], or the grid (--center and --size, or --origin and --dims)");
-    layout.grid = grid_over_cell(*cell, o.grid.spacing);
+    layout.grid = o.grid.resolve(*cell);
   }
   if (!o.grid.box) layout.grid = engine::grid_for_methods(layout.grid, o.compute.methods);
   validate(layout.grid);

@@ -83,6 +83,7 @@ nlohmann::json options_fingerprint(const BatchOptions& o, const std::vector<std:
     j["grid"] = {{"origin", box->origin}, {"spacing", box->spacing}, {"dims", box->dims}};
   else
     j["grid"] = {{"spacing", o.grid.spacing}, {"padding", o.grid.padding}};
+  if (o.grid.on_cell) j["grid"]["on_cell"] = true;  // absent when off: older files resume
   return j;
 }
 

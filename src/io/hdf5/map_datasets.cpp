@@ -5,6 +5,7 @@
 #include <hdf5_hl.h>
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <limits>
 #include <span>
@@ -231,6 +232,10 @@ void write_map_attributes(hid_t dataset, const GridSpec& grid, const MapMetadata
   write_attribute(dataset, "origin", grid.origin, path);
   write_attribute(dataset, "spacing", grid.spacing, path);
   write_attribute(dataset, "dims", grid.dims, path);
+  if (!grid.orthogonal()) {  // a cell's lattice: point (i, j, k) at origin + i·a + j·b + k·c
+    write_attribute(dataset, "skew", grid.skew, path);
+    write_attribute(dataset, "axes", grid.steps(), path);
+  }
   write_attribute(dataset, "axis_order", axis_order, path);
   write_attribute(dataset, "long_name", std::string("electrostatic potential"), path);
   for_each_field(meta, [&](const char* name, const auto& value) {
@@ -251,7 +256,7 @@ void create_scale(hid_t file, const char* name, const std::vector<double>& value
   check(H5DSset_scale(scale.get(), name), path, what);
   write_attribute(scale.get(), "long_name", std::string(long_name), path);
   if (*units) write_attribute(scale.get(), "units", std::string(units), path);
-  if (name[1] == '\0') {  // x, y, z: the CF axis
+  if (name[1] == '\0' && name[0] >= 'x') {  // x, y, z: the CF axis
     const char axis[2] = {char(name[0] - 'a' + 'A'), '\0'};
     write_attribute(scale.get(), "axis", std::string(axis), path);
   }
@@ -262,8 +267,18 @@ void create_scale(hid_t file, const char* name, const std::vector<double>& value
 void attach_coordinates(hid_t file, hid_t dataset, const GridSpec& grid,
                         std::optional<std::size_t> frames, const Path& path,
                         std::size_t first_frame) {
+  // A skewed grid's axes are the cell's lattice vectors: its coordinates are the distances along
+  // them from the origin, named a, b and c (not the CF axes x, y, z).
+  const bool skewed = !grid.orthogonal();
   const char* axes[3] = {"x", "y", "z"};
   const char* long_names[3] = {"x coordinate", "y coordinate", "z coordinate"};
+  if (skewed) {
+    axes[0] = "a", axes[1] = "b", axes[2] = "c";
+    long_names[0] = "distance from the origin along the grid's first axis (the cell's a)";
+    long_names[1] = "distance from the origin along the grid's second axis (the cell's b)";
+    long_names[2] = "distance from the origin along the grid's third axis (the cell's c)";
+  }
+  const Mat3 steps = grid.steps();
   if (!exists(file, axes[0], path)) {  // the first map of the file: say which conventions it follows
     Handle root = checked_handle(H5Gopen2(file, "/", H5P_DEFAULT), H5Gclose, path, "open the root group");
     write_attribute(root.get(), "Conventions", std::string("CF-1.8"), path);
@@ -271,8 +286,9 @@ void attach_coordinates(hid_t file, hid_t dataset, const GridSpec& grid,
   for (int a = 0; a < 3; ++a) {
     if (exists(file, axes[a], path)) continue;
     std::vector<double> positions(std::size_t(grid.dims[a]));
+    const double step = std::hypot(steps[a][0], steps[a][1], steps[a][2]);
     for (std::size_t i = 0; i < positions.size(); ++i)
-      positions[i] = grid.origin[a] + double(i) * grid.spacing[a];
+      positions[i] = skewed ? double(i) * step : grid.origin[a] + double(i) * grid.spacing[a];
     create_scale(file, axes[a], positions, long_names[a], "angstrom", path);
   }
   if (frames && !exists(file, names::frame, path)) {
@@ -293,6 +309,7 @@ void read_map_attributes(hid_t dataset, GridSpec& grid, MapMetadata& meta, const
   read_attribute(dataset, "origin", grid.origin, path);
   read_attribute(dataset, "spacing", grid.spacing, path);
   read_attribute(dataset, "dims", grid.dims, path);
+  if (has_attribute(dataset, "skew", path)) read_attribute(dataset, "skew", grid.skew, path);
   try {
     validate(grid);
   } catch (const Error& e) {

@@ -95,9 +95,9 @@ Handle make_space(std::size_t count, const fs::path& file) {
 }
 
 void write_numeric(hid_t object, const std::string& name, hid_t file_type, hid_t memory_type,
-                   const void* data, std::size_t count, const fs::path& file) {
+                   const void* data, std::size_t count, const fs::path& file, Handle space = {}) {
   const std::string what = "write " + attribute_label(name);
-  Handle space = make_space(count, file);
+  if (space.get() < 0) space = make_space(count, file);
   Handle attr = checked_handle(H5Acreate2(object, name.c_str(), file_type, space.get(), H5P_DEFAULT,
                                           H5P_DEFAULT),
                                H5Aclose, file, what);
@@ -105,9 +105,7 @@ void write_numeric(hid_t object, const std::string& name, hid_t file_type, hid_t
 }
 
 Handle open_attribute(hid_t object, const std::string& name, const fs::path& file) {
-  const htri_t exists = H5Aexists(object, name.c_str());
-  check(exists, file, "look for " + attribute_label(name));
-  if (!exists) fail(file, "missing " + attribute_label(name));
+  if (!has_attribute(object, name, file)) fail(file, "missing " + attribute_label(name));
   return checked_handle(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose, file,
                         "open " + attribute_label(name));
 }
@@ -195,6 +193,20 @@ void write_attribute(hid_t object, const std::string& name, std::size_t value,
 void write_attribute(hid_t object, const std::string& name, const std::array<double, 3>& value,
                      const fs::path& file) {
   write_numeric(object, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, value.data(), 3, file);
+}
+
+void write_attribute(hid_t object, const std::string& name, const Mat3& value, const fs::path& file) {
+  const hsize_t dims[2] = {3, 3};
+  Handle space = checked_handle(H5Screate_simple(2, dims, nullptr), H5Sclose, file, "create a dataspace");
+  const double rows[9] = {value[0][0], value[0][1], value[0][2], value[1][0], value[1][1],
+                          value[1][2], value[2][0], value[2][1], value[2][2]};
+  write_numeric(object, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, rows, 9, file, std::move(space));
+}
+
+bool has_attribute(hid_t object, const std::string& name, const fs::path& file) {
+  const htri_t exists = H5Aexists(object, name.c_str());
+  check(exists, file, "look for " + attribute_label(name));
+  return exists > 0;
 }
 
 void write_attribute(hid_t object, const std::string& name,

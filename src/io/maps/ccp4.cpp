@@ -46,15 +46,21 @@ gemmi::DataStats statistics(const float* data, std::size_t count) {
   return stats;
 }
 
-// The grid point index of origin along one axis when the origin lies on the lattice of points
-// spaced spacing apart through 0 (within a relative 1e-6), else none.
-std::optional<int> lattice_start(double origin, double spacing) {
-  const double steps = origin / spacing;
-  const double nearest = std::round(steps);
-  if (std::abs(steps - nearest) > 1e-6 * std::max(1.0, std::abs(nearest)) ||
-      std::abs(nearest) > std::numeric_limits<int>::max())
-    return std::nullopt;
-  return int(nearest);
+// The grid point index of the origin along each axis when it lies on the lattice of the grid's
+// points through 0 (within a relative 1e-6), else none.
+std::optional<std::array<int, 3>> lattice_start(const GridSpec& grid) {
+  GridSpec through_zero = grid;
+  through_zero.origin = {0, 0, 0};
+  const std::array<double, 3> steps = through_zero.coordinates(grid.origin);
+  std::array<int, 3> start{};
+  for (int a = 0; a < 3; ++a) {
+    const double nearest = std::round(steps[a]);
+    if (std::abs(steps[a] - nearest) > 1e-6 * std::max(1.0, std::abs(nearest)) ||
+        std::abs(nearest) > std::numeric_limits<int>::max())
+      return std::nullopt;
+    start[a] = int(nearest);
+  }
+  return start;
 }
 
 void set_label(gemmi::Ccp4<float>& map, int index, std::string text) {
@@ -71,22 +77,18 @@ gemmi::Ccp4<float> make_header(const GridSpec& grid, const float* data, const Ma
   map.grid.nw = int(grid.nz());
   map.grid.axis_order = gemmi::AxisOrder::XYZ;
   // The "unit cell" of a non-periodic map: the sampling MX,MY,MZ = nx,ny,nz over dims*spacing,
-  // so point i along x lies at (nxstart + i) * spacing.
-  map.grid.unit_cell.set(grid.nx() * grid.spacing[0], grid.ny() * grid.spacing[1],
-                         grid.nz() * grid.spacing[2], 90, 90, 90);
+  // so point i along x lies at (nxstart + i) * spacing. A skewed grid (--grid cell) is its cell's
+  // lattice: that cell's lengths and angles, in the convention CCP4 shares with ours (a along x,
+  // b in the xy plane).
+  const UnitCell cell = cell_of_grid(grid);
+  map.grid.unit_cell.set(cell.lengths[0], cell.lengths[1], cell.lengths[2], cell.angles[0], cell.angles[1],
+                         cell.angles[2]);
   map.hstats = statistics(data, grid.point_count());
   map.update_ccp4_header(2, false);
 
   // On the lattice, NXSTART.. alone (gemmi, PyMOL, CCP4 programs read it; GridDataFormats adds
   // ORIGIN to it, so ORIGIN must stay zero); off it, ORIGIN alone (see write_ccp4 in map_io.hpp).
-  std::array<int, 3> start{0, 0, 0};
-  bool on_lattice = true;
-  for (int a = 0; a < 3; ++a) {
-    const auto s = lattice_start(grid.origin[a], grid.spacing[a]);
-    on_lattice = on_lattice && s.has_value();
-    if (s) start[a] = *s;
-  }
-  if (on_lattice) map.set_header_3i32(kWordStart, start[0], start[1], start[2]);
+  if (const auto start = lattice_start(grid)) map.set_header_3i32(kWordStart, (*start)[0], (*start)[1], (*start)[2]);
   else
     for (int a = 0; a < 3; ++a) map.set_header_float(kWordOrigin + a, float(grid.origin[a]));
   map.set_header_i32(kWordLabelCount, 2);
@@ -189,19 +191,22 @@ MapFile read_ccp4(const fs::path& path) {
   const std::array<int, 3> start = map.header_3i32(kWordStart);
   const std::array<int, 3> sampling = map.header_3i32(8);
   bool has_origin = false;
+  Vec3 lengths{}, angles{};
   for (int a = 0; a < 3; ++a) {
-    if (std::abs(map.header_float(14 + a) - 90.0f) > 1e-3f)
-      fail("the cell is not orthogonal (angles " + std::to_string(map.header_float(14)) + ", " +
-           std::to_string(map.header_float(15)) + ", " + std::to_string(map.header_float(16)) + ")");
     if (sampling[a] < 1) fail("a cell sampling (MX, MY, MZ) is below 1");
-    out.grid.spacing[a] = double(map.header_float(11 + a)) / sampling[a];
+    lengths[a] = double(map.header_float(11 + a));
+    // Right angles as written in float (90.0f exactly), else the cell's own.
+    angles[a] = std::abs(map.header_float(14 + a) - 90.0f) <= 1e-3f ? 90.0 : double(map.header_float(14 + a));
     has_origin = has_origin || map.header_float(kWordOrigin + a) != 0.0f;
   }
-  out.grid.dims = {map.grid.nu, map.grid.nv, map.grid.nw};
-  for (int a = 0; a < 3; ++a)
-    out.grid.origin[a] = has_origin ? double(map.header_float(kWordOrigin + a))
-                                    : start[a] * out.grid.spacing[a];
   try {
+    // Point (i, j, k) at fractional ((NXSTART + i)/MX, ...) of the cell: the cell's lattice.
+    out.grid = grid_on_cell(make_cell(lengths, angles), {sampling[0], sampling[1], sampling[2]});
+    out.grid.dims = {map.grid.nu, map.grid.nv, map.grid.nw};
+    out.grid.origin = has_origin ? std::array<double, 3>{double(map.header_float(kWordOrigin)),
+                                                         double(map.header_float(kWordOrigin + 1)),
+                                                         double(map.header_float(kWordOrigin + 2))}
+                                 : out.grid.position(start[0], start[1], start[2]);
     validate(out.grid);
   } catch (const Error& e) {
     fail(std::string("the header describes an invalid grid: ") + e.what());

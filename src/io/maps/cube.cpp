@@ -33,9 +33,10 @@ std::string cube_header(const GridSpec& grid, const MapMetadata& meta, const Ato
           "; lengths in Bohr, x slowest, z fastest\n";
   text += std::to_string(atom_count) + " " + bohr(grid.origin[0]) + " " + bohr(grid.origin[1]) +
           " " + bohr(grid.origin[2]) + "\n";
+  const Mat3 steps = grid.steps();
   for (int axis = 0; axis < 3; ++axis) {
     text += std::to_string(grid.dims[axis]);
-    for (int c = 0; c < 3; ++c) text += " " + (c == axis ? bohr(grid.spacing[axis]) : "0");
+    for (const double c : steps[axis]) text += " " + (c == 0 ? std::string("0") : bohr(c));
     text += "\n";
   }
   for (std::size_t a = 0; a < atom_count; ++a)
@@ -115,14 +116,17 @@ MapFile CubeReader::read() {
     const double count = std::abs(row[0]);
     if (count != std::floor(count) || count < 1 || count > double(1 << 30))
       fail("the point count " + std::to_string(row[0]) + " is not a positive count");
-    for (int c = 0; c < 3; ++c)
-      if ((c == axis) != (row[1 + c] != 0))
-        fail("the step vector is not along axis " + std::to_string(axis + 1) +
-             " (only axis-aligned grids are supported)");
+    // Axis-aligned steps, or a cell's lattice (the first along x, the second in the xy plane).
+    for (int c = axis + 1; c < 3; ++c)
+      if (row[1 + c] != 0)
+        fail("the step vector of axis " + std::to_string(axis + 1) + " has a component along axis " +
+             std::to_string(c + 1) + " (grids whose first axis is along x and second in the xy plane are supported)");
     const double unit = row[0] > 0 ? kBohr : 1.0;  // a negative count means Å
     map.grid.dims[axis] = std::int64_t(count);
     map.grid.spacing[axis] = row[1 + axis] * unit;
     map.grid.origin[axis] = head[1 + axis] * unit;
+    if (axis == 1) map.grid.skew[0] = row[1] * unit;
+    if (axis == 2) map.grid.skew = {map.grid.skew[0], row[1] * unit, row[2] * unit};
   }
   try {
     validate(map.grid);

@@ -32,8 +32,8 @@ std::string field_text(std::size_t value) { return std::to_string(value); }
 std::string dx_header(const GridSpec& grid, const MapMetadata& meta) {
   std::string text = "# OpenDX potential map written by dcsgrid " + dx_comment(meta.program_version) +
                      ", units " + dx_comment(meta.units) + "\n" +
-                     "# Point (i,j,k) lies at origin + (i*dx, j*dy, k*dz), in Angstrom; values are "
-                     "listed with x slowest and z fastest.\n";
+                     "# Point (i,j,k) lies at origin + i*delta1 + j*delta2 + k*delta3, in Angstrom; "
+                     "values are listed with x slowest and z fastest.\n";
   for_each_field(meta, [&](const char* name, const auto& value) {
     text += std::string("# ") + name + ": " + field_text(value) + "\n";
   });
@@ -45,9 +45,10 @@ std::string dx_header(const GridSpec& grid, const MapMetadata& meta) {
   text += "object 1 class gridpositions counts " + counts + "\n";
   text += "origin " + shortest(grid.origin[0]) + " " + shortest(grid.origin[1]) + " " +
           shortest(grid.origin[2]) + "\n";
-  for (int axis = 0; axis < 3; ++axis) {
+  const Mat3 steps = grid.steps();
+  for (const Vec3& step : steps) {
     text += "delta";
-    for (int c = 0; c < 3; ++c) text += " " + (c == axis ? shortest(grid.spacing[axis]) : "0");
+    for (const double c : step) text += " " + (c == 0 ? std::string("0") : shortest(c));
     text += "\n";
   }
   text += "object 2 class gridconnections counts " + counts + "\n";
@@ -219,15 +220,21 @@ MapFile DxReader::read() {
   if (!counts) fail("no gridpositions counts before the data");
   if (!origin) fail("no origin line before the data");
   if (deltas.size() != 3) fail("expected three delta lines before the data");
-  for (int a = 0; a < 3; ++a)
-    for (int b = 0; b < 3; ++b)
-      if ((a == b) != (deltas[a][b] != 0))
-        fail("delta line " + std::to_string(a + 1) + " is not along axis " + std::to_string(a + 1) +
-             " (only axis-aligned grids are supported)");
+  // Axis-aligned deltas, or a cell's lattice (lower triangular: delta 1 along x, delta 2 in the
+  // xy plane, as dcsgrid writes --grid cell).
+  for (int a = 0; a < 3; ++a) {
+    if (!(deltas[a][a] > 0))
+      fail("delta line " + std::to_string(a + 1) + " has no positive component along axis " + std::to_string(a + 1));
+    for (int b = a + 1; b < 3; ++b)
+      if (deltas[a][b] != 0)
+        fail("delta line " + std::to_string(a + 1) + " has a component along axis " + std::to_string(b + 1) +
+             " (grids whose first axis is along x and second in the xy plane are supported)");
+  }
 
   map.grid.dims = *counts;
   map.grid.origin = *origin;
   map.grid.spacing = {deltas[0][0], deltas[1][1], deltas[2][2]};
+  map.grid.skew = {deltas[1][0], deltas[2][0], deltas[2][1]};
   try {
     validate(map.grid);
   } catch (const Error& e) {

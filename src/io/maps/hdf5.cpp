@@ -176,6 +176,8 @@ struct Hdf5MapWriter::Impl {
     if (root) {
       require_replaceable_sidecar(path);
       h5.emplace(path);
+      // XDMF's uniform grids have axes along x, y and z: a skewed grid (a cell's lattice) gets no
+      // sidecar, and a sidecar left by an earlier map of this name goes when the file is published.
       xmf.emplace(xdmf_sidecar(path));
     }
     if (every_rank) {
@@ -349,7 +351,12 @@ void Hdf5MapWriter::publish() {
   if (!w.finished) throw Error(w.target().string() + ": publish() before finish_unpublished()");
   if (w.root) {
     w.h5->commit();
-    w.xmf->commit();
+    if (w.grid.orthogonal()) {
+      w.xmf->commit();
+    } else {
+      std::error_code ignored;
+      fs::remove(w.xmf->target(), ignored);
+    }
   }
 #ifdef DCSGRID_HAVE_MPI
   // The other ranks' temporaries are rank 0's: renamed before any of them can remove it.
@@ -374,7 +381,7 @@ void Hdf5MapWriter::finish_unpublished() {
   }
   hdf5::check(hdf5::close_temporary_file(w.file), path, "finish writing the file");
   w.finished = true;
-  if (!w.root) return;
+  if (!w.root || !w.grid.orthogonal()) return;
   OutputFile xmf(w.xmf->temp_path(), w.xmf->target());
   xmf.write(xdmf_text(w.grid, path.filename().string(), w.meta, names));
   xmf.close();

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "dcsgrid/core/cell.hpp"
+
 namespace dcsgrid::io::hdf5 {
 
 // Owns one HDF5 identifier and closes it with the matching H5?close.
@@ -85,6 +87,9 @@ void write_attribute(hid_t object, const std::string& name, const std::array<dou
                      const std::filesystem::path& file);
 void write_attribute(hid_t object, const std::string& name,
                      const std::array<std::int64_t, 3>& value, const std::filesystem::path& file);
+// A 3×3 attribute, one row a vector.
+void write_attribute(hid_t object, const std::string& name, const Mat3& value, const std::filesystem::path& file);
+bool has_attribute(hid_t object, const std::string& name, const std::filesystem::path& file);
 
 // Readers for the same; they throw InputError naming the file and attribute when it is missing
 // or holds the wrong kind or number of values. Numbers convert (an int attribute reads as double);
