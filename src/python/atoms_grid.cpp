@@ -76,7 +76,31 @@ GridSpec make_grid(const py::object& origin, const py::object& spacing, const py
   return g;
 }
 
+}  // namespace
+
+// None, "A,B,C[,ALPHA,BETA,GAMMA]", or a sequence of 3 lengths (Å) or 3 lengths and 3 angles
+// (degrees), as --cell takes it.
+std::optional<UnitCell> unit_cell(const py::object& cell) {
+  if (cell.is_none()) return std::nullopt;
+  if (py::isinstance<py::str>(cell)) return parse_cell(cell.cast<std::string>());
+  std::vector<double> v;
+  try {
+    for (const py::handle item : cell) v.push_back(item.cast<double>());
+  } catch (const py::cast_error&) {
+    throw py::value_error("cell must be None, 'A,B,C[,ALPHA,BETA,GAMMA]' or a sequence of 3 or 6 numbers");
+  }
+  if (v.size() != 3 && v.size() != 6)
+    throw py::value_error("cell must hold 3 lengths (Å) or 3 lengths and 3 angles (degrees), got " +
+                          std::to_string(v.size()) + " numbers");
+  return make_cell({v[0], v[1], v[2]}, v.size() == 6 ? Vec3{v[3], v[4], v[5]} : Vec3{90, 90, 90});
+}
+
+namespace {
+
 py::tuple coordinates(const GridSpec& g) {
+  if (!g.orthogonal())
+    throw py::value_error("a skewed grid (a cell's lattice) has no x, y and z planes: point (i, j, k) lies at "
+                          "origin + i·axes[0] + j·axes[1] + k·axes[2]");
   py::list axes;
   for (int a = 0; a < 3; ++a) {
     py::array_t<double> axis(g.dims[a]);
@@ -244,8 +268,10 @@ void bind_grid(py::module_& m) {
 Grid(origin, spacing, dims): spacing one number or three, dims the point counts (nx, ny, nz).
 Grid.around(atoms, padding, spacing): the atoms' box grown by padding on every side, centred.
 Grid.box(center, size, spacing): a box of edge lengths size centred on center (AutoGrid-style).
-.coordinates() gives the x, y and z of the planes; .shape is (nx, ny, nz), the shape of a map's
-values.)")
+Grid.on_cell(cell, spacing): a unit cell's own lattice (--grid cell), skewed for a triclinic cell:
+point (i, j, k) at origin + i·axes[0] + j·axes[1] + k·axes[2].
+.coordinates() gives the x, y and z of the planes (orthogonal grids); .shape is (nx, ny, nz), the
+shape of a map's values.)")
       .def(py::init(&make_grid), py::arg("origin"), py::arg("spacing"), py::arg("dims"))
       .def_static("around",
                   [](const py::object& atoms, double padding, double spacing) {
@@ -263,7 +289,19 @@ values.)")
                   },
                   py::arg("center"), py::arg("size"), py::arg("spacing") = defaults.spacing,
                   "A box of edge lengths size (Å; one number or three) centred on center.")
+      .def_static("on_cell",
+                  [](const py::object& cell, double spacing) {
+                    const std::optional<UnitCell> c = unit_cell(cell);
+                    if (!c) throw py::value_error("on_cell needs a cell: (A, B, C[, ALPHA, BETA, GAMMA])");
+                    return grid_on_cell(*c, spacing);
+                  },
+                  py::arg("cell"), py::arg("spacing") = defaults.spacing,
+                  "The cell's own lattice: ⌈length/spacing⌉ points along each cell vector, one period "
+                  "(cell as --cell takes it: 'A,B,C[,ALPHA,BETA,GAMMA]' or 3 or 6 numbers).")
       .def_property_readonly("origin", [](const GridSpec& g) { return g.origin; })
+      .def_property_readonly("axes", [](const GridSpec& g) { return g.steps(); },
+                             "The steps between neighbouring points along i, j and k (rows, Å).")
+      .def_property_readonly("orthogonal", &GridSpec::orthogonal)
       .def_property_readonly("spacing", [](const GridSpec& g) { return g.spacing; })
       .def_property_readonly("dims", [](const GridSpec& g) { return g.dims; })
       .def_property_readonly("shape", [](const GridSpec& g) { return py::make_tuple(g.nx(), g.ny(), g.nz()); })

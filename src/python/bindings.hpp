@@ -66,6 +66,8 @@ void check_interrupt();
 
 // MapMetadata <-> dict, every field under its own name (io::for_each_field) plus "parameters".
 py::dict metadata_dict(const io::MapMetadata& meta);
+// None, "A,B,C[,ALPHA,BETA,GAMMA]", or a sequence of 3 or 6 numbers, as --cell takes it.
+std::optional<UnitCell> unit_cell(const py::object& cell);
 io::MapMetadata metadata_from_dict(const py::dict& d);
 
 }  // namespace dcsgrid::python

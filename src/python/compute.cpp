@@ -56,22 +56,6 @@ std::vector<int> gpu_list(const py::object& gpus) {
   return ids;
 }
 
-// None, "A,B,C[,ALPHA,BETA,GAMMA]", or a sequence of 3 lengths (Å) or 3 lengths and 3 angles
-// (degrees), as --cell takes it.
-std::optional<UnitCell> unit_cell(const py::object& cell) {
-  if (cell.is_none()) return std::nullopt;
-  if (py::isinstance<py::str>(cell)) return parse_cell(cell.cast<std::string>());
-  std::vector<double> v;
-  try {
-    for (const py::handle item : cell) v.push_back(item.cast<double>());
-  } catch (const py::cast_error&) {
-    throw py::value_error("cell must be None, 'A,B,C[,ALPHA,BETA,GAMMA]' or a sequence of 3 or 6 numbers");
-  }
-  if (v.size() != 3 && v.size() != 6)
-    throw py::value_error("cell must hold 3 lengths (Å) or 3 lengths and 3 angles (degrees), got " +
-                          std::to_string(v.size()) + " numbers");
-  return make_cell({v[0], v[1], v[2]}, v.size() == 6 ? Vec3{v[3], v[4], v[5]} : Vec3{90, 90, 90});
-}
 
 // None or an optional text keyword as the command line's text ("" where not given).
 std::string optional_text(const py::handle& value, const std::string& what) {

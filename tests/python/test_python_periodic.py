@@ -40,3 +40,29 @@ def test_bad_cells_raise():
         dcsgrid.potential(atoms, method="pme", cell=(10, 10), device="cpu")
     with pytest.raises(dcsgrid.Error, match="enclose no volume"):
         dcsgrid.potential(atoms, method="ewald", cell=(10, 10, 10, 150, 60, 60), device="cpu")
+
+
+def test_maps_on_a_triclinic_cells_own_lattice():
+    cell = (20.0, 22.0, 19.0, 75.0, 85.0, 65.0)
+    al, be, ga = np.radians(cell[3:])
+    cx = cell[2] * np.cos(be)
+    cy = cell[2] * (np.cos(al) - np.cos(be) * np.cos(ga)) / np.sin(ga)
+    vectors = np.array([[cell[0], 0, 0], [cell[1] * np.cos(ga), cell[1] * np.sin(ga), 0],
+                        [cx, cy, np.sqrt(cell[2] ** 2 - cx ** 2 - cy ** 2)]])
+    grid = dcsgrid.Grid.on_cell(cell, 2.0)
+    assert not grid.orthogonal
+    assert grid.shape == (10, 11, 10)  # ⌈length / 2⌉
+    assert np.allclose(np.array(grid.axes) * np.array(grid.shape)[:, None], vectors, atol=1e-12)
+    with pytest.raises(ValueError, match="skewed grid"):
+        grid.coordinates()
+    rng = np.random.default_rng(5)
+    positions = (rng.random((40, 3)) @ vectors).astype(np.float32)
+    charges = rng.uniform(-1, 1, 40)
+    atoms = dcsgrid.Atoms(positions, (charges - charges.mean()).astype(np.float32))
+    pot = dcsgrid.potential(atoms, grid, method="ewald", cell=cell, device="cpu")
+    # Each point of the skewed map equals the same method at that point on a one-point orthogonal grid.
+    for ijk in [(0, 0, 0), (9, 3, 7), (4, 10, 2), (5, 5, 9)]:
+        p = np.array(ijk) @ np.array(grid.axes)
+        single = dcsgrid.potential(atoms, dcsgrid.Grid(origin=tuple(p), spacing=1.0, dims=(1, 1, 1)),
+                                   method="ewald", cell=cell, device="cpu")
+        assert abs(pot.values[ijk] - single.values[0, 0, 0]) <= 1e-5 * (1 + abs(single.values[0, 0, 0])), ijk
