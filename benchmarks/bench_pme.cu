@@ -1,6 +1,9 @@
 // The periodic methods on the GPU (engine/pme_cuda.hpp, periodic_cuda.hpp), per frame, against the
 // CPU's PmeReciprocal measured in the same run: the issue's 100,200-atom TIP3P water box on a 1 Å
-// grid (100³ points) and 4·10^6 atoms on a 0.5 Å grid (3.2·10^8 points).
+// grid (100³ points) and 4·10^6 atoms on a 0.5 Å grid (3.2·10^8 points); and the 100,200 atoms in
+// a rhombic dodecahedron (a triclinic cell of angles 60°, 60°, 90°, the cube's edge), on the cell's
+// own skewed lattice (--grid cell: the real part by the cell-list kernel) and, the baseline of the
+// same run, on the cell's bounding box at the same spacing (the brick kernel).
 //
 // Rows: the smooth map (β 0.25, the reciprocal part alone: PMEpot's map) at orders 4 and 6, and
 // the full PME potential at the defaults (order 6, 1 Å mesh, 10 Å real cutoff, tolerance 1e-5).
@@ -79,6 +82,14 @@ Case water_case(std::size_t atoms, double spacing) {
   c.name = "water " + std::to_string(c.atoms.size());
   return c;
 }
+// The same atoms in a rhombic dodecahedron of the cube's edge, on its lattice or its bounding box.
+Case dodecahedron_case(std::size_t atoms, double spacing, bool on_cell) {
+  Case c = water_case(atoms, spacing);
+  c.cell = make_cell(c.cell.lengths, {60, 60, 90});
+  c.grid = on_cell ? grid_on_cell(c.cell, spacing) : grid_over_cell(c.cell, spacing);
+  c.name += on_cell ? " dodecahedron, cell lattice" : " dodecahedron, bounding box";
+  return c;
+}
 
 // The whole grid through one device method in slabs of `planes` (a multiple of 8) into one device
 // buffer; the host map (x fastest) when keep is set.
@@ -106,7 +117,8 @@ double enqueue_grid(engine::DeviceMethod& method, const GridSpec& grid, std::int
 
 int run(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  std::vector<Case> cases{water_case(100200, 1.0)};
+  std::vector<Case> cases{water_case(100200, 1.0), dodecahedron_case(100200, 1.0, true),
+                          dodecahedron_case(100200, 1.0, false)};
   if (!quick) cases.push_back(water_case(4000000, 0.5));
   const Physics physics;
   const double scale = make_pair_kernel(physics).scale_d;

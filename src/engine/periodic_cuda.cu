@@ -2,7 +2,7 @@
 #include <chrono>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/engine/cpu_backend.hpp"
+#include "dcsgrid/engine/cuda_cell_list_cutoff.hpp"
 #include "dcsgrid/engine/cuda_cutoff.hpp"
 #include "dcsgrid/engine/method_cache.hpp"
 #include "dcsgrid/engine/periodic.hpp"
@@ -13,25 +13,21 @@ namespace dcsgrid::engine {
 namespace {
 
 // The real-space part: the cutoff method with the ewald_real form over the atoms' images within
-// the real cutoff of the grid; with no real cutoff (the smooth map), zeroed slabs. The GPU cutoff
-// kernel's bricks and bins are those of an orthogonal grid: on a cell's skewed lattice (--grid
-// cell) the part is summed on the host by the CPU engine, added to each slab once copied.
+// the real cutoff of the grid; with no real cutoff (the smooth map), zeroed slabs. The brick
+// kernel's bins are laid along an orthogonal grid's bricks: a cell's skewed lattice (--grid cell)
+// is summed by the cell-list kernel instead (cuda_cell_list_cutoff.hpp).
 class RealSpacePart {
  public:
   RealSpacePart(const PotentialRequest& request, double beta, double real_cutoff, cudaStream_t stream)
-      : grid_(request.grid), kernel_(make_pair_kernel(request.physics)), options_(ewald_real_space(beta, real_cutoff)) {
+      : grid_(request.grid) {
     if (real_cutoff <= 0) return;
     images_ = periodic_images(*request.atoms, *request.cell, grid_box(grid_), real_cutoff);
-    if (!grid_.orthogonal()) {
-      on_host_ = true;
-      return;
-    }
     PotentialRequest real = request;
     real.method = Method::cutoff;
     real.atoms = &images_;
     real.cutoff = ewald_real_space(beta, real_cutoff);
     real.cutoff.bin_capacity = request.cutoff.bin_capacity;  // the user's bin settings kept
-    cutoff_ = make_cutoff_device_method(real, stream);
+    cutoff_ = grid_.orthogonal() ? make_cutoff_device_method(real, stream) : make_cell_list_cutoff_method(real, stream);
   }
   SlabLayout layout() const {
     return cutoff_ ? cutoff_->layout() : SlabLayout{grid_.nx(), grid_.ny(), 1};
@@ -43,21 +39,13 @@ class RealSpacePart {
     else
       DCSGRID_CUDA_CHECK(cudaMemsetAsync(out, 0, layout().plane_bytes() * std::size_t(slab.planes()), stream));
   }
-  // The cutoff method's overflow atoms (or a skewed grid's whole part), added on the host.
-  double finish_on_host(Slab slab, float* host) {
-    if (!on_host_) return cutoff_ ? cutoff_->finish_on_host(slab, host) : 0.0;
-    const auto t0 = std::chrono::steady_clock::now();
-    cutoff_accumulate_cpu(images_, grid_, kernel_, options_, slab, host);
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  }
+  // The cutoff method's overflow atoms, added on the host.
+  double finish_on_host(Slab slab, float* host) { return cutoff_ ? cutoff_->finish_on_host(slab, host) : 0.0; }
 
  private:
   GridSpec grid_;
-  PairKernel kernel_;
-  CutoffOptions options_;
   AtomSet images_;  // before cutoff_, which holds a pointer to it
   std::unique_ptr<DeviceMethod> cutoff_;
-  bool on_host_ = false;
 };
 
 class PmeDeviceMethod final : public DeviceMethod {
