@@ -21,6 +21,7 @@
 #include "dcsgrid/core/cuda_support.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/engine.hpp"
+#include "dcsgrid/engine/ewald_cuda.hpp"
 #include "dcsgrid/engine/periodic.hpp"
 #include "dcsgrid/engine/pme_cuda.hpp"
 #include "helpers.hpp"
@@ -57,7 +58,8 @@ std::vector<float> backend_map(const std::string& device, const engine::Potentia
 
 // The reciprocal part from PmeReciprocalCuda, added slab by slab (`planes` planes) onto ones in a
 // layout padded in x and y, less the ones.
-std::vector<float> gpu_reciprocal(engine::PmeReciprocalCuda& pme, const GridSpec& grid, std::int64_t planes) {
+template <typename ReciprocalCuda>
+std::vector<float> gpu_reciprocal(ReciprocalCuda& pme, const GridSpec& grid, std::int64_t planes) {
   const engine::SlabLayout layout{grid.nx() + 3, grid.ny() + 2};
   const std::vector<float> ones(std::size_t(layout.pitch_x) * layout.rows_per_plane * planes, 1.0f);
   std::vector<float> host(ones.size()), whole(grid.point_count());
@@ -75,7 +77,8 @@ std::vector<float> gpu_reciprocal(engine::PmeReciprocalCuda& pme, const GridSpec
   return whole;
 }
 
-std::vector<float> cpu_reciprocal(const engine::PmeReciprocal& pme, const GridSpec& grid) {
+template <typename Reciprocal>
+std::vector<float> cpu_reciprocal(const Reciprocal& pme, const GridSpec& grid) {
   std::vector<float> out(grid.point_count(), 0.0f);
   pme.add_to(grid, {0, grid.nz()}, out.data());
   return out;
@@ -132,6 +135,35 @@ TEST(PeriodicCuda, PmeReciprocalPartMatchesFloat64AndTheCpu) {
     engine::PmeReciprocal cpu(*cell, p, scale(), false);
     cpu.set_atoms(atoms);
     EXPECT_LT(relative_l2(got, cpu_reciprocal(cpu, grid)), 1e-6) << cell->describe();
+  }
+}
+
+// The exact reciprocal sum on the device: S(k) and the sum over k vectors at each point, on an
+// orthogonal grid and on a skewed one (a triclinic cell's lattice), slab by slab in a padded
+// layout, against the CPU's EwaldReciprocal (the same k vectors and order: float rounding of the
+// output apart) and against the float64 reciprocal sum (the k vectors the tolerance keeps).
+TEST(PeriodicCuda, EwaldReciprocalPartEqualsTheCpuOne) {
+  DCSGRID_REQUIRE_GPU();
+  GridSpec lattice = grid_on_cell(triclinic(), 2.0);
+  lattice.origin = {-1.3, 0.4, 2.2};
+  const std::vector<std::pair<const UnitCell*, GridSpec>> cases = {
+      {&orthorhombic(), grid_over_cell(orthorhombic(), 2.5, 15)},
+      {&triclinic(), grid_over_cell(triclinic(), 2.5, 15)},
+      {&triclinic(), lattice}};
+  for (const auto& [cell, grid] : cases) {
+    const AtomSet atoms = atoms_in_cell(*cell, 150, 9, 1.0, -0.4, 1.3);
+    const engine::EwaldParameters p = engine::resolve_ewald(*cell, PeriodicOptions{});
+    engine::EwaldReciprocal cpu(*cell, p, scale(), true);
+    cpu.set_atoms(atoms);
+    engine::EwaldReciprocalCuda gpu(*cell, p, scale(), true, nullptr);
+    gpu.set_atoms(atoms, nullptr);
+    const std::vector<float> got = gpu_reciprocal(gpu, grid, 3);
+    EXPECT_LT(relative_l2(got, cpu_reciprocal(cpu, grid)), 1e-7) << cell->describe() << ", " << grid.describe();
+    engine::EwaldReciprocalCuda no_background(*cell, p, scale(), false, nullptr);
+    no_background.set_atoms(atoms, nullptr);
+    EXPECT_LT(relative_l2(gpu_reciprocal(no_background, grid, 4), reference_reciprocal(atoms, *cell, grid, p.beta)),
+              1e-5)
+        << cell->describe() << ", " << grid.describe();
   }
 }
 

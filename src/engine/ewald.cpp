@@ -38,9 +38,7 @@ bool upper_half(int m1, int m2, int m3) {
 
 }  // namespace
 
-EwaldReciprocal::EwaldReciprocal(const UnitCell& cell, const EwaldParameters& p, double scale,
-                                 bool background)
-    : cell_(cell), parameters_(p), scale_(scale), background_(background) {
+EwaldVectors ewald_vectors(const UnitCell& cell, const EwaldParameters& p) {
   if (!(p.beta > 0 && p.k_cutoff > 0))
     throw Error("Ewald reciprocal sum: the Ewald coefficient and k cutoff must be positive");
   // Half the k vectors in the sphere |k| ≤ k_cutoff: (4/3)π k³ V/(2π)³ / 2.
@@ -52,6 +50,7 @@ EwaldReciprocal::EwaldReciprocal(const UnitCell& cell, const EwaldParameters& p,
                             estimate, cell.describe(), p.beta, kMaxEwaldVectors));
   const double k2_max = p.k_cutoff * p.k_cutoff, four_beta2 = 4 * p.beta * p.beta;
   const auto& r = cell.reciprocal;
+  EwaldVectors v;
   for (int m3 = 0; m3 <= p.kmax[2]; ++m3)
     for (int m2 = -p.kmax[1]; m2 <= p.kmax[1]; ++m2)
       for (int m1 = -p.kmax[0]; m1 <= p.kmax[0]; ++m1) {
@@ -62,13 +61,22 @@ EwaldReciprocal::EwaldReciprocal(const UnitCell& cell, const EwaldParameters& p,
           k2 += k * k;
         }
         if (k2 > k2_max) continue;
-        if (m_.size() == kMaxEwaldVectors)
+        if (v.m.size() == kMaxEwaldVectors)
           throw Error(fmt::format("Ewald sum: more than {} k vectors for this cell ({}); use "
                                   "--method pme",
                                   kMaxEwaldVectors, cell.describe()));
-        m_.push_back({m1 + p.kmax[0], m2 + p.kmax[1], m3 + p.kmax[2]});
-        coefficient_.push_back(2 * 4 * std::numbers::pi / cell.volume * std::exp(-k2 / four_beta2) / k2);
+        v.m.push_back({m1 + p.kmax[0], m2 + p.kmax[1], m3 + p.kmax[2]});
+        v.coefficient.push_back(2 * 4 * std::numbers::pi / cell.volume * std::exp(-k2 / four_beta2) / k2);
       }
+  return v;
+}
+
+EwaldReciprocal::EwaldReciprocal(const UnitCell& cell, const EwaldParameters& p, double scale,
+                                 bool background)
+    : cell_(cell), parameters_(p), scale_(scale), background_(background) {
+  EwaldVectors v = ewald_vectors(cell, p);
+  m_ = std::move(v.m);
+  coefficient_ = std::move(v.coefficient);
   structure_factor_.assign(m_.size(), cplx(0));
 }
 

@@ -1,9 +1,9 @@
 // The periodic methods on a GPU (engine/periodic_cuda.hpp).
-#include <chrono>
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/cuda_cell_list_cutoff.hpp"
 #include "dcsgrid/engine/cuda_cutoff.hpp"
+#include "dcsgrid/engine/ewald_cuda.hpp"
 #include "dcsgrid/engine/method_cache.hpp"
 #include "dcsgrid/engine/periodic.hpp"
 #include "dcsgrid/engine/periodic_cuda.hpp"
@@ -73,32 +73,30 @@ class PmeDeviceMethod final : public DeviceMethod {
   Cached<PmeReciprocalCuda> reciprocal_;
 };
 
-// The exact reciprocal sum stays on the CPU (the reference; speed secondary): it is added to each
-// slab on the host once the slab is copied.
+// The exact reciprocal sum (the reference) on the device too: EwaldReciprocalCuda.
 class EwaldDeviceMethod final : public DeviceMethod {
  public:
   EwaldDeviceMethod(const PotentialRequest& request, const PeriodicSplit<EwaldReciprocal>& split,
                     cudaStream_t stream, MethodCache* cache)
       : grid_(request.grid), real_(request, split.beta, split.real_cutoff, stream),
         reciprocal_(cache, reciprocal_key(*request.cell, split, make_pair_kernel(request.physics).scale_d), [&] {
-          return std::make_unique<EwaldReciprocal>(*request.cell, split.parameters,
-                                                   make_pair_kernel(request.physics).scale_d, split.background);
+          return std::make_unique<EwaldReciprocalCuda>(*request.cell, split.parameters,
+                                                       make_pair_kernel(request.physics).scale_d, split.background,
+                                                       stream);
         }) {
-    reciprocal_->set_atoms(*request.atoms);
+    reciprocal_->set_atoms(*request.atoms, stream);
   }
   SlabLayout layout() const override { return real_.layout(); }
-  void enqueue(Slab slab, float* out, cudaStream_t stream) override { real_.enqueue(slab, out, stream); }
-  double finish_on_host(Slab slab, float* host) override {
-    const auto t0 = std::chrono::steady_clock::now();
-    real_.finish_on_host(slab, host);
-    reciprocal_->add_to(grid_, slab, host);
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  void enqueue(Slab slab, float* out, cudaStream_t stream) override {
+    real_.enqueue(slab, out, stream);
+    reciprocal_->add_to(grid_, slab, out, layout(), stream);
   }
+  double finish_on_host(Slab slab, float* host) override { return real_.finish_on_host(slab, host); }
 
  private:
   GridSpec grid_;
   RealSpacePart real_;
-  Cached<EwaldReciprocal> reciprocal_;
+  Cached<EwaldReciprocalCuda> reciprocal_;
 };
 
 }  // namespace

@@ -72,6 +72,15 @@ AtomSet periodic_images(const AtomSet& atoms, const UnitCell& cell, const Box& r
 // The box holding a grid's points.
 Box grid_box(const GridSpec& grid);
 
+// The exact sum's k vectors, half of k space (S(−k) = conj S(k)): each one's m offset by kmax
+// (m[a] + kmax[a] ∈ [0, 2·kmax[a]]) and its coefficient 2·(4π/V)·e^{−k²/4β²}/k² (k and −k
+// together). Throws Error beyond kMaxEwaldVectors.
+struct EwaldVectors {
+  std::vector<std::array<int, 3>> m;
+  std::vector<double> coefficient;
+};
+EwaldVectors ewald_vectors(const UnitCell& cell, const EwaldParameters& parameters);
+
 // The exact reciprocal part (and background), the reference for PME: S(k) for every k vector of
 // the parameters, in double, summed at each output point. Cost: atoms × k vectors to build,
 // points × k vectors to evaluate (OpenMP threads over k vectors, then over rows of points).
@@ -96,8 +105,8 @@ class EwaldReciprocal {
   double scale_;
   bool background_;
   double total_charge_ = 0;
-  std::vector<std::array<int, 3>> m_;  // half of k space: S(−k) = conj S(k)
-  std::vector<double> coefficient_;    // 2·(4π/V)·e^{−k²/4β²}/k², both k and −k
+  std::vector<std::array<int, 3>> m_;  // ewald_vectors
+  std::vector<double> coefficient_;
   std::vector<std::complex<double>> structure_factor_;  // S(k)
 };
 

@@ -1,8 +1,8 @@
 // The periodic methods on the GPU (CUDA builds only), composed as on the CPU (PeriodicCpu): the
 // real-space part is the CUDA cutoff method with the ewald_real form over the atoms' images near
 // the grid (periodic_images, ewald_real_space), and the reciprocal part is added on the same
-// stream (pme: PmeReciprocalCuda) or on the host once the slab is copied (ewald: the exact
-// EwaldReciprocal, the reference). The smooth map (--smooth) is the reciprocal part alone,
+// stream (pme: PmeReciprocalCuda; ewald: the exact EwaldReciprocalCuda, the reference). The
+// smooth map (--smooth) is the reciprocal part alone,
 // without background: the slab is zeroed instead of computing a real part.
 #pragma once
 #include <cuda_runtime.h>
