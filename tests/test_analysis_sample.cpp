@@ -66,6 +66,34 @@ TEST(Interpolation, ExactOnLinearFields) {
   }
 }
 
+// A skewed grid (a triclinic cell's lattice, --grid cell): trilinear in the grid's own
+// coordinates is exact on a linear field too, the points placed at random fractional coordinates
+// of the lattice (made here from the cell); a point beyond the lattice is outside.
+TEST(Interpolation, ExactOnLinearFieldsOfASkewedGrid) {
+  const UnitCell cell = make_cell({12, 10, 9}, {70, 100, 115});
+  GridSpec g = grid_on_cell(cell, 1.0);
+  g.origin = {1.5, -2.0, 0.25};
+  ASSERT_FALSE(g.orthogonal());
+  const std::array<double, 4> c = {-0.4, 0.75, 1.5, -1.25};
+  const auto map = linear_map(g, c);
+  std::mt19937_64 rng(8);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  AtomSet pts;
+  for (int n = 0; n < 300; ++n) {
+    // Fractions of the lattice's span, (dims − 1)/dims of the cell along each vector.
+    Vec3 f{u(rng) * double(g.nx() - 1) / double(g.nx()), u(rng) * double(g.ny() - 1) / double(g.ny()),
+           u(rng) * double(g.nz() - 1) / double(g.nz())};
+    const Vec3 p = cell.cartesian(f);
+    pts.push_back(float(p[0] + g.origin[0]), float(p[1] + g.origin[1]), float(p[2] + g.origin[2]), 0.0f);
+  }
+  const Vec3 beyond = cell.cartesian({1.2, 0.5, 0.5});
+  pts.push_back(float(beyond[0] + g.origin[0]), float(beyond[1] + g.origin[1]), float(beyond[2] + g.origin[2]), 0.0f);
+  const InterpolationMatrix m = trilinear_matrix(g, pts);
+  ASSERT_EQ(m.outside, std::vector<std::size_t>{300});
+  const auto v = interpolate(m, map.data(), "cpu");
+  for (std::size_t i = 0; i < 300; ++i) EXPECT_NEAR(v[i], linear_at(c, pts.x[i], pts.y[i], pts.z[i]), 5e-5) << i;
+}
+
 TEST(Interpolation, NodesFacesAndOutsidePoints) {
   const GridSpec g = grid_from_origin({0, 0, 0}, {5, 4, 3}, 1.0);
   std::vector<float> map(g.point_count());

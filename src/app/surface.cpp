@@ -169,11 +169,17 @@ std::vector<float> vertex_values(const io::MapFile& map, const TriangleMesh& mes
   for (const auto& v : mesh.vertices) points.push_back(v[0], v[1], v[2], 0.0);
   const auto matrix = analysis::trilinear_matrix(map.grid, points);
   if (!matrix.outside.empty()) {
-    const auto lo = map.grid.origin, hi = map.grid.far_corner();
+    // How far beyond, along the grid's axes (a skewed map's too): grid coordinates times the steps.
+    const Mat3 steps = map.grid.steps();
     double worst = 0;
-    for (const std::size_t p : matrix.outside)
-      for (int d = 0; d < 3; ++d)
-        worst = std::max({worst, lo[d] - mesh.vertices[p][d], mesh.vertices[p][d] - hi[d]});
+    for (const std::size_t p : matrix.outside) {
+      const auto& v = mesh.vertices[p];
+      const auto c = map.grid.coordinates({double(v[0]), double(v[1]), double(v[2])});
+      for (int d = 0; d < 3; ++d) {
+        const double beyond = std::max(-c[d], c[d] - double(map.grid.dims[d] - 1));
+        worst = std::max(worst, beyond * std::hypot(steps[d][0], steps[d][1], steps[d][2]));
+      }
+    }
     throw Error(map_name + " does not cover the surface: " + std::to_string(matrix.outside.size()) + " of " +
                 std::to_string(mesh.vertices.size()) + " vertices lie outside its grid, up to " +
                 fmt::format("{:.3g}", worst) + " Å beyond it; compute a map on a larger box (--padding) or omit MAP");
