@@ -302,6 +302,22 @@ TEST(AtomShells, MatchBruteForceOnRandomAtoms) {
   for (const std::uint8_t s : atom_shells(AtomSet{}, grid, edges).shell) ASSERT_EQ(s, edges.size() - 1);
 }
 
+// A skewed grid (a triclinic cell's lattice): its parts are parallelepipeds, their centres and
+// radii from the grid's steps.
+TEST(AtomShells, MatchBruteForceOnASkewedGrid) {
+  GridSpec grid = grid_on_cell(make_cell({30, 26, 28}, {70, 110, 60}), 0.8);
+  grid.origin = {-3.0, 2.0, 1.5};
+  ASSERT_FALSE(grid.orthogonal());
+  const Box box = grid.bounds();
+  const AtomSet atoms = test::random_atoms(250, Box{box.lo, {box.lo[0] + 18, box.lo[1] + 14, box.lo[2] + 15}}, 4);
+  const std::vector<double> edges{0, 2, 4, 8, 12, 20};
+  const std::vector<std::uint8_t> expected = brute_force_shells(atoms, grid, edges);
+  expect_same_shells(atom_shells(atoms, grid, edges), expected);
+  std::vector<std::size_t> per_shell(edges.size());
+  for (const std::uint8_t s : expected) ++per_shell[s];
+  for (std::size_t s = 0; s < edges.size(); ++s) EXPECT_GT(per_shell[s], 100u) << "shell " << s;
+}
+
 TEST(AtomShells, PointsOnTheEdgesFollowTheFloatRule) {
   // Atoms placed at float(point + edge) along x and one float step either side: grid points lie
   // exactly on an edge, or within the float rounding of the distance on either side of it. The

@@ -120,11 +120,11 @@ void fill_rings(CellList& c) {
 CellList make_cells(const AtomSet& atoms, const GridSpec& grid, double reach, double edge) {
   CellList c;
   c.edge = edge;
-  const auto far = grid.far_corner();
+  const Box box = grid.bounds();
   std::array<double, 3> hi{};
   for (int a = 0; a < 3; ++a) {
-    c.lo[a] = std::min(grid.origin[a], far[a]) - reach;
-    hi[a] = std::max(grid.origin[a], far[a]) + reach;
+    c.lo[a] = box.lo[a] - reach;
+    hi[a] = box.hi[a] + reach;
     c.dims[a] = std::max(1, int(std::ceil((hi[a] - c.lo[a]) / edge)));
   }
   const std::size_t cells = std::size_t(c.dims[0]) * c.dims[1] * c.dims[2];
@@ -266,10 +266,13 @@ struct ShellSearch {
     while (s + 1 < r_threshold.size() && r >= r_threshold[s + 1]) ++s;
     return s;
   }
-  // The box's centre and radius (the farthest of its points from the centre).
+  // The box's centre and radius (the farthest of its points from the centre; on a skewed grid the
+  // box of points is a parallelepiped).
   std::array<double, 3> centre(const PointBox& b) const {
-    std::array<double, 3> c{};
-    for (int a = 0; a < 3; ++a) c[a] = grid.origin[a] + 0.5 * double(b.lo[a] + b.hi[a] - 1) * grid.spacing[a];
+    const Mat3 steps = grid.steps();
+    std::array<double, 3> c = grid.origin;
+    for (int a = 0; a < 3; ++a)
+      for (int d = 0; d < 3; ++d) c[d] += 0.5 * double(b.lo[a] + b.hi[a] - 1) * steps[a][d];
     return c;
   }
   // Parts are at most kBlockPoints along each axis: their radii by shape, looked up.
@@ -321,16 +324,29 @@ ShellSearch make_search(const GridSpec& grid, const std::vector<double>& edges, 
     s.r_threshold.push_back(std::sqrt(s.d2_threshold.back()));
   }
   double extent = edges.back();
-  for (const double c : grid.origin) extent = std::max(extent, std::abs(c));
-  for (const double c : grid.far_corner()) extent = std::max(extent, std::abs(c));
+  const Box box = grid.bounds();
+  for (int a = 0; a < 3; ++a) extent = std::max({extent, std::abs(box.lo[a]), std::abs(box.hi[a])});
   s.margin = 1e-6 * (1 + extent);
   const std::int64_t side = kBlockPoints + 1;
   s.radii.resize(std::size_t(side * side * side));
-  const auto half = [&](std::int64_t n, int axis) { return 0.5 * double(std::max<std::int64_t>(n - 1, 0)) * grid.spacing[axis]; };
+  // A part of n points along each axis: its corners lie at ±h_i along each step from the centre,
+  // h_i = (n_i − 1)/2; the farthest is the longest of the four diagonals ±h_x a ± h_y b + h_z c
+  // (one diagonal on an orthogonal grid).
+  const Mat3 steps = grid.steps();
+  const auto half = [](std::int64_t n) { return 0.5 * double(std::max<std::int64_t>(n - 1, 0)); };
   for (std::int64_t nz = 0; nz < side; ++nz)
     for (std::int64_t ny = 0; ny < side; ++ny)
-      for (std::int64_t nx = 0; nx < side; ++nx)
-        s.radii[std::size_t((nz * side + ny) * side + nx)] = std::hypot(half(nx, 0), half(ny, 1), half(nz, 2));
+      for (std::int64_t nx = 0; nx < side; ++nx) {
+        double farthest = 0;
+        for (const double sx : {-1.0, 1.0})
+          for (const double sy : {-1.0, 1.0}) {
+            double v[3];
+            for (int d = 0; d < 3; ++d)
+              v[d] = sx * half(nx) * steps[0][d] + sy * half(ny) * steps[1][d] + half(nz) * steps[2][d];
+            farthest = std::max(farthest, std::hypot(v[0], v[1], v[2]));
+          }
+        s.radii[std::size_t((nz * side + ny) * side + nx)] = farthest;
+      }
   return s;
 }
 
@@ -436,7 +452,6 @@ void validate_shell_edges(const std::vector<double>& e) {
 
 AtomShells atom_shells(const AtomSet& atoms, const GridSpec& grid, const std::vector<double>& edges) {
   validate(grid);
-  require_orthogonal(grid, "the error by distance from the atoms (--atoms)");
   validate_shell_edges(edges);
   AtomShells result{grid, edges, std::vector<std::uint8_t>(grid.point_count())};
   const ShellSearch search = make_search(grid, edges, result.shell.data());

@@ -206,8 +206,7 @@ struct SharedComparison {
 };
 
 std::shared_ptr<const analysis::AtomShells> distance_shells(const engine::PotentialRequest& request) {
-  // (Not on a cell's skewed lattice: the shells' search places points on orthogonal axes.)
-  if (!request.atoms || request.atoms->empty() || !request.grid.orthogonal()) return nullptr;
+  if (!request.atoms || request.atoms->empty()) return nullptr;
   return std::make_shared<const analysis::AtomShells>(
       analysis::atom_shells(*request.atoms, request.grid, analysis::CompareOptions{}.shell_edges));
 }
