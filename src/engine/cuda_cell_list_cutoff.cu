@@ -84,12 +84,15 @@ __global__ void points_kernel(const float4* slots, const std::uint32_t* start, C
   if (idx >= g.planes * g.ny * g.nx) return;
   const std::int64_t i = idx % g.nx, j = (idx / g.nx) % g.ny, kk = idx / (g.nx * g.ny);
   const double ijk[3] = {double(i), double(j), double(g.z_begin + kk)};
-  float p[3];
+  // The point's coordinate as a float plus the float of its remainder: a skewed grid's points are
+  // rarely floats, and p − atom then keeps the precision the rounding of p alone would lose.
+  float p[3], p_lo[3];
   int c[3];
   for (int d = 0; d < 3; ++d) {
     double v = g.first[d];
     for (int e = 0; e < 3; ++e) v += ijk[e] * g.steps[e][d];
     p[d] = float(v);
+    p_lo[d] = float(v - double(p[d]));
     c[d] = min(max(int((p[d] - l.lower[d]) * l.inv_edge), 0), l.cubes[d] - 1);
   }
   const int x_lo = max(c[0] - l.reach, 0), x_hi = min(c[0] + l.reach, l.cubes[0] - 1);
@@ -100,7 +103,7 @@ __global__ void points_kernel(const float4* slots, const std::uint32_t* start, C
       float row_sum = 0.0f;
       for (std::uint32_t s = start[row + x_lo]; s < start[row + x_hi + 1]; ++s) {
         const float4 a = slots[s];
-        const float dx = p[0] - a.x, dy = p[1] - a.y, dz = p[2] - a.z;
+        const float dx = (p[0] - a.x) + p_lo[0], dy = (p[1] - a.y) + p_lo[1], dz = (p[2] - a.z) + p_lo[2];
         const float r2 = fmaf(dx, dx, fmaf(dy, dy, dz * dz));
         if (r2 >= cut.rc2) continue;
         const float r2c = fmaxf(r2, min_r2);

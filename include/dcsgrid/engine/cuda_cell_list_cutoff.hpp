@@ -6,7 +6,7 @@
 // of 5 cubes along x one run of memory), testing r < rc. Pair term: the cutoff form's
 // cutoff_pair_term in float, summed in double per point. Only the ewald_real form is built (the
 // one periodic methods ask for); distances in the frame of the grid origin rounded to float, as
-// the brick kernel's.
+// the brick kernel's, each point's coordinate a float and the float of its remainder.
 #pragma once
 #include <cuda_runtime.h>
 
