@@ -286,6 +286,17 @@ void expect_same_shells(const AtomShells& got, const std::vector<std::uint8_t>& 
   EXPECT_EQ(differ, 0u);
 }
 
+// atom_shells against the brute force, every shell holding more than 100 points (so the test
+// reaches each).
+void expect_brute_force_shells_every_one_filled(const AtomSet& atoms, const GridSpec& grid,
+                                                const std::vector<double>& edges) {
+  const std::vector<std::uint8_t> expected = brute_force_shells(atoms, grid, edges);
+  expect_same_shells(atom_shells(atoms, grid, edges), expected);
+  std::vector<std::size_t> per_shell(edges.size());
+  for (const std::uint8_t s : expected) ++per_shell[s];
+  for (std::size_t s = 0; s < edges.size(); ++s) EXPECT_GT(per_shell[s], 100u) << "shell " << s;
+}
+
 TEST(AtomShells, MatchBruteForceOnRandomAtoms) {
   // Several blocks of 16³ points (the last ones partial), unequal spacings, atoms bunched in a
   // corner and some outside the grid, so every shell up to beyond 20 Å is filled.
@@ -293,11 +304,7 @@ TEST(AtomShells, MatchBruteForceOnRandomAtoms) {
   grid.spacing = {0.75, 0.8, 0.7};
   const AtomSet atoms = test::random_atoms(300, Box{{-10, -5, 0}, {6, 8, 12}}, 3);
   const std::vector<double> edges{0, 2, 4, 8, 12, 20};
-  const std::vector<std::uint8_t> expected = brute_force_shells(atoms, grid, edges);
-  expect_same_shells(atom_shells(atoms, grid, edges), expected);
-  std::vector<std::size_t> per_shell(edges.size());
-  for (const std::uint8_t s : expected) ++per_shell[s];
-  for (std::size_t s = 0; s < edges.size(); ++s) EXPECT_GT(per_shell[s], 100u) << "shell " << s;
+  expect_brute_force_shells_every_one_filled(atoms, grid, edges);
   // No atoms: every point lies beyond the last edge.
   for (const std::uint8_t s : atom_shells(AtomSet{}, grid, edges).shell) ASSERT_EQ(s, edges.size() - 1);
 }
@@ -311,11 +318,7 @@ TEST(AtomShells, MatchBruteForceOnASkewedGrid) {
   const Box box = grid.bounds();
   const AtomSet atoms = test::random_atoms(250, Box{box.lo, {box.lo[0] + 18, box.lo[1] + 14, box.lo[2] + 15}}, 4);
   const std::vector<double> edges{0, 2, 4, 8, 12, 20};
-  const std::vector<std::uint8_t> expected = brute_force_shells(atoms, grid, edges);
-  expect_same_shells(atom_shells(atoms, grid, edges), expected);
-  std::vector<std::size_t> per_shell(edges.size());
-  for (const std::uint8_t s : expected) ++per_shell[s];
-  for (std::size_t s = 0; s < edges.size(); ++s) EXPECT_GT(per_shell[s], 100u) << "shell " << s;
+  expect_brute_force_shells_every_one_filled(atoms, grid, edges);
 }
 
 TEST(AtomShells, PointsOnTheEdgesFollowTheFloatRule) {

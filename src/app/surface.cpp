@@ -170,14 +170,13 @@ std::vector<float> vertex_values(const io::MapFile& map, const TriangleMesh& mes
   const auto matrix = analysis::trilinear_matrix(map.grid, points);
   if (!matrix.outside.empty()) {
     // How far beyond, along the grid's axes (a skewed map's too): grid coordinates times the steps.
-    const Mat3 steps = map.grid.steps();
     double worst = 0;
     for (const std::size_t p : matrix.outside) {
       const auto& v = mesh.vertices[p];
       const auto c = map.grid.coordinates({double(v[0]), double(v[1]), double(v[2])});
       for (int d = 0; d < 3; ++d) {
         const double beyond = std::max(-c[d], c[d] - double(map.grid.dims[d] - 1));
-        worst = std::max(worst, beyond * std::hypot(steps[d][0], steps[d][1], steps[d][2]));
+        worst = std::max(worst, beyond * map.grid.step_length(d));
       }
     }
     throw Error(map_name + " does not cover the surface: " + std::to_string(matrix.outside.size()) + " of " +

@@ -24,6 +24,11 @@ std::array<double, 3> GridSpec::coordinates(const std::array<double, 3>& p) cons
   return {(p[0] - origin[0] - j * skew[0] - k * skew[1]) / spacing[0], j, k};
 }
 
+double GridSpec::step_length(int axis) const {
+  const Vec3 s = steps()[std::size_t(axis)];
+  return std::hypot(s[0], s[1], s[2]);
+}
+
 Box GridSpec::bounds() const {
   Box box{position(0, 0, 0), position(0, 0, 0)};
   for (int corner = 1; corner < 8; ++corner) {

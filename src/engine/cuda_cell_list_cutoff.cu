@@ -18,7 +18,7 @@ constexpr int kThreads = 256;
 constexpr double kCubeEdgePerRadius = 0.5;
 constexpr std::int64_t kMaxCubes = std::int64_t(1) << 26;
 
-unsigned blocks_for(std::int64_t n) { return unsigned((n + kThreads - 1) / kThreads); }
+unsigned blocks_for(std::int64_t n) { return cuda::blocks_for(n, kThreads); }
 
 // The cubes, in the frame (positions less the grid origin rounded to float).
 struct CubeLattice {

@@ -13,7 +13,7 @@ namespace {
 
 constexpr int kThreads = 256;  // also the atoms or k vectors staged in shared memory at a time
 
-unsigned blocks_for(std::int64_t n) { return unsigned((n + kThreads - 1) / kThreads); }
+unsigned blocks_for(std::int64_t n) { return cuda::blocks_for(n, kThreads); }
 
 // Four doubles read in one 32-byte load (CUDA's double4 is deprecated for its alignment).
 struct alignas(32) Quad {

@@ -17,7 +17,7 @@ namespace {
 
 constexpr int kThreads = 256;
 
-unsigned blocks_for(std::size_t n) { return unsigned((n + kThreads - 1) / kThreads); }
+unsigned blocks_for(std::int64_t n) { return cuda::blocks_for(n, kThreads); }
 
 struct Dims3 {
   std::int64_t x, y, z;

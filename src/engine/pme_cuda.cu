@@ -22,7 +22,7 @@ namespace {
 
 constexpr int kThreads = 256;
 
-unsigned blocks_for(std::int64_t n) { return unsigned((n + kThreads - 1) / kThreads); }
+unsigned blocks_for(std::int64_t n) { return cuda::blocks_for(n, kThreads); }
 
 // The reciprocal lattice (rows a*, b*, c*) as a kernel argument.
 struct Lattice {

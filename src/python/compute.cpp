@@ -160,17 +160,17 @@ app::ComputeSettings make_settings(const std::string& method, const std::string&
 // command line's default; cell=, else the first frame's box), else the atoms' box grown by padding.
 GridSpec default_grid(const Atoms& atoms, const app::ComputeSettings& s, double spacing, double padding,
                       const py::object& first_frame_cell) {
+  app::GridChoice g;
+  g.spacing = spacing;
+  g.padding = padding;
   if (app::is_periodic(s.methods)) {
     const std::optional<UnitCell> cell = s.cell ? s.cell : unit_cell(first_frame_cell);
     if (!cell)
       throw Error("method " + app::method_list_name(s.methods) +
                   " computes a periodic potential and needs a unit cell: cell=(A, B, C[, ALPHA, BETA, GAMMA]) "
                   "in Å and degrees, or frames that carry their box");
-    return grid_over_cell(*cell, spacing);
+    return g.resolve(*cell);
   }
-  app::GridChoice g;
-  g.spacing = spacing;
-  g.padding = padding;
   return g.resolve(bounding_box(atoms.set));
 }
 

@@ -31,6 +31,11 @@ namespace dcsgrid::cuda {
 
 namespace dcsgrid::cuda {
 
+// Blocks of `threads_per_block` threads that cover `items` items, one thread each (a 1-D launch).
+inline unsigned blocks_for(std::int64_t items, int threads_per_block) {
+  return unsigned((items + threads_per_block - 1) / threads_per_block);
+}
+
 // Owns count elements of device memory (cudaMalloc, never managed memory).
 template <typename T>
 class DeviceBuffer {

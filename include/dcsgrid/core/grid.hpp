@@ -38,6 +38,8 @@ struct GridSpec {
   Mat3 steps() const {
     return {Vec3{spacing[0], 0, 0}, Vec3{skew[0], spacing[1], 0}, Vec3{skew[1], skew[2], spacing[2]}};
   }
+  // The distance between neighbouring points along axis 0 (i), 1 (j) or 2 (k), Å.
+  double step_length(int axis) const;
   // The point's grid coordinates (i, j, k as reals) of a position: the inverse of position().
   std::array<double, 3> coordinates(const std::array<double, 3>& p) const;
   // Position of the last point along each axis (an orthogonal grid's far corner).

@@ -5,7 +5,6 @@
 #include <hdf5_hl.h>
 
 #include <algorithm>
-#include <cmath>
 #include <array>
 #include <limits>
 #include <span>
@@ -278,7 +277,6 @@ void attach_coordinates(hid_t file, hid_t dataset, const GridSpec& grid,
     long_names[1] = "distance from the origin along the grid's second axis (the cell's b)";
     long_names[2] = "distance from the origin along the grid's third axis (the cell's c)";
   }
-  const Mat3 steps = grid.steps();
   if (!exists(file, axes[0], path)) {  // the first map of the file: say which conventions it follows
     Handle root = checked_handle(H5Gopen2(file, "/", H5P_DEFAULT), H5Gclose, path, "open the root group");
     write_attribute(root.get(), "Conventions", std::string("CF-1.8"), path);
@@ -286,7 +284,7 @@ void attach_coordinates(hid_t file, hid_t dataset, const GridSpec& grid,
   for (int a = 0; a < 3; ++a) {
     if (exists(file, axes[a], path)) continue;
     std::vector<double> positions(std::size_t(grid.dims[a]));
-    const double step = std::hypot(steps[a][0], steps[a][1], steps[a][2]);
+    const double step = grid.step_length(a);
     for (std::size_t i = 0; i < positions.size(); ++i)
       positions[i] = skewed ? double(i) * step : grid.origin[a] + double(i) * grid.spacing[a];
     create_scale(file, axes[a], positions, long_names[a], "angstrom", path);
