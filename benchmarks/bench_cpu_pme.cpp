@@ -14,12 +14,14 @@
 // backend makes it in a batch of one box (set_atoms and the grid; the plan kept), best of the
 // frames. Threads: 1 and all of the machine's.
 //
-//   bench_cpu_pme [--quick] [--pmepot DRIVER]
+//   bench_cpu_pme [--quick] [--frames N] [--case ORDER,SPACING] [--pmepot DRIVER]
+// (--case: that one order and mesh spacing instead of the table's six; --frames: frames timed a row)
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -127,16 +129,25 @@ double relative_error(const std::vector<float>& map, const std::vector<float>& r
 
 int main(int argc, char** argv) {
   bool quick = false;
+  int frames = 0;
   std::string pmepot;
+  // PMEpot's order and mesh, our default order on that mesh, and coarser meshes of higher order.
+  std::vector<std::pair<int, double>> cases{{4, 1.0}, {6, 1.0}, {5, 1.5}, {6, 1.75}, {6, 1.5}, {7, 1.75}};
   for (int i = 1; i < argc; ++i) {
+    int order = 0;
+    double spacing = 0;
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     else if (std::strcmp(argv[i], "--pmepot") == 0 && i + 1 < argc) pmepot = argv[++i];
+    else if (std::strcmp(argv[i], "--frames") == 0 && i + 1 < argc && (frames = std::atoi(argv[++i])) > 0) continue;
+    else if (std::strcmp(argv[i], "--case") == 0 && i + 1 < argc &&
+             std::sscanf(argv[++i], "%d,%lf", &order, &spacing) == 2 && spacing > 0)
+      cases = {{order, spacing}};
     else {
-      std::cerr << "usage: bench_cpu_pme [--quick] [--pmepot DRIVER]\n";
+      std::cerr << "usage: bench_cpu_pme [--quick] [--frames N] [--case ORDER,SPACING] [--pmepot DRIVER]\n";
       return 2;
     }
   }
-  const int frames = quick ? 2 : 5;
+  if (frames == 0) frames = quick ? 2 : 5;
   const Case c = water_case(100200);
   const double scale = make_pair_kernel(Physics{}).scale_d;
   const int all_threads = omp_get_max_threads();
@@ -162,8 +173,7 @@ int main(int argc, char** argv) {
                               "with fewer mesh points");
   std::vector<int> thread_counts{1};
   if (all_threads > 1) thread_counts.push_back(all_threads);
-  // PMEpot's order and mesh, our default order on that mesh, and coarser meshes of higher order.
-  for (const auto [order, spacing] : {std::pair{4, 1.0}, {6, 1.0}, {5, 1.5}, {6, 1.75}, {6, 1.5}, {7, 1.75}}) {
+  for (const auto [order, spacing] : cases) {
     engine::PeriodicOptions options;
     options.smooth_beta = 0.25;
     options.pme_order = order;

@@ -20,7 +20,9 @@
 #include <cmath>
 #include <numbers>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
@@ -35,23 +37,36 @@ constexpr std::size_t kBatch = 16;
 constexpr std::size_t kMinParallelPoints = std::size_t(1) << 15;
 
 // A batch of lines in split form: value j of line b at [j·width + b].
+template <typename T>
 struct Lines {
-  double* re;
-  double* im;
+  T* re;
+  T* im;
 };
 
+// The plan's forward twiddles in the transform's type.
+template <typename T>
+const std::vector<T>& twiddles_re(const FftAxisPlan& p) {
+  if constexpr (std::is_same_v<T, double>) return p.twiddle_re;
+  else return p.twiddle_re_single;
+}
+template <typename T>
+const std::vector<T>& twiddles_im(const FftAxisPlan& p) {
+  if constexpr (std::is_same_v<T, double>) return p.twiddle_im;
+  else return p.twiddle_im_single;
+}
+
 // cos and sin of 2πk/R, k < R.
-template <int R>
+template <int R, typename T>
 struct Roots {
-  double c[R], s[R];
+  T c[R], s[R];
 };
-template <int R>
-const Roots<R>& roots() {
-  static const Roots<R> r = [] {
-    Roots<R> t{};
+template <int R, typename T>
+const Roots<R, T>& roots() {
+  static const Roots<R, T> r = [] {
+    Roots<R, T> t{};
     for (int k = 0; k < R; ++k) {
-      t.c[k] = std::cos(2 * std::numbers::pi * k / R);
-      t.s[k] = std::sin(2 * std::numbers::pi * k / R);
+      t.c[k] = T(std::cos(2 * std::numbers::pi * k / R));
+      t.s[k] = T(std::sin(2 * std::numbers::pi * k / R));
     }
     return t;
   }();
@@ -59,18 +74,18 @@ const Roots<R>& roots() {
 }
 
 // v[u] ← Σ_t v[t]·e^{∓2πi t·u/R} (− forward, + inverse), in place.
-template <int R, bool Inverse>
-inline void butterfly(double (&vr)[R], double (&vi)[R], const Roots<R>& w) {
-  constexpr double sign = Inverse ? 1.0 : -1.0;
+template <int R, bool Inverse, typename T>
+inline void butterfly(T (&vr)[R], T (&vi)[R], const Roots<R, T>& w) {
+  constexpr T sign = Inverse ? 1 : -1;
   if constexpr (R == 2) {
-    const double r = vr[0] - vr[1], i = vi[0] - vi[1];
+    const T r = vr[0] - vr[1], i = vi[0] - vi[1];
     vr[0] += vr[1];
     vi[0] += vi[1];
     vr[1] = r;
     vi[1] = i;
   } else if constexpr (R == 4) {
-    const double t0r = vr[0] + vr[2], t0i = vi[0] + vi[2], t1r = vr[0] - vr[2], t1i = vi[0] - vi[2];
-    const double t2r = vr[1] + vr[3], t2i = vi[1] + vi[3], t3r = vr[1] - vr[3], t3i = vi[1] - vi[3];
+    const T t0r = vr[0] + vr[2], t0i = vi[0] + vi[2], t1r = vr[0] - vr[2], t1i = vi[0] - vi[2];
+    const T t2r = vr[1] + vr[3], t2i = vi[1] + vi[3], t3r = vr[1] - vr[3], t3i = vi[1] - vi[3];
     vr[0] = t0r + t2r;
     vi[0] = t0i + t2i;
     vr[2] = t0r - t2r;
@@ -82,8 +97,8 @@ inline void butterfly(double (&vr)[R], double (&vi)[R], const Roots<R>& w) {
   } else {
     // Odd R: pair t with R − t. y_u = a0 + Σ_t cos·(a_t + a_{R−t}) ± i·sign·Σ_t sin·(a_t − a_{R−t}).
     constexpr int h = (R - 1) / 2;
-    double pr[h + 1], pi[h + 1], mr[h + 1], mi[h + 1];
-    double y0r = vr[0], y0i = vi[0];
+    T pr[h + 1], pi[h + 1], mr[h + 1], mi[h + 1];
+    T y0r = vr[0], y0i = vi[0];
     for (int t = 1; t <= h; ++t) {
       pr[t] = vr[t] + vr[R - t];
       pi[t] = vi[t] + vi[R - t];
@@ -93,7 +108,7 @@ inline void butterfly(double (&vr)[R], double (&vi)[R], const Roots<R>& w) {
       y0i += pi[t];
     }
     for (int u = 1; u <= h; ++u) {
-      double ar = vr[0], ai = vi[0], br = 0, bi = 0;
+      T ar = vr[0], ai = vi[0], br = 0, bi = 0;
       for (int t = 1; t <= h; ++t) {
         const int k = (t * u) % R;
         ar += w.c[k] * pr[t];
@@ -113,19 +128,19 @@ inline void butterfly(double (&vr)[R], double (&vi)[R], const Roots<R>& w) {
 }
 
 // One Stockham stage of radix R over blocks of L = s·width contiguous values.
-template <int R, bool Inverse>
-void stage(Lines x, Lines y, std::size_t m, std::size_t L, const double* twr, const double* twi) {
-  const Roots<R>& w = roots<R>();
+template <int R, bool Inverse, typename T>
+void stage(Lines<T> x, Lines<T> y, std::size_t m, std::size_t L, const T* twr, const T* twi) {
+  const Roots<R, T>& w = roots<R, T>();
   for (std::size_t p = 0; p < m; ++p) {
-    double wr[R], wi[R];
+    T wr[R], wi[R];
     for (int u = 1; u < R; ++u) {
       wr[u] = twr[p * (R - 1) + u - 1];
       wi[u] = Inverse ? -twi[p * (R - 1) + u - 1] : twi[p * (R - 1) + u - 1];
     }
-    const double* __restrict ar[R];
-    const double* __restrict ai[R];
-    double* __restrict br[R];
-    double* __restrict bi[R];
+    const T* __restrict ar[R];
+    const T* __restrict ai[R];
+    T* __restrict br[R];
+    T* __restrict bi[R];
     for (int t = 0; t < R; ++t) {
       ar[t] = x.re + (p + t * m) * L;
       ai[t] = x.im + (p + t * m) * L;
@@ -134,12 +149,12 @@ void stage(Lines x, Lines y, std::size_t m, std::size_t L, const double* twr, co
     }
 #pragma omp simd
     for (std::size_t e = 0; e < L; ++e) {
-      double vr[R], vi[R];
+      T vr[R], vi[R];
       for (int t = 0; t < R; ++t) {
         vr[t] = ar[t][e];
         vi[t] = ai[t][e];
       }
-      butterfly<R, Inverse>(vr, vi, w);
+      butterfly<R, Inverse, T>(vr, vi, w);
       br[0][e] = vr[0];
       bi[0][e] = vi[0];
       for (int u = 1; u < R; ++u) {
@@ -151,18 +166,18 @@ void stage(Lines x, Lines y, std::size_t m, std::size_t L, const double* twr, co
 }
 
 // Transforms `width` lines held in a, with b as scratch; returns the buffer holding the result.
-template <bool Inverse>
-Lines run_stages(const FftAxisPlan& plan, std::size_t width, Lines a, Lines b) {
+template <bool Inverse, typename T>
+Lines<T> run_stages(const FftAxisPlan& plan, std::size_t width, Lines<T> a, Lines<T> b) {
   std::size_t L = width;
   for (const FftStage& s : plan.stages) {
-    const double* twr = plan.twiddle_re.data() + s.twiddles;
-    const double* twi = plan.twiddle_im.data() + s.twiddles;
+    const T* twr = twiddles_re<T>(plan).data() + s.twiddles;
+    const T* twi = twiddles_im<T>(plan).data() + s.twiddles;
     switch (s.radix) {
-      case 2: stage<2, Inverse>(a, b, s.m, L, twr, twi); break;
-      case 3: stage<3, Inverse>(a, b, s.m, L, twr, twi); break;
-      case 4: stage<4, Inverse>(a, b, s.m, L, twr, twi); break;
-      case 5: stage<5, Inverse>(a, b, s.m, L, twr, twi); break;
-      case 7: stage<7, Inverse>(a, b, s.m, L, twr, twi); break;
+      case 2: stage<2, Inverse, T>(a, b, s.m, L, twr, twi); break;
+      case 3: stage<3, Inverse, T>(a, b, s.m, L, twr, twi); break;
+      case 4: stage<4, Inverse, T>(a, b, s.m, L, twr, twi); break;
+      case 5: stage<5, Inverse, T>(a, b, s.m, L, twr, twi); break;
+      case 7: stage<7, Inverse, T>(a, b, s.m, L, twr, twi); break;
     }
     std::swap(a, b);
     L *= std::size_t(s.radix);
@@ -194,6 +209,8 @@ FftAxisPlan make_axis_plan(std::size_t n) {
     plan.stages.push_back(s);
     length = s.m;
   }
+  plan.twiddle_re_single.assign(plan.twiddle_re.begin(), plan.twiddle_re.end());
+  plan.twiddle_im_single.assign(plan.twiddle_im.begin(), plan.twiddle_im.end());
   return plan;
 }
 
@@ -213,16 +230,16 @@ AxisLines axis_lines(const std::array<std::size_t, 3>& d, int a) {
 
 // Calls fn(lines, batch begin, batch width, buffers) for every batch of up to kBatch lines
 // (rows in pairs for the real passes, count = pairs), threads over batches, each thread with
-// its own buffers of 4·n·kBatch doubles.
-template <typename Fn>
+// its own buffers of 4·n·kBatch values.
+template <typename T, typename Fn>
 void for_each_batch(std::size_t n, std::size_t inner, std::size_t outer, std::size_t points,
                     Fn&& fn) {
   const std::size_t per_outer = (inner + kBatch - 1) / kBatch, batches = outer * per_outer;
 #pragma omp parallel num_threads(team_size()) if (points >= kMinParallelPoints)
   {
-    std::vector<double> buffer(4 * n * kBatch);
-    const Lines a{buffer.data(), buffer.data() + n * kBatch};
-    const Lines b{buffer.data() + 2 * n * kBatch, buffer.data() + 3 * n * kBatch};
+    std::vector<T> buffer(4 * n * kBatch);
+    const Lines<T> a{buffer.data(), buffer.data() + n * kBatch};
+    const Lines<T> b{buffer.data() + 2 * n * kBatch, buffer.data() + 3 * n * kBatch};
 #pragma omp for schedule(static)
     for (std::size_t c = 0; c < batches; ++c) {
       const std::size_t o = c / per_outer, first = (c % per_outer) * kBatch;
@@ -231,22 +248,22 @@ void for_each_batch(std::size_t n, std::size_t inner, std::size_t outer, std::si
   }
 }
 
-template <bool Inverse>
-void transform_axis(const FftAxisPlan& plan, const AxisLines& g, double* data, std::size_t points) {
+template <bool Inverse, typename T>
+void transform_axis(const FftAxisPlan& plan, const AxisLines& g, T* data, std::size_t points) {
   if (plan.n == 1) return;
-  for_each_batch(g.n, g.inner, g.outer, points,
-                 [&](std::size_t o, std::size_t first, std::size_t width, Lines a, Lines b) {
+  for_each_batch<T>(g.n, g.inner, g.outer, points,
+                    [&](std::size_t o, std::size_t first, std::size_t width, Lines<T> a, Lines<T> b) {
     const std::size_t base = o * g.outer_step + first * g.inner_step;
     for (std::size_t j = 0; j < g.n; ++j)
       for (std::size_t l = 0; l < width; ++l) {
-        const double* v = data + 2 * (base + l * g.inner_step + j * g.stride);
+        const T* v = data + 2 * (base + l * g.inner_step + j * g.stride);
         a.re[j * width + l] = v[0];
         a.im[j * width + l] = v[1];
       }
-    const Lines r = run_stages<Inverse>(plan, width, a, b);
+    const Lines<T> r = run_stages<Inverse>(plan, width, a, b);
     for (std::size_t j = 0; j < g.n; ++j)
       for (std::size_t l = 0; l < width; ++l) {
-        double* v = data + 2 * (base + l * g.inner_step + j * g.stride);
+        T* v = data + 2 * (base + l * g.inner_step + j * g.stride);
         v[0] = r.re[j * width + l];
         v[1] = r.im[j * width + l];
       }
@@ -254,32 +271,34 @@ void transform_axis(const FftAxisPlan& plan, const AxisLines& g, double* data, s
 }
 
 // Forward real transform of `rows` rows of n reals into rows of n/2 + 1 complex values.
-void forward_real_rows(const FftAxisPlan& plan, const double* in, std::size_t rows, double* out) {
+template <typename T>
+void forward_real_rows(const FftAxisPlan& plan, const T* in, std::size_t rows, T* out) {
   const std::size_t n = plan.n, h = n / 2 + 1, pairs = (rows + 1) / 2;
-  for_each_batch(n, pairs, 1, n * rows, [&](std::size_t, std::size_t first, std::size_t width,
-                                            Lines a, Lines b) {
+  for_each_batch<T>(n, pairs, 1, n * rows, [&](std::size_t, std::size_t first, std::size_t width,
+                                               Lines<T> a, Lines<T> b) {
     for (std::size_t l = 0; l < width; ++l) {
       const std::size_t row = 2 * (first + l);
-      const double* ra = in + row * n;
-      const double* rb = row + 1 < rows ? in + (row + 1) * n : nullptr;
+      const T* ra = in + row * n;
+      const T* rb = row + 1 < rows ? in + (row + 1) * n : nullptr;
       for (std::size_t j = 0; j < n; ++j) {
         a.re[j * width + l] = ra[j];
-        a.im[j * width + l] = rb ? rb[j] : 0.0;
+        a.im[j * width + l] = rb ? rb[j] : T(0);
       }
     }
-    const Lines z = run_stages<false>(plan, width, a, b);
+    const Lines<T> z = run_stages<false>(plan, width, a, b);
+    constexpr T half = 0.5;
     for (std::size_t l = 0; l < width; ++l) {
       const std::size_t row = 2 * (first + l);
-      double* oa = out + 2 * row * h;
-      double* ob = row + 1 < rows ? out + 2 * (row + 1) * h : nullptr;
+      T* oa = out + 2 * row * h;
+      T* ob = row + 1 < rows ? out + 2 * (row + 1) * h : nullptr;
       for (std::size_t k = 0; k < h; ++k) {
         const std::size_t zk = k * width + l, wk = ((n - k) % n) * width + l;
-        const double zr = z.re[zk], zi = z.im[zk], wr = z.re[wk], wi = z.im[wk];
-        oa[2 * k] = 0.5 * (zr + wr);
-        oa[2 * k + 1] = 0.5 * (zi - wi);
+        const T zr = z.re[zk], zi = z.im[zk], wr = z.re[wk], wi = z.im[wk];
+        oa[2 * k] = half * (zr + wr);
+        oa[2 * k + 1] = half * (zi - wi);
         if (ob) {
-          ob[2 * k] = 0.5 * (zi + wi);
-          ob[2 * k + 1] = 0.5 * (wr - zr);
+          ob[2 * k] = half * (zi + wi);
+          ob[2 * k + 1] = half * (wr - zr);
         }
       }
     }
@@ -287,28 +306,29 @@ void forward_real_rows(const FftAxisPlan& plan, const double* in, std::size_t ro
 }
 
 // Inverse real transform of `rows` half-spectrum rows into rows of n reals.
-void inverse_real_rows(const FftAxisPlan& plan, const double* in, std::size_t rows, double* out) {
+template <typename T>
+void inverse_real_rows(const FftAxisPlan& plan, const T* in, std::size_t rows, T* out) {
   const std::size_t n = plan.n, h = n / 2 + 1, pairs = (rows + 1) / 2;
-  for_each_batch(n, pairs, 1, n * rows, [&](std::size_t, std::size_t first, std::size_t width,
-                                            Lines a, Lines b) {
+  for_each_batch<T>(n, pairs, 1, n * rows, [&](std::size_t, std::size_t first, std::size_t width,
+                                               Lines<T> a, Lines<T> b) {
     for (std::size_t l = 0; l < width; ++l) {
       const std::size_t row = 2 * (first + l);
-      const double* sa = in + 2 * row * h;
-      const double* sb = row + 1 < rows ? in + 2 * (row + 1) * h : nullptr;
+      const T* sa = in + 2 * row * h;
+      const T* sb = row + 1 < rows ? in + 2 * (row + 1) * h : nullptr;
       for (std::size_t k = 0; k < n; ++k) {
         // The half spectrum's value at k, or the conjugate of its value at n − k; a real
         // signal's spectrum is real at 0 and n/2.
         const bool stored = k < h;
         const std::size_t s = stored ? k : n - k;
         const bool real_only = s == 0 || 2 * s == n;
-        const double conj = stored ? 1.0 : -1.0;
-        const double ar = sa[2 * s], ai = real_only ? 0.0 : conj * sa[2 * s + 1];
-        const double br = sb ? sb[2 * s] : 0.0, bi = sb && !real_only ? conj * sb[2 * s + 1] : 0.0;
+        const T conj = stored ? 1 : -1;
+        const T ar = sa[2 * s], ai = real_only ? T(0) : conj * sa[2 * s + 1];
+        const T br = sb ? sb[2 * s] : T(0), bi = sb && !real_only ? conj * sb[2 * s + 1] : T(0);
         a.re[k * width + l] = ar - bi;  // A + iB
         a.im[k * width + l] = ai + br;
       }
     }
-    const Lines z = run_stages<true>(plan, width, a, b);
+    const Lines<T> z = run_stages<true>(plan, width, a, b);
     for (std::size_t l = 0; l < width; ++l) {
       const std::size_t row = 2 * (first + l);
       for (std::size_t j = 0; j < n; ++j) out[row * n + j] = z.re[j * width + l];
@@ -347,18 +367,41 @@ void FftPlan3d::transform(std::complex<double>* data, FftDirection direction) co
   }
 }
 
-void FftPlan3d::forward_real(const double* in, std::complex<double>* out) const {
-  double* d = reinterpret_cast<double*>(out);
-  forward_real_rows(axes_[0], in, dims_[1] * dims_[2], d);
-  const std::array<std::size_t, 3> half{dims_[0] / 2 + 1, dims_[1], dims_[2]};
-  for (int a = 1; a < 3; ++a) transform_axis<false>(axes_[a], axis_lines(half, a), d, points());
+namespace {
+
+template <typename T>
+void forward_real_3d(const std::array<std::size_t, 3>& dims, const std::array<FftAxisPlan, 3>& axes,
+                     const T* in, std::complex<T>* out) {
+  T* d = reinterpret_cast<T*>(out);
+  forward_real_rows(axes[0], in, dims[1] * dims[2], d);
+  const std::array<std::size_t, 3> half{dims[0] / 2 + 1, dims[1], dims[2]};
+  const std::size_t points = dims[0] * dims[1] * dims[2];
+  for (int a = 1; a < 3; ++a) transform_axis<false>(axes[a], axis_lines(half, a), d, points);
 }
 
+template <typename T>
+void inverse_real_3d(const std::array<std::size_t, 3>& dims, const std::array<FftAxisPlan, 3>& axes,
+                     std::complex<T>* in, T* out) {
+  T* d = reinterpret_cast<T*>(in);
+  const std::array<std::size_t, 3> half{dims[0] / 2 + 1, dims[1], dims[2]};
+  const std::size_t points = dims[0] * dims[1] * dims[2];
+  for (int a = 2; a >= 1; --a) transform_axis<true>(axes[a], axis_lines(half, a), d, points);
+  inverse_real_rows(axes[0], d, dims[1] * dims[2], out);
+}
+
+}  // namespace
+
+void FftPlan3d::forward_real(const double* in, std::complex<double>* out) const {
+  forward_real_3d(dims_, axes_, in, out);
+}
+void FftPlan3d::forward_real(const float* in, std::complex<float>* out) const {
+  forward_real_3d(dims_, axes_, in, out);
+}
 void FftPlan3d::inverse_real(std::complex<double>* in, double* out) const {
-  double* d = reinterpret_cast<double*>(in);
-  const std::array<std::size_t, 3> half{dims_[0] / 2 + 1, dims_[1], dims_[2]};
-  for (int a = 2; a >= 1; --a) transform_axis<true>(axes_[a], axis_lines(half, a), d, points());
-  inverse_real_rows(axes_[0], d, dims_[1] * dims_[2], out);
+  inverse_real_3d(dims_, axes_, in, out);
+}
+void FftPlan3d::inverse_real(std::complex<float>* in, float* out) const {
+  inverse_real_3d(dims_, axes_, in, out);
 }
 
 }  // namespace dcsgrid::prims

@@ -151,11 +151,18 @@ class PmeReciprocal {
 
   const PmeParameters& parameters() const { return parameters_; }
   const PmeStageTimes& stage_times() const { return times_; }
-  // The mesh potential without scale or background (K1·K2·K3, x fastest), for tests.
+  // The mesh potential without scale or background (K1·K2·K3, x fastest), for tests; empty for
+  // the smooth map, whose mesh is in float.
   const std::vector<double>& mesh_potential() const { return mesh_; }
 
  private:
-  void spread(const AtomSet& atoms);
+  // The smooth map (parameters.real_cutoff 0) is spread, transformed and interpolated in float,
+  // PME's reciprocal part in double (docs/periodic.md: the smooth map's accuracy against its cost).
+  bool single() const { return parameters_.real_cutoff == 0; }
+  template <typename T>
+  void solve(const AtomSet& atoms, std::vector<T>& padded, std::vector<T>& mesh, std::vector<std::complex<T>>& spectrum);
+  template <typename T>
+  void spread(const AtomSet& atoms, std::vector<T>& padded, std::vector<T>& mesh);
   // Fills origins_ and, in spread_order_, the atoms sorted by the slab of mesh planes their spline
   // starts in (stable); returns each slab's first place in spread_order_ and the end.
   std::vector<std::int64_t> sort_by_slab(const AtomSet& atoms, std::int64_t slabs);
@@ -168,11 +175,14 @@ class PmeReciprocal {
   std::vector<double> influence_;  // on the half spectrum
   std::vector<double> mesh_;       // charges, then potential
   std::vector<std::complex<double>> spectrum_;
+  std::vector<float> single_mesh_;  // the same in float, for the smooth map
+  std::vector<std::complex<float>> single_spectrum_;
   // Spreading's scratch, kept between frames: the atoms' spline origins, the order they are
   // spread in, and the padded mesh they are spread onto (pme.cpp).
   std::vector<PmeSplineOrigin> origins_;
   std::vector<std::uint32_t> spread_order_;
   std::vector<double> padded_;
+  std::vector<float> padded_single_;
   PmeStageTimes times_;
 };
 

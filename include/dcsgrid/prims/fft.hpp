@@ -1,4 +1,4 @@
-// Fast Fourier transforms of double data on the CPU: 3D complex↔complex and real↔complex
+// Fast Fourier transforms of double (and, real↔complex, float) data on the CPU: 3D complex↔complex and real↔complex
 // (half spectrum), for sizes whose prime factors are 2, 3, 5 and 7 (the PME mesh takes such
 // sizes, fft_good_size). Our own code, so that the CPU build needs no FFT library: a
 // mixed-radix Stockham transform (radices 4, 2, 3, 5, 7; twiddles precomputed in the plan),
@@ -33,6 +33,7 @@ struct FftAxisPlan {
   std::size_t n = 1;
   std::vector<FftStage> stages;
   std::vector<double> twiddle_re, twiddle_im;  // forward twiddles e^{−2πi p·u/n_stage}
+  std::vector<float> twiddle_re_single, twiddle_im_single;  // the same, rounded to float
 };
 
 // A plan for one 3D shape; const after construction, so threads may share it.
@@ -48,11 +49,14 @@ class FftPlan3d {
 
   // In place, nx·ny·nz values.
   void transform(std::complex<double>* data, FftDirection direction) const;
-  // Forward transform of nx·ny·nz reals into the half spectrum.
+  // Forward transform of nx·ny·nz reals into the half spectrum (in double, or in float: the same
+  // stages, with float twiddles).
   void forward_real(const double* in, std::complex<double>* out) const;
+  void forward_real(const float* in, std::complex<float>* out) const;
   // Inverse transform of a half spectrum (overwritten) into nx·ny·nz reals. The imaginary parts
   // that a real signal's spectrum cannot have (x frequency 0, and nx/2 for even nx) are ignored.
   void inverse_real(std::complex<double>* in, double* out) const;
+  void inverse_real(std::complex<float>* in, float* out) const;
 
  private:
   std::array<std::size_t, 3> dims_;
