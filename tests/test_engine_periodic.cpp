@@ -16,6 +16,7 @@
 
 #include "dcsgrid/core/cell.hpp"
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/engine/cpu_backend.hpp"
 #include "dcsgrid/engine/periodic.hpp"
 #include "helpers.hpp"
@@ -566,6 +567,34 @@ TEST(Periodic, SmallMeshSpreadsSerially) {
   reciprocal.set_atoms(atoms);
   reciprocal.add_to(grid, Slab{0, grid.nz()}, pme.data());
   EXPECT_LT(relative_l2(pme, ref), 1e-4);
+}
+
+// The reciprocal part is the same bit for bit whatever the number of threads (batch workers on the
+// CPU share the cores, and --average's mean must not depend on how): PME's in double and the
+// smooth map's in float, on an orthorhombic and a triclinic cell whose meshes hold several slabs.
+TEST(Periodic, ReciprocalPartIsTheSameForAnyThreadCount) {
+  for (const UnitCell* cell : {&orthorhombic(), &triclinic()}) {
+    const AtomSet atoms = atoms_in_cell(*cell, 300, 21, 0.5);
+    const GridSpec grid = grid_over_cell(*cell, 1.3, 17);
+    for (const double smooth : {0.0, 0.25}) {
+      PeriodicOptions o;
+      o.smooth_beta = smooth;
+      o.mesh_spacing = 0.6;
+      const engine::PmeParameters p = engine::resolve_pme(*cell, o);
+      ASSERT_GE(p.mesh[2] / std::size_t(p.order - 1), 6u);  // slabs for three threads, twice over
+      std::vector<float> one_thread;
+      for (const int threads : {1, 2, 3}) {
+        set_openmp_threads(threads);
+        engine::PmeReciprocal reciprocal(*cell, p, scale(), smooth == 0);
+        reciprocal.set_atoms(atoms);
+        std::vector<float> map(grid.point_count(), 0.0f);
+        reciprocal.add_to(grid, Slab{0, grid.nz()}, map.data());
+        if (threads == 1) one_thread = map;
+        else EXPECT_EQ(map, one_thread) << threads << " threads, smooth " << smooth << ", " << cell->describe();
+      }
+      set_openmp_threads(0);
+    }
+  }
 }
 
 TEST(Periodic, RefusesMeshesAndSumsBeyondTheirLimits) {
