@@ -359,10 +359,8 @@ std::vector<std::int64_t> PmeReciprocal::sort_by_slab(const AtomSet& atoms, std:
     for (int a = 0; a < 3; ++a) {
       const Vec3& r = reciprocal[std::size_t(a)];
       const double u = (double(x[i]) * r[0] + double(y[i]) * r[1] + double(z[i]) * r[2]) * double(k[a]);
-      const double base = std::floor(u);
-      o.offset[a] = u - base;
-      o.first[a] = base >= 0 && base < double(k[a]) ? std::int32_t(base)
-                                                     : std::int32_t(bspline_first_point(u, k[a]));
+      o.offset[a] = u - std::floor(u);
+      o.first[a] = std::int32_t(bspline_first_point(u, k[a]));
     }
     o.q = q[i];
     return o;
