@@ -10,10 +10,12 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "app/batch/average_sums.hpp"
 #include "app/batch/resume.hpp"
 #include "dcsgrid/app/batch.hpp"
 #include "dcsgrid/analysis/batch_file.hpp"
@@ -309,6 +311,43 @@ TEST(Batch, AverageIsTheSameBitForBitWhateverTheWorkers) {
   EXPECT_TRUE(means[0].data == means[1].data);
   EXPECT_TRUE(stds[0].data == stds[1].data);
   fs::remove_all(dir);
+}
+
+// The sums of several GPUs, each kept with its own first frame as shift, moved onto one shift
+// (add_shifted_sums): the sums over all frames with that shift, computed here in long double, to
+// float64 rounding. Frames far from the shift (values near 1e3, spreads near 1) make a wrong δ term
+// show.
+TEST(AverageSums, PartsKeptWithShiftsOfTheirOwnAddUp) {
+  const std::size_t n = 257, frames = 11;
+  std::mt19937_64 rng(8);
+  std::normal_distribution<double> spread(0, 1);
+  std::vector<std::vector<float>> maps(frames, std::vector<float>(n));
+  for (std::size_t f = 0; f < frames; ++f)
+    for (std::size_t p = 0; p < n; ++p) maps[f][p] = float(1000 + 3 * std::sin(double(p)) + spread(rng));
+  // Three parts: frames 0–3, 4–8, 9–10, each summed with its first frame as shift.
+  const std::vector<std::pair<std::size_t, std::size_t>> parts{{0, 4}, {4, 9}, {9, 11}};
+  AverageSums into(n, frames);
+  into.shift = maps[0];
+  for (const auto& [begin, end] : parts) {
+    std::vector<double> sum(n), squares(n);
+    for (std::size_t f = begin; f < end; ++f)
+      for (std::size_t p = 0; p < n; ++p) {
+        const double d = double(maps[f][p]) - double(maps[begin][p]);
+        sum[p] += d;
+        squares[p] += d * d;
+      }
+    add_shifted_sums(maps[begin], sum, squares, end - begin, into);
+  }
+  for (std::size_t p = 0; p < n; ++p) {
+    long double sum = 0, squares = 0;
+    for (std::size_t f = 0; f < frames; ++f) {
+      const long double d = (long double)maps[f][p] - (long double)maps[0][p];
+      sum += d;
+      squares += d * d;
+    }
+    ASSERT_NEAR(into.sum[p], double(sum), 1e-12 * (std::abs(double(sum)) + 1)) << p;
+    ASSERT_NEAR(into.squares[p], double(squares), 1e-12 * double(squares)) << p;
+  }
 }
 
 // batch --average stopped by a failed frame (--fail-fast) keeps its sums beside the output; a run
@@ -638,6 +677,88 @@ TEST(BatchGpu, WorkersOnEveryGpuGiveTheSameFile) {
   for (int g = 0; g < gpus; ++g)
     EXPECT_NE(r.device.find("GPU " + std::to_string(g)), std::string::npos) << r.device;
   expect_same_bytes(contents(one.output), contents(every.output));
+  fs::remove_all(dir);
+}
+
+// batch --average on a GPU: the frames stay there and are added into float64 sums there. Against
+// the frames of a GPU batch file of the same inputs (the engine is deterministic), summed here as
+// the sums promise, term by term: the mean is the same bit for bit, the standard deviation within
+// the rounding of its last steps (the host's subtraction of m² may be fused). A failed frame is
+// left out; two workers share the GPU.
+TEST(BatchGpu, AverageAddsTheFramesOnTheDevice) {
+  DCSGRID_REQUIRE_GPU();
+  const fs::path dir = test::temp_dir("batch-gpu-average");
+  const std::vector<std::string> files = write_frames_one_bad(dir, 7, 13, 150, 2);
+  BatchOptions all = cpu_options(files, dir / "all.h5");
+  all.compute.device = "gpu";
+  run_batch(all);
+  BatchOptions average = cpu_options(files, dir / "mean.h5");
+  average.compute.device = "gpu";
+  average.average = average.average_std = true;
+  average.frame_workers = 2;
+  const BatchResult r = run_batch(average);
+  EXPECT_TRUE(r.maps_on_device);
+  EXPECT_EQ(r.computed, 6u);
+  EXPECT_EQ(r.failed, 1u);
+  io::MapSelector std_dataset;
+  std_dataset.dataset = "potential_std";
+  const io::MapFile mean = io::read_map(average.output), stddev = io::read_map(average.output, std_dataset);
+  BatchFile file(all.output);
+  const std::size_t n = file.grid().point_count();
+  ASSERT_EQ(mean.data.size(), n);
+  std::vector<float> shift;
+  std::vector<double> sum(n), squares(n);
+  double frames = 0;
+  for (std::size_t f = 0; f < file.frames().size(); ++f) {
+    if (file.frames()[f].status != FrameStatus::complete) continue;
+    const std::vector<float> v = frame_data(file, f);
+    if (shift.empty()) shift = v;
+    for (std::size_t p = 0; p < n; ++p) {
+      const double d = double(v[p]) - double(shift[p]);
+      volatile double d2 = d * d;  // rounded before the add: not fused, as on the device
+      sum[p] += d;
+      squares[p] += d2;
+    }
+    ++frames;
+  }
+  for (std::size_t p = 0; p < n; ++p) {
+    const double d = sum[p] / frames;
+    ASSERT_EQ(mean.data[p], float(shift[p] + d)) << p;
+    const double s = std::sqrt(std::max(0.0, squares[p] / frames - d * d));
+    ASSERT_NEAR(stddev.data[p], s, 1e-6 * s + 1e-12) << p;
+  }
+  fs::remove_all(dir);
+}
+
+// A GPU average stopped by a failed frame and resumed continues its sums on the device from the
+// saved ones: the same mean and standard deviation, bit for bit, as one run that was never stopped.
+TEST(BatchGpu, ResumedAverageIsTheUninterruptedOne) {
+  DCSGRID_REQUIRE_GPU();
+  const fs::path dir = test::temp_dir("batch-gpu-average-resume");
+  const std::vector<std::string> files = write_frames(dir, 6, 19, 150);
+  const std::vector<char> good = test::file_bytes(files[3]);
+  BatchOptions whole = cpu_options(files, dir / "whole.h5");
+  whole.compute.device = "gpu";
+  whole.average = whole.average_std = true;
+  ASSERT_TRUE(run_batch(whole).maps_on_device);
+  BatchOptions stopped = whole;
+  stopped.output = dir / "stopped.h5";
+  stopped.fail_fast = true;
+  stopped.frame_workers = 1;
+  stopped.grid.box = io::read_map(whole.output).grid;  // the box the mended frame gives
+  test::write_text(files[3], "ATOM      1  C   MOL A   1       1.000   2.000   x.000  0.5 1.7\n");
+  EXPECT_THROW(run_batch(stopped), Error);
+  ASSERT_TRUE(fs::exists(dir / "stopped.h5.sums.h5"));
+  test::write_text(files[3], std::string(good.begin(), good.end()));
+  stopped.fail_fast = false;
+  stopped.resume = true;
+  const BatchResult r = run_batch(stopped);
+  EXPECT_EQ(r.computed, 3u);
+  EXPECT_TRUE(r.maps_on_device);
+  io::MapSelector std_dataset;
+  std_dataset.dataset = "potential_std";
+  EXPECT_TRUE(io::read_map(whole.output).data == io::read_map(stopped.output).data);
+  EXPECT_TRUE(io::read_map(whole.output, std_dataset).data == io::read_map(stopped.output, std_dataset).data);
   fs::remove_all(dir);
 }
 #endif

@@ -444,6 +444,7 @@ void BatchFile::write_frames(std::span<const FrameWrite> group, const StepHook& 
     b.check_index(f.index);
     if (b.bins > 0 && !f.stats)
       throw Error(path.string() + ": frame " + std::to_string(f.index) + " needs its stats");
+    if (!f.data) throw Error(path.string() + ": frame " + std::to_string(f.index) + "'s map is not on the host");
     in_order.push_back(&f);
   }
   std::sort(in_order.begin(), in_order.end(),

@@ -107,6 +107,13 @@ engine::PotentialRequest make_request(const ComputeSettings& s, engine::Method m
   return request;
 }
 
+Error non_finite_error(const std::string& what, const GridSpec& grid, const engine::NonFiniteValue& bad) {
+  const std::size_t nx = std::size_t(grid.nx()), ny = std::size_t(grid.ny());
+  return Error(fmt::format("{}: the value at grid point (x {}, y {}, z {}) is {}: the map is not finite, so it "
+                           "is not written (--allow-non-finite keeps such maps)",
+                           what, bad.index % nx, bad.index / nx % ny, bad.index / (nx * ny), bad.value));
+}
+
 engine::SlabSink finite_slabs(bool allow, const GridSpec& grid, const std::string& what,
                               engine::SlabSink sink, std::size_t* non_finite) {
   return [grid, what, sink = std::move(sink), non_finite, allow](
@@ -114,13 +121,8 @@ engine::SlabSink finite_slabs(bool allow, const GridSpec& grid, const std::strin
     const std::size_t count = grid.plane_size() * std::size_t(slab.planes());
     const float* bad = std::find_if(data, data + count, [](float v) { return !std::isfinite(v); });
     if (bad != data + count) {
-      if (!allow) {
-        const std::size_t at = grid.plane_size() * std::size_t(slab.z_begin) + std::size_t(bad - data);
-        const std::size_t nx = std::size_t(grid.nx()), ny = std::size_t(grid.ny());
-        throw Error(fmt::format("{}: the value at grid point (x {}, y {}, z {}) is {}: the map is not "
-                                "finite, so it is not written (--allow-non-finite keeps such maps)",
-                                what, at % nx, at / nx % ny, at / (nx * ny), *bad));
-      }
+      if (!allow)
+        throw non_finite_error(what, grid, {grid.plane_size() * std::size_t(slab.z_begin) + std::size_t(bad - data), *bad});
       if (non_finite)
         *non_finite += std::size_t(std::count_if(bad, data + count, [](float v) { return !std::isfinite(v); }));
     }

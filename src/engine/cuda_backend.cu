@@ -247,12 +247,17 @@ class DeviceWorker {
   }
 
   std::int64_t plane_multiple() const { return layout_.plane_multiple; }
+  bool finishes_on_host() const { return method_->finishes_on_host(); }
   std::optional<SolverReport> solver_report() const { return method_->solver_report(); }
   std::vector<StageTime> setup_stages() const { return method_->setup_stages(); }
 
   void allocate(std::int64_t planes) {
     slot_.reserve(std::size_t(planes) * layout_.plane_bytes() / sizeof(float),
                   std::size_t(planes) * grid_.plane_size());
+  }
+  // The device's slab buffers alone (run_into).
+  void allocate_on_device(std::int64_t planes) {
+    slot_.reserve(std::size_t(planes) * layout_.plane_bytes() / sizeof(float), 0);
   }
 
   // Computes slabs[mine[0]], slabs[mine[1]], ... and publishes each once it is on the host.
@@ -267,7 +272,7 @@ class DeviceWorker {
       // Host buffer b is free once the sink is done with the slab two back.
       if (n >= 2 && !handoff.wait_consumed(mine[n - 2])) return;
       DCSGRID_CUDA_CHECK(cudaStreamWaitEvent(copy_.get(), computed_[b].get()));
-      copy_to_host(slabs[mine[n]], b);
+      copy_slab(slabs[mine[n]], b, host_[b].data(), cudaMemcpyDeviceToHost, copy_.get());
       copied_[b].record(copy_.get());
       if (n >= 1) hand_over(mine[n - 1], slabs[mine[n - 1]], (n - 1) % 2, handoff);
     }
@@ -278,19 +283,43 @@ class DeviceWorker {
       if (!handoff.wait_consumed(mine[n])) return;
   }
 
+  // Computes the slabs, in order, into `map` (device memory: the whole grid, x fastest), all on the
+  // compute stream, and waits for them. For methods that do not finish on the host.
+  void run_into(const std::vector<Slab>& slabs, float* map) {
+    const std::size_t plane = grid_.plane_size();
+    for (std::size_t n = 0; n < slabs.size(); ++n) {
+      const std::size_t b = n % 2;
+      started_[b].record(compute_.get());
+      method_->enqueue(slabs[n], device_[b].data(), compute_.get());
+      computed_[b].record(compute_.get());
+      copy_slab(slabs[n], b, map + plane * std::size_t(slabs[n].z_begin), cudaMemcpyDeviceToDevice, compute_.get());
+      if (n >= 1) finish_on_device(slabs[n - 1], (n - 1) % 2);
+    }
+    if (!slabs.empty()) finish_on_device(slabs.back(), (slabs.size() - 1) % 2);
+    compute_.synchronize();
+  }
+
   double kernel_seconds() const { return kernel_seconds_; }
   double host_seconds() const { return host_seconds_; }
 
  private:
-  void copy_to_host(Slab slab, std::size_t b) {
+  // Slab buffer b (the method's layout) into dst, unpadded.
+  void copy_slab(Slab slab, std::size_t b, float* dst, cudaMemcpyKind kind, cudaStream_t stream) {
     const std::size_t nx = std::size_t(grid_.nx()), ny = std::size_t(grid_.ny());
     cudaMemcpy3DParms p{};
     p.srcPtr = make_cudaPitchedPtr(device_[b].data(), std::size_t(layout_.pitch_x) * sizeof(float),
                                    nx, std::size_t(layout_.rows_per_plane));
-    p.dstPtr = make_cudaPitchedPtr(host_[b].data(), nx * sizeof(float), nx, ny);
+    p.dstPtr = make_cudaPitchedPtr(dst, nx * sizeof(float), nx, ny);
     p.extent = make_cudaExtent(nx * sizeof(float), ny, std::size_t(slab.planes()));
-    p.kind = cudaMemcpyDeviceToHost;
-    DCSGRID_CUDA_CHECK(cudaMemcpy3DAsync(&p, copy_.get()));
+    p.kind = kind;
+    DCSGRID_CUDA_CHECK(cudaMemcpy3DAsync(&p, stream));
+  }
+
+  // A slab of run_into once its kernel is done: its time, and the method's bookkeeping.
+  void finish_on_device(Slab slab, std::size_t b) {
+    computed_[b].synchronize();
+    kernel_seconds_ += computed_[b].seconds_since(started_[b]);
+    method_->finish_on_host(slab, nullptr);
   }
 
   void hand_over(std::size_t index, Slab slab, std::size_t b, Handoff& handoff) {
@@ -387,6 +416,64 @@ class CudaBackend final : public Backend {
       if (e) std::rethrow_exception(e);
   }
 
+  bool computes_on_device(const PotentialRequest& request, std::size_t kept_bytes) const override {
+    if (devices_.size() != 1 || !supports(request.method) || request.cutoff.bin_capacity > 0) return false;
+    int current = 0;
+    std::size_t free = 0, total = 0;
+    DCSGRID_CUDA_CHECK(cudaGetDevice(&current));
+    DCSGRID_CUDA_CHECK(cudaSetDevice(devices_.front()));
+    DCSGRID_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    DCSGRID_CUDA_CHECK(cudaSetDevice(current));
+    return kept_bytes <= free / 2;
+  }
+
+  // On the calling thread, with the device made current there; slabs as run() plans their host
+  // buffers, all in one stream, each copied into the map.
+  OnDeviceRun run_on_device(const PotentialRequest& request, DeviceMaps& maps) override {
+    validate(request);
+    if (devices_.size() != 1 || !supports(request.method))
+      throw Error("the cuda backend keeps a map on a GPU only when it runs on one GPU, for a method it computes");
+    const int device = devices_.front();
+    OnDeviceRun run;
+    DeviceRunStats& stats = run.stats.devices.emplace_back();
+    stats.device = cuda::device_label(device);
+    const auto t0 = clock_type::now();
+    LapTimer timer;
+    DCSGRID_CUDA_CHECK(cudaSetDevice(device));
+    SlotLoan loan(slots_);
+    stats.setup_stages.push_back({"context and streams", timer.lap()});
+    const std::size_t points = request.grid.point_count();
+    if (maps.size() <= std::size_t(device)) maps.resize(std::size_t(device) + 1);
+    if (!maps[device] || maps[device]->points() < points) {
+      maps[device].reset();
+      maps[device] = std::make_unique<CudaDeviceMap>(points);
+    }
+    auto& map = static_cast<CudaDeviceMap&>(*maps[device]);  // run_on_device makes every map of `maps`
+    DeviceWorker worker(request, *loan.slot, keep_setup);
+    if (worker.finishes_on_host())
+      throw Error("the " + method_name(request.method) + " method sums atoms on the host: its map cannot stay on the GPU");
+    stats.setup_stages.push_back({"method", timer.lap()});
+    for (const StageTime& s : worker.setup_stages()) stats.setup_stages.push_back({"method: " + s.stage, s.seconds});
+    const std::size_t plane_bytes = request.grid.plane_size() * sizeof(float);
+    const std::int64_t cap = slab_planes(std::int64_t(std::min(slab_bytes, kSlabHostBytes) / plane_bytes),
+                                         std::min(worker.max_planes(), kMaxPlanesPerLaunch), worker.plane_multiple());
+    std::vector<Slab> slabs;
+    for (std::int64_t z = 0; z < request.grid.nz(); z += cap) slabs.push_back({z, std::min(z + cap, request.grid.nz())});
+    worker.allocate_on_device(slabs.front().planes());
+    stats.setup_stages.push_back({"slab buffers", timer.lap()});
+    stats.setup_seconds = seconds_since(t0);
+    worker.run_into(slabs, map.data());
+    run.first_non_finite = first_non_finite(map.data(), points, loan.slot->compute.get());
+    stats.compute_seconds = worker.kernel_seconds();
+    stats.slabs = std::int64_t(slabs.size());
+    run.stats.device = "cuda: " + stats.device;
+    run.stats.setup_seconds = stats.setup_seconds;
+    run.stats.compute_seconds = stats.compute_seconds;
+    run.stats.solver = worker.solver_report();
+    run.map = &map;
+    return run;
+  }
+
   void compute(const PotentialRequest& request, Slab slab, float* out) override {
     if (slab.z_begin < 0 || slab.z_end > request.grid.nz() || slab.planes() <= 0)
       throw Error("cuda backend: planes [" + std::to_string(slab.z_begin) + ", " +
@@ -464,6 +551,18 @@ class CudaBackend final : public Backend {
     }
     return stats;
   }
+
+  // The slot of a run on device 0 of devices_, taken for the run (or made) and given back after.
+  struct SlotLoan {
+    explicit SlotLoan(SlotPool& pool) : pool(pool), slot(pool.take(0)) {
+      if (!slot) slot = std::make_unique<DeviceSlot>();
+    }
+    ~SlotLoan() { pool.give(0, std::move(slot)); }
+    SlotLoan(const SlotLoan&) = delete;
+    SlotLoan& operator=(const SlotLoan&) = delete;
+    SlotPool& pool;
+    std::unique_ptr<DeviceSlot> slot;
+  };
 
   std::vector<int> devices_;
   SlotPool slots_;  // per device, kept between runs

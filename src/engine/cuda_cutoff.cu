@@ -296,6 +296,7 @@ double CudaCutoffMethod::finish_on_host(Slab slab, float* host) {
   m.stats.kernel_seconds += kernel;
   ++m.stats.slabs;
   if (!run->overflow.valid()) return 0;
+  if (!host) throw Error("CudaCutoffMethod: a slab with bins of fixed capacity must reach the host");
 
   const OverflowSum sum = run->overflow.get();
   const auto t0 = Clock::now();
@@ -309,6 +310,8 @@ double CudaCutoffMethod::finish_on_host(Slab slab, float* host) {
   m.stats.add_seconds += add;
   return cpu + add;
 }
+
+bool CudaCutoffMethod::finishes_on_host() const { return impl_->capacity > 0; }
 
 const CutoffRunStats& CudaCutoffMethod::stats() const { return impl_->stats; }
 

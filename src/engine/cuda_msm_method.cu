@@ -22,6 +22,7 @@ class MsmDeviceMethod final : public DeviceMethod {
   }
   // The overflow atoms' short-range terms, added on the host once the slab is copied.
   double finish_on_host(Slab slab, float* host) override { return short_range_->finish_on_host(slab, host); }
+  bool finishes_on_host() const override { return short_range_->finishes_on_host(); }
   std::vector<StageTime> setup_stages() const override {
     std::vector<StageTime> stages{{"short-range atoms upload", short_range_seconds_}};
     for (const StageTime& s : long_range_.setup_stages()) stages.push_back({"long range: " + s.stage, s.seconds});

@@ -158,6 +158,10 @@ RunStats Backend::run(const PotentialRequest& request, const SlabSink& sink,
   return stats;
 }
 
+OnDeviceRun Backend::run_on_device(const PotentialRequest& /*request*/, DeviceMaps& /*maps*/) {
+  throw Error("the " + name() + " backend cannot keep a map on a GPU");
+}
+
 RunStats run_in_slabs(const GridSpec& grid, std::size_t slab_bytes,
                       const std::function<void(Slab, float*)>& compute, const SlabSink& sink,
                       const Progress& progress) {

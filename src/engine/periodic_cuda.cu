@@ -41,6 +41,7 @@ class RealSpacePart {
   }
   // The cutoff method's overflow atoms, added on the host.
   double finish_on_host(Slab slab, float* host) { return cutoff_ ? cutoff_->finish_on_host(slab, host) : 0.0; }
+  bool finishes_on_host() const { return cutoff_ && cutoff_->finishes_on_host(); }
 
  private:
   GridSpec grid_;
@@ -66,6 +67,7 @@ class PmeDeviceMethod final : public DeviceMethod {
     reciprocal_->add_to(grid_, slab, out, layout(), stream);
   }
   double finish_on_host(Slab slab, float* host) override { return real_.finish_on_host(slab, host); }
+  bool finishes_on_host() const override { return real_.finishes_on_host(); }
 
  private:
   GridSpec grid_;
@@ -92,6 +94,7 @@ class EwaldDeviceMethod final : public DeviceMethod {
     reciprocal_->add_to(grid_, slab, out, layout(), stream);
   }
   double finish_on_host(Slab slab, float* host) override { return real_.finish_on_host(slab, host); }
+  bool finishes_on_host() const override { return real_.finishes_on_host(); }
 
  private:
   GridSpec grid_;

@@ -54,6 +54,10 @@
 #include "dcsgrid/core/grid.hpp"
 #include "dcsgrid/io/maps/metadata.hpp"
 
+namespace dcsgrid::engine {
+class DeviceMap;
+}
+
 namespace dcsgrid::analysis {
 
 // Where a part of a sharded batch sits in the whole: shard `index` of `count` holds the
@@ -129,9 +133,10 @@ class BatchFile {
   // for every frame of the group after each step.
   struct FrameWrite {
     std::size_t index;
-    const float* data;
+    const float* data;  // null where the map is on a GPU (a sink's own frames; never a file's)
     FrameRecord record;
     const MapStats* stats;
+    const engine::DeviceMap* on_device = nullptr;  // a map the pipeline left on its GPU
   };
   void write_frames(std::span<const FrameWrite> frames, const StepHook& hook = {});
   // Writes frame `index`'s stats row only (merge: a frame whose data lies in a part).

@@ -116,6 +116,8 @@ struct BatchResult {
   double read_busy = 0, compute_busy = 0, stats_busy = 0, write_busy = 0;
   // Inside compute: the engine's set-up (device start, uploads) and kernel seconds, summed.
   double engine_setup = 0, engine_kernels = 0;
+  // The frames' maps stayed on the GPUs (--average's sums were added there).
+  bool maps_on_device = false;
   nlohmann::json to_json() const;
 };
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dcsgrid/core/atoms.hpp"
+#include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/grid.hpp"
 #include "dcsgrid/core/physics.hpp"
 #include "dcsgrid/engine/engine.hpp"
@@ -69,6 +70,8 @@ void require_support(const engine::Backend& backend, engine::Method method);
 engine::SlabSink finite_slabs(bool allow_non_finite, const GridSpec& grid,
                               const std::string& what, engine::SlabSink sink,
                               std::size_t* non_finite = nullptr);
+// The Error finite_slabs throws, for a value found elsewhere (a map kept on a GPU).
+Error non_finite_error(const std::string& what, const GridSpec& grid, const engine::NonFiniteValue& bad);
 
 // The request for one method of the settings.
 engine::PotentialRequest make_request(const ComputeSettings& settings, engine::Method method,

@@ -70,6 +70,8 @@ class CudaCutoffMethod final : public DeviceMethod {
   SlabLayout layout() const override;
   void enqueue(Slab slab, float* out, cudaStream_t stream) override;
   double finish_on_host(Slab slab, float* host) override;
+  // Fixed bin capacity: the atoms bins cannot hold are summed on the host.
+  bool finishes_on_host() const override;
 
   const CutoffRunStats& stats() const;
 

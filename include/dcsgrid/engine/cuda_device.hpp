@@ -127,6 +127,26 @@ class PinnedBuffer {
 
 namespace dcsgrid::engine {
 
+// A DeviceMap (engine.hpp) of its own memory, on the device current when it is made.
+class CudaDeviceMap final : public DeviceMap {
+ public:
+  explicit CudaDeviceMap(std::size_t points) : buffer_(points) {
+    DCSGRID_CUDA_CHECK(cudaGetDevice(&device_));
+  }
+  int device() const override { return device_; }
+  const float* data() const override { return buffer_.data(); }
+  float* data() { return buffer_.data(); }
+  std::size_t points() const override { return buffer_.size(); }
+
+ private:
+  int device_ = 0;
+  cuda::DeviceBuffer<float> buffer_;
+};
+
+// The first of `count` floats of device memory (by index) that is not finite, if any; runs on
+// stream and waits for it.
+std::optional<NonFiniteValue> first_non_finite(const float* data, std::size_t count, cudaStream_t stream);
+
 // How a method lays out a slab in device memory: rows of pitch_x floats, rows_per_plane rows per
 // plane (pitch_x >= nx, rows_per_plane >= ny: kernels pad so that they need no bounds checks).
 struct SlabLayout {
@@ -155,6 +175,9 @@ class DeviceMethod {
   // the device could not take. Runs on the device's host thread; returns the seconds it took
   // (reported as RunStats::overflow_seconds).
   virtual double finish_on_host(Slab /*slab*/, float* /*host*/) { return 0; }
+  // True when finish_on_host changes the slab: it must then reach the host (no run_on_device).
+  // Otherwise finish_on_host may be given no slab (host nullptr), for its bookkeeping.
+  virtual bool finishes_on_host() const { return false; }
   // What an iterative method tells about its solve (pb), copied into RunStats.
   virtual std::optional<SolverReport> solver_report() const { return {}; }
   // The constructor's set-up, stage by stage, for methods whose set-up is a large part of a run.

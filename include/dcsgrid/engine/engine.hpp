@@ -104,6 +104,31 @@ struct RunStats {
   std::optional<SolverReport> solver;   // an iterative method's solve (pb): residuals, energies
 };
 
+// A map a GPU backend computed and left in its device's memory (Backend::run_on_device): every
+// point of the grid, x fastest. batch --average adds frames into sums there, so that a frame's map
+// never crosses to the host. Complete once run_on_device returns; read with its device current.
+class DeviceMap {
+ public:
+  virtual ~DeviceMap() = default;
+  virtual int device() const = 0;  // the CUDA device it is on
+  virtual const float* data() const = 0;  // device memory, points() floats
+  virtual std::size_t points() const = 0;
+};
+// A caller's maps for runs on any of several devices: at most one a device, indexed by its id.
+using DeviceMaps = std::vector<std::unique_ptr<DeviceMap>>;
+
+// A grid point whose value is not finite (the first, by index).
+struct NonFiniteValue {
+  std::size_t index = 0;
+  float value = 0;
+};
+
+struct OnDeviceRun {
+  RunStats stats;
+  const DeviceMap* map = nullptr;  // the one of the caller's maps that holds the grid
+  std::optional<NonFiniteValue> first_non_finite;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -119,6 +144,17 @@ class Backend {
   // with the sink override it.
   virtual RunStats run(const PotentialRequest& request, const SlabSink& sink,
                        const Progress& progress = {});
+  // Whether run_on_device can compute `request` while the caller holds `kept_bytes` of the
+  // device's memory beside the run (its maps and sums): a GPU backend of one device, a method whose
+  // slabs need no host work (no cutoff bin capacity: no atoms summed on the CPU), and kept_bytes
+  // within half the device's free memory.
+  virtual bool computes_on_device(const PotentialRequest& /*request*/, std::size_t /*kept_bytes*/) const {
+    return false;
+  }
+  // Computes the whole grid into this backend's device's map of `maps` (made, or made again when
+  // it holds fewer points, as needed), waits for it, and finds its first non-finite value. Only
+  // where computes_on_device; throws Error otherwise.
+  virtual OnDeviceRun run_on_device(const PotentialRequest& request, DeviceMaps& maps);
   // Bytes of host memory a slab buffer may use.
   std::size_t slab_bytes = std::size_t(1) << 30;
   // Keep set-up that depends on the cell and options, not the atoms (the periodic methods'

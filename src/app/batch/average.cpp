@@ -19,6 +19,7 @@
 #include "app/batch/pipeline.hpp"
 #include "app/batch/resume.hpp"
 #include "app/clock.hpp"
+#include "dcsgrid/analysis/device_sums.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/io/maps/io.hpp"
@@ -86,7 +87,11 @@ GridSpec mapped_grid(GridSpec grid, const Mat3& m) {
 }
 
 // Sums over the frames, per point, of (v − s) and (v − s)² in float64, s being the first frame
-// written (a shift that keeps the variance's subtraction well conditioned). Periodic frames whose
+// written (a shift that keeps the variance's subtraction well conditioned). Frames the pipeline
+// leaves on GPUs are added there, into sums of each GPU (DeviceMapSums) that a save or the mean
+// gathers: the first GPU's continue the host's (a resumed run's), so that with one GPU the sums are
+// the host loop's term by term; another GPU's, kept with its own first frame as shift, are moved
+// onto the first's shift (add_shifted_sums), which rounds differently. Periodic frames whose
 // cells differ (NPT) are each computed at the grid's fractional coordinates in their own cell, as
 // PMEpot averages, and the mean is placed in the mean cell. The sums go to their file (`save`)
 // every kSaveSeconds and when the run stops early, so that --resume continues from them; a save
@@ -110,14 +115,26 @@ class AverageSink final : public FrameSink {
 
   void write_frames(std::span<const analysis::BatchFile::FrameWrite> group) override {
     for (const auto& f : group) {
-      if (sums_.count == 0) std::copy(f.data, f.data + sums_.shift.size(), sums_.shift.begin());
-      add(f.data);
+      if (f.on_device) {
+        add_on_device(*f.on_device);
+      } else {
+        if (sums_.count == 0) std::copy(f.data, f.data + sums_.shift.size(), sums_.shift.begin());
+        add(f.data);
+      }
       ++sums_.count;
       sums_.added[f.index] = 1;
       take_scale(f.index, true);
       layout_.frames.set_outcome(f.index, FrameStatus::complete, f.record.atom_count, f.record.total_charge);
     }
+    synchronize_devices();  // the pipeline reuses the maps once this returns
     if (save_ && seconds_since(last_save_) >= std::max(kSaveSeconds, 10 * last_save_seconds_)) save();
+  }
+  std::size_t device_bytes() const override {
+#ifdef DCSGRID_HAVE_CUDA
+    return sums_.shift.size() * (sizeof(float) + 2 * sizeof(double));
+#else
+    return 0;
+#endif
   }
   void write_failure(std::size_t index, const FrameRecord& outcome) override {
     layout_.frames.set_outcome(index, FrameStatus::failed, outcome.atom_count, outcome.total_charge,
@@ -150,6 +167,7 @@ class AverageSink final : public FrameSink {
     last_save_ = clock_type::now();
   }
   void save() {
+    gather();
     {
       std::lock_guard lock(cell_mutex_);
       sums_.reference = reference_;
@@ -175,7 +193,8 @@ class AverageSink final : public FrameSink {
     return sums_.scaled_frames ? mapped_grid(layout_.grid, mean_map()) : layout_.grid;
   }
   bool cells_varied() const { return sums_.cells_varied; }
-  void mean_and_std(std::vector<float>& mean, std::vector<float>& stddev) const {
+  void mean_and_std(std::vector<float>& mean, std::vector<float>& stddev) {
+    gather();
     const std::int64_t n = std::int64_t(sums_.shift.size());
     const double frames = double(sums_.count);
     mean.resize(sums_.shift.size());
@@ -189,6 +208,35 @@ class AverageSink final : public FrameSink {
   }
 
  private:
+#ifdef DCSGRID_HAVE_CUDA
+  void add_on_device(const engine::DeviceMap& map) { part_on(map.device()).add(map); }
+  analysis::DeviceMapSums& part_on(int device) {
+    for (analysis::DeviceMapSums& part : parts_)
+      if (part.device() == device) return part;
+    analysis::DeviceMapSums& part = parts_.emplace_back(device, sums_.shift.size());
+    if (parts_.size() == 1 && sums_.count > 0) part.load(sums_.shift, sums_.sum, sums_.squares, sums_.count);
+    return part;
+  }
+  void synchronize_devices() {
+    for (analysis::DeviceMapSums& part : parts_) part.synchronize();
+  }
+  // The GPUs' sums into the host's.
+  void gather() {
+    if (parts_.empty()) return;
+    parts_.front().download(sums_.shift, sums_.sum, sums_.squares);
+    std::vector<float> shift(sums_.shift.size());
+    std::vector<double> sum(shift.size()), squares(shift.size());
+    for (std::size_t k = 1; k < parts_.size(); ++k) {
+      parts_[k].download(shift, sum, squares);
+      add_shifted_sums(shift, sum, squares, parts_[k].count(), sums_);
+    }
+  }
+#else
+  void add_on_device(const engine::DeviceMap&) { throw Error("batch --average: a map on a GPU in a build without CUDA"); }
+  void synchronize_devices() {}
+  void gather() {}
+#endif
+
   void add(const float* v) {
     const std::int64_t n = std::int64_t(sums_.shift.size());
 #pragma omp parallel for num_threads(team_size()) schedule(static)
@@ -226,6 +274,9 @@ class AverageSink final : public FrameSink {
 
   analysis::BatchLayout layout_;
   AverageSums sums_;
+#ifdef DCSGRID_HAVE_CUDA
+  std::vector<analysis::DeviceMapSums> parts_;  // per GPU that frames came from, in the order of their first frame
+#endif
   std::mutex cell_mutex_;
   std::optional<UnitCell> reference_;
   std::map<std::size_t, Mat3> pending_maps_;  // frames asked for, not yet written or failed
@@ -234,7 +285,7 @@ class AverageSink final : public FrameSink {
   double last_save_seconds_ = 0;
 };
 
-void write_average(const BatchOptions& o, const AverageSink& sink) {
+void write_average(const BatchOptions& o, AverageSink& sink) {
   std::vector<float> mean, stddev;
   sink.mean_and_std(mean, stddev);
   io::MapMetadata meta = batch_metadata(o);

@@ -40,9 +40,17 @@ struct ReadItem {
 // Frames written with one pair of flushes at most.
 constexpr std::size_t kMaxWriteGroup = 32;
 
+// A frame's map: on the host, or (maps on the device) on the GPU of whichever worker computed it,
+// in that device's map of `device`.
+struct FrameBuffer {
+  std::vector<float> host;
+  engine::DeviceMaps device;
+};
+
 struct ComputedItem {
   std::size_t index = 0;
-  std::vector<float> data;
+  FrameBuffer buffer;
+  const engine::DeviceMap* on_device = nullptr;  // the map, where it stayed on a GPU
   MapStats stats;  // filled by the stats stage when stats are on
   std::size_t atom_count = 0;
   double total_charge = 0;
@@ -90,8 +98,10 @@ class Pipeline {
 
   // Computes the frames `frames` hands out, `total` of them in this process at most.
   void run(FrameDispenser& frames, std::size_t total, BatchResult& result) {
+    on_device_ = maps_stay_on_device();
+    result.maps_on_device = on_device_;
     for (std::size_t i = 0; i < frame_buffers(options_.queue_depth, workers_); ++i)
-      free_buffers_.push(std::vector<float>(file_.grid().point_count()));
+      free_buffers_.push(FrameBuffer{on_device_ ? std::vector<float>() : std::vector<float>(file_.grid().point_count()), {}});
     const auto t0 = clock_type::now();
     // OpenMP's thread count is per thread: a new thread starts from the default (every core).
     // Every stage that runs OpenMP loops (the parallel text parse, the engine, the statistics)
@@ -159,6 +169,19 @@ class Pipeline {
       abort_all();
     }
   }
+  // Frames stay on their GPUs when the sink takes them there, no per-frame statistics need them on
+  // the host, and every worker's backend can keep the buffers' maps and the sink's sums beside its
+  // runs.
+  bool maps_stay_on_device() const {
+    const std::size_t sink_bytes = file_.device_bytes();
+    if (sink_bytes == 0 || options_.stats) return false;
+    const AtomSet no_atoms;
+    const engine::PotentialRequest request =
+        make_request(options_.compute, options_.compute.methods.front(), no_atoms, file_.grid());
+    const std::size_t kept = frame_buffers(options_.queue_depth, workers_) * grid_bytes(file_.grid()) + sink_bytes;
+    return std::ranges::all_of(backends_, [&](const auto& b) { return b->computes_on_device(request, kept); });
+  }
+
   void abort_all() {
     read_q_.abort();
     computed_q_.abort();
@@ -203,7 +226,6 @@ class Pipeline {
     const AtomSet no_atoms;
     engine::PotentialRequest request =
         make_request(options_.compute, options_.compute.methods.front(), no_atoms, file_.grid());
-    const std::size_t plane = request.grid.plane_size();
     while (true) {
       // In frame order, a frame takes its buffer before any later frame does, so the frame the
       // writer waits for never waits for a buffer that later frames hold.
@@ -211,7 +233,7 @@ class Pipeline {
       if (in_order_) acquire.lock();
       std::optional<ReadItem> item = read_q_.pop();
       if (!item) break;
-      std::optional<std::vector<float>> buffer;
+      std::optional<FrameBuffer> buffer;
       if (item->error.empty() && !(buffer = free_buffers_.pop())) return;
       if (acquire.owns_lock()) acquire.unlock();
       ComputedItem out;
@@ -222,18 +244,13 @@ class Pipeline {
         out.atom_count = item->frame.atoms.size();
         out.total_charge = item->frame.atoms.total_charge();
         request.atoms = &item->frame.atoms;
-        float* dst = buffer->data();
         try {
           if (periodic_) {
             request.cell = frame_cell(item->index, item->frame);
             request.grid = file_.grid_for_cell(item->index, *request.cell);
           }
           out.cell = periodic_ ? request.cell : item->frame.cell;
-          const engine::RunStats stats = backend.run(
-              request, finite_slabs(request.allow_non_finite, request.grid, "frame's map",
-                                    [&](engine::Slab slab, const float* d) {
-                                      std::copy(d, d + plane * slab.planes(), dst + plane * slab.z_begin);
-                                    }));
+          const engine::RunStats stats = compute_frame(backend, request, *buffer, out);
           if (times.device.empty()) times.device = stats.device;
           if (stats.solver) {
             out.energy_kj_per_mol = stats.solver->energy_kj_per_mol;
@@ -242,7 +259,7 @@ class Pipeline {
           }
           times.engine_setup += stats.setup_seconds;
           times.engine_kernels += stats.compute_seconds;
-          out.data = std::move(*buffer);
+          out.buffer = std::move(*buffer);
         } catch (const std::exception& e) {
           out.error = e.what();
           free_buffers_.push(std::move(*buffer));
@@ -254,12 +271,31 @@ class Pipeline {
     computers_left_.done(computed_q_);
   }
 
+  // The frame's map into `buffer`: its host vector, or its map on the backend's GPU (out.on_device).
+  engine::RunStats compute_frame(engine::Backend& backend, const engine::PotentialRequest& request,
+                                 FrameBuffer& buffer, ComputedItem& out) {
+    static const std::string what = "frame's map";
+    if (on_device_) {
+      engine::OnDeviceRun run = backend.run_on_device(request, buffer.device);
+      if (run.first_non_finite && !request.allow_non_finite)
+        throw non_finite_error(what, request.grid, *run.first_non_finite);
+      out.on_device = run.map;
+      return std::move(run.stats);
+    }
+    const std::size_t plane = request.grid.plane_size();
+    float* dst = buffer.host.data();
+    return backend.run(request, finite_slabs(request.allow_non_finite, request.grid, what,
+                                             [&](engine::Slab slab, const float* d) {
+                                               std::copy(d, d + plane * slab.planes(), dst + plane * slab.z_begin);
+                                             }));
+  }
+
   // Each computed frame's statistics, off the writer's path (the writer then only writes).
   void stats_stage(double& busy) {
     while (auto item = computed_q_.pop()) {
       if (options_.stats && item->error.empty()) {
         const auto t0 = clock_type::now();
-        item->stats = map_stats(item->data, options_.histogram);
+        item->stats = map_stats(item->buffer.host, options_.histogram);
         busy += seconds_since(t0);
       }
       if (!analysed_q_.push(std::move(*item))) return;
@@ -299,11 +335,12 @@ class Pipeline {
           if (fail_fast_stop_) break;  // the frames after it stay pending
           continue;
         }
-        writes.push_back({item.index, item.data.data(), record, options_.stats ? &item.stats : nullptr});
+        writes.push_back({item.index, item.on_device ? nullptr : item.buffer.host.data(), record,
+                          options_.stats ? &item.stats : nullptr, item.on_device});
       }
       flush();
       for (ComputedItem& item : group)
-        if (item.error.empty()) free_buffers_.push(std::move(item.data));
+        if (item.error.empty()) free_buffers_.push(std::move(item.buffer));
       write_busy_ += seconds_since(t0);
       done += group.size();
       if (options_.progress) options_.progress(done, total);
@@ -354,7 +391,8 @@ class Pipeline {
   LastOneCloses computers_left_, analysers_left_;
   BoundedQueue<ReadItem> read_q_;
   BoundedQueue<ComputedItem> computed_q_, analysed_q_;
-  BoundedQueue<std::vector<float>> free_buffers_;
+  BoundedQueue<FrameBuffer> free_buffers_;
+  bool on_device_ = false;  // the frames' maps stay on the GPUs (maps_stay_on_device)
   double read_busy_ = 0, write_busy_ = 0;
   // In order: the frames read, in dispatch order, not yet written; the frames that arrived at the
   // writer before an earlier one; one worker at a time takes a frame and its buffer.

@@ -44,6 +44,10 @@ class FrameSink {
   // worker thread, at once): the sink's grid unless the sink places it on each frame's cell. Throws
   // Error when the sink cannot take a frame of that cell (the frame then fails with the message).
   virtual GridSpec grid_for_cell(std::size_t /*index*/, const UnitCell& /*cell*/) { return grid(); }
+  // Bytes of each GPU's memory the sink keeps when it takes maps left there
+  // (FrameWrite::on_device, data null); 0: it takes maps on the host only. A sink that takes them
+  // is done with them when write_frames returns.
+  virtual std::size_t device_bytes() const { return 0; }
 };
 
 // Computes the frames `frames` hands out (`total` of them in this process at most) on the

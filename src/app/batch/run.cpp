@@ -234,6 +234,7 @@ nlohmann::json BatchResult::to_json() const {
       {"stage_busy_share", {{"read", share(read_busy)}, {"compute", share(compute_busy)},
                             {"stats", share(stats_busy)}, {"write", share(write_busy)}}},
       {"engine_seconds", {{"setup", engine_setup}, {"kernels", engine_kernels}}},
+      {"maps_on_device", maps_on_device},
   };
 }
 

@@ -1,0 +1,47 @@
+// The non-finite check of maps that stay on a GPU (cuda_device.hpp): one pass, the lowest index of
+// a value that is not finite kept by an atomic minimum.
+#include <cstdint>
+#include <limits>
+
+#include "dcsgrid/engine/cuda_device.hpp"
+
+namespace dcsgrid::engine {
+
+namespace {
+
+constexpr unsigned long long kNone = std::numeric_limits<unsigned long long>::max();
+
+__global__ void first_non_finite_kernel(const float* data, std::size_t count, unsigned long long* first) {
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+    if (!isfinite(data[i])) {
+      atomicMin(first, static_cast<unsigned long long>(i));
+      return;  // this thread's later points have higher indices
+    }
+}
+
+}  // namespace
+
+std::optional<NonFiniteValue> first_non_finite(const float* data, std::size_t count, cudaStream_t stream) {
+  if (count == 0) return std::nullopt;
+  constexpr int kThreads = 256;
+  int device = 0, sms = 0;
+  DCSGRID_CUDA_CHECK(cudaGetDevice(&device));
+  DCSGRID_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const unsigned blocks = std::min<unsigned>(cuda::blocks_for(std::int64_t(count), kThreads), unsigned(sms) * 8);
+  cuda::DeviceBuffer<unsigned long long> first(1);
+  unsigned long long index = kNone;
+  DCSGRID_CUDA_CHECK(cudaMemcpyAsync(first.data(), &index, sizeof index, cudaMemcpyHostToDevice, stream));
+  first_non_finite_kernel<<<blocks, kThreads, 0, stream>>>(data, count, first.data());
+  DCSGRID_CHECK_LAUNCH();
+  DCSGRID_CUDA_CHECK(cudaMemcpyAsync(&index, first.data(), sizeof index, cudaMemcpyDeviceToHost, stream));
+  DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (index == kNone) return std::nullopt;
+  NonFiniteValue bad;
+  bad.index = std::size_t(index);
+  DCSGRID_CUDA_CHECK(cudaMemcpyAsync(&bad.value, data + bad.index, sizeof(float), cudaMemcpyDeviceToHost, stream));
+  DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return bad;
+}
+
+}  // namespace dcsgrid::engine
