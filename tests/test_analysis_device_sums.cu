@@ -46,6 +46,9 @@ HostSums host_sums(const std::vector<std::vector<float>>& maps, std::size_t begi
 std::unique_ptr<engine::CudaDeviceMap> upload(const std::vector<float>& v) {
   auto map = std::make_unique<engine::CudaDeviceMap>(v.size());
   DCSGRID_CUDA_CHECK(cudaMemcpy(map->data(), v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice));
+  // From pageable memory cudaMemcpy may return before the data lands, and the sums' stream does
+  // not wait for the default stream: wait for the device.
+  DCSGRID_CUDA_CHECK(cudaDeviceSynchronize());
   return map;
 }
 

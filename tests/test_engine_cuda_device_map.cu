@@ -1,4 +1,4 @@
-// Maps left on the GPU (Backend::run_on_device, engine/cuda_device.hpp's first_non_finite): the
+// Maps left on the GPU (Backend::run_on_device, engine/cuda_device.hpp's NonFiniteSearch): the
 // map equals the one run() hands to a sink bit for bit, for a method of each kind (direct, the
 // cutoff kernel's 8-plane bricks, PME's mesh added to its real part), in several slabs; a caller's
 // maps are reused and remade when too small; the first non-finite value is found by index.
@@ -93,9 +93,14 @@ TEST(CudaDeviceMap, FirstNonFiniteIsTheLowestIndex) {
   for (std::size_t i = 0; i < n; ++i) host[i] = float(std::sin(double(i)));
   engine::CudaDeviceMap map(n);
   cuda::Stream stream;
+  engine::NonFiniteSearch search;
   const auto check = [&] {
+    // From pageable memory cudaMemcpy may return before the data lands: wait for the device.
     DCSGRID_CUDA_CHECK(cudaMemcpy(map.data(), host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
-    return engine::first_non_finite(map.data(), n, stream.get());
+    DCSGRID_CUDA_CHECK(cudaDeviceSynchronize());
+    search.enqueue(map.data(), n, stream.get());
+    stream.synchronize();
+    return search.result(map.data(), stream.get());
   };
   EXPECT_FALSE(check());
   host[2'500'017] = std::numeric_limits<float>::infinity();

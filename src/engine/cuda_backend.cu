@@ -182,6 +182,7 @@ struct DeviceSlot {
   std::array<cuda::PinnedBuffer<float>, 2> host;
   std::array<cuda::Event, 2> started, computed;
   std::array<cuda::Event, 2> copied{cuda::Event(kWaitFlags), cuda::Event(kWaitFlags)};
+  NonFiniteSearch non_finite;  // of maps kept on the device (run_on_device)
   // Last so that it is freed first: what it keeps may use the streams above.
   MethodCache cache;
 
@@ -283,9 +284,10 @@ class DeviceWorker {
       if (!handoff.wait_consumed(mine[n])) return;
   }
 
-  // Computes the slabs, in order, into `map` (device memory: the whole grid, x fastest), all on the
-  // compute stream, and waits for them. For methods that do not finish on the host.
-  void run_into(const std::vector<Slab>& slabs, float* map) {
+  // Computes the slabs, in order, into `map` (device memory: the whole grid, x fastest, `points`
+  // floats), all on the compute stream, waits for them, and finds the map's first non-finite
+  // value. For methods that do not finish on the host.
+  std::optional<NonFiniteValue> run_into(const std::vector<Slab>& slabs, float* map, std::size_t points) {
     const std::size_t plane = grid_.plane_size();
     for (std::size_t n = 0; n < slabs.size(); ++n) {
       const std::size_t b = n % 2;
@@ -296,7 +298,9 @@ class DeviceWorker {
       if (n >= 1) finish_on_device(slabs[n - 1], (n - 1) % 2);
     }
     if (!slabs.empty()) finish_on_device(slabs.back(), (slabs.size() - 1) % 2);
+    slot_.non_finite.enqueue(map, points, compute_.get());
     compute_.synchronize();
+    return slot_.non_finite.result(map, compute_.get());
   }
 
   double kernel_seconds() const { return kernel_seconds_; }
@@ -462,8 +466,7 @@ class CudaBackend final : public Backend {
     worker.allocate_on_device(slabs.front().planes());
     stats.setup_stages.push_back({"slab buffers", timer.lap()});
     stats.setup_seconds = seconds_since(t0);
-    worker.run_into(slabs, map.data());
-    run.first_non_finite = first_non_finite(map.data(), points, loan.slot->compute.get());
+    run.first_non_finite = worker.run_into(slabs, map.data(), points);
     stats.compute_seconds = worker.kernel_seconds();
     stats.slabs = std::int64_t(slabs.size());
     run.stats.device = "cuda: " + stats.device;

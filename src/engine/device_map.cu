@@ -1,5 +1,5 @@
-// The non-finite check of maps that stay on a GPU (cuda_device.hpp): one pass, the lowest index of
-// a value that is not finite kept by an atomic minimum.
+// NonFiniteSearch (cuda_device.hpp): one pass over the map, the lowest index of a value that is not
+// finite kept by an atomic minimum.
 #include <cstdint>
 #include <limits>
 
@@ -9,7 +9,7 @@ namespace dcsgrid::engine {
 
 namespace {
 
-constexpr unsigned long long kNone = std::numeric_limits<unsigned long long>::max();
+constexpr unsigned long long kNone = std::numeric_limits<unsigned long long>::max();  // every byte 0xff
 
 __global__ void first_non_finite_kernel(const float* data, std::size_t count, unsigned long long* first) {
   const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
@@ -22,23 +22,25 @@ __global__ void first_non_finite_kernel(const float* data, std::size_t count, un
 
 }  // namespace
 
-std::optional<NonFiniteValue> first_non_finite(const float* data, std::size_t count, cudaStream_t stream) {
-  if (count == 0) return std::nullopt;
+void NonFiniteSearch::enqueue(const float* data, std::size_t count, cudaStream_t stream) {
   constexpr int kThreads = 256;
   int device = 0, sms = 0;
   DCSGRID_CUDA_CHECK(cudaGetDevice(&device));
   DCSGRID_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const unsigned blocks = std::min<unsigned>(cuda::blocks_for(std::int64_t(count), kThreads), unsigned(sms) * 8);
-  cuda::DeviceBuffer<unsigned long long> first(1);
-  unsigned long long index = kNone;
-  DCSGRID_CUDA_CHECK(cudaMemcpyAsync(first.data(), &index, sizeof index, cudaMemcpyHostToDevice, stream));
-  first_non_finite_kernel<<<blocks, kThreads, 0, stream>>>(data, count, first.data());
-  DCSGRID_CHECK_LAUNCH();
-  DCSGRID_CUDA_CHECK(cudaMemcpyAsync(&index, first.data(), sizeof index, cudaMemcpyDeviceToHost, stream));
-  DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
-  if (index == kNone) return std::nullopt;
+  DCSGRID_CUDA_CHECK(cudaMemsetAsync(first_.data(), 0xff, sizeof(unsigned long long), stream));
+  if (count > 0) {
+    const unsigned blocks = std::min<unsigned>(cuda::blocks_for(std::int64_t(count), kThreads), unsigned(sms) * 8);
+    first_non_finite_kernel<<<blocks, kThreads, 0, stream>>>(data, count, first_.data());
+    DCSGRID_CHECK_LAUNCH();
+  }
+  DCSGRID_CUDA_CHECK(
+      cudaMemcpyAsync(copy_.data(), first_.data(), sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
+}
+
+std::optional<NonFiniteValue> NonFiniteSearch::result(const float* data, cudaStream_t stream) const {
+  if (*copy_.data() == kNone) return std::nullopt;
   NonFiniteValue bad;
-  bad.index = std::size_t(index);
+  bad.index = std::size_t(*copy_.data());
   DCSGRID_CUDA_CHECK(cudaMemcpyAsync(&bad.value, data + bad.index, sizeof(float), cudaMemcpyDeviceToHost, stream));
   DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
   return bad;

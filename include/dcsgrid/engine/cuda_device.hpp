@@ -143,9 +143,22 @@ class CudaDeviceMap final : public DeviceMap {
   cuda::DeviceBuffer<float> buffer_;
 };
 
-// The first of `count` floats of device memory (by index) that is not finite, if any; runs on
-// stream and waits for it.
-std::optional<NonFiniteValue> first_non_finite(const float* data, std::size_t count, cudaStream_t stream);
+// The first value (by index) of a map in device memory that is not finite: enqueue() the search on
+// a stream, synchronize the stream, then result(). Its word on the device and the pinned copy stay
+// for the next map, so that a frame's search allocates nothing (cudaFree would wait for the whole
+// device, every worker's frames on it).
+class NonFiniteSearch {
+ public:
+  NonFiniteSearch() : first_(1), copy_(1) {}
+  void enqueue(const float* data, std::size_t count, cudaStream_t stream);
+  // After the stream's work: the first non-finite value of that map (its value copied back on
+  // stream, waiting for it), if any.
+  std::optional<NonFiniteValue> result(const float* data, cudaStream_t stream) const;
+
+ private:
+  cuda::DeviceBuffer<unsigned long long> first_;
+  cuda::PinnedBuffer<unsigned long long> copy_;
+};
 
 // How a method lays out a slab in device memory: rows of pitch_x floats, rows_per_plane rows per
 // plane (pitch_x >= nx, rows_per_plane >= ny: kernels pad so that they need no bounds checks).
