@@ -44,6 +44,9 @@ struct DeviceMapSums::Impl {
   }
   int device;
   cuda::Stream stream;
+  // Waited on once per group of frames by the pipeline's writer: blocking, not spinning on a core
+  // the frame workers and the reader need.
+  cuda::Event added{cudaEventDisableTiming | cudaEventBlockingSync};
   cuda::DeviceBuffer<float> shift;
   cuda::DeviceBuffer<double> sum, squares;
   std::size_t count = 0;
@@ -101,7 +104,8 @@ void DeviceMapSums::add(const engine::DeviceMap& map) {
 
 void DeviceMapSums::synchronize() {
   OnDevice on(impl_->device);
-  impl_->stream.synchronize();
+  impl_->added.record(impl_->stream.get());
+  impl_->added.synchronize();
 }
 
 void DeviceMapSums::download(std::span<float> shift, std::span<double> sum, std::span<double> squares) const {

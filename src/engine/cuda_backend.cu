@@ -287,6 +287,8 @@ class DeviceWorker {
   // Computes the slabs, in order, into `map` (device memory: the whole grid, x fastest, `points`
   // floats), all on the compute stream, waits for them, and finds the map's first non-finite
   // value. For methods that do not finish on the host.
+  // Its waits are on copied_ events, which block rather than spin: the frame workers sharing a GPU
+  // would otherwise spin on the cores that read the frames.
   std::optional<NonFiniteValue> run_into(const std::vector<Slab>& slabs, float* map, std::size_t points) {
     const std::size_t plane = grid_.plane_size();
     for (std::size_t n = 0; n < slabs.size(); ++n) {
@@ -294,12 +296,14 @@ class DeviceWorker {
       started_[b].record(compute_.get());
       method_->enqueue(slabs[n], device_[b].data(), compute_.get());
       computed_[b].record(compute_.get());
+      copied_[b].record(compute_.get());  // here: the kernel done, for a blocking wait
       copy_slab(slabs[n], b, map + plane * std::size_t(slabs[n].z_begin), cudaMemcpyDeviceToDevice, compute_.get());
       if (n >= 1) finish_on_device(slabs[n - 1], (n - 1) % 2);
     }
     if (!slabs.empty()) finish_on_device(slabs.back(), (slabs.size() - 1) % 2);
     slot_.non_finite.enqueue(map, points, compute_.get());
-    compute_.synchronize();
+    copied_[0].record(compute_.get());
+    copied_[0].synchronize();
     return slot_.non_finite.result(map, compute_.get());
   }
 
@@ -321,7 +325,7 @@ class DeviceWorker {
 
   // A slab of run_into once its kernel is done: its time, and the method's bookkeeping.
   void finish_on_device(Slab slab, std::size_t b) {
-    computed_[b].synchronize();
+    copied_[b].synchronize();
     kernel_seconds_ += computed_[b].seconds_since(started_[b]);
     method_->finish_on_host(slab, nullptr);
   }
