@@ -10,7 +10,8 @@ every coordinate moved by a normal 0.3 Å (64 such displacements, cycled), then 
 for the smooth map (PMEpot's) and the full PME potential (with each --frame-workers asked), and
 reports frames/s of the pipeline and
 of the whole process with the busy share of the read, compute and write stages (batch's --json).
-The write stage of --average is the float64 sums, not a file. Baseline in the same run: the same
+The write stage of --average is the float64 sums, not a file (on the GPU where the frames stayed
+there: the JSON's maps_on_device). Baseline in the same run: the same
 command writing every frame's map to a batch file (no --average) on the first BASELINE frames, and
 the DCD's read rate alone (`dcsgrid info` is not a reader benchmark; the read share says it).
 Target (issue 30, one H100): >= 500 frames/s for the whole 10,000-frame batch.
@@ -88,6 +89,7 @@ def row_of(name, frames, r, wall):
             "frames_per_s_whole_process": r["computed"] / wall, "read_share": share["read"],
             "compute_share": share["compute"], "write_share": share["write"],
             "engine_kernels_s": r["engine_seconds"]["kernels"], "device": r["device"],
+            "maps_on_device": r.get("maps_on_device", False),
             "grid_dims": r["grid"]["dims"]}
 
 
