@@ -100,6 +100,26 @@ TEST(DeviceMapSums, LoadedSumsContinueAsIfAddedHere) {
   expect_the_host_loops(sums, maps);
 }
 
+// Maps on a second GPU are copied to the sums' GPU and added in turn with its own: the same sums as
+// the host loop over all of them.
+TEST(DeviceMapSums, MapsFromAnotherGpuMakeTheSameSums) {
+  DCSGRID_REQUIRE_GPU();
+  int gpus = 0;
+  DCSGRID_CUDA_CHECK(cudaGetDeviceCount(&gpus));
+  if (gpus < 2) GTEST_SKIP() << "one CUDA device: multi-GPU test skipped";
+  const std::size_t n = 50'021;
+  const auto maps = random_maps(6, n);
+  analysis::DeviceMapSums sums(0, n);
+  std::vector<std::unique_ptr<engine::CudaDeviceMap>> held;
+  for (std::size_t f = 0; f < maps.size(); ++f) {
+    DCSGRID_CUDA_CHECK(cudaSetDevice(f % 2 == 0 ? 1 : 0));  // the first map from the other GPU
+    held.push_back(upload(maps[f]));
+    sums.add(*held.back());
+  }
+  sums.synchronize();
+  expect_the_host_loops(sums, maps);
+}
+
 TEST(DeviceMapSums, RefusesMapsOfOtherSizes) {
   DCSGRID_REQUIRE_GPU();
   DCSGRID_CUDA_CHECK(cudaSetDevice(0));

@@ -10,12 +10,10 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "app/batch/average_sums.hpp"
 #include "app/batch/resume.hpp"
 #include "dcsgrid/app/batch.hpp"
 #include "dcsgrid/analysis/batch_file.hpp"
@@ -311,43 +309,6 @@ TEST(Batch, AverageIsTheSameBitForBitWhateverTheWorkers) {
   EXPECT_TRUE(means[0].data == means[1].data);
   EXPECT_TRUE(stds[0].data == stds[1].data);
   fs::remove_all(dir);
-}
-
-// The sums of several GPUs, each kept with its own first frame as shift, moved onto one shift
-// (add_shifted_sums): the sums over all frames with that shift, computed here in long double, to
-// float64 rounding. Frames far from the shift (values near 1e3, spreads near 1) make a wrong δ term
-// show.
-TEST(AverageSums, PartsKeptWithShiftsOfTheirOwnAddUp) {
-  const std::size_t n = 257, frames = 11;
-  std::mt19937_64 rng(8);
-  std::normal_distribution<double> spread(0, 1);
-  std::vector<std::vector<float>> maps(frames, std::vector<float>(n));
-  for (std::size_t f = 0; f < frames; ++f)
-    for (std::size_t p = 0; p < n; ++p) maps[f][p] = float(1000 + 3 * std::sin(double(p)) + spread(rng));
-  // Three parts: frames 0–3, 4–8, 9–10, each summed with its first frame as shift.
-  const std::vector<std::pair<std::size_t, std::size_t>> parts{{0, 4}, {4, 9}, {9, 11}};
-  AverageSums into(n, frames);
-  into.shift = maps[0];
-  for (const auto& [begin, end] : parts) {
-    std::vector<double> sum(n), squares(n);
-    for (std::size_t f = begin; f < end; ++f)
-      for (std::size_t p = 0; p < n; ++p) {
-        const double d = double(maps[f][p]) - double(maps[begin][p]);
-        sum[p] += d;
-        squares[p] += d * d;
-      }
-    add_shifted_sums(maps[begin], sum, squares, end - begin, into);
-  }
-  for (std::size_t p = 0; p < n; ++p) {
-    long double sum = 0, squares = 0;
-    for (std::size_t f = 0; f < frames; ++f) {
-      const long double d = (long double)maps[f][p] - (long double)maps[0][p];
-      sum += d;
-      squares += d * d;
-    }
-    ASSERT_NEAR(into.sum[p], double(sum), 1e-12 * (std::abs(double(sum)) + 1)) << p;
-    ASSERT_NEAR(into.squares[p], double(squares), 1e-12 * double(squares)) << p;
-  }
 }
 
 // batch --average stopped by a failed frame (--fail-fast) keeps its sums beside the output; a run
@@ -727,6 +688,32 @@ TEST(BatchGpu, AverageAddsTheFramesOnTheDevice) {
     const double s = std::sqrt(std::max(0.0, squares[p] / frames - d * d));
     ASSERT_NEAR(stddev.data[p], s, 1e-6 * s + 1e-12) << p;
   }
+  fs::remove_all(dir);
+}
+
+// Workers on every GPU (two a GPU) average into the same sums as one worker on GPU 0: the maps of
+// other GPUs are copied to the sums' GPU, and every frame is added in frame order.
+TEST(BatchGpu, AverageOnEveryGpuIsOneGpusBitForBit) {
+  DCSGRID_REQUIRE_GPU();
+  const fs::path dir = test::temp_dir("batch-gpu-average-gpus");
+  const std::vector<std::string> files = write_frames(dir, 9, 29, 200);
+  std::vector<io::MapFile> means, stds;
+  for (const bool every : {false, true}) {
+    BatchOptions o = cpu_options(files, dir / (every ? "every.h5" : "one.h5"));
+    o.compute.device = "gpu";
+    o.average = o.average_std = true;
+    if (every) o.frame_workers = 2 * std::size_t(engine::cuda_device_count());
+    else o.compute.gpus = {0};
+    const BatchResult r = run_batch(o);
+    EXPECT_TRUE(r.maps_on_device);
+    ASSERT_EQ(r.computed, 9u);
+    io::MapSelector std_dataset;
+    std_dataset.dataset = "potential_std";
+    means.push_back(io::read_map(o.output));
+    stds.push_back(io::read_map(o.output, std_dataset));
+  }
+  EXPECT_TRUE(means[0].data == means[1].data);
+  EXPECT_TRUE(stds[0].data == stds[1].data);
   fs::remove_all(dir);
 }
 

@@ -47,6 +47,7 @@ struct DeviceMapSums::Impl {
   // Waited on once per group of frames by the pipeline's writer: blocking, not spinning on a core
   // the frame workers and the reader need.
   cuda::Event added{cudaEventDisableTiming | cudaEventBlockingSync};
+  cuda::DeviceBuffer<float> staging;  // a map from another GPU, copied here (made on first use)
   cuda::DeviceBuffer<float> shift;
   cuda::DeviceBuffer<double> sum, squares;
   std::size_t count = 0;
@@ -87,17 +88,23 @@ void DeviceMapSums::load(std::span<const float> shift, std::span<const double> s
 
 void DeviceMapSums::add(const engine::DeviceMap& map) {
   Impl& m = *impl_;
-  if (map.device() != m.device || map.points() < m.shift.size())
-    throw Error("DeviceMapSums::add: the map is on another GPU or holds fewer points");
+  if (map.points() < m.shift.size()) throw Error("DeviceMapSums::add: the map holds fewer points than the sums");
   OnDevice on(m.device);
   const std::size_t n = m.shift.size();
+  const float* v = map.data();
+  if (map.device() != m.device) {  // peer to peer where the GPUs allow it, else through the host
+    m.staging.resize(n);
+    DCSGRID_CUDA_CHECK(cudaMemcpyPeerAsync(m.staging.data(), m.device, map.data(), map.device(), m.staging.bytes(),
+                                           m.stream.get()));
+    v = m.staging.data();
+  }
   if (m.count == 0)
-    DCSGRID_CUDA_CHECK(cudaMemcpyAsync(m.shift.data(), map.data(), m.shift.bytes(), cudaMemcpyDeviceToDevice, m.stream.get()));
+    DCSGRID_CUDA_CHECK(cudaMemcpyAsync(m.shift.data(), v, m.shift.bytes(), cudaMemcpyDeviceToDevice, m.stream.get()));
   constexpr int kThreads = 256;
   int sms = 0;
   DCSGRID_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, m.device));
   const unsigned blocks = std::min<unsigned>(cuda::blocks_for(std::int64_t(n), kThreads), unsigned(sms) * 8);
-  add_map_kernel<<<blocks, kThreads, 0, m.stream.get()>>>(map.data(), m.shift.data(), m.sum.data(), m.squares.data(), n);
+  add_map_kernel<<<blocks, kThreads, 0, m.stream.get()>>>(v, m.shift.data(), m.sum.data(), m.squares.data(), n);
   DCSGRID_CHECK_LAUNCH();
   ++m.count;
 }

@@ -130,7 +130,8 @@ void add_file_options(CLI::App& app, BatchCommandOptions& o) {
       ->group(file);
   auto* average = app.add_flag("--average", b.average,
                                "No batch file: write the mean map over the frames (float64 sums) to -o, in "
-                               "any map format (PMEpot's averaged potential with --method pme --smooth). "
+                               "any map format (PMEpot's averaged potential with --method pme --smooth). On "
+                               "GPUs the frames stay on the device and are summed there. "
                                "Periodic frames whose boxes change (NPT) are each taken at the grid's "
                                "fractional coordinates in their own cell, and the mean is placed in the "
                                "mean cell; cells must differ only by a scaling along x, y and z. The "
@@ -171,8 +172,8 @@ void add_options(CLI::App& app, BatchCommandOptions& o) {
                  "Frames computed at once, a backend each (0: on each GPU of --gpus 4 for grids of "
                  "up to 64 MiB, whose frames are short, else 1, and 1 for pb; one on the CPU). Several per GPU "
                  "overlap one frame's copies and host work with another's kernels. The file is the "
-                 "same whatever the count (with --average, the mean to float rounding: frames are "
-                 "summed as they finish; 1 worker sums them in order)")
+                 "same whatever the count, and so is the --average mean (frames are summed in frame "
+                 "order, on one GPU whatever the number of GPUs)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str()
       ->group(kHardwareGroup);

@@ -88,10 +88,10 @@ GridSpec mapped_grid(GridSpec grid, const Mat3& m) {
 
 // Sums over the frames, per point, of (v − s) and (v − s)² in float64, s being the first frame
 // written (a shift that keeps the variance's subtraction well conditioned). Frames the pipeline
-// leaves on GPUs are added there, into sums of each GPU (DeviceMapSums) that a save or the mean
-// gathers: the first GPU's continue the host's (a resumed run's), so that with one GPU the sums are
-// the host loop's term by term; another GPU's, kept with its own first frame as shift, are moved
-// onto the first's shift (add_shifted_sums), which rounds differently. Periodic frames whose
+// leaves on GPUs are added there, into sums on the GPU of the first such frame (DeviceMapSums,
+// which copies in the maps of other GPUs), in the same order: the sums are the host loop's term by
+// term, the same whatever the GPUs, and a resumed run's continue the saved ones exactly. A save or
+// the mean downloads them. Periodic frames whose
 // cells differ (NPT) are each computed at the grid's fractional coordinates in their own cell, as
 // PMEpot averages, and the mean is placed in the mean cell. The sums go to their file (`save`)
 // every kSaveSeconds and when the run stops early, so that --resume continues from them; a save
@@ -131,7 +131,7 @@ class AverageSink final : public FrameSink {
   }
   std::size_t device_bytes() const override {
 #ifdef DCSGRID_HAVE_CUDA
-    return sums_.shift.size() * (sizeof(float) + 2 * sizeof(double));
+    return sums_.shift.size() * (2 * sizeof(float) + 2 * sizeof(double));  // shift, sums, a staged map
 #else
     return 0;
 #endif
@@ -209,27 +209,20 @@ class AverageSink final : public FrameSink {
 
  private:
 #ifdef DCSGRID_HAVE_CUDA
-  void add_on_device(const engine::DeviceMap& map) { part_on(map.device()).add(map); }
-  analysis::DeviceMapSums& part_on(int device) {
-    for (analysis::DeviceMapSums& part : parts_)
-      if (part.device() == device) return part;
-    analysis::DeviceMapSums& part = parts_.emplace_back(device, sums_.shift.size());
-    if (parts_.size() == 1 && sums_.count > 0) part.load(sums_.shift, sums_.sum, sums_.squares, sums_.count);
-    return part;
+  // The first map on a GPU makes the sums there, continuing the host's (a resumed run's).
+  void add_on_device(const engine::DeviceMap& map) {
+    if (!device_sums_) {
+      device_sums_.emplace(map.device(), sums_.shift.size());
+      if (sums_.count > 0) device_sums_->load(sums_.shift, sums_.sum, sums_.squares, sums_.count);
+    }
+    device_sums_->add(map);
   }
   void synchronize_devices() {
-    for (analysis::DeviceMapSums& part : parts_) part.synchronize();
+    if (device_sums_) device_sums_->synchronize();
   }
-  // The GPUs' sums into the host's.
+  // The GPU's sums into the host's.
   void gather() {
-    if (parts_.empty()) return;
-    parts_.front().download(sums_.shift, sums_.sum, sums_.squares);
-    std::vector<float> shift(sums_.shift.size());
-    std::vector<double> sum(shift.size()), squares(shift.size());
-    for (std::size_t k = 1; k < parts_.size(); ++k) {
-      parts_[k].download(shift, sum, squares);
-      add_shifted_sums(shift, sum, squares, parts_[k].count(), sums_);
-    }
+    if (device_sums_) device_sums_->download(sums_.shift, sums_.sum, sums_.squares);
   }
 #else
   void add_on_device(const engine::DeviceMap&) { throw Error("batch --average: a map on a GPU in a build without CUDA"); }
@@ -275,7 +268,7 @@ class AverageSink final : public FrameSink {
   analysis::BatchLayout layout_;
   AverageSums sums_;
 #ifdef DCSGRID_HAVE_CUDA
-  std::vector<analysis::DeviceMapSums> parts_;  // per GPU that frames came from, in the order of their first frame
+  std::optional<analysis::DeviceMapSums> device_sums_;  // once a frame's map came on a GPU
 #endif
   std::mutex cell_mutex_;
   std::optional<UnitCell> reference_;

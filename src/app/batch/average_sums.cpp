@@ -8,7 +8,6 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/io/files/atomic_file.hpp"
 #include "dcsgrid/io/hdf5/maps.hpp"
 #include "dcsgrid/io/hdf5/open.hpp"
@@ -36,18 +35,6 @@ void load(hid_t file, const char* name, hid_t memory_type, std::size_t n, void* 
 }
 
 }  // namespace
-
-void add_shifted_sums(std::span<const float> shift, std::span<const double> sum, std::span<const double> squares,
-                      std::size_t count, AverageSums& into) {
-  const std::int64_t n = std::int64_t(into.shift.size());
-  const double frames = double(count);
-#pragma omp parallel for num_threads(team_size()) schedule(static)
-  for (std::int64_t p = 0; p < n; ++p) {
-    const double delta = double(shift[p]) - double(into.shift[p]);
-    into.sum[p] += sum[p] + frames * delta;
-    into.squares[p] += squares[p] + 2 * delta * sum[p] + frames * delta * delta;
-  }
-}
 
 fs::path average_sums_path(const fs::path& output) { return output.string() + ".sums.h5"; }
 

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -32,13 +31,6 @@ struct AverageSums {
   AverageSums(std::size_t points, std::size_t frames)
       : shift(points), sum(points), squares(points), added(frames, 0) {}
 };
-
-// Adds the sums of `count` maps kept with a shift of their own (one GPU's part of a run) into
-// `into`'s, kept with into.shift: with δ = shift − into.shift per point,
-//   Σ (v − s) = Σ (v − shift) + count·δ,  Σ (v − s)² = Σ (v − shift)² + 2δ·Σ (v − shift) + count·δ².
-// into.count is left to the caller.
-void add_shifted_sums(std::span<const float> shift, std::span<const double> sum, std::span<const double> squares,
-                      std::size_t count, AverageSums& into);
 
 // "<output>.sums.h5", beside the output.
 std::filesystem::path average_sums_path(const std::filesystem::path& output);
