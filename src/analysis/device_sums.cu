@@ -69,7 +69,6 @@ DeviceMapSums::~DeviceMapSums() {
 DeviceMapSums::DeviceMapSums(DeviceMapSums&&) noexcept = default;
 DeviceMapSums& DeviceMapSums::operator=(DeviceMapSums&&) noexcept = default;
 
-int DeviceMapSums::device() const { return impl_->device; }
 std::size_t DeviceMapSums::count() const { return impl_->count; }
 
 void DeviceMapSums::load(std::span<const float> shift, std::span<const double> sum, std::span<const double> squares,

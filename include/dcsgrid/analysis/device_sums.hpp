@@ -25,7 +25,6 @@ class DeviceMapSums {
   DeviceMapSums(DeviceMapSums&&) noexcept;
   DeviceMapSums& operator=(DeviceMapSums&&) noexcept;
 
-  int device() const;
   std::size_t count() const;  // maps added, and those of sums loaded
   // Continues from sums kept elsewhere (a stopped run's): their shift and sums over `count` maps.
   // Waits for the copies.
