@@ -85,10 +85,10 @@ TEST(CliSurface, VertexPotentialsEqualSampleAtTheVertices) {
   EXPECT_NE(text.str().find("\"residue_name\": \"ASP\""), std::string::npos);
 }
 
-// Without a map, the CPU computes the potential only where the vertices read it: direct at the
-// grid points that the interpolation reads, cutoff in the grid's bricks under the mesh; with a
-// viewer script it computes the whole grid (the script shows it). A ring of atoms leaves points
-// inside it out, and every vertex must see the whole grid's values.
+// Without a map, the CPU computes direct's potential only where the vertices read it, at the grid
+// points that the interpolation reads; with a viewer script it computes the whole grid (the script
+// shows it). A ring of atoms leaves points inside it out, and every vertex must see the whole
+// grid's values.
 TEST(CliSurface, PotentialUnderTheMeshEqualsTheWholeGrids) {
   const fs::path dir = temp_dir("cli_surface_bricks");
   {
@@ -102,7 +102,7 @@ TEST(CliSurface, PotentialUnderTheMeshEqualsTheWholeGrids) {
     }
   }
   const std::string bin = dcsgrid_binary(), in = (dir / "ring.pqr").string();
-  for (const std::string method : {"direct", "cutoff"}) {
+  for (const std::string method : {"direct"}) {
     const std::string common = " -q --device cpu --method " + method;
     auto r = run_command(bin + " surface " + in + " -o " + (dir / "part.ply").string() + common);
     ASSERT_EQ(r.status, 0) << r.output;

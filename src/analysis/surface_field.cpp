@@ -129,7 +129,7 @@ std::vector<Vec3> sas_boundary_samples(const AtomSet& atoms, const SurfaceOption
         }
   }
   std::vector<Vec3> samples;
-  for (const auto& p : per_plane) samples.insert(samples.end(), p.begin(), p.end());
+  concatenate_in_parallel(per_plane, samples);
   return samples;
 }
 
@@ -206,16 +206,7 @@ SurfaceEvaluator::SurfaceEvaluator(const AtomSet& atoms, const SurfaceOptions& o
       }
     }
   }
-  // Into one array, each list copied in parallel to its offset (10^6 atoms: gigabytes).
-  neighbour_start_.assign(atoms.size() + 1, 0);
-  for (std::size_t a = 0; a < atoms.size(); ++a) neighbour_start_[a + 1] = neighbour_start_[a] + lists[a].size();
-  neighbours_.resize(neighbour_start_.back());
-#pragma omp parallel for num_threads(team_size()) schedule(dynamic, 1024)
-  for (std::int64_t a = 0; a < std::int64_t(atoms.size()); ++a) {
-    std::vector<Neighbour>& list = lists[std::size_t(a)];
-    std::copy(list.begin(), list.end(), neighbours_.begin() + std::ptrdiff_t(neighbour_start_[std::size_t(a)]));
-    std::vector<Neighbour>().swap(list);
-  }
+  neighbour_start_ = concatenate_in_parallel(lists, neighbours_);
 }
 
 bool SurfaceEvaluator::ses() const { return !field_.samples.empty(); }

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <exception>
 #include <limits>
 
 #include <spdlog/fmt/fmt.h>
@@ -12,9 +11,7 @@
 #include "dcsgrid/analysis/interpolation.hpp"
 #include "dcsgrid/app/compute.hpp"
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/engine/cpu_backend.hpp"
-#include "dcsgrid/engine/method.hpp"
 
 namespace dcsgrid::app {
 namespace {
@@ -66,79 +63,10 @@ void direct_under_mesh(const engine::PotentialRequest& request, const TriangleMe
   }
 }
 
-// The potential's bricks, in points (x fastest: the CPU's direct sum takes 8 points along x a vector;
-// thin in y and z, so that fewer points off the surface are computed, but not single rows, each of
-// which pays a pass over the atoms for its 8 points: docs/surface.md).
-constexpr std::array<std::int64_t, 3> kBrick = {8, 2, 2};
-
-// Marks the bricks of grid that hold a point the vertices read (points_under_mesh).
-std::vector<bool> bricks_under_mesh(const GridSpec& grid, const TriangleMesh& mesh,
-                                    const std::array<std::int64_t, 3>& bricks) {
-  const std::vector<char> needed = points_under_mesh(grid, mesh);
-  std::vector<bool> used(std::size_t(bricks[0] * bricks[1] * bricks[2]), false);
-  for (std::size_t n = 0; n < needed.size(); ++n)
-    if (needed[n]) {
-      const auto ijk = grid.ijk(n);
-      used[std::size_t(((ijk[2] / kBrick[2]) * bricks[1] + ijk[1] / kBrick[1]) * bricks[0] + ijk[0] / kBrick[0])] = true;
-    }
-  return used;
-}
-
-// The potential at the grid's points that the vertices' interpolation reads (the rest NaN): the
-// bricks holding them, each computed as a grid of its own, bricks shared among the threads (each
-// with a CPU backend of its own, one thread a brick: a team a brick spent its time waiting), each
-// brick straight through Backend::compute (compute_map checked the atoms three times a brick). A
-// slab method without a run's set-up sums each point on its own, so these are the whole grid's
-// values (to float rounding) at a fraction of the cost (1TII: 27% of the points).
-void compute_under_mesh(const AtomSet& atoms, const ComputeSettings& settings, const TriangleMesh& mesh,
-                        io::MapFile& map) {
-  const GridSpec& grid = map.grid;
-  std::array<std::int64_t, 3> bricks;
-  for (int d = 0; d < 3; ++d) bricks[d] = (grid.dims[d] + kBrick[d] - 1) / kBrick[d];
-  const std::vector<bool> used = bricks_under_mesh(grid, mesh, bricks);
-  std::vector<std::array<std::int64_t, 3>> firsts;
-  for (std::int64_t k = 0; k < bricks[2]; ++k)
-    for (std::int64_t j = 0; j < bricks[1]; ++j)
-      for (std::int64_t i = 0; i < bricks[0]; ++i)
-        if (used[std::size_t((k * bricks[1] + j) * bricks[0] + i)])
-          firsts.push_back({i * kBrick[0], j * kBrick[1], k * kBrick[2]});
-  spdlog::debug("surface: the potential in {} of {} bricks of {}x{}x{} points", firsts.size(), used.size(), kBrick[0],
-                kBrick[1], kBrick[2]);
-  std::fill(map.data.begin(), map.data.end(), std::numeric_limits<float>::quiet_NaN());
-  const engine::PotentialRequest whole = make_request(settings, settings.methods.front(), atoms, grid);
-  std::exception_ptr error;
-#pragma omp parallel num_threads(team_size())
-  {
-    const auto backend = engine::make_cpu_backend();
-    engine::PotentialRequest request = whole;
-    std::vector<float> values;
-#pragma omp for schedule(dynamic, 4)
-    for (std::size_t b = 0; b < firsts.size(); ++b) try {
-        const auto& first = firsts[b];
-        GridSpec& part = request.grid;
-        part.origin = grid.position(first[0], first[1], first[2]);
-        for (int d = 0; d < 3; ++d) part.dims[d] = std::min(kBrick[d], grid.dims[d] - first[d]);
-        values.resize(part.point_count());
-        backend->compute(request, {0, part.nz()}, values.data());
-        finite_slabs(request.allow_non_finite, part, "the potential's brick at grid point (" +
-                              std::to_string(first[0]) + ", " + std::to_string(first[1]) + ", " +
-                              std::to_string(first[2]) + ")",
-                          [&](engine::Slab, const float* data) {
-                            for (std::int64_t c = 0; c < part.nz(); ++c)
-                              for (std::int64_t r = 0; r < part.ny(); ++r)
-                                std::copy_n(data + part.index(0, r, c), part.nx(),
-                                            map.data.data() + grid.index(first[0], first[1] + r, first[2] + c));
-                          })({0, part.nz()}, values.data());
-      } catch (...) {
-#pragma omp critical(surface_bricks)
-        if (!error) error = std::current_exception();
-      }
-  }
-  if (error) std::rethrow_exception(error);
-}
-
-// The map computed on a grid around the mesh: whole when asked (the viewers' scripts show it) or where only a run over the whole grid pays (a GPU; methods with a run's
-// set-up, such as msm's long-range grids or pb's solve), else where the vertices need it.
+// The map computed on a grid around the mesh: on the CPU with direct (the default), only where the
+// vertices read it, unless the whole map is asked for (the viewers' scripts show it); otherwise
+// the whole grid. (Cutoff on the CPU was computed in the grid's bricks under the mesh, each brick a
+// run that looked at every atom: 1TII took 3 times the whole grid's time, 92,000 atoms 20 times.)
 io::MapFile potential_map(const SurfaceRequest& r, const AtomSet& atoms, const TriangleMesh& mesh) {
   Box box{{mesh.vertices[0][0], mesh.vertices[0][1], mesh.vertices[0][2]}, {}};
   box.hi = box.lo;
@@ -150,13 +78,10 @@ io::MapFile potential_map(const SurfaceRequest& r, const AtomSet& atoms, const T
   map.data.resize(map.grid.point_count());
   const ComputeSettings& settings = r.compute;
   const auto backend = start_backend(settings);
-  const engine::MethodDescription& method = engine::describe(settings.methods.front());
   if (!r.whole_map && backend->name() == "cpu" && settings.methods.front() == engine::Method::direct) {
     const engine::PotentialRequest request = make_request(settings, engine::Method::direct, atoms, map.grid);
     return direct_under_mesh(request, mesh, map), map;
   }
-  if (!r.whole_map && backend->name() == "cpu" && method.shape == engine::MethodShape::slab && !method.run_setup)
-    return compute_under_mesh(atoms, settings, mesh, map), map;
   Observer quiet;
   compute_map(*backend, atoms, map.grid, settings, settings.methods.front(), map.data.data(), quiet);
   return map;
