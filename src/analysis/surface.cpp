@@ -325,18 +325,32 @@ TriangleMesh molecular_surface(const AtomSet& atoms, const SurfaceOptions& optio
   return mesh;
 }
 
+namespace {
+
+// Each face's area, the faces in parallel; callers sum them in face order, so that the sums are
+// the same for any number of threads.
+std::vector<double> face_areas(const TriangleMesh& mesh) {
+  std::vector<double> area(mesh.faces.size());
+#pragma omp parallel for num_threads(team_size()) schedule(static)
+  for (std::int64_t f = 0; f < std::int64_t(area.size()); ++f) area[std::size_t(f)] = triangle_area(mesh, mesh.faces[std::size_t(f)]);
+  return area;
+}
+
+}  // namespace
+
 std::vector<double> vertex_areas(const TriangleMesh& mesh) {
+  const std::vector<double> faces = face_areas(mesh);
   std::vector<double> area(mesh.vertices.size(), 0.0);
-  for (const auto& f : mesh.faces) {
-    const double third = triangle_area(mesh, f) / 3;
-    for (const std::uint32_t v : f) area[v] += third;
+  for (std::size_t f = 0; f < faces.size(); ++f) {
+    const double third = faces[f] / 3;
+    for (const std::uint32_t v : mesh.faces[f]) area[v] += third;
   }
   return area;
 }
 
 double mesh_area(const TriangleMesh& mesh) {
   double total = 0;
-  for (const auto& f : mesh.faces) total += triangle_area(mesh, f);
+  for (const double a : face_areas(mesh)) total += a;
   return total;
 }
 
