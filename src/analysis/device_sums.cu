@@ -18,22 +18,9 @@ __global__ void add_map_kernel(const float* v, const float* shift, double* sum, 
   }
 }
 
-// Makes `device` current for a scope, and the one before current again after it.
-class OnDevice {
- public:
-  explicit OnDevice(int device) {
-    DCSGRID_CUDA_CHECK(cudaGetDevice(&previous_));
-    DCSGRID_CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~OnDevice() { cudaSetDevice(previous_); }
-  OnDevice(const OnDevice&) = delete;
-  OnDevice& operator=(const OnDevice&) = delete;
-
- private:
-  int previous_ = 0;
-};
-
 }  // namespace
+
+using cuda::OnDevice;
 
 struct DeviceMapSums::Impl {
   // With `device` current.
@@ -100,10 +87,7 @@ void DeviceMapSums::add(const engine::DeviceMap& map) {
   if (m.count == 0)
     DCSGRID_CUDA_CHECK(cudaMemcpyAsync(m.shift.data(), v, m.shift.bytes(), cudaMemcpyDeviceToDevice, m.stream.get()));
   constexpr int kThreads = 256;
-  int sms = 0;
-  DCSGRID_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, m.device));
-  const unsigned blocks = std::min<unsigned>(cuda::blocks_for(std::int64_t(n), kThreads), unsigned(sms) * 8);
-  add_map_kernel<<<blocks, kThreads, 0, m.stream.get()>>>(v, m.shift.data(), m.sum.data(), m.squares.data(), n);
+  add_map_kernel<<<cuda::grid_stride_blocks(std::int64_t(n), kThreads), kThreads, 0, m.stream.get()>>>(v, m.shift.data(), m.sum.data(), m.squares.data(), n);
   DCSGRID_CHECK_LAUNCH();
   ++m.count;
 }

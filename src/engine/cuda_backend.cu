@@ -426,12 +426,11 @@ class CudaBackend final : public Backend {
 
   bool computes_on_device(const PotentialRequest& request, std::size_t kept_bytes) const override {
     if (devices_.size() != 1 || !supports(request.method) || request.cutoff.bin_capacity > 0) return false;
-    int current = 0;
     std::size_t free = 0, total = 0;
-    DCSGRID_CUDA_CHECK(cudaGetDevice(&current));
-    DCSGRID_CUDA_CHECK(cudaSetDevice(devices_.front()));
-    DCSGRID_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-    DCSGRID_CUDA_CHECK(cudaSetDevice(current));
+    {
+      const cuda::OnDevice on(devices_.front());
+      DCSGRID_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    }
     return kept_bytes <= free / 2;
   }
 

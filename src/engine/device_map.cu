@@ -24,13 +24,10 @@ __global__ void first_non_finite_kernel(const float* data, std::size_t count, un
 
 void NonFiniteSearch::enqueue(const float* data, std::size_t count, cudaStream_t stream) {
   constexpr int kThreads = 256;
-  int device = 0, sms = 0;
-  DCSGRID_CUDA_CHECK(cudaGetDevice(&device));
-  DCSGRID_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   DCSGRID_CUDA_CHECK(cudaMemsetAsync(first_.data(), 0xff, sizeof(unsigned long long), stream));
   if (count > 0) {
-    const unsigned blocks = std::min<unsigned>(cuda::blocks_for(std::int64_t(count), kThreads), unsigned(sms) * 8);
-    first_non_finite_kernel<<<blocks, kThreads, 0, stream>>>(data, count, first_.data());
+    first_non_finite_kernel<<<cuda::grid_stride_blocks(std::int64_t(count), kThreads), kThreads, 0, stream>>>(
+        data, count, first_.data());
     DCSGRID_CHECK_LAUNCH();
   }
   DCSGRID_CUDA_CHECK(

@@ -3,6 +3,7 @@
 #ifdef DCSGRID_HAVE_CUDA
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <utility>
@@ -35,6 +36,30 @@ namespace dcsgrid::cuda {
 inline unsigned blocks_for(std::int64_t items, int threads_per_block) {
   return unsigned((items + threads_per_block - 1) / threads_per_block);
 }
+
+// Blocks for a grid-stride loop over `items` on the current device: blocks_for, at most 8 a
+// multiprocessor (each thread then takes several items).
+inline unsigned grid_stride_blocks(std::int64_t items, int threads_per_block) {
+  int device = 0, sms = 0;
+  DCSGRID_CUDA_CHECK(cudaGetDevice(&device));
+  DCSGRID_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return std::min(blocks_for(items, threads_per_block), unsigned(sms) * 8);
+}
+
+// Makes `device` current for a scope, and the one current before it again after.
+class OnDevice {
+ public:
+  explicit OnDevice(int device) {
+    DCSGRID_CUDA_CHECK(cudaGetDevice(&previous_));
+    DCSGRID_CUDA_CHECK(cudaSetDevice(device));
+  }
+  ~OnDevice() { cudaSetDevice(previous_); }
+  OnDevice(const OnDevice&) = delete;
+  OnDevice& operator=(const OnDevice&) = delete;
+
+ private:
+  int previous_ = 0;
+};
 
 // Owns count elements of device memory (cudaMalloc, never managed memory).
 template <typename T>
