@@ -6,7 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,11 +22,16 @@
 namespace dcsgrid::cuda {
 
 // "GPU 1 (NVIDIA H100 80GB HBM3)", with the user's number for the GPU (core/gpu_ids.hpp); never
-// throws.
+// throws. Kept once a device: cudaGetDeviceProperties reads every attribute, and a batch labels
+// every frame's run.
 inline std::string device_label(int device) {
+  static std::mutex mutex;
+  static std::map<int, std::string> labels;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = labels.find(device); it != labels.end()) return it->second;
   cudaDeviceProp prop{};
   std::string label = "GPU " + std::to_string(user_gpu_id(device));
-  if (cudaGetDeviceProperties(&prop, device) == cudaSuccess) return label + " (" + prop.name + ")";
+  if (cudaGetDeviceProperties(&prop, device) == cudaSuccess) return labels[device] = label + " (" + prop.name + ")";
   cudaGetLastError();
   return label;
 }
