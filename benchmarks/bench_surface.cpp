@@ -1,8 +1,10 @@
 // The molecular surface (analysis::molecular_surface) of a protein: SES and SAS meshes at two
 // spacings, their areas and times, against FreeSASA (Lee–Richards, the same radii through
 // --radius-from-occupancy) on the same atoms as the baseline; optionally the whole
-// `dcsgrid surface` process (surface, potential, residue table).
+// `dcsgrid surface` process (surface, potential, residue table). Each mesh on the CPU and, where a
+// GPU is present, with its distance fields on the GPU (the same mesh: the CPU's row is the baseline).
 //   bench_surface [--pqr FILE (data/1tii_pdb2pqr_amber.pqr.gz)] [--fine SPACING (0.25)] [--dcsgrid BINARY]
+//                 [--devices cpu,gpu]
 // Threads: OMP_NUM_THREADS. Writes surface.json (see report.hpp).
 #include <chrono>
 #include <cstdio>
@@ -13,6 +15,8 @@
 #include <string>
 
 #include "dcsgrid/analysis/surface.hpp"
+#include "dcsgrid/core/text.hpp"
+#include "dcsgrid/engine/engine.hpp"
 #include "dcsgrid/io/structure/read.hpp"
 #include "report.hpp"
 
@@ -64,10 +68,13 @@ int main(int argc, char** argv) {
   using namespace dcsgrid;
   std::string pqr = DCSGRID_SOURCE_DIR "/data/1tii_pdb2pqr_amber.pqr.gz", binary;
   std::vector<double> spacings = {0.5, 0.25};
+  std::vector<std::string> devices = {"cpu"};
+  if (engine::gpu_available()) devices.push_back("gpu");
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::string(argv[i]) == "--pqr") pqr = argv[i + 1];
     else if (std::string(argv[i]) == "--dcsgrid") binary = argv[i + 1];
     else if (std::string(argv[i]) == "--fine") spacings.back() = std::stod(argv[i + 1]);
+    else if (std::string(argv[i]) == "--devices") devices = split_list(argv[i + 1]);
   }
   const AtomSet atoms = io::read_structure(pqr).atoms;
   bench::Report report("surface", {"what", "spacing_A", "seconds", "area_A2", "vertices", "faces"});
@@ -76,13 +83,15 @@ int main(int argc, char** argv) {
   report.set_context("machine", bench::cpu_description());
   double sas_area = 0;
   for (const auto kind : {analysis::SurfaceKind::ses, analysis::SurfaceKind::sas})
-    for (const double h : spacings) {
-      TriangleMesh mesh;
-      const double s = bench::best_seconds(1, [&] { mesh = analysis::molecular_surface(atoms, {kind, 1.4, h}); });
-      const double area = analysis::mesh_area(mesh);
-      if (kind == analysis::SurfaceKind::sas && h == 0.5) sas_area = area;
-      report.add_row({"dcsgrid " + analysis::surface_kind_name(kind), h, s, area, mesh.vertices.size(), mesh.faces.size()});
-    }
+    for (const double h : spacings)
+      for (const std::string& device : devices) {
+        TriangleMesh mesh;
+        const double s = bench::best_seconds(1, [&] { mesh = analysis::molecular_surface(atoms, {kind, 1.4, h}, device); });
+        const double area = analysis::mesh_area(mesh);
+        if (kind == analysis::SurfaceKind::sas && h == 0.5) sas_area = area;
+        report.add_row({"dcsgrid " + analysis::surface_kind_name(kind) + " (" + device + ")", h, s, area,
+                        mesh.vertices.size(), mesh.faces.size()});
+      }
   const auto [free_area, free_seconds] = bench::freesasa_area(atoms, 1.4);
   if (free_seconds >= 0) {
     report.add_row({"freesasa sas (lee-richards)", nullptr, free_seconds, free_area, nullptr, nullptr});

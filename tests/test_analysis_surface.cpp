@@ -18,6 +18,7 @@
 #include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/engine/atom_cells.hpp"
 #include "dcsgrid/io/structure/read.hpp"
+#include "analysis/surface_field.hpp"
 #include "helpers.hpp"
 
 using namespace dcsgrid;
@@ -280,4 +281,43 @@ TEST(Surface, SasCreasesKeepTheMeshClosedOrientedAndOnTheSurface) {
   const TriangleMesh serial = molecular_surface(atoms, {SurfaceKind::sas, 1.4, 0.5});
   EXPECT_TRUE(serial.vertices == mesh.vertices && serial.faces == mesh.faces && serial.atom == mesh.atom &&
               serial.normals == mesh.normals);
+}
+
+// The distance fields on the GPU (src/analysis/surface_field.cu) are the CPU's bit for bit: values,
+// the SES's boundary samples in the CPU's order and each node's nearest sample, for 1TII's SES at
+// two spacings, its SAS and its van der Waals surface (probe 0), and a lone atom; so the meshes
+// made from them are the same.
+TEST(SurfaceGpu, FieldsAndMeshesAreTheCpus) {
+  DCSGRID_REQUIRE_GPU();
+  const AtomSet tii = tii_atoms(), one = spheres({{0.3, -0.2, 0.1, 1.7}});
+  struct Case {
+    const AtomSet* atoms;
+    SurfaceOptions options;
+  };
+  for (const Case& c : {Case{&tii, {SurfaceKind::ses, 1.4, 0.5}}, Case{&tii, {SurfaceKind::ses, 1.4, 0.35}},
+                        Case{&tii, {SurfaceKind::sas, 1.4, 0.5}}, Case{&tii, {SurfaceKind::ses, 0.0, 0.5}},
+                        Case{&one, {SurfaceKind::ses, 1.4, 0.25}}}) {
+    SCOPED_TRACE(std::to_string(c.atoms->size()) + " atoms, " + surface_kind_name(c.options.kind) + ", probe " +
+                 std::to_string(c.options.probe_radius) + ", spacing " + std::to_string(c.options.spacing));
+    const detail::SurfaceField cpu = detail::surface_field(*c.atoms, c.options, "cpu");
+    const detail::SurfaceField gpu = detail::surface_field(*c.atoms, c.options, "gpu");
+    ASSERT_EQ(gpu.value.size(), cpu.value.size());
+    std::size_t values = 0, nearest = 0;
+    for (std::size_t n = 0; n < cpu.value.size(); ++n)
+      values += std::bit_cast<std::uint32_t>(cpu.value[n]) != std::bit_cast<std::uint32_t>(gpu.value[n]);
+    EXPECT_EQ(values, 0u) << "of " << cpu.value.size() << " nodes";
+    ASSERT_EQ(gpu.samples.size(), cpu.samples.size());
+    EXPECT_TRUE(gpu.samples == cpu.samples);
+    ASSERT_EQ(gpu.nearest_sample.size(), cpu.nearest_sample.size());
+    for (std::size_t n = 0; n < cpu.nearest_sample.size(); ++n) nearest += cpu.nearest_sample[n] != gpu.nearest_sample[n];
+    EXPECT_EQ(nearest, 0u);
+    if (c.options.kind == SurfaceKind::ses && c.options.probe_radius > 0) {
+      EXPECT_GT(cpu.samples.size(), 0u);
+      EXPECT_GT(std::count(cpu.nearest_sample.begin(), cpu.nearest_sample.end(), -1), 0);
+    }
+  }
+  const SurfaceOptions ses{SurfaceKind::ses, 1.4, 0.5};
+  const TriangleMesh cpu = molecular_surface(tii, ses, "cpu"), gpu = molecular_surface(tii, ses, "gpu");
+  EXPECT_GT(cpu.faces.size(), 100000u);
+  EXPECT_TRUE(gpu.vertices == cpu.vertices && gpu.faces == cpu.faces && gpu.normals == cpu.normals && gpu.atom == cpu.atom);
 }

@@ -16,8 +16,11 @@
 #include "dcsgrid/core/clock.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
+#include "dcsgrid/engine/engine.hpp"
+#include "parallel_concatenate.hpp"
 #include "surface_creases.hpp"
 #include "surface_field.hpp"
+#include "surface_mesh_point.hpp"
 
 namespace dcsgrid::analysis {
 namespace {
@@ -27,24 +30,13 @@ using detail::SurfaceEvaluator;
 using detail::SurfaceField;
 using detail::Vec3;
 
-// Edge directions as bit masks (x 1, y 2, z 4): every edge of Kuhn's tetrahedra runs from a node
-// to the node at one of these offsets.
-constexpr int kDirections = 7;
-std::size_t offset(const FieldGrid& g, int mask) {
-  return (mask & 1 ? 1 : 0) + (mask & 2 ? std::size_t(g.n[0]) : 0) +
-         (mask & 4 ? std::size_t(g.n[0]) * g.n[1] : 0);
-}
-
-bool inside(float v) { return v < 0; }
-
 // Per node, which of its 7 edges cross the surface and the number of its first vertex.
 struct CrossedEdges {
   std::vector<std::uint8_t> mask;
   std::vector<std::uint32_t> first;
   std::size_t vertices = 0;
   std::uint32_t vertex(std::size_t node, int direction_mask) const {
-    const unsigned below = mask[node] & ((1u << (direction_mask - 1)) - 1);
-    return first[node] + std::uint32_t(std::popcount(below));
+    return detail::edge_vertex(mask.data(), first.data(), node, direction_mask);
   }
 };
 
@@ -61,11 +53,7 @@ CrossedEdges crossed_edges(const FieldGrid& g, const std::vector<float>& f) {
     for (std::int64_t j = 0; j < g.n[1]; ++j)
       for (std::int64_t i = 0; i < g.n[0]; ++i) {
         const std::size_t n = g.at(i, j, k);
-        std::uint8_t m = 0;
-        for (int d = 1; d <= kDirections; ++d) {
-          if ((d & 1 && i + 1 >= g.n[0]) || (d & 2 && j + 1 >= g.n[1]) || (d & 4 && k + 1 >= g.n[2])) continue;
-          if (inside(f[n]) != inside(f[n + offset(g, d)])) m |= std::uint8_t(1u << (d - 1));
-        }
+        const std::uint8_t m = detail::crossed_mask(g, f.data(), i, j, k);
         e.mask[n] = m;
         plane_total += std::size_t(std::popcount(m));
       }
@@ -86,58 +74,11 @@ CrossedEdges crossed_edges(const FieldGrid& g, const std::vector<float>& f) {
   return e;
 }
 
-// Where the segment a + t (b − a), t in (t0, t1), crosses the sphere's surface: the crossing
-// nearest t, or NaN where there is none.
-double sphere_crossing(const Vec3& a, const Vec3& b, const SurfaceEvaluator::Sphere& sphere, double t0,
-                       double t1, double t) {
-  if (sphere.radius < 0) return std::numeric_limits<double>::quiet_NaN();
-  Vec3 u, w;  // |w + s u|² = radius²
-  for (int d = 0; d < 3; ++d) u[d] = b[d] - a[d], w[d] = a[d] - sphere.centre[d];
-  const double uu = u[0] * u[0] + u[1] * u[1] + u[2] * u[2], uw = u[0] * w[0] + u[1] * w[1] + u[2] * w[2];
-  const double ww = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
-  const double disc = uw * uw - uu * (ww - sphere.radius * sphere.radius);
-  double best = std::numeric_limits<double>::quiet_NaN();
-  if (disc < 0 || uu == 0) return best;
-  for (const double root : {(-uw - std::sqrt(disc)) / uu, (-uw + std::sqrt(disc)) / uu})
-    if (root > t0 && root < t1 && !(std::abs(root - t) >= std::abs(best - t))) best = root;
-  return best;
-}
-
-// Where the exact field is zero on the edge from node a (grid value fa) to node b (fb, of the
-// other sign): from the grid's linear estimate, each step onto the surface of the sphere that
-// gives the field at the last point (the field is that sphere's distance nearby, so one or two
-// steps find the root), else by regula falsi (Illinois) within the bracket, the nodes' grid values
-// standing for their exact ones (exact near zero: refine_near_zero). Where the exact field keeps
-// one sign along the edge, the grid's linear estimate; where it jumps over zero (an exposure
-// changes), the last step. Kept off the nodes, so that no two vertices coincide. sphere: the one
-// giving the field at the vertex.
+// edge_root (surface_mesh_point.hpp) with the evaluator's exact field.
 double edge_root(const SurfaceEvaluator& ev, const SurfaceEvaluator::Local& local, const Vec3& a,
                  const Vec3& b, float fa, float fb, SurfaceEvaluator::Sphere& sphere) {
-  const auto at = [&](double t) { return Vec3{a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]), a[2] + t * (b[2] - a[2])}; };
-  double t0 = 0, t1 = 1, g0 = fa, g1 = fb;
-  const double linear = g0 / (g0 - g1);
-  double t = linear;
-  int side = 0;
-  std::array<bool, 2> seen{};  // values of a's sign, of b's sign
-  for (int iteration = 0; iteration < 9; ++iteration) {
-    const double gt = ev.value(at(t), local, &sphere);
-    if (std::abs(gt) < 1e-5) return std::clamp(t, 1e-4, 1 - 1e-4);
-    if ((gt < 0) == (g0 < 0)) {
-      t0 = t, g0 = gt;
-      if (side == -1) g1 /= 2;
-      side = -1;
-    } else {
-      t1 = t, g1 = gt;
-      if (side == 1) g0 /= 2;
-      side = 1;
-    }
-    seen[side == 1] = true;
-    const double crossing = sphere_crossing(a, b, sphere, t0, t1, t);
-    t = std::isnan(crossing) ? (t0 * g1 - t1 * g0) / (g1 - g0) : crossing;
-  }
-  if (!(seen[0] && seen[1])) t = linear;
-  ev.value(at(t), local, &sphere);
-  return std::clamp(t, 1e-4, 1 - 1e-4);
+  return detail::edge_root([&](const Vec3& x, SurfaceEvaluator::Sphere& at) { return ev.value(x, local, &at); }, a, b,
+                           fa, fb, sphere);
 }
 
 // The SES's grid values come from boundary samples, a little inside where the exact field is
@@ -177,15 +118,15 @@ void place_vertices(const SurfaceEvaluator& ev, const SurfaceField& field, const
         for (std::int64_t i = 0; i < g.n[0]; ++i) {
           const std::size_t n = g.at(i, j, k);
           if (edges.mask[n]) ev.gather(n, local);
-          for (int d = 1; d <= kDirections; ++d) {
+          for (int d = 1; d <= detail::kDirections; ++d) {
             if (!(edges.mask[n] & (1u << (d - 1)))) continue;
-            const std::size_t m = n + offset(g, d);
+            const std::size_t m = n + detail::node_step(g, d);
             const Vec3 a = g.position(i, j, k);
             const Vec3 b = g.position(i + (d & 1), j + (d >> 1 & 1), k + (d >> 2 & 1));
             ev.set_edge(n, m, local);
             SurfaceEvaluator::Sphere sphere;
             const double t = edge_root(ev, local, a, b, field.value[n], field.value[m], sphere);
-            const Vec3 x = {a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]), a[2] + t * (b[2] - a[2])};
+            const Vec3 x = detail::along(a, b, t);
             const std::uint32_t v = edges.vertex(n, d);
             mesh.vertices[v] = {float(x[0]), float(x[1]), float(x[2])};
             ev.describe(x, local, sphere, mesh.normals[v], mesh.atom[v]);
@@ -194,76 +135,17 @@ void place_vertices(const SurfaceEvaluator& ev, const SurfaceField& field, const
   }
 }
 
-// Kuhn's six tetrahedra of a cube: corners as offset masks, 0 → axis a → axes a and b → 7, one per
-// order (a, b, c) of the axes; odd orders are left-handed.
-struct Tetrahedron {
-  std::array<int, 4> corner;
-  bool right_handed;
-};
-constexpr std::array<Tetrahedron, 6> kTetrahedra = {{{{0, 1, 3, 7}, true},
-                                                     {{0, 1, 5, 7}, false},
-                                                     {{0, 2, 3, 7}, false},
-                                                     {{0, 2, 6, 7}, true},
-                                                     {{0, 4, 5, 7}, true},
-                                                     {{0, 4, 6, 7}, false}}};
-
-// Even permutations of (0 1 2 3) starting with each corner: the lone corner's triangle.
-constexpr std::array<std::array<int, 3>, 4> kOthers = {{{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}}};
-
-bool even_permutation(const std::array<int, 4>& p) {
-  int inversions = 0;
-  for (int x = 0; x < 4; ++x)
-    for (int y = x + 1; y < 4; ++y) inversions += p[x] > p[y];
-  return inversions % 2 == 0;
-}
-
-// The faces of one tetrahedron (corner offsets c, node numbers of the cube's corner 0 = base).
-void tetrahedron_faces(const FieldGrid& g, const std::vector<float>& f, const CrossedEdges& edges,
-                       std::size_t base, const Tetrahedron& tet,
-                       std::vector<std::array<std::uint32_t, 3>>& out) {
-  std::array<bool, 4> in;
-  int count = 0;
-  for (int c = 0; c < 4; ++c) count += in[c] = inside(f[base + offset(g, tet.corner[c])]);
-  if (count == 0 || count == 4) return;
-  // The vertex on the edge between corners x and y: corner masks nest, so the lower one is x & y.
-  const auto vertex = [&](int x, int y) {
-    const int lo = tet.corner[x] & tet.corner[y], hi = tet.corner[x] | tet.corner[y];
-    return edges.vertex(base + offset(g, lo), hi ^ lo);
-  };
-  if (count == 1 || count == 3) {
-    const int lone = int(std::find(in.begin(), in.end(), count == 1) - in.begin());
-    const auto& o = kOthers[std::size_t(lone)];
-    std::array<std::uint32_t, 3> face = {vertex(lone, o[0]), vertex(lone, o[1]), vertex(lone, o[2])};
-    // Right-handed with the lone corner inside: the face's normal points away from it.
-    if (tet.right_handed != (count == 1)) std::swap(face[1], face[2]);
-    out.push_back(face);
-    return;
-  }
-  std::array<int, 4> order;  // inside a, b then outside c, d
-  int front = 0, back = 2;
-  for (int c = 0; c < 4; ++c) order[std::size_t(in[c] ? front++ : back++)] = c;
-  const auto [a, b, c, d] = order;
-  // The quad ac, ad, bd, bc faces outwards when (a b c d) has the tetrahedron's handedness.
-  std::array<std::uint32_t, 4> quad = {vertex(a, c), vertex(a, d), vertex(b, d), vertex(b, c)};
-  if (even_permutation(order) != tet.right_handed) std::swap(quad[1], quad[3]);
-  out.push_back({quad[0], quad[1], quad[2]});
-  out.push_back({quad[0], quad[2], quad[3]});
-}
-
 void build_faces(const SurfaceField& field, const CrossedEdges& edges, TriangleMesh& mesh) {
   const FieldGrid& g = field.grid;
   std::vector<std::vector<std::array<std::uint32_t, 3>>> per_plane(std::size_t(g.n[2]));
 #pragma omp parallel for num_threads(team_size()) schedule(dynamic, 1)
   for (std::int64_t k = 0; k < g.n[2] - 1; ++k)
     for (std::int64_t j = 0; j < g.n[1] - 1; ++j)
-      for (std::int64_t i = 0; i < g.n[0] - 1; ++i) {
-        const std::size_t base = g.at(i, j, k);
-        bool mixed = false;  // most cubes lie wholly inside or outside
-        for (int c = 1; c < 8 && !mixed; ++c) mixed = inside(field.value[base]) != inside(field.value[base + offset(g, c)]);
-        if (!mixed) continue;
-        for (const Tetrahedron& tet : kTetrahedra)
-          tetrahedron_faces(g, field.value, edges, base, tet, per_plane[std::size_t(k)]);
-      }
+      for (std::int64_t i = 0; i < g.n[0] - 1; ++i)
+        detail::cube_faces(g, field.value.data(), edges.mask.data(), edges.first.data(), g.at(i, j, k),
+                           [&](std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+                             per_plane[std::size_t(k)].push_back({a, b, c});
+                           });
   detail::concatenate_in_parallel(per_plane, mesh.faces);
 }
 
@@ -302,10 +184,24 @@ SurfaceKind parse_surface_kind(const std::string& name) {
   throw Error("surface kind '" + name + "': use ses (solvent-excluded) or sas (solvent-accessible)");
 }
 
-TriangleMesh molecular_surface(const AtomSet& atoms, const SurfaceOptions& options) {
+TriangleMesh molecular_surface(const AtomSet& atoms, const SurfaceOptions& options, const std::string& device) {
   check(atoms, options);
   LapTimer timer;
-  SurfaceField field = detail::surface_field(atoms, options);
+  if (engine::use_gpu(device)) {
+#ifdef DCSGRID_HAVE_CUDA
+    SurfaceField field;  // the grid alone: the creases need no values
+    field.grid = detail::field_grid(atoms, options);
+    std::size_t samples = 0;
+    TriangleMesh mesh = detail::surface_mesh_cuda(atoms, options, field.grid, samples);
+    spdlog::debug("surface: fields and mesh on the GPU {:.3f} s", timer.lap());
+    if (samples == 0) {
+      detail::add_creases(SurfaceEvaluator(atoms, options, field), options.spacing, mesh);
+      spdlog::debug("surface: creases {:.3f} s", timer.lap());
+    }
+    return mesh;
+#endif
+  }
+  SurfaceField field = detail::surface_field(atoms, options, "cpu");
   spdlog::debug("surface: field {:.3f} s", timer.lap());
   const SurfaceEvaluator evaluator(atoms, options, field);
   spdlog::debug("surface: neighbour lists {:.3f} s", timer.lap());

@@ -10,64 +10,38 @@
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/grid.hpp"
 #include "dcsgrid/core/threads.hpp"
+#include "dcsgrid/engine/engine.hpp"
+#include "parallel_concatenate.hpp"
 
 namespace dcsgrid::analysis::detail {
 namespace {
-
-// Planes a thread fills at a time: atoms and samples are visited once per block.
-constexpr std::int64_t kBlockPlanes = 8;
-// The atom cells' edge, Å: about the fewest atoms and cells visited for the reaches used here.
-constexpr double kCellEdge = 1.5;
 
 double max_radius(const AtomSet& atoms) { return *std::max_element(atoms.r.begin(), atoms.r.end()); }
 
 Vec3 atom_position(const AtomSet& atoms, std::size_t a) { return {atoms.x[a], atoms.y[a], atoms.z[a]}; }
 
-double distance(const Vec3& p, const Vec3& q) {
-  return std::sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2]));
-}
+double distance(const Vec3& p, const Vec3& q) { return point_distance(p, q); }
 
-// The atoms' box grown so that the field is positive (outside) on the grid's faces.
-FieldGrid field_grid(const AtomSet& atoms, const SurfaceOptions& o) {
-  const Box box = bounding_box(atoms);
-  const double margin = max_radius(atoms) + o.probe_radius + 3 * o.spacing;
-  FieldGrid g;
-  g.h = o.spacing;
-  for (int d = 0; d < 3; ++d) {
-    g.origin[d] = box.lo[d] - margin;
-    g.n[d] = std::int64_t(std::ceil((box.hi[d] - box.lo[d] + 2 * margin) / g.h)) + 1;
-  }
-  GridSpec spec;
-  spec.origin = g.origin;
-  spec.spacing = {g.h, g.h, g.h};
-  spec.dims = g.n;
-  validate(spec);
-  // The field, the nearest samples and the mesh's per-node edge masks and vertex numbers.
-  require_host_memory(spec, 4);
-  return g;
-}
-
-// Calls visit(k, j, i, distance) for the nodes of planes [k0, k1) within reach of centre.
+// Calls visit(node, squared distance) for the nodes of planes [k0, k1) within reach of centre
+// (FieldGrid::within's decision, node by node in the ball's box).
 template <class Visit>
 void visit_ball(const FieldGrid& g, const Vec3& c, double reach, std::int64_t k0, std::int64_t k1,
                 Visit visit) {
   std::array<std::int64_t, 3> lo, hi;
   for (int d = 0; d < 3; ++d) {
-    lo[d] = std::max<std::int64_t>(0, std::int64_t(std::ceil((c[d] - reach - g.origin[d]) / g.h)));
-    hi[d] = std::min<std::int64_t>(g.n[d] - 1, std::int64_t(std::floor((c[d] + reach - g.origin[d]) / g.h)));
+    lo[d] = std::max<std::int64_t>(0, g.first_within(d, c[d], reach));
+    hi[d] = std::min<std::int64_t>(g.n[d] - 1, g.last_within(d, c[d], reach));
   }
   lo[2] = std::max(lo[2], k0);
   hi[2] = std::min(hi[2], k1 - 1);
   const double reach2 = reach * reach;
   for (std::int64_t k = lo[2]; k <= hi[2]; ++k) {
-    const double dz = g.origin[2] + g.h * k - c[2];
+    const double dz = g.offset(2, k, c[2]);
     for (std::int64_t j = lo[1]; j <= hi[1]; ++j) {
-      const double dy = g.origin[1] + g.h * j - c[1];
-      const double dyz2 = dy * dy + dz * dz;
-      if (dyz2 > reach2) continue;
+      const double dy = g.offset(1, j, c[1]);
+      if (FieldGrid::squared_distance(0, dy, dz) > reach2) continue;
       for (std::int64_t i = lo[0]; i <= hi[0]; ++i) {
-        const double dx = g.origin[0] + g.h * i - c[0];
-        const double d2 = dyz2 + dx * dx;
+        const double d2 = FieldGrid::squared_distance(g.offset(0, i, c[0]), dy, dz);
         if (d2 <= reach2) visit(g.at(i, j, k), d2);
       }
     }
@@ -87,7 +61,7 @@ std::vector<float> sas_values(const AtomSet& atoms, const SurfaceOptions& o, con
       const double big_r = atoms.r[a] + o.probe_radius, reach = big_r + band;
       if (atoms.z[a] + reach < z0 || atoms.z[a] - reach > z1) continue;
       visit_ball(g, atom_position(atoms, a), reach, k0, k1, [&](std::size_t n, double d2) {
-        f[n] = std::min(f[n], float(std::sqrt(d2) - big_r));
+        f[n] = std::min(f[n], sas_value(d2, big_r));
       });
     }
   }
@@ -113,7 +87,7 @@ std::vector<Vec3> sas_boundary_samples(const AtomSet& atoms, const SurfaceOption
           for (int d = 0; d < 3; ++d) {
             if (ijk[d] + 1 >= g.n[d] || (f[n] < 0) == (f[n + stride[d]] < 0)) continue;
             Vec3 q = g.position(i, j, k);
-            q[d] += g.h * f[n] / (f[n] - f[n + stride[d]]);
+            q[d] += crossing_offset(g.h, f[n], f[n + stride[d]]);
             cells.near(q, o.probe_radius + g.h, atoms.size(), near);
             double best = std::numeric_limits<double>::infinity();
             std::size_t atom = 0;
@@ -123,8 +97,7 @@ std::vector<Vec3> sas_boundary_samples(const AtomSet& atoms, const SurfaceOption
             const Vec3 c = atom_position(atoms, atom);
             const double len = distance(q, c);
             if (near.empty() || len == 0) continue;
-            const double s = (atoms.r[atom] + o.probe_radius) / len;
-            per_plane[std::size_t(k)].push_back({c[0] + s * (q[0] - c[0]), c[1] + s * (q[1] - c[1]), c[2] + s * (q[2] - c[2])});
+            per_plane[std::size_t(k)].push_back(onto_sphere(q, c, atoms.r[atom] + o.probe_radius, len));
           }
         }
   }
@@ -142,8 +115,7 @@ void ses_values(const SurfaceOptions& o, const FieldGrid& g, const std::vector<V
   const std::int64_t blocks = (g.n[2] + kBlockPlanes - 1) / kBlockPlanes;
   std::vector<std::vector<std::int32_t>> by_block{std::size_t(blocks)};
   for (std::size_t s = 0; s < samples.size(); ++s)
-    by_block[std::size_t(std::clamp<std::int64_t>(std::int64_t((samples[s][2] - g.origin[2]) / g.h) / kBlockPlanes, 0, blocks - 1))]
-        .push_back(std::int32_t(s));
+    by_block[std::size_t(g.block_of(samples[s][2]))].push_back(std::int32_t(s));
   const std::int64_t span = std::int64_t(std::ceil(reach / g.h / kBlockPlanes)) + 1;
   std::vector<float> d2(g.count(), std::numeric_limits<float>::infinity());
   nearest.assign(g.count(), -1);
@@ -156,31 +128,58 @@ void ses_values(const SurfaceOptions& o, const FieldGrid& g, const std::vector<V
           if (float(dist2) < d2[n]) d2[n] = float(dist2), nearest[n] = s;
         });
   }
-  const double deep = -2 * g.h;
 #pragma omp parallel for num_threads(team_size()) schedule(static)
-  for (std::int64_t n = 0; n < std::int64_t(f.size()); ++n)
-    f[n] = f[n] >= 0 ? float(o.probe_radius)
-                     : nearest[n] < 0 ? float(deep) : float(o.probe_radius - std::sqrt(double(d2[n])));
+  for (std::int64_t n = 0; n < std::int64_t(f.size()); ++n) f[n] = ses_value(o.probe_radius, g.h, f[n], nearest[n], d2[n]);
 }
 
 }  // namespace
 
-SurfaceField surface_field(const AtomSet& atoms, const SurfaceOptions& o) {
+FieldGrid field_grid(const AtomSet& atoms, const SurfaceOptions& o) {
+  const Box box = bounding_box(atoms);
+  const double margin = max_radius(atoms) + o.probe_radius + 3 * o.spacing;
+  FieldGrid g;
+  g.h = o.spacing;
+  for (int d = 0; d < 3; ++d) {
+    g.origin[d] = box.lo[d] - margin;
+    g.n[d] = std::int64_t(std::ceil((box.hi[d] - box.lo[d] + 2 * margin) / g.h)) + 1;
+  }
+  GridSpec spec;
+  spec.origin = g.origin;
+  spec.spacing = {g.h, g.h, g.h};
+  spec.dims = g.n;
+  validate(spec);
+  // The field, the nearest samples and the mesh's per-node edge masks and vertex numbers.
+  require_host_memory(spec, 4);
+  return g;
+}
+
+SurfaceField surface_field(const AtomSet& atoms, const SurfaceOptions& o, const std::string& device) {
   SurfaceField field;
   field.grid = field_grid(atoms, o);
   LapTimer timer;
+  if (engine::use_gpu(device)) {
+#ifdef DCSGRID_HAVE_CUDA
+    surface_field_cuda(atoms, o, field);
+    spdlog::debug("surface: fields on the GPU {:.3f} s", timer.lap());
+    return field;
+#endif
+  }
   field.value = sas_values(atoms, o, field.grid);
   spdlog::debug("surface: SAS field {:.3f} s", timer.lap());
   if (o.kind == SurfaceKind::ses && o.probe_radius > 0) {
     const engine::AtomCells cells(atoms, kCellEdge);
     field.samples = sas_boundary_samples(atoms, o, field.grid, field.value, cells);
     spdlog::debug("surface: SAS boundary samples {:.3f} s", timer.lap());
-    if (field.samples.size() >= std::size_t(std::numeric_limits<std::int32_t>::max()))
-      throw Error("the SES needs more than 2^31 boundary samples: raise --mesh-spacing");
+    check_sample_count(field.samples.size());
     ses_values(o, field.grid, field.samples, field.value, field.nearest_sample);
     spdlog::debug("surface: SES field from the samples {:.3f} s", timer.lap());
   }
   return field;
+}
+
+void check_sample_count(std::size_t samples) {
+  if (samples >= std::size_t(std::numeric_limits<std::int32_t>::max()))
+    throw Error("the SES needs more than 2^31 boundary samples: raise --mesh-spacing");
 }
 
 SurfaceEvaluator::SurfaceEvaluator(const AtomSet& atoms, const SurfaceOptions& options,
@@ -287,13 +286,7 @@ void SurfaceEvaluator::describe(const Vec3& x, const Local& local, const Sphere&
   for (const std::size_t a : local.atoms)
     if (const double v = distance(x, atom_position(atoms_, a)) - atoms_.r[a]; v < best)
       best = v, atom = std::uint32_t(a);
-  Vec3 from = atom_position(atoms_, atom), to = x;  // no sphere: the nearest atom's radial direction
-  if (sphere.radius >= 0) {
-    from = sphere.centre;
-    if (sphere.inside_out) std::swap(from, to);  // towards the probe
-  }
-  const double len = distance(from, to);
-  for (int d = 0; d < 3; ++d) normal[d] = len > 0 ? float((to[d] - from[d]) / len) : (d == 2 ? 1.f : 0.f);
+  outward_normal(x, atom_position(atoms_, atom), sphere, normal.data());
 }
 
 SurfaceEvaluator::Sphere SurfaceEvaluator::atom_sphere(std::size_t atom) const {

@@ -1,33 +1,18 @@
 // The signed distance fields behind analysis::molecular_surface (surface.hpp): values on a grid,
 // and the exact field at any point near the surface for placing vertices.
 #pragma once
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "dcsgrid/analysis/surface.hpp"
-#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/engine/atom_cells.hpp"
+#include "surface_field_point.hpp"
+#include "surface_mesh_point.hpp"
 
 namespace dcsgrid::analysis::detail {
-
-using Vec3 = std::array<double, 3>;
-
-// A cubic grid, x fastest.
-struct FieldGrid {
-  Vec3 origin{};
-  double h = 0.5;
-  std::array<std::int64_t, 3> n{};
-  std::size_t count() const { return std::size_t(n[0]) * n[1] * n[2]; }
-  std::size_t at(std::int64_t i, std::int64_t j, std::int64_t k) const {
-    return (std::size_t(k) * n[1] + j) * n[0] + i;
-  }
-  Vec3 position(std::int64_t i, std::int64_t j, std::int64_t k) const {
-    return {origin[0] + h * i, origin[1] + h * j, origin[2] + h * k};
-  }
-};
 
 // Negative inside. SES: samples are points on the SAS boundary and nearest_sample each node's
 // nearest of them (−1: none within reach); both empty for the SAS.
@@ -38,23 +23,21 @@ struct SurfaceField {
   std::vector<std::int32_t> nearest_sample;
 };
 
-SurfaceField surface_field(const AtomSet& atoms, const SurfaceOptions& options);
-
-// Appends the parts to `out` one after another, each copied by a thread to its place and then
-// freed (a 10^6-atom surface's lists per plane or per atom are gigabytes, which one thread took
-// seconds to copy). Returns where each part starts in `out`, and out's size last.
-template <class T>
-std::vector<std::size_t> concatenate_in_parallel(std::vector<std::vector<T>>& parts, std::vector<T>& out) {
-  std::vector<std::size_t> start(parts.size() + 1, out.size());
-  for (std::size_t p = 0; p < parts.size(); ++p) start[p + 1] = start[p] + parts[p].size();
-  out.resize(start.back());
-#pragma omp parallel for num_threads(team_size()) schedule(dynamic, 64)
-  for (std::int64_t p = 0; p < std::int64_t(parts.size()); ++p) {
-    std::copy(parts[std::size_t(p)].begin(), parts[std::size_t(p)].end(), out.begin() + std::ptrdiff_t(start[std::size_t(p)]));
-    std::vector<T>().swap(parts[std::size_t(p)]);
-  }
-  return start;
-}
+// On a GPU where use_gpu(device) says so (surface_field.cu: the same field bit for bit), else on
+// the CPU's threads.
+SurfaceField surface_field(const AtomSet& atoms, const SurfaceOptions& options, const std::string& device);
+// Throws Error when the SES's samples would overflow their 32-bit numbers.
+void check_sample_count(std::size_t samples);
+#ifdef DCSGRID_HAVE_CUDA
+// The values, samples and nearest samples of field.grid (set) on the current device.
+void surface_field_cuda(const AtomSet& atoms, const SurfaceOptions& options, SurfaceField& field);
+// molecular_surface's mesh of the fields of grid, made on the current device (surface_mesh.cu),
+// before any creases; samples receives the number of boundary samples (0: a union of spheres).
+TriangleMesh surface_mesh_cuda(const AtomSet& atoms, const SurfaceOptions& options, const FieldGrid& grid,
+                               std::size_t& samples);
+#endif
+// The grid of the fields: the atoms' box grown so that the field is positive on its faces.
+FieldGrid field_grid(const AtomSet& atoms, const SurfaceOptions& options);
 
 // The field, exact for the SAS, and for the SES the distance to the nearest of the samples of two
 // nodes and of the exposed atom spheres, at points near one grid edge.
@@ -69,14 +52,8 @@ class SurfaceEvaluator {
   };
   void gather(std::size_t node, Local& local) const;
   void set_edge(std::size_t node_a, std::size_t node_b, Local& local) const;
-  // The sphere whose surface gives the field near a point, where the field is zero on it: an
-  // atom's SAS sphere (SAS), the atom's own sphere or the probe's at a sample (SES). radius < 0:
-  // none (a point deep inside). inside_out: the field is positive inside it (a probe's).
-  struct Sphere {
-    Vec3 centre{};
-    double radius = -1;
-    bool inside_out = false;
-  };
+  // The sphere whose surface gives the field near a point (surface_mesh_point.hpp).
+  using Sphere = FieldSphere;
   // The field at x; sphere, when given, receives the sphere that gives it there.
   double value(const Vec3& x, const Local& local, Sphere* sphere = nullptr) const;
   // The unit outward normal at x, on the surface of sphere (value's), and the atom whose surface

@@ -116,7 +116,7 @@ std::vector<float> vertex_values(const io::MapFile& map, const TriangleMesh& mes
 SurfaceResult compute_surface(const io::Structure& structure, const std::vector<io::AtomLabel>& labels,
                               const SurfaceRequest& request, const io::MapFile* map, const std::string& map_name) {
   SurfaceResult result;
-  result.mesh = analysis::molecular_surface(structure.atoms, request.surface);
+  result.mesh = analysis::molecular_surface(structure.atoms, request.surface, request.compute.device);
   if (!map) result.map = potential_map(request, structure.atoms, result.mesh);
   result.mesh.value = vertex_values(map ? *map : result.map, result.mesh, map_name);
   result.table = analysis::surface_table(result.mesh, structure.atoms.size(), labels);

@@ -53,9 +53,8 @@ void AtomCells::near(const std::array<double, 3>& p, double reach, std::size_t s
                         m1 = start_[index({first(0, p[0] + half), j, k}) + 1];
       for (std::size_t m = m0; m < m1; ++m) {
         const auto& atom = packed_[m];
-        const double dx = p[0] - atom[0], dy = p[1] - atom[1], dz = p[2] - atom[2];
-        const double reach_a = reach + atom[3];
-        if (dx * dx + dy * dy + dz * dz <= reach_a * reach_a && members_[m] != self) out.push_back(members_[m]);
+        if (within_reach(p[0], p[1], p[2], atom[0], atom[1], atom[2], atom[3], reach) && members_[m] != self)
+          out.push_back(members_[m]);
       }
     }
   }

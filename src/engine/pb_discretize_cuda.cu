@@ -25,6 +25,7 @@
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/physics.hpp"
 #include "dcsgrid/engine/atom_cells.hpp"
+#include "dcsgrid/engine/cuda_atom_cells.cuh"
 #include "pb_discretize_point.hpp"
 
 namespace dcsgrid::engine {
@@ -69,63 +70,6 @@ std::vector<float4> atoms_with_radii(const AtomSet& atoms) {
   std::vector<float4> out(atoms.size());
   for (std::size_t n = 0; n < atoms.size(); ++n) out[n] = make_float4(atoms.x[n], atoms.y[n], atoms.z[n], atoms.r[n]);
   return out;
-}
-
-// ---- atoms in cells (AtomCells' layout on the device) ----
-
-struct CellsView {
-  const int* start = nullptr;     // cells + 1 entries
-  const int* index = nullptr;     // the atoms' input indices, cell by cell
-  const float4* atoms = nullptr;  // their x, y, z, r
-  double lo[3] = {}, inv_edge = 1;  // 1 / the cells' edge
-  int n[3] = {};
-};
-
-struct DeviceCells {
-  DeviceBuffer<int> start, index;
-  DeviceBuffer<float4> atoms;
-  CellsView view;
-};
-
-DeviceCells upload_cells(const AtomSet& atoms, double edge, cudaStream_t stream) {
-  const AtomCells cells(atoms, edge);
-  const auto& counts = cells.counts();
-  if (counts[0] * counts[1] * counts[2] >= INT_MAX) throw Error("pb (cuda): too many cells of atoms");
-  DeviceCells d;
-  d.start = upload(std::vector<int>(cells.start().begin(), cells.start().end()), stream);
-  d.index = upload(std::vector<int>(cells.members().begin(), cells.members().end()), stream);
-  std::vector<float4> packed(cells.packed().size());
-  for (std::size_t m = 0; m < packed.size(); ++m) {
-    const auto& a = cells.packed()[m];
-    packed[m] = make_float4(a[0], a[1], a[2], a[3]);
-  }
-  d.atoms = upload(packed, stream);
-  d.view = {d.start.data(), d.index.data(), d.atoms.data(), {cells.lo()[0], cells.lo()[1], cells.lo()[2]},
-            1 / cells.edge(), {int(counts[0]), int(counts[1]), int(counts[2])}};
-  return d;
-}
-
-// Calls visit(entry) for the atoms of every cell that meets the cube of half-width reach around p,
-// until visit returns true; returns whether it did. The atoms were filed in cell floor((x − lo)/edge)
-// (clamped); callers' reach exceeds the atoms' by 1e-6 Å, far more than multiplying by 1/edge
-// rather than dividing can move a bound, so no atom within reach of p is missed.
-template <typename Visit>
-__device__ bool scan_cells(const CellsView& c, const Vec3& p, double reach, Visit&& visit) {
-  int lo[3], hi[3];
-  for (int d = 0; d < 3; ++d) {
-    const double a = floor((p[d] - reach - c.lo[d]) * c.inv_edge), b = floor((p[d] + reach - c.lo[d]) * c.inv_edge);
-    if (!(b >= 0 && a <= c.n[d] - 1)) return false;
-    lo[d] = a < 0 ? 0 : int(a);
-    hi[d] = b > c.n[d] - 1 ? c.n[d] - 1 : int(b);
-  }
-  for (int z = lo[2]; z <= hi[2]; ++z)
-    for (int y = lo[1]; y <= hi[1]; ++y) {
-      const int row = (z * c.n[1] + y) * c.n[0];  // a row's cells hold consecutive entries
-      const int end = c.start[row + hi[0] + 1];
-      for (int e = c.start[row + lo[0]]; e < end; ++e)
-        if (visit(e)) return true;
-    }
-  return false;
 }
 
 // ---- sphere marks (mol, smol; the accessibility's ion exclusion) ----
@@ -261,7 +205,7 @@ void remark_sas_points(const AtomSet& atoms, const PbOptions& options, const Dev
   for (const Vec3& s : sphere) flat.insert(flat.end(), s.begin(), s.end());
   const DeviceBuffer<double> device_sphere = upload(flat, stream);
   const double max_radius = *std::max_element(atoms.r.begin(), atoms.r.end());
-  const DeviceCells cells = upload_cells(atoms, std::max(max_radius + options.srad, 0.5), stream);
+  const DeviceCells cells = upload_cells(AtomCells(atoms, std::max(max_radius + options.srad, 0.5)), stream);
   SasPoints in;
   in.atoms = device_atoms.data();
   in.sphere = device_sphere.data();
@@ -379,7 +323,7 @@ void spline_maps(const AtomSet& atoms, const PbOptions& options, double extra, c
   DCSGRID_CHECK_LAUNCH();
   const double max_radius = *std::max_element(atoms.r.begin(), atoms.r.end());
   const double outer = max_radius + extra + options.swin;
-  const DeviceCells cells = upload_cells(atoms, std::max(outer, 0.5), stream);
+  const DeviceCells cells = upload_cells(AtomCells(atoms, std::max(outer, 0.5)), stream);
   SplineGather g;
   g.cells = cells.view;
   g.switches = switches.data();

@@ -30,10 +30,12 @@ struct SurfaceOptions {
 // probe, SAS) is nearest. On a union of spheres (the SAS; the SES with probe 0) the creases where
 // two spheres meet are put into the mesh: vertices on their circles and where three meet (normal:
 // the mean of the spheres'; atom: the lowest-numbered). Every edge is in exactly two faces.
-// Multithreaded (team_size()); the same mesh for any number of threads.
+// Multithreaded (team_size()); the same mesh for any number of threads. device ("cpu", "gpu",
+// "auto": engine::use_gpu): where the distance fields are computed (the current GPU), the same
+// fields, so the same mesh, on either.
 // Throws Error for atoms without radii, no atoms, or options out of range; throws when the field
 // would not fit in memory.
-TriangleMesh molecular_surface(const AtomSet& atoms, const SurfaceOptions& options);
+TriangleMesh molecular_surface(const AtomSet& atoms, const SurfaceOptions& options, const std::string& device = "cpu");
 
 // Each vertex's share of the surface: a third of the area of every face it is in (Å²).
 std::vector<double> vertex_areas(const TriangleMesh& mesh);

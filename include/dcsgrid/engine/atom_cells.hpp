@@ -7,8 +7,17 @@
 #include <vector>
 
 #include "dcsgrid/core/atoms.hpp"
+#include "dcsgrid/core/scalar_math.hpp"  // DCSGRID_HD
 
 namespace dcsgrid::engine {
+
+// AtomCells::near's test of one atom (its packed x, y, z, r) against p: within reach + r. A device
+// copy of the cells (cuda_atom_cells.cuh) tests with it too, so both find the same atoms.
+DCSGRID_HD bool within_reach(double px, double py, double pz, float ax, float ay, float az, float ar, double reach) {
+  const double dx = px - ax, dy = py - ay, dz = pz - az;
+  const double reach_a = reach + ar;
+  return dx * dx + dy * dy + dz * dz <= reach_a * reach_a;
+}
 
 // Cubes of edge `cell` over the atoms' box (smaller cells: fewer atoms tested, more cells
 // visited); the atoms need radii. Keeps its own copy of their positions and radii.

@@ -1,0 +1,299 @@
+// The molecular surface's mesh made on the device from the fields kept there (surface_mesh_cuda,
+// surface_field.hpp): the CPU's steps (surface.cpp) through the same per-node code
+// (surface_mesh_point.hpp), so the same mesh. The exact field is evaluated as SurfaceEvaluator
+// does (surface_field.cpp), on the same candidates in the same order: a node's atoms are those
+// AtomCells::near finds, scanned in its order; the first exposed sphere by depth is the least
+// (depth, atom) of those exposed; an atom's neighbours (the atoms that may cover its sphere) are
+// found in the cells around the point tested, by the test that makes the CPU's lists. Vertex and
+// face numbers are exclusive scans (prims) of per-node counts in grid order, the CPU's order.
+// Compiles with -fmad=false, as surface_field.cu.
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "dcsgrid/core/cuda_support.hpp"
+#include "dcsgrid/core/error.hpp"
+#include "dcsgrid/prims/scan.hpp"
+#include "surface_field_cuda.cuh"
+#include "surface_mesh_point.hpp"
+
+namespace dcsgrid::analysis::detail {
+namespace {
+
+using cuda::DeviceBuffer;
+using engine::CellsView;
+
+constexpr int kThreads = kSurfaceThreads;
+
+struct Evaluator {
+  FieldGrid g;
+  CellsView cells;
+  const AtomBall* atoms;
+  const double* samples;  // null: the surface is a union of spheres (no samples)
+  double probe, gather_reach, max_radius;
+
+  __device__ Vec3 centre(int a) const { return {atoms[a].x, atoms[a].y, atoms[a].z}; }
+  __device__ Vec3 sample(std::int64_t s) const { return {samples[3 * s], samples[3 * s + 1], samples[3 * s + 2]}; }
+
+  // SurfaceEvaluator::gather's atoms for the node at p, in AtomCells::near's order: visit(atom).
+  template <typename Visit>
+  __device__ void local_atoms(const Vec3& p, Visit&& visit) const {
+    engine::scan_cells(cells, p, gather_reach + max_radius + kAtomSlack, [&](int e) {
+      const float4 packed = cells.atoms[e];
+      if (engine::within_reach(p[0], p[1], p[2], packed.x, packed.y, packed.z, packed.w, gather_reach))
+        visit(cells.index[e]);
+      return false;
+    });
+  }
+
+  // SurfaceEvaluator::exposed: no neighbour of atom a (another atom whose SAS sphere meets a's,
+  // by the test that lists it) covers q.
+  __device__ bool exposed(const Vec3& q, int a) const {
+    const Vec3 c = centre(a);
+    const double list_reach = atoms[a].r + 2 * probe;
+    return !engine::scan_cells(cells, q, max_radius + probe + kAtomSlack, [&](int e) {
+      const int b = cells.index[e];
+      const float4 packed = cells.atoms[e];
+      if (b == a || !engine::within_reach(c[0], c[1], c[2], packed.x, packed.y, packed.z, packed.w, list_reach))
+        return false;
+      const AtomBall& ball = atoms[b];
+      const double reach = ball.r + probe - 1e-9;
+      const double dx = q[0] - ball.x, dy = q[1] - ball.y, dz = q[2] - ball.z;
+      return dx * dx + dy * dy + dz * dz < reach * reach;
+    });
+  }
+
+  // SurfaceEvaluator::value at x, with the atoms of the node at p and the samples of its edge.
+  __device__ double value(const Vec3& x, const Vec3& p, const std::int32_t edge_samples[2], FieldSphere& sphere) const {
+    FieldSphere found;
+    double best = 2 * g.h;
+    if (samples) {
+      double distance = INFINITY;  // boundary_distance
+      std::int64_t feature = -1;
+      for (int k = 0; k < 2; ++k)
+        if (const std::int32_t s = edge_samples[k]; s >= 0)
+          if (const double d = point_distance(x, sample(s)); d < distance) distance = d, feature = s;
+      double exposed_depth = INFINITY;
+      int exposed_atom = -1;
+      local_atoms(p, [&](int a) {
+        const AtomBall& ball = atoms[a];
+        const double big_r = ball.r + probe;
+        const double dx = x[0] - ball.x, dy = x[1] - ball.y, dz = x[2] - ball.z;
+        if (dx * dx + dy * dy + dz * dz > big_r * big_r) return;  // outside: no depth
+        const Vec3 c = centre(a);
+        const double depth = big_r - point_distance(x, c);
+        if (!(depth >= 0 && depth < distance)) return;
+        if (depth > exposed_depth || (depth == exposed_depth && a > exposed_atom)) return;  // after the best so far
+        const double len = point_distance(x, c);
+        if (len == 0) return;
+        if (exposed(onto_sphere(x, c, ball.r + probe, len), a)) exposed_depth = depth, exposed_atom = a;
+      });
+      if (exposed_atom >= 0) distance = exposed_depth, feature = -2 - std::int64_t(exposed_atom);
+      if (feature >= 0) found = {sample(feature), probe, true};
+      else if (feature <= -2) found = {centre(exposed_atom), atoms[exposed_atom].r, false};
+      best = feature == -1 ? -2 * g.h : probe - distance;
+    } else {
+      local_atoms(p, [&](int a) {
+        if (const double v = point_distance(x, centre(a)) - atoms[a].r - probe; v < best)
+          best = v, found = {centre(a), atoms[a].r + probe, false};
+      });
+    }
+    sphere = found;
+    return best;
+  }
+
+  // SurfaceEvaluator::describe: the nearest atom's surface (atom stays as given without atoms).
+  __device__ void describe(const Vec3& x, const Vec3& p, const FieldSphere& sphere, float normal[3],
+                           std::uint32_t& atom) const {
+    double best = INFINITY;
+    local_atoms(p, [&](int a) {
+      if (const double v = point_distance(x, centre(a)) - atoms[a].r; v < best) best = v, atom = std::uint32_t(a);
+    });
+    outward_normal(x, centre(int(atom)), sphere, normal);
+  }
+};
+
+__device__ Vec3 node_position(const FieldGrid& g, std::size_t n, std::int64_t ijk[3]) {
+  const std::size_t plane = std::size_t(g.n[0]) * std::size_t(g.n[1]);
+  ijk[0] = std::int64_t(n % std::size_t(g.n[0]));
+  ijk[1] = std::int64_t(n / std::size_t(g.n[0]) % std::size_t(g.n[1]));
+  ijk[2] = std::int64_t(n / plane);
+  return g.position(ijk[0], ijk[1], ijk[2]);
+}
+
+// refine_near_zero: nodes within a quarter spacing of zero take the exact value.
+__global__ void refine_near_zero(Evaluator ev, const std::int32_t* nearest, float* f) {
+  const float close = float(0.25 * ev.g.h);
+  for (std::size_t n = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; n < ev.g.count();
+       n += std::size_t(gridDim.x) * blockDim.x) {
+    if (!(fabsf(f[n]) < close)) continue;
+    std::int64_t ijk[3];
+    const Vec3 p = node_position(ev.g, n, ijk);
+    const std::int32_t pair[2] = {nearest[n], nearest[n]};
+    FieldSphere unused;
+    f[n] = float(ev.value(p, p, pair, unused));
+  }
+}
+
+// Adds each thread's total into *total once (a warp's totals summed first).
+__device__ void add_total(unsigned long long mine, unsigned long long* total) {
+  for (int offset = 16; offset > 0; offset /= 2) mine += __shfl_down_sync(0xffffffffu, mine, offset);
+  if (threadIdx.x % 32 == 0 && mine) atomicAdd(total, mine);
+}
+
+__global__ void crossed_edges(FieldGrid g, const float* f, std::uint8_t* mask, std::uint32_t* count,
+                              unsigned long long* total) {
+  unsigned long long mine = 0;
+  for (std::size_t n = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; n < g.count();
+       n += std::size_t(gridDim.x) * blockDim.x) {
+    std::int64_t ijk[3];
+    node_position(g, n, ijk);
+    mask[n] = crossed_mask(g, f, ijk[0], ijk[1], ijk[2]);
+    count[n] = std::uint32_t(bit_count(mask[n]));
+    mine += count[n];
+  }
+  add_total(mine, total);
+}
+
+struct MeshOut {
+  float* vertices;  // 3 a vertex
+  float* normals;   // 3 a vertex
+  std::uint32_t* atom;
+};
+
+// place_vertices: each crossed edge's vertex, normal and atom.
+__global__ void place_vertices(Evaluator ev, const float* f, const std::int32_t* nearest, const std::uint8_t* mask,
+                               const std::uint32_t* first, MeshOut out) {
+  const FieldGrid& g = ev.g;
+  for (std::size_t n = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; n < g.count();
+       n += std::size_t(gridDim.x) * blockDim.x) {
+    if (!mask[n]) continue;
+    std::int64_t ijk[3];
+    const Vec3 a = node_position(g, n, ijk);
+    for (int d = 1; d <= kDirections; ++d) {
+      if (!(mask[n] & (1u << (d - 1)))) continue;
+      const std::size_t m = n + node_step(g, d);
+      const Vec3 b = g.position(ijk[0] + (d & 1), ijk[1] + (d >> 1 & 1), ijk[2] + (d >> 2 & 1));
+      const std::int32_t pair[2] = {nearest ? nearest[n] : -1, nearest ? nearest[m] : -1};
+      FieldSphere sphere;
+      const double t = edge_root([&](const Vec3& x, FieldSphere& at) { return ev.value(x, a, pair, at); }, a, b, f[n],
+                                 f[m], sphere);
+      const Vec3 x = along(a, b, t);
+      const std::uint32_t v = edge_vertex(mask, first, n, d);
+      for (int k = 0; k < 3; ++k) out.vertices[3 * std::size_t(v) + k] = float(x[k]);
+      std::uint32_t atom = 0;
+      ev.describe(x, a, sphere, out.normals + 3 * std::size_t(v), atom);
+      out.atom[v] = atom;
+    }
+  }
+}
+
+__device__ bool is_cube(const FieldGrid& g, const std::int64_t ijk[3]) {
+  return ijk[0] + 1 < g.n[0] && ijk[1] + 1 < g.n[1] && ijk[2] + 1 < g.n[2];
+}
+
+__global__ void count_faces(FieldGrid g, const float* f, const std::uint8_t* mask, const std::uint32_t* first,
+                            std::uint32_t* count, unsigned long long* total) {
+  unsigned long long mine = 0;
+  for (std::size_t n = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; n < g.count();
+       n += std::size_t(gridDim.x) * blockDim.x) {
+    std::int64_t ijk[3];
+    node_position(g, n, ijk);
+    count[n] = is_cube(g, ijk) ? cube_face_count(g, f, mask, first, n) : 0;
+    mine += count[n];
+  }
+  add_total(mine, total);
+}
+
+__global__ void write_faces(FieldGrid g, const float* f, const std::uint8_t* mask, const std::uint32_t* first,
+                            const std::uint32_t* face_first, std::uint32_t* faces) {
+  for (std::size_t n = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; n < g.count();
+       n += std::size_t(gridDim.x) * blockDim.x) {
+    std::int64_t ijk[3];
+    node_position(g, n, ijk);
+    if (!is_cube(g, ijk)) continue;
+    std::size_t at = face_first[n];
+    cube_faces(g, f, mask, first, n, [&](std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+      faces[3 * at] = a, faces[3 * at + 1] = b, faces[3 * at + 2] = c;
+      ++at;
+    });
+  }
+}
+
+// first = the exclusive scan of count; returns the 64-bit total counted beside it, refusing one
+// that 32-bit numbers cannot hold.
+std::size_t number(const DeviceBuffer<std::uint32_t>& count, DeviceBuffer<std::uint32_t>& first,
+                   const unsigned long long* total, const char* what) {
+  const std::size_t n = count.size();
+  DeviceBuffer<unsigned char> workspace(prims::scan_cuda_workspace_bytes(n));
+  prims::scan_cuda(count.data(), first.data(), n, prims::ScanKind::exclusive, workspace.data(), nullptr);
+  unsigned long long sum = 0;
+  DCSGRID_CUDA_CHECK(cudaMemcpy(&sum, total, sizeof sum, cudaMemcpyDeviceToHost));
+  if (sum > std::numeric_limits<std::uint32_t>::max())
+    throw Error(std::string("the surface has more than 2^32 ") + what + ": raise --mesh-spacing");
+  return std::size_t(sum);
+}
+
+}  // namespace
+
+TriangleMesh surface_mesh_cuda(const AtomSet& atoms, const SurfaceOptions& o, const FieldGrid& grid,
+                               std::size_t& samples) {
+  DeviceField field = device_field(atoms, o, grid);
+  samples = field.sample_count;
+  const std::size_t nodes = grid.count();
+  const bool ses = field.sample_count > 0;
+  const Evaluator ev{grid, field.cells.view, field.atoms.data(), ses ? field.samples.data() : nullptr,
+                     o.probe_radius, o.probe_radius + std::sqrt(3.0) * grid.h + 1e-6, field.max_radius};
+  const std::int32_t* nearest = ses ? field.nearest.data() : nullptr;
+  if (ses) {
+    refine_near_zero<<<surface_blocks(nodes), kThreads>>>(ev, nearest, field.value.data());
+    DCSGRID_CHECK_LAUNCH();
+  }
+  require_device_memory(nodes * (sizeof(std::uint8_t) + 3 * sizeof(std::uint32_t)) + prims::scan_cuda_workspace_bytes(nodes),
+                        "crossed edges");
+  DeviceBuffer<std::uint8_t> mask(nodes);
+  DeviceBuffer<std::uint32_t> count(nodes), first(nodes);
+  DeviceBuffer<unsigned long long> total(2);
+  DCSGRID_CUDA_CHECK(cudaMemset(total.data(), 0, total.bytes()));
+  crossed_edges<<<surface_blocks(nodes), kThreads>>>(grid, field.value.data(), mask.data(), count.data(), total.data());
+  DCSGRID_CHECK_LAUNCH();
+  const std::size_t vertices = number(count, first, total.data(), "vertices");
+
+  TriangleMesh mesh;
+  require_device_memory(vertices * 7 * sizeof(float), "vertices");
+  DeviceBuffer<float> positions(3 * vertices), normals(3 * vertices);
+  DeviceBuffer<std::uint32_t> atom(vertices);
+  place_vertices<<<surface_blocks(nodes), kThreads>>>(ev, field.value.data(), nearest, mask.data(), first.data(),
+                                                      {positions.data(), normals.data(), atom.data()});
+  DCSGRID_CHECK_LAUNCH();
+  DeviceBuffer<std::uint32_t> face_count(nodes), face_first(nodes);
+  count_faces<<<surface_blocks(nodes), kThreads>>>(grid, field.value.data(), mask.data(), first.data(),
+                                                   face_count.data(), total.data() + 1);
+  DCSGRID_CHECK_LAUNCH();
+  const std::size_t faces = number(face_count, face_first, total.data() + 1, "faces");
+  face_count = DeviceBuffer<std::uint32_t>();
+  require_device_memory(faces * 3 * sizeof(std::uint32_t), "faces");
+  DeviceBuffer<std::uint32_t> corners(3 * faces);
+  write_faces<<<surface_blocks(nodes), kThreads>>>(grid, field.value.data(), mask.data(), first.data(),
+                                                   face_first.data(), corners.data());
+  DCSGRID_CHECK_LAUNCH();
+
+  static_assert(sizeof(mesh.vertices[0]) == 3 * sizeof(float) && sizeof(mesh.faces[0]) == 3 * sizeof(std::uint32_t),
+                "vertices, normals and faces are downloaded as three numbers each");
+  mesh.vertices.resize(vertices);
+  mesh.normals.resize(vertices);
+  mesh.atom.resize(vertices);
+  mesh.faces.resize(faces);
+  download(positions, 3 * vertices, reinterpret_cast<float*>(mesh.vertices.data()), nullptr);
+  download(normals, 3 * vertices, reinterpret_cast<float*>(mesh.normals.data()), nullptr);
+  download(atom, vertices, mesh.atom.data(), nullptr);
+  download(corners, 3 * faces, reinterpret_cast<std::uint32_t*>(mesh.faces.data()), nullptr);
+  DCSGRID_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+  return mesh;
+}
+
+}  // namespace dcsgrid::analysis::detail
