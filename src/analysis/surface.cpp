@@ -192,7 +192,9 @@ TriangleMesh molecular_surface(const AtomSet& atoms, const SurfaceOptions& optio
     SurfaceField field;  // the grid alone: the creases need no values
     field.grid = detail::field_grid(atoms, options);
     std::size_t samples = 0;
-    TriangleMesh mesh = detail::surface_mesh_cuda(atoms, options, field.grid, samples);
+    std::vector<engine::StageTime> stages;
+    TriangleMesh mesh = detail::surface_mesh_cuda(atoms, options, field.grid, samples, stages);
+    for (const engine::StageTime& s : stages) spdlog::debug("surface: {} (GPU) {:.3f} s", s.stage, s.seconds);
     spdlog::debug("surface: fields and mesh on the GPU {:.3f} s", timer.lap());
     if (samples == 0) {
       detail::add_creases(SurfaceEvaluator(atoms, options, field), options.spacing, mesh);

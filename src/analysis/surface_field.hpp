@@ -9,6 +9,7 @@
 
 #include "dcsgrid/analysis/surface.hpp"
 #include "dcsgrid/engine/atom_cells.hpp"
+#include "dcsgrid/engine/engine.hpp"
 #include "surface_field_point.hpp"
 #include "surface_mesh_point.hpp"
 
@@ -32,9 +33,10 @@ void check_sample_count(std::size_t samples);
 // The values, samples and nearest samples of field.grid (set) on the current device.
 void surface_field_cuda(const AtomSet& atoms, const SurfaceOptions& options, SurfaceField& field);
 // molecular_surface's mesh of the fields of grid, made on the current device (surface_mesh.cu),
-// before any creases; samples receives the number of boundary samples (0: a union of spheres).
+// before any creases; samples receives the number of boundary samples (0: a union of spheres),
+// stages the time of each step.
 TriangleMesh surface_mesh_cuda(const AtomSet& atoms, const SurfaceOptions& options, const FieldGrid& grid,
-                               std::size_t& samples);
+                               std::size_t& samples, std::vector<engine::StageTime>& stages);
 #endif
 // The grid of the fields: the atoms' box grown so that the field is positive on its faces.
 FieldGrid field_grid(const AtomSet& atoms, const SurfaceOptions& options);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "dcsgrid/core/clock.hpp"
 #include "dcsgrid/core/cuda_support.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/prims/scan.hpp"
@@ -241,8 +242,14 @@ std::size_t number(const DeviceBuffer<std::uint32_t>& count, DeviceBuffer<std::u
 }  // namespace
 
 TriangleMesh surface_mesh_cuda(const AtomSet& atoms, const SurfaceOptions& o, const FieldGrid& grid,
-                               std::size_t& samples) {
+                               std::size_t& samples, std::vector<engine::StageTime>& stages) {
+  LapTimer timer;
+  const auto done = [&](const char* stage) {
+    DCSGRID_CUDA_CHECK(cudaDeviceSynchronize());
+    stages.push_back({stage, timer.lap()});
+  };
   DeviceField field = device_field(atoms, o, grid);
+  done("fields");
   samples = field.sample_count;
   const std::size_t nodes = grid.count();
   const bool ses = field.sample_count > 0;
@@ -252,6 +259,7 @@ TriangleMesh surface_mesh_cuda(const AtomSet& atoms, const SurfaceOptions& o, co
   if (ses) {
     refine_near_zero<<<surface_blocks(nodes), kThreads>>>(ev, nearest, field.value.data());
     DCSGRID_CHECK_LAUNCH();
+    done("exact values near zero");
   }
   require_device_memory(nodes * (sizeof(std::uint8_t) + 3 * sizeof(std::uint32_t)) + prims::scan_cuda_workspace_bytes(nodes),
                         "crossed edges");
@@ -262,6 +270,7 @@ TriangleMesh surface_mesh_cuda(const AtomSet& atoms, const SurfaceOptions& o, co
   crossed_edges<<<surface_blocks(nodes), kThreads>>>(grid, field.value.data(), mask.data(), count.data(), total.data());
   DCSGRID_CHECK_LAUNCH();
   const std::size_t vertices = number(count, first, total.data(), "vertices");
+  done("crossed edges");
 
   TriangleMesh mesh;
   require_device_memory(vertices * 7 * sizeof(float), "vertices");
@@ -270,6 +279,7 @@ TriangleMesh surface_mesh_cuda(const AtomSet& atoms, const SurfaceOptions& o, co
   place_vertices<<<surface_blocks(nodes), kThreads>>>(ev, field.value.data(), nearest, mask.data(), first.data(),
                                                       {positions.data(), normals.data(), atom.data()});
   DCSGRID_CHECK_LAUNCH();
+  done("vertices");
   DeviceBuffer<std::uint32_t> face_count(nodes), face_first(nodes);
   count_faces<<<surface_blocks(nodes), kThreads>>>(grid, field.value.data(), mask.data(), first.data(),
                                                    face_count.data(), total.data() + 1);
@@ -281,6 +291,7 @@ TriangleMesh surface_mesh_cuda(const AtomSet& atoms, const SurfaceOptions& o, co
   write_faces<<<surface_blocks(nodes), kThreads>>>(grid, field.value.data(), mask.data(), first.data(),
                                                    face_first.data(), corners.data());
   DCSGRID_CHECK_LAUNCH();
+  done("faces");
 
   static_assert(sizeof(mesh.vertices[0]) == 3 * sizeof(float) && sizeof(mesh.faces[0]) == 3 * sizeof(std::uint32_t),
                 "vertices, normals and faces are downloaded as three numbers each");
@@ -288,11 +299,12 @@ TriangleMesh surface_mesh_cuda(const AtomSet& atoms, const SurfaceOptions& o, co
   mesh.normals.resize(vertices);
   mesh.atom.resize(vertices);
   mesh.faces.resize(faces);
+  done("the mesh's host arrays");
   download(positions, 3 * vertices, reinterpret_cast<float*>(mesh.vertices.data()), nullptr);
   download(normals, 3 * vertices, reinterpret_cast<float*>(mesh.normals.data()), nullptr);
   download(atom, vertices, mesh.atom.data(), nullptr);
   download(corners, 3 * faces, reinterpret_cast<std::uint32_t*>(mesh.faces.data()), nullptr);
-  DCSGRID_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+  done("download");
   return mesh;
 }
 

@@ -55,20 +55,27 @@ SurfaceTable surface_table(const TriangleMesh& mesh, std::size_t atom_count,
   table.atoms.resize(atom_count);
   std::map<std::tuple<std::string, std::string, std::string>, std::size_t> residue_of;
   std::vector<Accumulator> per_residue;
+  std::tuple<std::string, std::string, std::string> previous_key;
+  std::size_t residue = 0;
   for (std::size_t a = 0; a < atom_count; ++a) {
     PatchRow& row = table.atoms[a];
     row.atom = a;
     if (labels.empty()) row.label.residue_number = std::to_string(a + 1);  // each atom its own residue
     else row.label = labels[a];
     per_atom[a].fill(row);
-    const auto key = std::make_tuple(row.label.chain, row.label.residue_number, row.label.residue);
-    const auto [it, added] = residue_of.try_emplace(key, per_residue.size());
-    if (added) {
-      per_residue.emplace_back();
-      table.residues.push_back(row);
-      table.residues.back().label.name.clear();
+    auto key = std::make_tuple(row.label.chain, row.label.residue_number, row.label.residue);
+    // A residue's atoms mostly come one after another: the previous atom's is tried first.
+    if (a == 0 || key != previous_key) {
+      const auto [it, added] = residue_of.try_emplace(key, per_residue.size());
+      if (added) {
+        per_residue.emplace_back();
+        table.residues.push_back(row);
+        table.residues.back().label.name.clear();
+      }
+      residue = it->second;
+      previous_key = std::move(key);
     }
-    per_residue[it->second].add(per_atom[a]);
+    per_residue[residue].add(per_atom[a]);
   }
   for (std::size_t r = 0; r < per_residue.size(); ++r) per_residue[r].fill(table.residues[r]);
   return table;
