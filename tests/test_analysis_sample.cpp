@@ -3,6 +3,8 @@
 // file sampled with one matrix for all frames.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <fstream>
 #include <random>
@@ -44,6 +46,23 @@ AtomSet points_inside(const GridSpec& g, std::size_t n, std::uint64_t seed) {
                             seed);
 }
 
+// interpolate_at (no matrix) gives interpolate's values to float rounding (the same weights; the
+// compilers may fuse the sums' products differently) and finds the same points outside.
+void expect_same_without_matrix(const GridSpec& g, const std::vector<float>& map, const AtomSet& pts,
+                                const InterpolationMatrix& m) {
+  std::vector<std::array<float, 3>> xyz(pts.size());
+  for (std::size_t i = 0; i < pts.size(); ++i) xyz[i] = {pts.x[i], pts.y[i], pts.z[i]};
+  std::vector<std::size_t> outside;
+  const std::vector<float> direct = interpolate_at(g, map.data(), xyz, outside);
+  const std::vector<float> v = interpolate(m, map.data(), "cpu");
+  EXPECT_EQ(outside, m.outside);
+  ASSERT_EQ(direct.size(), v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (std::isnan(v[i])) EXPECT_TRUE(std::isnan(direct[i])) << i;
+    else EXPECT_NEAR(direct[i], v[i], 1e-6 * std::max(1.0f, std::abs(v[i]))) << i;
+  }
+}
+
 }  // namespace
 
 TEST(Interpolation, ExactOnLinearFields) {
@@ -64,6 +83,7 @@ TEST(Interpolation, ExactOnLinearFields) {
     EXPECT_NEAR(wsum, 1.0, 1e-6);
     EXPECT_NEAR(v[i], linear_at(c, pts.x[i], pts.y[i], pts.z[i]), 2e-5) << i;
   }
+  expect_same_without_matrix(g, map, pts, m);
 }
 
 // A skewed grid (a triclinic cell's lattice, --grid cell): trilinear in the grid's own
@@ -92,6 +112,7 @@ TEST(Interpolation, ExactOnLinearFieldsOfASkewedGrid) {
   ASSERT_EQ(m.outside, std::vector<std::size_t>{300});
   const auto v = interpolate(m, map.data(), "cpu");
   for (std::size_t i = 0; i < 300; ++i) EXPECT_NEAR(v[i], linear_at(c, pts.x[i], pts.y[i], pts.z[i]), 5e-5) << i;
+  expect_same_without_matrix(g, map, pts, m);
 }
 
 TEST(Interpolation, NodesFacesAndOutsidePoints) {
@@ -120,6 +141,7 @@ TEST(Interpolation, NodesFacesAndOutsidePoints) {
   EXPECT_TRUE(std::isnan(v[nodes + 3]));
   // Outside rows hold no weights.
   EXPECT_EQ(m.matrix.row_offsets[nodes + 1] - m.matrix.row_offsets[nodes], 0);
+  expect_same_without_matrix(g, map, pts, m);
 }
 
 TEST(Interpolation, FlatGridAxis) {

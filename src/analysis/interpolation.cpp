@@ -32,6 +32,40 @@ bool locate(double u, std::int64_t n, std::int64_t& lower, double& t) {
   return true;
 }
 
+// The cell holding p (its lower corner) and p's offsets in it; false when p lies outside the grid.
+bool locate_point(const GridSpec& grid, const std::array<double, 3>& p, std::array<std::int64_t, 3>& lower,
+                  std::array<double, 3>& t) {
+  // Grid coordinates: on a skewed grid (a cell's lattice) the cell's fractional ones, scaled.
+  const std::array<double, 3> u = grid.coordinates(p);
+  for (int d = 0; d < 3; ++d)
+    if (!locate(u[d], grid.dims[d], lower[d], t[d])) return false;
+  return true;
+}
+
+// The 8 corners (grid point indices, x fastest: ascending when distinct) and weights of the point
+// at p; false when it lies outside the grid.
+bool trilinear_weights(const GridSpec& grid, const std::array<double, 3>& p, std::int32_t* columns, float* weights) {
+  std::array<std::int64_t, 3> lower{};
+  std::array<double, 3> t{};
+  if (!locate_point(grid, p, lower, t)) return false;
+  for (int corner = 0; corner < 8; ++corner) {
+    const int dx = corner & 1, dy = (corner >> 1) & 1, dz = corner >> 2;
+    const auto step = [&](int d, int delta) { return grid.dims[d] > 1 ? lower[d] + delta : lower[d]; };
+    const double w = (dx ? t[0] : 1 - t[0]) * (dy ? t[1] : 1 - t[1]) * (dz ? t[2] : 1 - t[2]);
+    columns[corner] = std::int32_t(grid.index(step(0, dx), step(1, dy), step(2, dz)));
+    weights[corner] = float(w);
+  }
+  return true;
+}
+
+void check_sizes(const GridSpec& grid, std::size_t points) {
+  validate(grid);
+  if (grid.point_count() >= (std::size_t(1) << 31))
+    throw Error("interpolation needs a grid of fewer than 2^31 points, got " + grid.describe());
+  if (points >= (std::size_t(1) << 31))
+    throw Error("interpolation takes fewer than 2^31 points at a time, got " + std::to_string(points));
+}
+
 void fill_nan_outside(const InterpolationMatrix& m, float* values) {
   for (std::size_t row : m.outside) values[row] = std::numeric_limits<float>::quiet_NaN();
 }
@@ -39,12 +73,8 @@ void fill_nan_outside(const InterpolationMatrix& m, float* values) {
 }  // namespace
 
 InterpolationMatrix trilinear_matrix(const GridSpec& grid, const AtomSet& points) {
-  validate(grid);
-  if (grid.point_count() >= (std::size_t(1) << 31))
-    throw Error("interpolation needs a grid of fewer than 2^31 points, got " + grid.describe());
   const std::size_t n = points.size();
-  if (n >= (std::size_t(1) << 31))
-    throw Error("interpolation takes fewer than 2^31 points at a time, got " + std::to_string(n));
+  check_sizes(grid, n);
   InterpolationMatrix m;
   prims::CsrMatrix& a = m.matrix;
   a.rows = std::int64_t(n);
@@ -54,28 +84,10 @@ InterpolationMatrix trilinear_matrix(const GridSpec& grid, const AtomSet& points
   std::vector<std::int32_t> columns(8 * n);
   std::vector<float> values(8 * n);
   std::vector<char> inside(n);
-  const std::array<const std::vector<float>*, 3> coords = {&points.x, &points.y, &points.z};
 #pragma omp parallel for num_threads(team_size()) schedule(static)
-  for (std::int64_t p = 0; p < std::int64_t(n); ++p) {
-    std::array<std::int64_t, 3> lower{};
-    std::array<double, 3> t{};
-    // Grid coordinates: on a skewed grid (a cell's lattice) the cell's fractional ones, scaled.
-    const std::array<double, 3> u = grid.coordinates({(*coords[0])[p], (*coords[1])[p], (*coords[2])[p]});
-    bool in = true;
-    for (int d = 0; d < 3 && in; ++d) in = locate(u[d], grid.dims[d], lower[d], t[d]);
-    inside[std::size_t(p)] = in;
-    if (!in) continue;
-    // Corner (dx, dy, dz) in x-fastest order: columns ascend when the corners are distinct.
-    for (int corner = 0; corner < 8; ++corner) {
-      const int dx = corner & 1, dy = (corner >> 1) & 1, dz = corner >> 2;
-      const auto step = [&](int d, int delta) {
-        return grid.dims[d] > 1 ? lower[d] + delta : lower[d];
-      };
-      const double w = (dx ? t[0] : 1 - t[0]) * (dy ? t[1] : 1 - t[1]) * (dz ? t[2] : 1 - t[2]);
-      columns[8 * std::size_t(p) + std::size_t(corner)] = std::int32_t(grid.index(step(0, dx), step(1, dy), step(2, dz)));
-      values[8 * std::size_t(p) + std::size_t(corner)] = float(w);
-    }
-  }
+  for (std::int64_t p = 0; p < std::int64_t(n); ++p)
+    inside[std::size_t(p)] = trilinear_weights(grid, {points.x[std::size_t(p)], points.y[std::size_t(p)], points.z[std::size_t(p)]},
+                                               &columns[8 * std::size_t(p)], &values[8 * std::size_t(p)]);
   a.row_offsets.resize(n + 1);
   std::int64_t entries = 0;
   for (std::size_t p = 0; p < n; ++p) {
@@ -99,6 +111,35 @@ InterpolationMatrix trilinear_matrix(const GridSpec& grid, const AtomSet& points
       std::copy_n(values.begin() + std::ptrdiff_t(from), 8, a.values.begin() + std::ptrdiff_t(to));
     }
   return m;
+}
+
+std::vector<float> interpolate_at(const GridSpec& grid, const float* map, const std::vector<std::array<float, 3>>& points,
+                                  std::vector<std::size_t>& outside) {
+  check_sizes(grid, points.size());
+  std::vector<float> out(points.size());
+  std::size_t missing = 0;
+#pragma omp parallel for num_threads(team_size()) schedule(static) reduction(+ : missing)
+  for (std::int64_t p = 0; p < std::int64_t(points.size()); ++p) {
+    const auto& x = points[std::size_t(p)];
+    std::int32_t columns[8];
+    float weights[8];
+    if (!trilinear_weights(grid, {x[0], x[1], x[2]}, columns, weights)) {
+      out[std::size_t(p)] = std::numeric_limits<float>::quiet_NaN();
+      ++missing;
+      continue;
+    }
+    float sum = 0.0f;  // spmv_cpu's sum of the row
+    for (int c = 0; c < 8; ++c) sum += weights[c] * map[columns[c]];
+    out[std::size_t(p)] = sum;
+  }
+  outside.clear();
+  std::array<std::int64_t, 3> lower;
+  std::array<double, 3> t;
+  if (missing)
+    for (std::size_t p = 0; p < points.size(); ++p)
+      if (std::isnan(out[p]) && !locate_point(grid, {points[p][0], points[p][1], points[p][2]}, lower, t))
+        outside.push_back(p);
+  return out;
 }
 
 std::vector<float> interpolate(const InterpolationMatrix& m, const float* map,

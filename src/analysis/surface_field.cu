@@ -11,10 +11,12 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "dcsgrid/core/clock.hpp"
 #include "dcsgrid/core/cuda_support.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/cuda_atom_cells.cuh"
@@ -187,7 +189,8 @@ std::vector<AtomBall> exact_atoms(const AtomSet& atoms) {
 
 // The SES part: samples, their cells, the SES values and nearest samples (field.value on the
 // device is the SAS field in, the SES field out).
-void ses_on_device(const SampleSearch& search, DeviceField& field, cudaStream_t stream) {
+void ses_on_device(const SampleSearch& search, DeviceField& field, cudaStream_t stream,
+                   const std::function<void(const char*)>& done) {
   const FieldGrid& g = field.grid;
   const std::size_t nodes = g.count();
   require_device_memory(nodes * (2 * sizeof(std::uint32_t) + sizeof(std::int32_t)) + prims::scan_cuda_workspace_bytes(nodes),
@@ -212,6 +215,7 @@ void ses_on_device(const SampleSearch& search, DeviceField& field, cudaStream_t 
   DCSGRID_CHECK_LAUNCH();
   first = DeviceBuffer<std::uint32_t>();
   count = DeviceBuffer<std::uint32_t>();
+  done("boundary samples");
 
   // Cells of half the reach: a node scans 5 × 5 × 5 of them.
   const double edge = (search.probe + g.h) / 2;
@@ -241,7 +245,7 @@ void ses_on_device(const SampleSearch& search, DeviceField& field, cudaStream_t 
   ses_field<<<blocks(nodes), kThreads, 0, stream>>>(g, view, field.samples.data(), search.probe, field.value.data(),
                                                     field.nearest.data());
   DCSGRID_CHECK_LAUNCH();
-  DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
+  done("SES field");
 }
 
 }  // namespace
@@ -254,15 +258,22 @@ void require_device_memory(std::size_t bytes, const char* what) {
                 std::to_string(free >> 20) + " MiB free: raise --mesh-spacing or use --device cpu");
 }
 
-DeviceField device_field(const AtomSet& atoms, const SurfaceOptions& o, const FieldGrid& grid) {
+DeviceField device_field(const AtomSet& atoms, const SurfaceOptions& o, const FieldGrid& grid,
+                         std::vector<engine::StageTime>* stages) {
   if (atoms.size() >= std::size_t(INT_MAX)) throw Error("too many atoms for the surface on the GPU");
   cudaStream_t stream = nullptr;  // the default stream: every call here waits for its work
+  LapTimer timer;
+  const std::function<void(const char*)> done = [&](const char* stage) {
+    DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (stages) stages->push_back({stage, timer.lap()});
+  };
   DeviceField field;
   field.grid = grid;
   const std::size_t nodes = grid.count();
   for (const double r : atoms.r) field.max_radius = std::max(field.max_radius, r);
   field.cells = engine::upload_cells(engine::AtomCells(atoms, kCellEdge), stream);
   field.atoms = cuda::upload(exact_atoms(atoms), stream);
+  done("atom cells");
   require_device_memory(nodes * sizeof(float), "fields");
   field.value.resize(nodes);
   const double band = 2 * grid.h;
@@ -270,10 +281,11 @@ DeviceField device_field(const AtomSet& atoms, const SurfaceOptions& o, const Fi
                                                     field.max_radius + o.probe_radius + band + kAtomSlack,
                                                     field.value.data());
   DCSGRID_CHECK_LAUNCH();
+  done("SAS field");
   if (o.kind == SurfaceKind::ses && o.probe_radius > 0) {
     const SampleSearch search{grid, field.cells.view, field.atoms.data(), field.value.data(), o.probe_radius,
                               o.probe_radius + grid.h, field.max_radius};
-    ses_on_device(search, field, stream);
+    ses_on_device(search, field, stream, done);
   }
   DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
   return field;

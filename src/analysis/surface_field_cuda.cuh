@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "dcsgrid/core/cuda_support.hpp"
 #include "dcsgrid/engine/cuda_atom_cells.cuh"
@@ -32,8 +33,9 @@ struct DeviceField {
 };
 
 // The fields of `grid` (surface_field's) for atoms and options, on the current device; the
-// default stream, done on return.
-DeviceField device_field(const AtomSet& atoms, const SurfaceOptions& options, const FieldGrid& grid);
+// default stream, done on return. stages, when given, receives the time of each step.
+DeviceField device_field(const AtomSet& atoms, const SurfaceOptions& options, const FieldGrid& grid,
+                         std::vector<engine::StageTime>* stages = nullptr);
 
 // Throws Error unless `bytes` more fit on the device (with a tenth spare); what: what needs them.
 void require_device_memory(std::size_t bytes, const char* what);

@@ -11,8 +11,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <exception>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dcsgrid/core/clock.hpp"
@@ -42,13 +44,35 @@ struct Evaluator {
 
   // SurfaceEvaluator::gather's atoms for the node at p, in AtomCells::near's order: visit(atom).
   template <typename Visit>
-  __device__ void local_atoms(const Vec3& p, Visit&& visit) const {
+  __device__ void scan_local_atoms(const Vec3& p, Visit&& visit) const {
     engine::scan_cells(cells, p, gather_reach + max_radius + kAtomSlack, [&](int e) {
       const float4 packed = cells.atoms[e];
       if (engine::within_reach(p[0], p[1], p[2], packed.x, packed.y, packed.z, packed.w, gather_reach))
         visit(cells.index[e]);
       return false;
     });
+  }
+
+  // The node's atoms, gathered once for the evaluations along its edges (scanned again each time
+  // where there are more than a thread keeps).
+  struct NodeAtoms {
+    static constexpr int kKept = 96;
+    Vec3 p;
+    int count = 0;
+    int index[kKept];
+  };
+  __device__ void gather(const Vec3& p, NodeAtoms& local) const {
+    local.p = p;
+    local.count = 0;
+    scan_local_atoms(p, [&](int a) {
+      if (local.count < NodeAtoms::kKept) local.index[local.count] = a;
+      ++local.count;
+    });
+  }
+  template <typename Visit>
+  __device__ void local_atoms(const NodeAtoms& local, Visit&& visit) const {
+    if (local.count > NodeAtoms::kKept) return scan_local_atoms(local.p, visit);
+    for (int k = 0; k < local.count; ++k) visit(local.index[k]);
   }
 
   // SurfaceEvaluator::exposed: no neighbour of atom a (another atom whose SAS sphere meets a's,
@@ -68,8 +92,8 @@ struct Evaluator {
     });
   }
 
-  // SurfaceEvaluator::value at x, with the atoms of the node at p and the samples of its edge.
-  __device__ double value(const Vec3& x, const Vec3& p, const std::int32_t edge_samples[2], FieldSphere& sphere) const {
+  // SurfaceEvaluator::value at x, with the atoms of its node and the samples of its edge.
+  __device__ double value(const Vec3& x, const NodeAtoms& p, const std::int32_t edge_samples[2], FieldSphere& sphere) const {
     FieldSphere found;
     double best = 2 * g.h;
     if (samples) {
@@ -108,7 +132,7 @@ struct Evaluator {
   }
 
   // SurfaceEvaluator::describe: the nearest atom's surface (atom stays as given without atoms).
-  __device__ void describe(const Vec3& x, const Vec3& p, const FieldSphere& sphere, float normal[3],
+  __device__ void describe(const Vec3& x, const NodeAtoms& p, const FieldSphere& sphere, float normal[3],
                            std::uint32_t& atom) const {
     double best = INFINITY;
     local_atoms(p, [&](int a) {
@@ -133,10 +157,11 @@ __global__ void refine_near_zero(Evaluator ev, const std::int32_t* nearest, floa
        n += std::size_t(gridDim.x) * blockDim.x) {
     if (!(fabsf(f[n]) < close)) continue;
     std::int64_t ijk[3];
-    const Vec3 p = node_position(ev.g, n, ijk);
+    Evaluator::NodeAtoms local;
+    ev.gather(node_position(ev.g, n, ijk), local);
     const std::int32_t pair[2] = {nearest[n], nearest[n]};
     FieldSphere unused;
-    f[n] = float(ev.value(p, p, pair, unused));
+    f[n] = float(ev.value(local.p, local, pair, unused));
   }
 }
 
@@ -175,19 +200,21 @@ __global__ void place_vertices(Evaluator ev, const float* f, const std::int32_t*
     if (!mask[n]) continue;
     std::int64_t ijk[3];
     const Vec3 a = node_position(g, n, ijk);
+    Evaluator::NodeAtoms local;
+    ev.gather(a, local);
     for (int d = 1; d <= kDirections; ++d) {
       if (!(mask[n] & (1u << (d - 1)))) continue;
       const std::size_t m = n + node_step(g, d);
       const Vec3 b = g.position(ijk[0] + (d & 1), ijk[1] + (d >> 1 & 1), ijk[2] + (d >> 2 & 1));
       const std::int32_t pair[2] = {nearest ? nearest[n] : -1, nearest ? nearest[m] : -1};
       FieldSphere sphere;
-      const double t = edge_root([&](const Vec3& x, FieldSphere& at) { return ev.value(x, a, pair, at); }, a, b, f[n],
-                                 f[m], sphere);
+      const double t = edge_root([&](const Vec3& x, FieldSphere& at) { return ev.value(x, local, pair, at); }, a, b,
+                                 f[n], f[m], sphere);
       const Vec3 x = along(a, b, t);
       const std::uint32_t v = edge_vertex(mask, first, n, d);
       for (int k = 0; k < 3; ++k) out.vertices[3 * std::size_t(v) + k] = float(x[k]);
       std::uint32_t atom = 0;
-      ev.describe(x, a, sphere, out.normals + 3 * std::size_t(v), atom);
+      ev.describe(x, local, sphere, out.normals + 3 * std::size_t(v), atom);
       out.atom[v] = atom;
     }
   }
@@ -248,8 +275,8 @@ TriangleMesh surface_mesh_cuda(const AtomSet& atoms, const SurfaceOptions& o, co
     DCSGRID_CUDA_CHECK(cudaDeviceSynchronize());
     stages.push_back({stage, timer.lap()});
   };
-  DeviceField field = device_field(atoms, o, grid);
-  done("fields");
+  DeviceField field = device_field(atoms, o, grid, &stages);
+  timer.lap();
   samples = field.sample_count;
   const std::size_t nodes = grid.count();
   const bool ses = field.sample_count > 0;
@@ -272,34 +299,50 @@ TriangleMesh surface_mesh_cuda(const AtomSet& atoms, const SurfaceOptions& o, co
   const std::size_t vertices = number(count, first, total.data(), "vertices");
   done("crossed edges");
 
-  TriangleMesh mesh;
-  require_device_memory(vertices * 7 * sizeof(float), "vertices");
-  DeviceBuffer<float> positions(3 * vertices), normals(3 * vertices);
-  DeviceBuffer<std::uint32_t> atom(vertices);
-  place_vertices<<<surface_blocks(nodes), kThreads>>>(ev, field.value.data(), nearest, mask.data(), first.data(),
-                                                      {positions.data(), normals.data(), atom.data()});
-  DCSGRID_CHECK_LAUNCH();
-  done("vertices");
   DeviceBuffer<std::uint32_t> face_count(nodes), face_first(nodes);
   count_faces<<<surface_blocks(nodes), kThreads>>>(grid, field.value.data(), mask.data(), first.data(),
                                                    face_count.data(), total.data() + 1);
   DCSGRID_CHECK_LAUNCH();
   const std::size_t faces = number(face_count, face_first, total.data() + 1, "faces");
   face_count = DeviceBuffer<std::uint32_t>();
-  require_device_memory(faces * 3 * sizeof(std::uint32_t), "faces");
-  DeviceBuffer<std::uint32_t> corners(3 * faces);
+  done("face counts");
+
+  require_device_memory(vertices * 7 * sizeof(float) + faces * 3 * sizeof(std::uint32_t), "vertices and faces");
+  DeviceBuffer<float> positions(3 * vertices), normals(3 * vertices);
+  DeviceBuffer<std::uint32_t> atom(vertices), corners(3 * faces);
+  place_vertices<<<surface_blocks(nodes), kThreads>>>(ev, field.value.data(), nearest, mask.data(), first.data(),
+                                                      {positions.data(), normals.data(), atom.data()});
+  DCSGRID_CHECK_LAUNCH();
   write_faces<<<surface_blocks(nodes), kThreads>>>(grid, field.value.data(), mask.data(), first.data(),
                                                    face_first.data(), corners.data());
   DCSGRID_CHECK_LAUNCH();
-  done("faces");
+  // While the kernels run: the host's arrays, a thread each (a 10^6-atom mesh's are 2 GB, whose
+  // pages one thread takes about a second to touch).
+  TriangleMesh mesh;
+  {
+    std::exception_ptr failed[4];
+    const auto guarded = [&](int k, auto&& make) {
+      return std::thread([&failed, k, make] {
+        try {
+          make();
+        } catch (...) {
+          failed[k] = std::current_exception();
+        }
+      });
+    };
+    std::thread threads[] = {guarded(0, [&] { mesh.vertices.resize(vertices); }),
+                             guarded(1, [&] { mesh.normals.resize(vertices); }),
+                             guarded(2, [&] { mesh.atom.resize(vertices); }),
+                             guarded(3, [&] { mesh.faces.resize(faces); })};
+    for (auto& t : threads) t.join();
+    for (const auto& e : failed)
+      if (e) std::rethrow_exception(e);
+  }
+  stages.push_back({"the mesh's host arrays, beside the kernels", timer.lap()});
+  done("vertices and faces (what is left of them)");
 
   static_assert(sizeof(mesh.vertices[0]) == 3 * sizeof(float) && sizeof(mesh.faces[0]) == 3 * sizeof(std::uint32_t),
                 "vertices, normals and faces are downloaded as three numbers each");
-  mesh.vertices.resize(vertices);
-  mesh.normals.resize(vertices);
-  mesh.atom.resize(vertices);
-  mesh.faces.resize(faces);
-  done("the mesh's host arrays");
   download(positions, 3 * vertices, reinterpret_cast<float*>(mesh.vertices.data()), nullptr);
   download(normals, 3 * vertices, reinterpret_cast<float*>(mesh.normals.data()), nullptr);
   download(atom, vertices, mesh.atom.data(), nullptr);

@@ -12,7 +12,6 @@
 #include "dcsgrid/app/compute.hpp"
 #include "dcsgrid/core/clock.hpp"
 #include "dcsgrid/core/error.hpp"
-#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/engine/cpu_backend.hpp"
 
 namespace dcsgrid::app {
@@ -91,18 +90,12 @@ io::MapFile potential_map(const SurfaceRequest& r, const AtomSet& atoms, const T
 
 // The potential at every vertex; refuses a map that misses any, saying by how much.
 std::vector<float> vertex_values(const io::MapFile& map, const TriangleMesh& mesh, const std::string& map_name) {
-  AtomSet points;  // a 10^6-atom surface has some 3·10^7 vertices: filled in parallel
-  for (auto* column : points.columns(false)) column->resize(mesh.vertices.size());
-#pragma omp parallel for num_threads(team_size()) schedule(static)
-  for (std::int64_t v = 0; v < std::int64_t(mesh.vertices.size()); ++v) {
-    const auto& at = mesh.vertices[std::size_t(v)];
-    points.x[std::size_t(v)] = at[0], points.y[std::size_t(v)] = at[1], points.z[std::size_t(v)] = at[2];
-  }
-  const auto matrix = analysis::trilinear_matrix(map.grid, points);
-  if (!matrix.outside.empty()) {
+  std::vector<std::size_t> outside;
+  std::vector<float> values = analysis::interpolate_at(map.grid, map.data.data(), mesh.vertices, outside);
+  if (!outside.empty()) {
     // How far beyond, along the grid's axes (a skewed map's too): grid coordinates times the steps.
     double worst = 0;
-    for (const std::size_t p : matrix.outside) {
+    for (const std::size_t p : outside) {
       const auto& v = mesh.vertices[p];
       const auto c = map.grid.coordinates({double(v[0]), double(v[1]), double(v[2])});
       for (int d = 0; d < 3; ++d) {
@@ -110,11 +103,11 @@ std::vector<float> vertex_values(const io::MapFile& map, const TriangleMesh& mes
         worst = std::max(worst, beyond * map.grid.step_length(d));
       }
     }
-    throw Error(map_name + " does not cover the surface: " + std::to_string(matrix.outside.size()) + " of " +
+    throw Error(map_name + " does not cover the surface: " + std::to_string(outside.size()) + " of " +
                 std::to_string(mesh.vertices.size()) + " vertices lie outside its grid, up to " +
                 fmt::format("{:.3g}", worst) + " Å beyond it; compute a map on a larger box (--padding) or omit MAP");
   }
-  return analysis::interpolate(matrix, map.data.data(), "cpu");
+  return values;
 }
 
 }  // namespace

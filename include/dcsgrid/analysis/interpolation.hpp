@@ -3,6 +3,7 @@
 // indices) and applied with the in-house SpMV/SpMM. One matrix serves any number of maps on the
 // same grid. Points outside the grid get no weights and the value NaN: never extrapolated.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -23,6 +24,12 @@ struct InterpolationMatrix {
 // reproduce the node values exactly. Along an axis with one point, only points on its plane are
 // inside. Throws Error for grids or point sets of 2^31 or more (32-bit indices).
 InterpolationMatrix trilinear_matrix(const GridSpec& grid, const AtomSet& points);
+
+// What interpolate(trilinear_matrix(grid, points), map, "cpu") gives (the same weights, summed in
+// the same order, to float rounding), without the matrix: each point interpolated in turn, in parallel. outside receives the points
+// outside the grid (NaN), ascending. For many points (a surface's vertices) and one map.
+std::vector<float> interpolate_at(const GridSpec& grid, const float* map, const std::vector<std::array<float, 3>>& points,
+                                  std::vector<std::size_t>& outside);
 
 // values[i] = map interpolated at point i (NaN outside). device: "cpu", "gpu" or "auto".
 std::vector<float> interpolate(const InterpolationMatrix& m, const float* map,
