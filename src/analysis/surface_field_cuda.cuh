@@ -2,6 +2,7 @@
 // their download (surface_field_cuda) and for the mesh made there (surface_mesh.cu). CUDA builds
 // only; private to src/analysis.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -46,10 +47,10 @@ void download(const cuda::DeviceBuffer<T>& from, std::size_t count, T* to, cudaS
   if (count) DCSGRID_CUDA_CHECK(cudaMemcpyAsync(to, from.data(), count * sizeof(T), cudaMemcpyDeviceToHost, stream));
 }
 
-// The blocks of a grid-stride loop of kernels here over `items`.
+// The blocks of a grid-stride loop of kernels here over `items` (one at least: no items, no work).
 inline constexpr int kSurfaceThreads = 256;
 inline unsigned surface_blocks(std::size_t items) {
-  return cuda::grid_stride_blocks(std::int64_t(items), kSurfaceThreads);
+  return std::max(1u, cuda::grid_stride_blocks(std::int64_t(items), kSurfaceThreads));
 }
 
 }  // namespace dcsgrid::analysis::detail

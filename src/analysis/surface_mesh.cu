@@ -191,32 +191,39 @@ struct MeshOut {
   std::uint32_t* atom;
 };
 
-// place_vertices: each crossed edge's vertex, normal and atom.
-__global__ void place_vertices(Evaluator ev, const float* f, const std::int32_t* nearest, const std::uint8_t* mask,
-                               const std::uint32_t* first, MeshOut out) {
-  const FieldGrid& g = ev.g;
+// Each vertex's node: the node of every crossed edge, at the edge's vertex number.
+__global__ void vertex_nodes(FieldGrid g, const std::uint8_t* mask, const std::uint32_t* first, std::size_t* node) {
   for (std::size_t n = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; n < g.count();
-       n += std::size_t(gridDim.x) * blockDim.x) {
-    if (!mask[n]) continue;
+       n += std::size_t(gridDim.x) * blockDim.x)
+    for (int k = 0; k < bit_count(mask[n]); ++k) node[first[n] + std::uint32_t(k)] = n;
+}
+
+// place_vertices: each vertex's place on its edge, normal and atom, a thread a vertex (a thread a
+// node left most of a warp idle: crossed edges are few and far between).
+__global__ void place_vertices(Evaluator ev, const float* f, const std::int32_t* nearest, const std::uint8_t* mask,
+                               const std::uint32_t* first, const std::size_t* vertex_node, std::size_t vertices,
+                               MeshOut out) {
+  const FieldGrid& g = ev.g;
+  for (std::size_t v = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; v < vertices;
+       v += std::size_t(gridDim.x) * blockDim.x) {
+    const std::size_t n = vertex_node[v];
+    int d = 0;  // the direction of the node's (v − first)-th crossed edge
+    for (std::uint32_t k = std::uint32_t(v) - first[n] + 1; k > 0; k -= (mask[n] >> (d - 1)) & 1u) ++d;
     std::int64_t ijk[3];
     const Vec3 a = node_position(g, n, ijk);
     Evaluator::NodeAtoms local;
     ev.gather(a, local);
-    for (int d = 1; d <= kDirections; ++d) {
-      if (!(mask[n] & (1u << (d - 1)))) continue;
-      const std::size_t m = n + node_step(g, d);
-      const Vec3 b = g.position(ijk[0] + (d & 1), ijk[1] + (d >> 1 & 1), ijk[2] + (d >> 2 & 1));
-      const std::int32_t pair[2] = {nearest ? nearest[n] : -1, nearest ? nearest[m] : -1};
-      FieldSphere sphere;
-      const double t = edge_root([&](const Vec3& x, FieldSphere& at) { return ev.value(x, local, pair, at); }, a, b,
-                                 f[n], f[m], sphere);
-      const Vec3 x = along(a, b, t);
-      const std::uint32_t v = edge_vertex(mask, first, n, d);
-      for (int k = 0; k < 3; ++k) out.vertices[3 * std::size_t(v) + k] = float(x[k]);
-      std::uint32_t atom = 0;
-      ev.describe(x, local, sphere, out.normals + 3 * std::size_t(v), atom);
-      out.atom[v] = atom;
-    }
+    const std::size_t m = n + node_step(g, d);
+    const Vec3 b = g.position(ijk[0] + (d & 1), ijk[1] + (d >> 1 & 1), ijk[2] + (d >> 2 & 1));
+    const std::int32_t pair[2] = {nearest ? nearest[n] : -1, nearest ? nearest[m] : -1};
+    FieldSphere sphere;
+    const double t = edge_root([&](const Vec3& x, FieldSphere& at) { return ev.value(x, local, pair, at); }, a, b,
+                               f[n], f[m], sphere);
+    const Vec3 x = along(a, b, t);
+    for (int k = 0; k < 3; ++k) out.vertices[3 * v + k] = float(x[k]);
+    std::uint32_t atom = 0;
+    ev.describe(x, local, sphere, out.normals + 3 * v, atom);
+    out.atom[v] = atom;
   }
 }
 
@@ -307,11 +314,16 @@ TriangleMesh surface_mesh_cuda(const AtomSet& atoms, const SurfaceOptions& o, co
   face_count = DeviceBuffer<std::uint32_t>();
   done("face counts");
 
-  require_device_memory(vertices * 7 * sizeof(float) + faces * 3 * sizeof(std::uint32_t), "vertices and faces");
+  require_device_memory(vertices * (7 * sizeof(float) + sizeof(std::size_t)) + faces * 3 * sizeof(std::uint32_t),
+                        "vertices and faces");
   DeviceBuffer<float> positions(3 * vertices), normals(3 * vertices);
   DeviceBuffer<std::uint32_t> atom(vertices), corners(3 * faces);
-  place_vertices<<<surface_blocks(nodes), kThreads>>>(ev, field.value.data(), nearest, mask.data(), first.data(),
-                                                      {positions.data(), normals.data(), atom.data()});
+  DeviceBuffer<std::size_t> vertex_node(vertices);
+  vertex_nodes<<<surface_blocks(nodes), kThreads>>>(grid, mask.data(), first.data(), vertex_node.data());
+  DCSGRID_CHECK_LAUNCH();
+  place_vertices<<<surface_blocks(vertices), kThreads>>>(ev, field.value.data(), nearest, mask.data(), first.data(),
+                                                         vertex_node.data(), vertices,
+                                                         {positions.data(), normals.data(), atom.data()});
   DCSGRID_CHECK_LAUNCH();
   write_faces<<<surface_blocks(nodes), kThreads>>>(grid, field.value.data(), mask.data(), first.data(),
                                                    face_first.data(), corners.data());

@@ -3,7 +3,9 @@
 #include "dcsgrid/io/structure/atom_labels.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
+#include "dcsgrid/core/threads.hpp"
 #include "io/text/text.hpp"
 
 namespace dcsgrid::io {
@@ -111,17 +113,22 @@ AtomLabel cif_label(std::string_view line, const std::vector<std::string>& tags)
 }  // namespace
 
 std::vector<AtomLabel> atom_labels(const Structure& s, Format format, std::string_view text) {
+  // The atoms in parallel: a 10^6-atom assembly's labels took half a second on one thread.
   std::vector<AtomLabel> labels(s.atoms.size());
-  for (std::size_t i = 0; i < labels.size(); ++i) labels[i].residue_number = std::to_string(i + 1);
-  if (format == Format::xyz || format == Format::mol2 || s.lines.size() != labels.size()) return labels;
-  // Where each line starts, for the lines the atoms name.
-  const std::size_t last = s.lines.empty() ? 0 : *std::max_element(s.lines.begin(), s.lines.end());
-  const std::vector<std::string_view> line_of = detail::numbered_lines(text, last);
-  const std::vector<std::string> tags = format == Format::mmcif ? atom_site_tags(text) : std::vector<std::string>{};
-  for (std::size_t i = 0; i < labels.size(); ++i) {
-    const std::size_t n = s.lines[i];
-    if (n == 0 || line_of[n].empty()) continue;
-    if (format == Format::pqr) labels[i] = pqr_label(line_of[n]);
+  const bool by_line = !(format == Format::xyz || format == Format::mol2 || s.lines.size() != labels.size());
+  std::vector<std::string_view> line_of;  // where each line starts, for the lines the atoms name
+  std::vector<std::string> tags;
+  if (by_line) {
+    const std::size_t last = s.lines.empty() ? 0 : *std::max_element(s.lines.begin(), s.lines.end());
+    line_of = detail::numbered_lines(text, last);
+    if (format == Format::mmcif) tags = atom_site_tags(text);
+  }
+#pragma omp parallel for num_threads(team_size()) schedule(static)
+  for (std::int64_t a = 0; a < std::int64_t(labels.size()); ++a) {
+    const std::size_t i = std::size_t(a);
+    const std::size_t n = by_line ? s.lines[i] : 0;
+    if (n == 0 || line_of[n].empty()) labels[i].residue_number = std::to_string(i + 1);
+    else if (format == Format::pqr) labels[i] = pqr_label(line_of[n]);
     else if (format == Format::mmcif) labels[i] = cif_label(line_of[n], tags);
     else labels[i] = pdb_label(line_of[n]);
   }
