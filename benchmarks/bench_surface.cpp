@@ -3,8 +3,11 @@
 // --radius-from-occupancy) on the same atoms as the baseline; optionally the whole
 // `dcsgrid surface` process (surface, potential, residue table). Each mesh on the CPU and, where a
 // GPU is present, with its distance fields on the GPU (the same mesh: the CPU's row is the baseline).
-//   bench_surface [--pqr FILE (data/1tii_pdb2pqr_amber.pqr.gz)] [--fine SPACING (0.25)] [--dcsgrid BINARY]
-//                 [--devices cpu,gpu]
+//   bench_surface [--pqr FILE (data/1tii_pdb2pqr_amber.pqr.gz)] [--spacings 0.5,0.25] [--dcsgrid BINARY]
+//                 [--devices cpu,gpu] [--kinds ses,sas] [--process-args "ARGS"] [--repeats N (1)]
+// issue 34's 10^6-atom target: benchmarks/make_assembly.py data/1tii_pdb2pqr_amber.pqr.gz asm.pqr
+// --copies 88, then --pqr asm.pqr --spacings 0.5 --kinds ses --dcsgrid BUILD/dcsgrid --process-args
+// "--method cutoff" --repeats 2 (the default medium's salt rules out msm; direct is the reference).
 // Threads: OMP_NUM_THREADS. Writes surface.json (see report.hpp).
 #include <chrono>
 #include <cstdio>
@@ -69,12 +72,23 @@ int main(int argc, char** argv) {
   std::string pqr = DCSGRID_SOURCE_DIR "/data/1tii_pdb2pqr_amber.pqr.gz", binary;
   std::vector<double> spacings = {0.5, 0.25};
   std::vector<std::string> devices = {"cpu"};
+  std::string process_args;
+  std::vector<analysis::SurfaceKind> kinds = {analysis::SurfaceKind::ses, analysis::SurfaceKind::sas};
+  int repeats = 1;
   if (engine::gpu_available()) devices.push_back("gpu");
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::string(argv[i]) == "--pqr") pqr = argv[i + 1];
     else if (std::string(argv[i]) == "--dcsgrid") binary = argv[i + 1];
-    else if (std::string(argv[i]) == "--fine") spacings.back() = std::stod(argv[i + 1]);
-    else if (std::string(argv[i]) == "--devices") devices = split_list(argv[i + 1]);
+    else if (std::string(argv[i]) == "--spacings") {
+      spacings.clear();
+      for (const std::string& h : split_list(argv[i + 1])) spacings.push_back(std::stod(h));
+    } else if (std::string(argv[i]) == "--devices") devices = split_list(argv[i + 1]);
+    else if (std::string(argv[i]) == "--process-args") process_args = argv[i + 1];
+    else if (std::string(argv[i]) == "--kinds") {
+      kinds.clear();
+      for (const std::string& k : split_list(argv[i + 1])) kinds.push_back(analysis::parse_surface_kind(k));
+    }
+    else if (std::string(argv[i]) == "--repeats") repeats = std::stoi(argv[i + 1]);
   }
   const AtomSet atoms = io::read_structure(pqr).atoms;
   bench::Report report("surface", {"what", "spacing_A", "seconds", "area_A2", "vertices", "faces"});
@@ -82,7 +96,7 @@ int main(int argc, char** argv) {
   report.set_context("atoms", atoms.size());
   report.set_context("machine", bench::cpu_description());
   double sas_area = 0;
-  for (const auto kind : {analysis::SurfaceKind::ses, analysis::SurfaceKind::sas})
+  for (const auto kind : kinds)
     for (const double h : spacings)
       for (const std::string& device : devices) {
         TriangleMesh mesh;
@@ -92,15 +106,19 @@ int main(int argc, char** argv) {
         report.add_row({"dcsgrid " + analysis::surface_kind_name(kind) + " (" + device + ")", h, s, area,
                         mesh.vertices.size(), mesh.faces.size()});
       }
-  const auto [free_area, free_seconds] = bench::freesasa_area(atoms, 1.4);
+  const auto [free_area, free_seconds] = atoms.size() <= 100000 ? bench::freesasa_area(atoms, 1.4)
+                                                                 : std::pair<double, double>{-1, -1};
   if (free_seconds >= 0) {
     report.add_row({"freesasa sas (lee-richards)", nullptr, free_seconds, free_area, nullptr, nullptr});
     report.set_context("sas_area_vs_freesasa", sas_area / free_area - 1);
   }
   if (!binary.empty()) {
     const std::string out = (std::filesystem::temp_directory_path() / "bench_surface_residues.csv").string();
-    const double s = bench::seconds_of(binary + " surface " + pqr + " -o " + out + " -q");
-    report.add_row({"dcsgrid surface process (ses, potential, residue table)", 0.5, s, nullptr, nullptr, nullptr});
+    for (int r = 0; r < repeats; ++r) {
+      const double s = bench::seconds_of(binary + " surface " + pqr + " -o " + out + " -q " + process_args);
+      report.add_row({"dcsgrid surface process (ses, potential, residue table) " + process_args, 0.5, s, nullptr,
+                      nullptr, nullptr});
+    }
     std::filesystem::remove(out);
   }
   report.finish();

@@ -186,7 +186,7 @@ TEST(SurfaceTable, ResidueRowIsTheAreaWeightedMeanOfItsVertices) {
   const std::vector<io::AtomLabel> labels = {label("A", "LYS", "1", "NZ"), label("A", "LYS", "1", "CE"), label("B", "ASP", "7", "OD1")};
   const SurfaceTable table = surface_table(mesh, atoms.size(), labels);
   ASSERT_EQ(table.residues.size(), 2u);
-  const std::vector<double> area = vertex_areas(mesh);
+  const std::vector<double> area = surface_areas(mesh).vertex;
   for (std::size_t r = 0; r < 2; ++r) {
     double weighted = 0, total = 0, lo = 1e300, hi = -1e300;
     for (std::size_t v = 0; v < mesh.vertices.size(); ++v)
@@ -202,6 +202,7 @@ TEST(SurfaceTable, ResidueRowIsTheAreaWeightedMeanOfItsVertices) {
   EXPECT_EQ(table.residues[1].label.residue, "ASP");
   EXPECT_NEAR(table.atoms[0].area + table.atoms[1].area, table.residues[0].area, 1e-9);
   EXPECT_NEAR(table.residues[0].area + table.residues[1].area, mesh_area(mesh), 1e-6 * mesh_area(mesh));
+  EXPECT_EQ(table.area, mesh_area(mesh));
 }
 
 TEST(Surface, RefusesAtomsWithoutRadiiAndNoAtoms) {

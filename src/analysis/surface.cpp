@@ -238,14 +238,16 @@ std::unique_ptr<double[]> face_areas(const TriangleMesh& mesh) {
 
 }  // namespace
 
-std::vector<double> vertex_areas(const TriangleMesh& mesh) {
+SurfaceAreas surface_areas(const TriangleMesh& mesh) {
   const std::unique_ptr<double[]> faces = face_areas(mesh);
-  std::vector<double> area(mesh.vertices.size(), 0.0);
+  SurfaceAreas areas;
+  areas.vertex.assign(mesh.vertices.size(), 0.0);
   for (std::size_t f = 0; f < mesh.faces.size(); ++f) {
+    areas.total += faces[f];
     const double third = faces[f] / 3;
-    for (const std::uint32_t v : mesh.faces[f]) area[v] += third;
+    for (const std::uint32_t v : mesh.faces[f]) areas.vertex[v] += third;
   }
-  return area;
+  return areas;
 }
 
 double mesh_area(const TriangleMesh& mesh) {

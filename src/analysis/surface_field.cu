@@ -217,8 +217,9 @@ void ses_on_device(const SampleSearch& search, DeviceField& field, cudaStream_t 
   count = DeviceBuffer<std::uint32_t>();
   done("boundary samples");
 
-  // Cells of half the reach: a node scans 5 × 5 × 5 of them.
-  const double edge = (search.probe + g.h) / 2;
+  // Cells of the reach: a node scans 3 × 3 × 3 of them (most nodes are far from any sample, and
+  // pay for the cells' bounds, not for samples).
+  const double edge = search.probe + g.h;
   SampleCells c{};
   for (int d = 0; d < 3; ++d) {
     c.lo[d] = g.origin[d];

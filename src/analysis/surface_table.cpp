@@ -48,10 +48,11 @@ SurfaceTable surface_table(const TriangleMesh& mesh, std::size_t atom_count,
                            const std::vector<AtomLabel>& labels) {
   if (mesh.value.size() != mesh.vertices.size() || mesh.atom.size() != mesh.vertices.size())
     throw Error("surface_table: the mesh needs a value and an atom per vertex");
-  const std::vector<double> area = vertex_areas(mesh);
+  const SurfaceAreas areas = surface_areas(mesh);
   std::vector<Accumulator> per_atom(atom_count);
-  for (std::size_t v = 0; v < mesh.vertices.size(); ++v) per_atom.at(mesh.atom[v]).add(mesh.value[v], area[v]);
+  for (std::size_t v = 0; v < mesh.vertices.size(); ++v) per_atom.at(mesh.atom[v]).add(mesh.value[v], areas.vertex[v]);
   SurfaceTable table;
+  table.area = areas.total;
   table.atoms.resize(atom_count);
   std::map<std::tuple<std::string, std::string, std::string>, std::size_t> residue_of;
   std::vector<Accumulator> per_residue;

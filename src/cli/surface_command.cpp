@@ -139,7 +139,8 @@ void add_options(CLI::App& app, SurfaceOptions& o) {
   app.add_option("--surface-kind", o.kind, "ses (solvent-excluded) or sas (solvent-accessible)")
       ->check(CLI::IsMember({"ses", "sas"}))->capture_default_str()->group(group);
   app.add_option("--mesh-spacing", o.mesh_spacing,
-                 "Distance-field grid spacing, Å: about the mesh's edge length (area error ~(spacing/radius)²)")
+                 "Distance-field grid spacing, Å: about the mesh's edge length (area error ~(spacing/radius)²); "
+                 "the mesh is made on the GPU where --device picks one (the same mesh as on the CPU)")
       ->check(finite_number(0.05, 10))->capture_default_str()->group(group);
   app.add_option("--grid-spacing", o.grid_spacing, "Spacing of the potential's grid when computed, Å")
       ->check(finite_number(0.05, 10))->capture_default_str()->group(group);
@@ -244,7 +245,7 @@ int surface_command(int argc, char** argv) {
   for (const auto& out : o.outputs) writer_for(out).write(out, result);
   spdlog::debug("surface: outputs {:.3f} s", timer.lap());
   write_viewer_scripts(o, result, map);
-  const double area = analysis::mesh_area(result.mesh);
+  const double area = result.table.area;
   if (o.messages.json)
     std::printf("%s\n", nlohmann::json({{"surface", o.kind}, {"vertices", result.mesh.vertices.size()},
                                         {"faces", result.mesh.faces.size()}, {"area_A2", area},

@@ -68,7 +68,7 @@ py::dict surface(const std::string& path, const MapData* map, const std::string&
   out["faces"] = rows_array(r.mesh.faces);
   out["potential"] = py::array_t<float>(py::ssize_t(r.mesh.value.size()), r.mesh.value.data());
   out["vertex_atom"] = py::array_t<std::uint32_t>(py::ssize_t(r.mesh.atom.size()), r.mesh.atom.data());
-  out["area"] = analysis::mesh_area(r.mesh);
+  out["area"] = r.table.area;
   out["atoms"] = table_columns(r.table.atoms, true);
   out["residues"] = table_columns(r.table.residues, false);
   return out;

@@ -37,9 +37,14 @@ struct SurfaceOptions {
 // would not fit in memory.
 TriangleMesh molecular_surface(const AtomSet& atoms, const SurfaceOptions& options, const std::string& device = "cpu");
 
-// Each vertex's share of the surface: a third of the area of every face it is in (Å²).
-std::vector<double> vertex_areas(const TriangleMesh& mesh);
-double mesh_area(const TriangleMesh& mesh);
+// Each vertex's share of the surface: a third of the area of every face it is in (Å²), summed in
+// face order; and the whole area, the faces' areas summed in face order.
+struct SurfaceAreas {
+  std::vector<double> vertex;
+  double total = 0;
+};
+SurfaceAreas surface_areas(const TriangleMesh& mesh);
+double mesh_area(const TriangleMesh& mesh);  // surface_areas' total alone
 
 // How far a mesh is from a closed, consistently oriented 2-manifold: counts of edges in one face
 // only (holes), in more than two, and in two faces that traverse it the same way (flipped

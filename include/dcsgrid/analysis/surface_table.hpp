@@ -26,6 +26,7 @@ struct PatchRow {
 struct SurfaceTable {
   std::vector<PatchRow> atoms;     // every atom, in input order
   std::vector<PatchRow> residues;  // every residue (chain, number, name), in order of first atom
+  double area = 0;                 // the whole mesh's, Å² (mesh_area's)
 };
 
 // labels: one per atom, or empty (then each atom is its own residue, named by its number); atoms
