@@ -273,6 +273,96 @@ std::size_t number(const DeviceBuffer<std::uint32_t>& count, DeviceBuffer<std::u
   return std::size_t(sum);
 }
 
+// The crossed edges' masks and vertex numbers, and the cubes' first face numbers.
+struct Numbering {
+  DeviceBuffer<std::uint8_t> mask;
+  DeviceBuffer<std::uint32_t> first, face_first;
+  std::size_t vertices = 0, faces = 0;
+};
+
+Numbering number_vertices_and_faces(const FieldGrid& grid, const float* value) {
+  const std::size_t nodes = grid.count();
+  require_device_memory(nodes * (sizeof(std::uint8_t) + 3 * sizeof(std::uint32_t)) + prims::scan_cuda_workspace_bytes(nodes),
+                        "crossed edges");
+  Numbering out;
+  out.mask.resize(nodes);
+  out.first.resize(nodes);
+  DeviceBuffer<std::uint32_t> count(nodes);
+  DeviceBuffer<unsigned long long> total(2);
+  DCSGRID_CUDA_CHECK(cudaMemset(total.data(), 0, total.bytes()));
+  crossed_edges<<<surface_blocks(nodes), kThreads>>>(grid, value, out.mask.data(), count.data(), total.data());
+  DCSGRID_CHECK_LAUNCH();
+  out.vertices = number(count, out.first, total.data(), "vertices");
+  out.face_first.resize(nodes);
+  count_faces<<<surface_blocks(nodes), kThreads>>>(grid, value, out.mask.data(), out.first.data(), count.data(),
+                                                   total.data() + 1);
+  DCSGRID_CHECK_LAUNCH();
+  out.faces = number(count, out.face_first, total.data() + 1, "faces");
+  return out;
+}
+
+struct DeviceMesh {
+  DeviceBuffer<float> positions, normals;
+  DeviceBuffer<std::uint32_t> atom, corners;
+  DeviceBuffer<std::size_t> vertex_node;
+};
+
+// Launches the kernels that place the vertices and write the faces; returns at once.
+DeviceMesh launch_mesh(const Evaluator& ev, const float* value, const std::int32_t* nearest, const Numbering& e) {
+  const std::size_t nodes = ev.g.count();
+  require_device_memory(e.vertices * (7 * sizeof(float) + sizeof(std::size_t)) + e.faces * 3 * sizeof(std::uint32_t),
+                        "vertices and faces");
+  DeviceMesh m;
+  m.positions.resize(3 * e.vertices);
+  m.normals.resize(3 * e.vertices);
+  m.atom.resize(e.vertices);
+  m.corners.resize(3 * e.faces);
+  m.vertex_node.resize(e.vertices);
+  vertex_nodes<<<surface_blocks(nodes), kThreads>>>(ev.g, e.mask.data(), e.first.data(), m.vertex_node.data());
+  DCSGRID_CHECK_LAUNCH();
+  place_vertices<<<surface_blocks(e.vertices), kThreads>>>(ev, value, nearest, e.mask.data(), e.first.data(),
+                                                           m.vertex_node.data(), e.vertices,
+                                                           {m.positions.data(), m.normals.data(), m.atom.data()});
+  DCSGRID_CHECK_LAUNCH();
+  write_faces<<<surface_blocks(nodes), kThreads>>>(ev.g, value, e.mask.data(), e.first.data(), e.face_first.data(),
+                                                   m.corners.data());
+  DCSGRID_CHECK_LAUNCH();
+  return m;
+}
+
+// The mesh's host arrays, a thread each (a 10^6-atom mesh's are 2 GB, whose pages one thread
+// takes about a second to touch).
+TriangleMesh host_mesh(std::size_t vertices, std::size_t faces) {
+  TriangleMesh mesh;
+  std::exception_ptr failed[4];
+  const auto guarded = [&](int k, auto&& make) {
+    return std::thread([&failed, k, make] {
+      try {
+        make();
+      } catch (...) {
+        failed[k] = std::current_exception();
+      }
+    });
+  };
+  std::thread threads[] = {guarded(0, [&] { mesh.vertices.resize(vertices); }),
+                           guarded(1, [&] { mesh.normals.resize(vertices); }),
+                           guarded(2, [&] { mesh.atom.resize(vertices); }),
+                           guarded(3, [&] { mesh.faces.resize(faces); })};
+  for (auto& t : threads) t.join();
+  for (const auto& e : failed)
+    if (e) std::rethrow_exception(e);
+  return mesh;
+}
+
+void download_mesh(const DeviceMesh& m, TriangleMesh& mesh) {
+  static_assert(sizeof(mesh.vertices[0]) == 3 * sizeof(float) && sizeof(mesh.faces[0]) == 3 * sizeof(std::uint32_t),
+                "vertices, normals and faces are downloaded as three numbers each");
+  download(m.positions, 3 * mesh.vertices.size(), reinterpret_cast<float*>(mesh.vertices.data()), nullptr);
+  download(m.normals, 3 * mesh.vertices.size(), reinterpret_cast<float*>(mesh.normals.data()), nullptr);
+  download(m.atom, mesh.vertices.size(), mesh.atom.data(), nullptr);
+  download(m.corners, 3 * mesh.faces.size(), reinterpret_cast<std::uint32_t*>(mesh.faces.data()), nullptr);
+}
+
 }  // namespace
 
 TriangleMesh surface_mesh_cuda(const AtomSet& atoms, const SurfaceOptions& o, const FieldGrid& grid,
@@ -285,80 +375,22 @@ TriangleMesh surface_mesh_cuda(const AtomSet& atoms, const SurfaceOptions& o, co
   DeviceField field = device_field(atoms, o, grid, &stages);
   timer.lap();
   samples = field.sample_count;
-  const std::size_t nodes = grid.count();
   const bool ses = field.sample_count > 0;
   const Evaluator ev{grid, field.cells.view, field.atoms.data(), ses ? field.samples.data() : nullptr,
                      o.probe_radius, o.probe_radius + std::sqrt(3.0) * grid.h + 1e-6, field.max_radius};
   const std::int32_t* nearest = ses ? field.nearest.data() : nullptr;
   if (ses) {
-    refine_near_zero<<<surface_blocks(nodes), kThreads>>>(ev, nearest, field.value.data());
+    refine_near_zero<<<surface_blocks(grid.count()), kThreads>>>(ev, nearest, field.value.data());
     DCSGRID_CHECK_LAUNCH();
     done("exact values near zero");
   }
-  require_device_memory(nodes * (sizeof(std::uint8_t) + 3 * sizeof(std::uint32_t)) + prims::scan_cuda_workspace_bytes(nodes),
-                        "crossed edges");
-  DeviceBuffer<std::uint8_t> mask(nodes);
-  DeviceBuffer<std::uint32_t> count(nodes), first(nodes);
-  DeviceBuffer<unsigned long long> total(2);
-  DCSGRID_CUDA_CHECK(cudaMemset(total.data(), 0, total.bytes()));
-  crossed_edges<<<surface_blocks(nodes), kThreads>>>(grid, field.value.data(), mask.data(), count.data(), total.data());
-  DCSGRID_CHECK_LAUNCH();
-  const std::size_t vertices = number(count, first, total.data(), "vertices");
-  done("crossed edges");
-
-  DeviceBuffer<std::uint32_t> face_count(nodes), face_first(nodes);
-  count_faces<<<surface_blocks(nodes), kThreads>>>(grid, field.value.data(), mask.data(), first.data(),
-                                                   face_count.data(), total.data() + 1);
-  DCSGRID_CHECK_LAUNCH();
-  const std::size_t faces = number(face_count, face_first, total.data() + 1, "faces");
-  face_count = DeviceBuffer<std::uint32_t>();
-  done("face counts");
-
-  require_device_memory(vertices * (7 * sizeof(float) + sizeof(std::size_t)) + faces * 3 * sizeof(std::uint32_t),
-                        "vertices and faces");
-  DeviceBuffer<float> positions(3 * vertices), normals(3 * vertices);
-  DeviceBuffer<std::uint32_t> atom(vertices), corners(3 * faces);
-  DeviceBuffer<std::size_t> vertex_node(vertices);
-  vertex_nodes<<<surface_blocks(nodes), kThreads>>>(grid, mask.data(), first.data(), vertex_node.data());
-  DCSGRID_CHECK_LAUNCH();
-  place_vertices<<<surface_blocks(vertices), kThreads>>>(ev, field.value.data(), nearest, mask.data(), first.data(),
-                                                         vertex_node.data(), vertices,
-                                                         {positions.data(), normals.data(), atom.data()});
-  DCSGRID_CHECK_LAUNCH();
-  write_faces<<<surface_blocks(nodes), kThreads>>>(grid, field.value.data(), mask.data(), first.data(),
-                                                   face_first.data(), corners.data());
-  DCSGRID_CHECK_LAUNCH();
-  // While the kernels run: the host's arrays, a thread each (a 10^6-atom mesh's are 2 GB, whose
-  // pages one thread takes about a second to touch).
-  TriangleMesh mesh;
-  {
-    std::exception_ptr failed[4];
-    const auto guarded = [&](int k, auto&& make) {
-      return std::thread([&failed, k, make] {
-        try {
-          make();
-        } catch (...) {
-          failed[k] = std::current_exception();
-        }
-      });
-    };
-    std::thread threads[] = {guarded(0, [&] { mesh.vertices.resize(vertices); }),
-                             guarded(1, [&] { mesh.normals.resize(vertices); }),
-                             guarded(2, [&] { mesh.atom.resize(vertices); }),
-                             guarded(3, [&] { mesh.faces.resize(faces); })};
-    for (auto& t : threads) t.join();
-    for (const auto& e : failed)
-      if (e) std::rethrow_exception(e);
-  }
+  const Numbering numbers = number_vertices_and_faces(grid, field.value.data());
+  done("vertex and face numbers");
+  const DeviceMesh on_device = launch_mesh(ev, field.value.data(), nearest, numbers);
+  TriangleMesh mesh = host_mesh(numbers.vertices, numbers.faces);  // while the kernels run
   stages.push_back({"the mesh's host arrays, beside the kernels", timer.lap()});
   done("vertices and faces (what is left of them)");
-
-  static_assert(sizeof(mesh.vertices[0]) == 3 * sizeof(float) && sizeof(mesh.faces[0]) == 3 * sizeof(std::uint32_t),
-                "vertices, normals and faces are downloaded as three numbers each");
-  download(positions, 3 * vertices, reinterpret_cast<float*>(mesh.vertices.data()), nullptr);
-  download(normals, 3 * vertices, reinterpret_cast<float*>(mesh.normals.data()), nullptr);
-  download(atom, vertices, mesh.atom.data(), nullptr);
-  download(corners, 3 * faces, reinterpret_cast<std::uint32_t*>(mesh.faces.data()), nullptr);
+  download_mesh(on_device, mesh);
   done("download");
   return mesh;
 }
