@@ -21,6 +21,8 @@ def surface(path: str | os.PathLike, map: Map | None = None, *, kind: str = "ses
     the surface), else computed on a grid of ``grid_spacing`` Å around it with ``method`` and the
     physics keywords of :func:`potential` (by default in water, ε 78.54, with 0.15 M salt, as the
     command). Radii: PQR's column, the force field's for PDB/mmCIF, else the elements' (Bondi).
+    The mesh is made on a GPU where ``device`` (a keyword of :func:`potential`) picks one: the same
+    mesh as on the CPU.
 
     Returns a dict: ``vertices`` (V, 3), ``normals`` (V, 3) float32, ``faces`` (F, 3) uint32
     (counter-clockwise seen from outside), ``potential`` (V,) float32, ``vertex_atom`` (V,) the
