@@ -11,8 +11,8 @@
 namespace dcsgrid::analysis::detail {
 
 // Appends the parts to `out` one after another, each copied by a thread to its place and then
-// freed (a 10^6-atom surface's lists per plane or per atom are gigabytes, which one thread took
-// seconds to copy). Returns where each part starts in `out`, and out's size last.
+// freed (a 10^6-atom surface's lists per plane or per atom are gigabytes, too much for one
+// thread to copy). Returns where each part starts in `out`, and out's size last.
 template <class T>
 std::vector<std::size_t> concatenate_in_parallel(std::vector<std::vector<T>>& parts, std::vector<T>& out) {
   std::vector<std::size_t> start(parts.size() + 1, out.size());

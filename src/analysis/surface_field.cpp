@@ -20,8 +20,6 @@ double max_radius(const AtomSet& atoms) { return *std::max_element(atoms.r.begin
 
 Vec3 atom_position(const AtomSet& atoms, std::size_t a) { return {atoms.x[a], atoms.y[a], atoms.z[a]}; }
 
-double distance(const Vec3& p, const Vec3& q) { return point_distance(p, q); }
-
 // Calls visit(node, squared distance) for the nodes of planes [k0, k1) within reach of centre
 // (FieldGrid::within's decision, node by node in the ball's box).
 template <class Visit>
@@ -92,10 +90,10 @@ std::vector<Vec3> sas_boundary_samples(const AtomSet& atoms, const SurfaceOption
             double best = std::numeric_limits<double>::infinity();
             std::size_t atom = 0;
             for (const std::size_t a : near)
-              if (const double v = distance(q, atom_position(atoms, a)) - atoms.r[a] - o.probe_radius; v < best)
+              if (const double v = point_distance(q, atom_position(atoms, a)) - atoms.r[a] - o.probe_radius; v < best)
                 best = v, atom = a;
             const Vec3 c = atom_position(atoms, atom);
-            const double len = distance(q, c);
+            const double len = point_distance(q, c);
             if (near.empty() || len == 0) continue;
             per_plane[std::size_t(k)].push_back(onto_sphere(q, c, atoms.r[atom] + o.probe_radius, len));
           }
@@ -196,7 +194,7 @@ SurfaceEvaluator::SurfaceEvaluator(const AtomSet& atoms, const SurfaceOptions& o
       const Vec3 c = atom_position(atoms, std::size_t(a));
       cells_.near(c, atoms.r[a] + 2 * options.probe_radius, std::size_t(a), near);
       by_distance.clear();
-      for (const std::size_t b : near) by_distance.push_back({distance(c, atom_position(atoms, b)), b});
+      for (const std::size_t b : near) by_distance.push_back({point_distance(c, atom_position(atoms, b)), b});
       std::sort(by_distance.begin(), by_distance.end());
       auto& list = lists[std::size_t(a)];
       for (const auto& [d, b] : by_distance) {
@@ -236,7 +234,7 @@ double SurfaceEvaluator::boundary_distance(const Vec3& x, const Local& local, st
   feature = -1;
   for (const std::int32_t s : local.samples)
     if (s >= 0)
-      if (const double d = distance(x, field_.samples[std::size_t(s)]); d < best) best = d, feature = s;
+      if (const double d = point_distance(x, field_.samples[std::size_t(s)]); d < best) best = d, feature = s;
   // The sphere nearest from inside first: the first exposed one is the nearest of them all.
   thread_local std::vector<std::pair<double, std::size_t>> spheres;
   spheres.clear();
@@ -244,13 +242,13 @@ double SurfaceEvaluator::boundary_distance(const Vec3& x, const Local& local, st
     const double big_r = atoms_.r[a] + options_.probe_radius;
     const double dx = x[0] - atoms_.x[a], dy = x[1] - atoms_.y[a], dz = x[2] - atoms_.z[a];
     if (dx * dx + dy * dy + dz * dz > big_r * big_r) continue;  // outside: no depth
-    const double depth = big_r - distance(x, atom_position(atoms_, a));
+    const double depth = big_r - point_distance(x, atom_position(atoms_, a));
     if (depth >= 0 && depth < best) spheres.push_back({depth, a});
   }
   std::sort(spheres.begin(), spheres.end());
   for (const auto& [depth, a] : spheres) {
     const Vec3 c = atom_position(atoms_, a);
-    const double len = distance(x, c);
+    const double len = point_distance(x, c);
     if (len == 0) continue;
     const double s = (atoms_.r[a] + options_.probe_radius) / len;
     const Vec3 q = {c[0] + s * (x[0] - c[0]), c[1] + s * (x[1] - c[1]), c[2] + s * (x[2] - c[2])};
@@ -273,7 +271,7 @@ double SurfaceEvaluator::value(const Vec3& x, const Local& local, Sphere* sphere
     best = feature == -1 ? -2 * field_.grid.h : options_.probe_radius - d;
   } else {
     for (const std::size_t a : local.atoms)
-      if (const double v = distance(x, atom_position(atoms_, a)) - atoms_.r[a] - options_.probe_radius; v < best)
+      if (const double v = point_distance(x, atom_position(atoms_, a)) - atoms_.r[a] - options_.probe_radius; v < best)
         best = v, found = {atom_position(atoms_, a), atoms_.r[a] + options_.probe_radius};
   }
   if (sphere) *sphere = found;
@@ -284,7 +282,7 @@ void SurfaceEvaluator::describe(const Vec3& x, const Local& local, const Sphere&
                                 std::array<float, 3>& normal, std::uint32_t& atom) const {
   double best = std::numeric_limits<double>::infinity();
   for (const std::size_t a : local.atoms)
-    if (const double v = distance(x, atom_position(atoms_, a)) - atoms_.r[a]; v < best)
+    if (const double v = point_distance(x, atom_position(atoms_, a)) - atoms_.r[a]; v < best)
       best = v, atom = std::uint32_t(a);
   outward_normal(x, atom_position(atoms_, atom), sphere, normal.data());
 }

@@ -330,8 +330,8 @@ DeviceMesh launch_mesh(const Evaluator& ev, const float* value, const std::int32
   return m;
 }
 
-// The mesh's host arrays, a thread each (a 10^6-atom mesh's are 2 GB, whose pages one thread
-// takes about a second to touch).
+// The mesh's host arrays, a thread each: a 10^6-atom mesh's are gigabytes, whose pages one
+// thread is slow to touch (docs/surface.md).
 TriangleMesh host_mesh(std::size_t vertices, std::size_t faces) {
   TriangleMesh mesh;
   std::exception_ptr failed[4];

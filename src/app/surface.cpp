@@ -66,8 +66,7 @@ void direct_under_mesh(const engine::PotentialRequest& request, const TriangleMe
 
 // The map computed on a grid around the mesh: on the CPU with direct (the default), only where the
 // vertices read it, unless the whole map is asked for (the viewers' scripts show it); otherwise
-// the whole grid. (Cutoff on the CPU was computed in the grid's bricks under the mesh, each brick a
-// run that looked at every atom: 1TII took 3 times the whole grid's time, 92,000 atoms 20 times.)
+// the whole grid (a run over parts of it pays a pass over the atoms a part: docs/surface.md).
 io::MapFile potential_map(const SurfaceRequest& r, const AtomSet& atoms, const TriangleMesh& mesh) {
   Box box{{mesh.vertices[0][0], mesh.vertices[0][1], mesh.vertices[0][2]}, {}};
   box.hi = box.lo;

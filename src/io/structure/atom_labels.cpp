@@ -113,7 +113,7 @@ AtomLabel cif_label(std::string_view line, const std::vector<std::string>& tags)
 }  // namespace
 
 std::vector<AtomLabel> atom_labels(const Structure& s, Format format, std::string_view text) {
-  // The atoms in parallel: a 10^6-atom assembly's labels took half a second on one thread.
+  // The atoms in parallel (a 10^6-atom assembly has a million labels to make).
   std::vector<AtomLabel> labels(s.atoms.size());
   const bool by_line = !(format == Format::xyz || format == Format::mol2 || s.lines.size() != labels.size());
   std::vector<std::string_view> line_of;  // where each line starts, for the lines the atoms name
