@@ -10,8 +10,9 @@
 #include "io/structure/pdb_chunks.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  std::string text(reinterpret_cast<const char*>(data), size);
-  dcsgrid::io::detail::pad_short_connection_records(text);  // as the program does before gemmi
+  dcsgrid::io::TextBuffer padded(std::string_view(reinterpret_cast<const char*>(data), size));
+  dcsgrid::io::detail::pad_short_connection_records(padded);  // as the program does before gemmi
+  const std::string text(padded.view());
   std::optional<gemmi::Structure> serial;
   try {
     serial = gemmi::read_pdb_from_memory(text.data(), text.size(), "input.pdb");

@@ -30,7 +30,7 @@ std::optional<std::string> read_text(const std::filesystem::path& path, std::str
   std::optional<std::string> text;
   dcsgrid::fuzz::expect_clean(path, [&] {
     try {
-      text = dcsgrid::io::read_text_input(path);
+      text = std::string(dcsgrid::io::read_text_input(path).view());
     } catch (const dcsgrid::Error& e) {
       if (refusal) *refusal = e.what();
       throw;

@@ -61,6 +61,25 @@ TEST_F(Cli, PointChargeMatchesCoulombsLaw) {
   EXPECT_NE(map.meta.command_line.find("--dims 5,4,3"), std::string::npos);
 }
 
+// The input's hash runs beside the passes and reaches every map's metadata once done: each
+// dataset of a run of several methods, and a whole-grid format written at the end, hold the
+// SHA-256 that coreutils' sha256sum gives.
+TEST_F(Cli, EveryMapRecordsTheInputsSha256) {
+  const fs::path input = test::data_file("1hpv_pdb2pqr_amber.pqr.gz");
+  const auto sum = run_command("sha256sum " + input.string());
+  ASSERT_EQ(sum.status, 0) << sum.output;
+  const std::string expected = sum.output.substr(0, 64);
+  const std::string grid = " --spacing 1.5 -q";
+  auto r = run_command(dcsgrid_cmd() + " " + input.string() + " -o " + (dir / "m.h5").string() +
+                       " --method direct,cutoff" + grid);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(io::read_hdf5(dir / "m.h5").meta.input_sha256, expected);
+  EXPECT_EQ(io::read_hdf5(dir / "m.h5", "potential_cutoff").meta.input_sha256, expected);
+  r = run_command(dcsgrid_cmd() + " " + input.string() + " -o " + (dir / "p.dx").string() + grid);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(io::read_dx(dir / "p.dx").meta.input_sha256, expected);
+}
+
 TEST_F(Cli, DipoleInKcalWithDielectric) {
   // ±0.5 e at z = ±0.5 Å in ε = 4: V = k_C/ε · Σ q/r, compared at every point.
   write_text(dir / "dipole.xyz", "2\ndipole\nO 0 0 0.5 0.5\nO 0 0 -0.5 -0.5\n");
@@ -106,7 +125,9 @@ TEST_F(Cli, WritesEveryFormatAndTheyAgree) {
 }
 
 // --json's timeline: every stage within the run, the parse and the backend's start-up side by side,
-// each pass after both, the outputs' completion after the last pass; each pass's overlap.
+// the atom checks after the parse, the plan after those, each pass after the plan, the input's hash
+// beside them and done before the outputs' completion, which follows the last pass; each pass's
+// overlap.
 TEST_F(Cli, JsonTimelinePlacesEveryStageInTheRun) {
   const fs::path input = test::data_file("1d7h-min.pqr");
   // stdout alone (a GPU run warns on stderr that direct would have been cheaper).
@@ -123,12 +144,15 @@ TEST_F(Cli, JsonTimelinePlacesEveryStageInTheRun) {
     EXPECT_LE(end, total + 1e-6) << s.dump();
     span[s["stage"].get<std::string>()] = {begin, end};
   }
-  for (const char* stage : {"backend start-up", "parse", "input hash", "direct (compute and write)",
-                            "cutoff (compute and write)", "outputs' completion"})
+  for (const char* stage : {"backend start-up", "parse", "atom checks and grid", "plan and outputs opened",
+                            "input hash", "direct (compute and write)", "cutoff (compute and write)",
+                            "outputs' completion"})
     ASSERT_TRUE(span.count(stage)) << stage << " missing: " << r.output;
-  const double ready = std::max({span["parse"].second, span["input hash"].second,
-                                 span["backend start-up"].second});
-  EXPECT_GE(span["direct (compute and write)"].first, ready);
+  EXPECT_GE(span["atom checks and grid"].first, span["parse"].second);
+  const double ready = std::max(span["atom checks and grid"].second, span["backend start-up"].second);
+  EXPECT_GE(span["plan and outputs opened"].first, ready);
+  EXPECT_GE(span["direct (compute and write)"].first, span["plan and outputs opened"].second);
+  EXPECT_LE(span["input hash"].second, span["outputs' completion"].first);
   EXPECT_GE(span["cutoff (compute and write)"].first, span["direct (compute and write)"].second);
   EXPECT_GE(span["outputs' completion"].first, span["cutoff (compute and write)"].second);
   // Each pass's overlap: what its set-up, compute and write took beyond its wall time.

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "dcsgrid/io/files/atomic_file.hpp"
 #include "dcsgrid/io/files/output_checks.hpp"
 #include "dcsgrid/io/files/output_lock.hpp"
+#include "dcsgrid/io/files/space_reservation.hpp"
 #include "helpers.hpp"
 #include "lock_holder.hpp"
 
@@ -196,4 +198,31 @@ TEST(AtomicFileDeathTest, ExitRemovesLiveTemporaries) {
       ::testing::ExitedWithCode(1), "");
   EXPECT_TRUE(test::listing(dir).empty()) << test::listing(dir).front();
   fs::remove_all(dir);
+}
+
+// A map's space is reserved in its file system before the map is written (the file's blocks
+// counted by stat), the file's size and content untouched; a writer's bytes go in as before.
+TEST(SpaceReservation, BlocksAreAllocatedAndTheFileKeptAsItWas) {
+  for (const fs::path dir : {test::temp_dir("reserve"), fs::path("/dev/shm") / ("dcsgrid-reserve-" + std::to_string(::getpid()))}) {
+    fs::create_directories(dir);
+    const fs::path file = dir / "map.bin";
+    write_file(file, "head");
+    const std::uint64_t bytes = std::uint64_t(24) << 20;
+    {
+      io::SpaceReservation reservation(file, bytes);
+      reservation.wait();
+      if (reservation.reserved() == 0) {
+        std::printf("%s: no fallocate there, nothing to check\n", dir.c_str());
+        fs::remove_all(dir);
+        continue;
+      }
+      EXPECT_EQ(reservation.reserved(), bytes);
+    }
+    struct stat st {};
+    ASSERT_EQ(::stat(file.c_str(), &st), 0);
+    EXPECT_GE(std::uint64_t(st.st_blocks) * 512, bytes) << dir;
+    EXPECT_EQ(fs::file_size(file), 4u);
+    EXPECT_EQ(read_file(file), "head");
+    fs::remove_all(dir);
+  }
 }

@@ -518,6 +518,39 @@ TEST(ReadHostile, OutlierAtomNamedByIndexLineAndDistance) {
   fs::remove_all(dir);
 }
 
+// Among 2·10^5 atoms (past the size where the search runs on every core): far atoms up to the
+// tail the check looks at are found, whatever their number, and those beyond it are not; a far
+// group of identical positions (ties at the tail's edge) counts whole or not at all.
+TEST(ReadHostile, FarAtomsAmongManyAreCountedUpToTheTail) {
+  const AtomSet box = water_box_atoms(200000);
+  const auto with_far = [&](std::size_t count, bool identical) {
+    AtomSet atoms = box;
+    for (std::size_t k = 0; k < count; ++k)
+      atoms.push_back(5000.0f + (identical ? 0.0f : 0.01f * float(k)), 0, 0, 0);
+    return atoms;
+  };
+  // tail = max(16, n/1000) + 1 outermost atoms: n = 200,000 + count.
+  for (const std::size_t count : {std::size_t(1), std::size_t(150), std::size_t(200)}) {
+    const AtomSet atoms = with_far(count, false);
+    const auto outlier = io::find_outlier(atoms);
+    ASSERT_TRUE(outlier.has_value()) << count;
+    EXPECT_EQ(outlier->count, count);
+    EXPECT_EQ(outlier->index, atoms.size() - 1);  // the farthest placed last
+    // Its nearest neighbour: the far atom placed before it, or the box's farthest along x.
+    double nearest = 1e300;
+    for (std::size_t i = 0; i + 1 < atoms.size(); ++i)
+      nearest = std::min(nearest, std::hypot(double(atoms.x[i]) - atoms.x.back(), double(atoms.y[i]) - atoms.y.back(),
+                                             double(atoms.z[i]) - atoms.z.back()));
+    EXPECT_NEAR(outlier->nearest_distance, nearest, 1e-12 * nearest) << count;
+  }
+  EXPECT_FALSE(io::find_outlier(with_far(260, false)));  // more than the tail: a second cluster
+  const auto tied = io::find_outlier(with_far(200, true));
+  ASSERT_TRUE(tied.has_value());
+  EXPECT_EQ(tied->count, 200u);
+  EXPECT_EQ(tied->nearest_distance, 0.0);  // its twins
+  EXPECT_FALSE(io::find_outlier(with_far(202, true)));
+}
+
 // Issue 35 group 10: a name announcing a compression the content lacks is refused, for every
 // text reader (structures, maps), saying what the file holds.
 TEST(ReadCompressed, MislabelledCompressionIsRefused) {
@@ -636,6 +669,32 @@ TEST(ReadStreamed, BinaryIsRefusedBeforeTheRestIsRead) {
   const auto [problem, written] = read_fed_pipe(std::string("REMARK x\n\0", 10), 'A', std::size_t(512) << 20);
   EXPECT_NE(problem.find("binary data (byte 0x00 at byte offset 9)"), std::string::npos) << problem;
   EXPECT_LT(written, std::size_t(64) << 20) << "the reader went on after the binary byte";
+}
+
+// A regular file past its first MiB is read by every core in blocks of 8 MiB: the text comes back
+// byte for byte, and a binary byte deep in a later block is named by its own offset and line.
+TEST(ReadStreamed, LargeFilesReadInParallelBlocksAsWritten) {
+  const fs::path dir = temp_dir("parallel-read");
+  std::string text;
+  for (std::size_t line = 0; text.size() < (std::size_t(29) << 20); ++line)
+    text += "REMARK " + std::to_string(line * 7919 % 100003) + " line " + std::to_string(line) + "\n";
+  write_text(dir / "big.txt", text);
+  EXPECT_EQ(io::read_text_input(dir / "big.txt").view(), text);
+
+  const std::size_t at = (std::size_t(21) << 20) + 12345;  // in the third block after the first MiB
+  std::string bad = text;
+  bad[at] = '\x01';
+  write_text(dir / "bad.txt", bad);
+  const std::size_t line = 1 + std::size_t(std::count(bad.begin(), bad.begin() + std::ptrdiff_t(at), '\n'));
+  try {
+    io::read_text_input(dir / "bad.txt");
+    ADD_FAILURE() << "a binary byte was read as text";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("byte 0x01 at byte offset " + std::to_string(at)), std::string::npos) << what;
+    EXPECT_NE(what.find(":" + std::to_string(line) + ":"), std::string::npos) << what;
+  }
+  fs::remove_all(dir);
 }
 
 // Devices never end (/dev/zero) and are refused by name, as standard input too; a named pipe

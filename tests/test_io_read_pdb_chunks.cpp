@@ -346,8 +346,9 @@ TEST(IoReadPdbChunks, ConnectionRecordsArePaddedAsGemmiKeepsThem) {
       {record(74) + std::string("\0", 1) + std::string(30, 'y') + "\n", 80},
   };
   for (const Case& c : cases) {
-    std::string text = c.line + "END\n";
-    io::detail::pad_short_connection_records(text);
+    io::TextBuffer buffer(c.line + "END\n");
+    io::detail::pad_short_connection_records(buffer);
+    const std::string text(buffer.view());
     EXPECT_EQ(kept(text), c.kept_after) << kept(c.line) << " bytes kept before";
     EXPECT_EQ(text.substr(0, head.size()), head);
     EXPECT_EQ(text.substr(text.size() - 4), "END\n");

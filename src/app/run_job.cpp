@@ -38,7 +38,7 @@ class MapOutputs {
  public:
   MapOutputs(const Job& job, const GridSpec& grid, const std::vector<io::MapMetadata>& metas,
              const std::vector<std::string>& datasets, const AtomSet& atoms)
-      : job_(job), grid_(grid), meta_(metas.front()), atoms_(atoms), root_(mpi::rank() == 0) {
+      : job_(job), grid_(grid), meta_(metas.front()), maps_(metas.size()), atoms_(atoms), root_(mpi::rank() == 0) {
     for (const auto& out : job.outputs) {
       if (!out.format->open_stream) {
         gathers_ = true;
@@ -71,6 +71,13 @@ class MapOutputs {
     for (auto& w : hdf5_) w->add_root_attribute(name, value);
   }
 
+  // The input's hash, known after the outputs were opened, into every map's metadata.
+  void record_input_sha256(const std::string& sha256) {
+    meta_.input_sha256 = sha256;
+    for (auto& w : hdf5_)
+      for (std::size_t m = 0; m < maps_; ++m) w->replace_map_attribute(m, "input_sha256", sha256);
+  }
+
   // Every output is completed under a temporary name first and only then are they all renamed
   // into place: a failure or a signal before the renames leaves every old file as it was.
   void finish() {
@@ -97,6 +104,7 @@ class MapOutputs {
   const Job& job_;
   GridSpec grid_;
   io::MapMetadata meta_;
+  std::size_t maps_;
   const AtomSet& atoms_;
   bool root_;
   bool gathers_ = false;  // some output is not streamed (rank 0 holds the whole map)
@@ -129,28 +137,42 @@ std::vector<engine::Method> run_order(const std::vector<engine::Method>& methods
   return order;
 }
 
-struct Inputs {
-  io::Structure structure;
+// The input file's SHA-256 (provenance) and when it was done.
+struct InputHash {
   std::string sha256;
-  clock_type::time_point parse_begin, parse_end, hash_end;
-  double read_seconds() const { return std::chrono::duration<double>(parse_end - parse_begin).count(); }
+  clock_type::time_point end;
 };
 
-// Reads the structure while its SHA-256 (provenance) is computed on another thread: hashing a
-// large file took as long as reading it.
+struct Inputs {
+  io::Structure structure;
+  std::future<InputHash> hash;  // computed on a thread of its own until joined
+  std::string sha256;           // once joined
+  clock_type::time_point parse_begin, parse_end, grid_laid, hash_end;
+  double read_seconds() const { return std::chrono::duration<double>(parse_end - parse_begin).count(); }
+  // Waits for the hash, the first time.
+  const std::string& input_sha256() {
+    if (hash.valid()) {
+      InputHash done = hash.get();
+      sha256 = std::move(done.sha256);
+      hash_end = done.end;
+    }
+    return sha256;
+  }
+};
+
+// Reads the structure while its SHA-256 is computed on another thread. The hash goes on beside
+// the passes: only the outputs' metadata needs it (hashing 300 MB took longer than parsing it).
 Inputs read_inputs(const Job& job) {
   Inputs in;
   in.parse_begin = clock_type::now();  // before the hash starts: a small file's hash ends at once
-  std::future<std::string> hash =
-      std::async(std::launch::async, [path = job.input, &in] {
-        // Standard input, a named pipe (the reader's alone) or a device (refused by the reader):
-        // no file to hash.
-        std::error_code ec;
-        const bool regular = path != "-" && std::filesystem::is_regular_file(path, ec);
-        std::string sha256 = regular ? io::sha256_file(path) : std::string();
-        in.hash_end = clock_type::now();
-        return sha256;
-      });
+  in.hash = std::async(std::launch::async, [path = job.input] {
+    // Standard input, a named pipe (the reader's alone) or a device (refused by the reader):
+    // no file to hash.
+    std::error_code ec;
+    const bool regular = path != "-" && std::filesystem::is_regular_file(path, ec);
+    std::string sha256 = regular ? io::sha256_file(path) : std::string();
+    return InputHash{std::move(sha256), clock_type::now()};
+  });
   in.structure = io::read_structure(job.input, job.read);
   in.parse_end = clock_type::now();
   for (const auto& w : in.structure.warnings) spdlog::warn("{}", w);
@@ -158,7 +180,6 @@ Inputs read_inputs(const Job& job) {
     io::fill_missing_radii(in.structure, job.input, job.read.format);
     spdlog::info("{}: radii from {}", in.structure.source, in.structure.radius_source);
   }
-  in.sha256 = hash.get();
   return in;
 }
 
@@ -366,7 +387,11 @@ GridSpec read_and_lay_grid(const Job& job, Inputs& in, JobReport& report) {
   share_facts(report.atoms, report.total_charge, grid);
   share_cell(report.cell);
   share_text(report.charge_source);
-  share_text(in.sha256);
+  // Ranks that share the outputs write their metadata together, from the start.
+  if (sharing_ranks()) {
+    in.input_sha256();
+    share_text(in.sha256);
+  }
   report.grid = grid;
   return grid;
 }
@@ -417,7 +442,14 @@ class BackendStart {
 void record_reading(const Inputs& in, const JobClock& clock, JobReport& report) {
   if (mpi::rank() != 0) return;
   report.timeline.push_back({"parse", clock.at(in.parse_begin), clock.at(in.parse_end)});
-  report.timeline.push_back({"input hash", clock.at(in.parse_begin), clock.at(in.hash_end)});
+  report.timeline.push_back({"atom checks and grid", clock.at(in.parse_end), clock.at(in.grid_laid)});
+}
+
+// The input's hash into the outputs' metadata, where the passes went on without it (one
+// process), and its stage into the timeline.
+void record_input_hash(Inputs& in, MapOutputs& outputs, const JobClock& clock, JobReport& report) {
+  if (!sharing_ranks()) outputs.record_input_sha256(in.input_sha256());
+  if (mpi::rank() == 0) report.timeline.push_back({"input hash", clock.at(in.parse_begin), clock.at(in.hash_end)});
 }
 
 // The methods to run: --method auto's choice on this backend (rank 0's under mpirun, should the
@@ -576,8 +608,10 @@ JobReport run_job(const Job& job, Observer& observer) {
   Inputs in;  // under mpirun, on rank 0 only
   JobReport report;
   const GridSpec grid = read_and_lay_grid(job, in, report);
+  in.grid_laid = clock_type::now();
   const std::unique_ptr<engine::Backend> backend = starting.get(report);
   record_reading(in, clock, report);
+  const double planning = clock.now();
   const Hardware hw = hardware_of(*backend);
   const ComputeSettings compute = choose_methods(job, hw, grid, report);
   const std::vector<engine::Method> order = run_order(compute.methods);
@@ -586,7 +620,9 @@ JobReport run_job(const Job& job, Observer& observer) {
   const PassPlan plan = plan_passes(job, compute, order, atoms, grid, in.sha256, report);
   check_resources(job, *backend, plan, grid);
   MapOutputs outputs(job, grid, plan.metas, plan.datasets, in.structure.atoms);
+  if (mpi::rank() == 0) report.timeline.push_back({"plan and outputs opened", planning, clock.now()});
   run_passes(*backend, plan, outputs, observer, clock, hw, report);
+  record_input_hash(in, outputs, clock, report);
   finish_outputs(job, outputs, clock, report);
   return report;
 }

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include <spdlog/fmt/fmt.h>
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/gpu_ids.hpp"
+#include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/core/text.hpp"
 #include "dcsgrid/engine/metadata.hpp"
 
@@ -114,13 +117,42 @@ Error non_finite_error(const std::string& what, const GridSpec& grid, const engi
                            what, bad.index % nx, bad.index / nx % ny, bad.index / (nx * ny), bad.value));
 }
 
+namespace {
+
+// Whether any of the values is not finite (all exponent bits set: infinity or NaN), in one
+// branch-free pass: vectorised, and on every core for a slab of millions of points, where a
+// search for the first one ran at a fraction of the memory's bandwidth on the sink's thread.
+bool any_non_finite_in(const float* data, std::ptrdiff_t n) {
+  constexpr std::uint32_t kExponent = 0x7f800000u;
+  std::uint32_t found = 0;
+#pragma omp simd reduction(| : found)
+  for (std::ptrdiff_t i = 0; i < n; ++i) {
+    std::uint32_t bits;
+    std::memcpy(&bits, data + i, sizeof bits);
+    found |= std::uint32_t((bits & kExponent) == kExponent);
+  }
+  return found != 0;
+}
+
+bool any_non_finite(const float* data, std::size_t count) {
+  constexpr std::ptrdiff_t kBlock = std::ptrdiff_t(1) << 18;
+  const std::ptrdiff_t n = std::ptrdiff_t(count), blocks = (n + kBlock - 1) / kBlock;
+  bool found = false;
+#pragma omp parallel for num_threads(team_size()) reduction(|| : found) if (blocks > 4)
+  for (std::ptrdiff_t b = 0; b < blocks; ++b)
+    found = found || any_non_finite_in(data + b * kBlock, std::min(kBlock, n - b * kBlock));
+  return found;
+}
+
+}  // namespace
+
 engine::SlabSink finite_slabs(bool allow, const GridSpec& grid, const std::string& what,
                               engine::SlabSink sink, std::size_t* non_finite) {
   return [grid, what, sink = std::move(sink), non_finite, allow](
              engine::Slab slab, const float* data) {
     const std::size_t count = grid.plane_size() * std::size_t(slab.planes());
-    const float* bad = std::find_if(data, data + count, [](float v) { return !std::isfinite(v); });
-    if (bad != data + count) {
+    if (any_non_finite(data, count)) {
+      const float* bad = std::find_if(data, data + count, [](float v) { return !std::isfinite(v); });
       if (!allow)
         throw non_finite_error(what, grid, {grid.plane_size() * std::size_t(slab.z_begin) + std::size_t(bad - data), *bad});
       if (non_finite)

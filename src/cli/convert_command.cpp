@@ -80,7 +80,7 @@ int convert_command(int argc, char** argv) {
   const io::Format format = o.read.format ? *o.read.format : io::format_from_path(o.input);
   io::Structure s = io::read_structure(o.input, o.read);
   for (const auto& w : s.warnings) spdlog::warn("{}", w);
-  const std::string text = io::read_text_input(o.input);
+  const io::TextBuffer text = io::read_text_input(o.input);
   try {
     io::fill_missing_radii(s, format, text);
     spdlog::info("{}: radii from {}", printable(o.input), s.radius_source);

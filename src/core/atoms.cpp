@@ -4,8 +4,15 @@
 #include <cmath>
 
 #include "dcsgrid/core/error.hpp"
+#include "dcsgrid/core/threads.hpp"
 
 namespace dcsgrid {
+namespace {
+
+// Below this many atoms a pass over them is shorter than waking a team of threads.
+constexpr std::ptrdiff_t kParallelAtoms = std::ptrdiff_t(1) << 16;
+
+}  // namespace
 
 std::vector<std::vector<float>*> AtomSet::columns(bool with_radii) {
   std::vector<std::vector<float>*> c{&x, &y, &z, &q};
@@ -50,9 +57,16 @@ std::array<double, 3> Box::extent() const {
 }
 
 std::size_t first_atom_out_of_range(const AtomSet& atoms) {
+  const auto outside = [](float c) { return !(std::abs(double(c)) <= kMaxCoordinate); };
+  // One branch-free pass on every core (millions of atoms), and the search only when it finds one.
+  const std::ptrdiff_t n = std::ptrdiff_t(atoms.size());
+  const float *x = atoms.x.data(), *y = atoms.y.data(), *z = atoms.z.data();
+  unsigned char any = 0;
+#pragma omp parallel for simd num_threads(team_size()) reduction(| : any) if (n > kParallelAtoms)
+  for (std::ptrdiff_t i = 0; i < n; ++i) any |= outside(x[i]) | outside(y[i]) | outside(z[i]);
+  if (!any) return atoms.size();
   for (std::size_t i = 0; i < atoms.size(); ++i)
-    for (const float c : {atoms.x[i], atoms.y[i], atoms.z[i]})
-      if (!(std::abs(double(c)) <= kMaxCoordinate)) return i;
+    if (outside(atoms.x[i]) || outside(atoms.y[i]) || outside(atoms.z[i])) return i;
   return atoms.size();
 }
 
@@ -60,10 +74,17 @@ Box bounding_box(const AtomSet& atoms) {
   if (atoms.empty()) throw Error("cannot take the bounding box of an empty atom set");
   Box box;
   const std::vector<float>* axes[3] = {&atoms.x, &atoms.y, &atoms.z};
+  const std::ptrdiff_t n = std::ptrdiff_t(atoms.size());
   for (int a = 0; a < 3; ++a) {
-    auto [mn, mx] = std::minmax_element(axes[a]->begin(), axes[a]->end());
-    box.lo[a] = *mn;
-    box.hi[a] = *mx;
+    const float* c = axes[a]->data();
+    float lo = c[0], hi = c[0];
+#pragma omp parallel for simd num_threads(team_size()) reduction(min : lo) reduction(max : hi) if (n > kParallelAtoms)
+    for (std::ptrdiff_t i = 0; i < n; ++i) {
+      lo = std::min(lo, c[i]);
+      hi = std::max(hi, c[i]);
+    }
+    box.lo[a] = lo;
+    box.hi[a] = hi;
   }
   return box;
 }

@@ -180,9 +180,11 @@ MsmPlan make_msm_plan(const AtomSet& atoms, const GridSpec& output, const MsmOpt
   for (int k = -(p - 1); k <= p - 1; ++k) plan.restriction.push_back(msm_phi(plan.basis, 0.5 * k));
   fill_stencil(plan);
 
-  for (std::size_t i = 0; i < atoms.size(); ++i)
-    if (!std::isfinite(atoms.x[i]) || !std::isfinite(atoms.y[i]) || !std::isfinite(atoms.z[i]))
-      throw Error("msm: atom " + std::to_string(i + 1) + " has a non-finite coordinate");
+  // The atoms in range (every core's pass) have finite coordinates; the others are looked at one by one.
+  if (first_atom_out_of_range(atoms) < atoms.size())
+    for (std::size_t i = 0; i < atoms.size(); ++i)
+      if (!std::isfinite(atoms.x[i]) || !std::isfinite(atoms.y[i]) || !std::isfinite(atoms.z[i]))
+        throw Error("msm: atom " + std::to_string(i + 1) + " has a non-finite coordinate");
   Box box{output.origin, output.far_corner()};
   if (!atoms.empty()) box = union_box(box, bounding_box(atoms));
   plan.origin = box.lo;

@@ -34,10 +34,10 @@ std::string trim(const std::string& s) {
 // One input a line; '#' starts a comment. The list is read as every text input is (judged as it
 // streams, so a binary or endless file is refused at once, naming the byte).
 void read_list_file(const fs::path& list, std::vector<std::string>& out) {
-  const std::string text = io::read_text_input(list);
+  const io::TextBuffer text = io::read_text_input(list);
   for (std::size_t begin = 0; begin < text.size();) {
     const std::size_t end = std::min(text.find('\n', begin), text.size());
-    const std::string line = trim(text.substr(begin, std::min(end, text.find('#', begin)) - begin));
+    const std::string line = trim(std::string(text.view().substr(begin, std::min(end, text.find('#', begin)) - begin)));
     begin = end + 1;
     if (line.empty()) continue;
     const fs::path p(line);

@@ -228,6 +228,13 @@ void write_attribute(hid_t object, const std::string& name, const std::string& v
   check(H5Awrite(attr.get(), type.get(), &text), file, what);
 }
 
+void replace_attribute(hid_t object, const std::string& name, const std::string& value,
+                       const fs::path& file) {
+  if (has_attribute(object, name, file))
+    check(H5Adelete(object, name.c_str()), file, "replace " + attribute_label(name));
+  write_attribute(object, name, value, file);
+}
+
 void read_attribute(hid_t object, const std::string& name, double& value, const fs::path& file) {
   read_numeric(object, name, H5T_NATIVE_DOUBLE, &value, 1, file);
 }

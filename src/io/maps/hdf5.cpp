@@ -8,6 +8,7 @@
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/files/atomic_file.hpp"
+#include "dcsgrid/io/files/space_reservation.hpp"
 #include "dcsgrid/io/hdf5/maps.hpp"
 #include "dcsgrid/io/maps/io.hpp"
 #include "dcsgrid/io/maps/reader.hpp"
@@ -162,6 +163,7 @@ struct Hdf5MapWriter::Impl {
   // With every_rank, rank 0 names the temporary and every rank holds it; only rank 0 writes the
   // sidecar.
   std::optional<AtomicFile> h5, xmf;
+  std::optional<SpaceReservation> reservation;  // of every map's bytes, while the caller computes
   bool every_rank = false;
   bool root = true;  // the process that names, publishes or removes the temporaries
   GridSpec grid;
@@ -219,6 +221,12 @@ struct Hdf5MapWriter::Impl {
     hdf5::write_map_attributes(dataset.get(), grid, map_meta, hdf5::kMapAxisOrder, path);
     hdf5::attach_coordinates(file.get(), dataset.get(), grid, std::nullopt, path);
     streams.push_back({name, std::move(dataset), std::vector<std::uint8_t>(std::size_t(grid.nz()), 0)});
+    // The file will hold at least every map's values: their space is reserved from the start
+    // (compressed ones have no size known ahead; every rank's file is allocated by HDF5 itself).
+    if (!every_rank && !options.compress) {
+      reservation.reset();
+      reservation.emplace(temp_path(), streams.size() * grid_bytes(grid));
+    }
     return streams.size() - 1;
   }
   // Reads or writes planes [z_begin, z_begin+planes) of a stream; with every_rank, a write may
@@ -332,6 +340,12 @@ void Hdf5MapWriter::add_root_attribute(const std::string& name, const std::strin
   Handle root = checked_handle(H5Gopen2(w.file.get(), "/", H5P_DEFAULT), H5Gclose, w.target(),
                                "open the root group");
   hdf5::write_attribute(root.get(), name, value, w.target());
+}
+
+void Hdf5MapWriter::replace_map_attribute(std::size_t map, const std::string& name, const std::string& value) {
+  std::lock_guard lock(hdf5::library_mutex());
+  impl_->require_open("replace_map_attribute()");
+  hdf5::replace_attribute(impl_->stream(map).dataset.get(), name, value, impl_->target());
 }
 
 void Hdf5MapWriter::finish() {

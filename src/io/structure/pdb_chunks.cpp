@@ -396,7 +396,8 @@ void finish_structure(gemmi::Structure& st, const std::vector<std::string>& conn
 
 }  // namespace
 
-void pad_short_connection_records(std::string& text) {
+void pad_short_connection_records(TextBuffer& buffer) {
+  const std::string_view text = buffer.view();
   // gemmi reads the distance (columns 74-78) of a record it keeps longer than 73 bytes: shorter
   // than 80 columns, it is padded. gemmi keeps a line up to its first NUL (a C string), and the
   // line's '\r' and '\n' count: "72 characters\r\n" is a record of 74 bytes.
@@ -420,13 +421,13 @@ void pad_short_connection_records(std::string& text) {
     if (content > 0 && line[content - 1] == '\n') --content;
     if (content > 0 && line[content - 1] == '\r') --content;
     const std::size_t end = std::size_t(line.data() - text.data()) + content;
-    padded.append(text, copied, end - copied);
+    padded.append(text.substr(copied, end - copied));
     padded.append(kColumns - content, ' ');
     copied = end;
   }
   if (copied == 0) return;
-  padded.append(text, copied, std::string::npos);
-  text = std::move(padded);
+  padded.append(text.substr(copied));
+  buffer = TextBuffer(padded);
 }
 
 std::optional<gemmi::Structure> read_pdb_in_chunks(std::string_view text, const std::string& name,

@@ -9,6 +9,7 @@
 // the structure's header data (cell, spacegroup, info, remarks, entities and their subchains,
 // helices, sheets, assemblies, ncs, origx, connections), which all come from the first piece.
 #pragma once
+#include "dcsgrid/io/text/text_buffer.hpp"
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -40,6 +41,6 @@ std::optional<gemmi::Structure> read_pdb_in_chunks(std::string_view text, const 
 // (fuzz/regressions/pdb_chunks). Such records, as gemmi names and cuts them (any case of their
 // first four letters), are padded with blanks to 80 columns (a copy of the text, only when one
 // exists; lines keep their numbers). Every PDB text goes through this before gemmi reads it.
-void pad_short_connection_records(std::string& text);
+void pad_short_connection_records(TextBuffer& text);
 
 }  // namespace dcsgrid::io::detail

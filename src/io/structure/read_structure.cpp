@@ -146,7 +146,7 @@ Structure read_structure(const std::filesystem::path& path, const ReadOptions& o
   return std::move(read_models(path, options, options.model).front());
 }
 
-std::string read_text_input(const std::filesystem::path& path) {
+TextBuffer read_text_input(const std::filesystem::path& path) {
   return std::move(detail::load_text(path).data);
 }
 
@@ -171,7 +171,7 @@ std::vector<ModelRead> read_each_model(const std::filesystem::path& path, const 
   }
   const auto blocks = model_blocks(file.data);
   for (std::size_t b = 0; b < blocks.size(); ++b) {
-    detail::TextFile one{file.name, only_block(file.data, blocks, b)};
+    detail::TextFile one{file.name, TextBuffer(only_block(file.data, blocks, b))};
     const int model = int(b) + 1;
     try {
       Structure s = std::move(read_models(one, format, options, 0).front());

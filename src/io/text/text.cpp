@@ -68,7 +68,13 @@ class InputBytes final : public ByteSource {
       close();
       throw InputError(name, 0, why);
     }
-    if (S_ISREG(st.st_mode)) size_ = std::uint64_t(st.st_size);
+    if (S_ISREG(st.st_mode)) {
+      // Standard input may be a file opened part of the way in: its text is the rest.
+      const off_t at = ::lseek(fd_, 0, SEEK_CUR);
+      if (at < 0) fail("cannot read");
+      start_ = std::uint64_t(at);
+      size_ = std::uint64_t(st.st_size) - std::min(start_, std::uint64_t(st.st_size));
+    }
   }
   ~InputBytes() override { close(); }
   InputBytes(const InputBytes&) = delete;
@@ -82,6 +88,36 @@ class InputBytes final : public ByteSource {
       if (got >= 0) return std::size_t(got);
       if (errno != EINTR) fail("cannot read");
     }
+  }
+  // Up to n bytes of a regular file from `offset` (from where its text starts) on, fewer only
+  // where the file ends, read by every core in blocks: each thread first touches the memory it
+  // reads into. Reading goes on after them.
+  std::size_t read_in_parallel(char* to, std::size_t n, std::uint64_t offset) {
+    constexpr std::size_t kBlock = std::size_t(8) << 20;
+    const std::ptrdiff_t blocks = std::ptrdiff_t((n + kBlock - 1) / kBlock);
+    std::size_t end = n;  // the first byte not read: where a file that shrank meanwhile ends
+    int error = 0;
+#pragma omp parallel for num_threads(team_size()) schedule(dynamic, 1) reduction(min : end) reduction(max : error)
+    for (std::ptrdiff_t b = 0; b < blocks; ++b) {
+      const std::size_t begin = std::size_t(b) * kBlock, want = std::min(kBlock, n - begin);
+      std::size_t done = 0;
+      while (done < want) {
+        const ssize_t got = ::pread(fd_, to + begin + done, want - done, off_t(start_ + offset + begin + done));
+        if (got > 0) {
+          done += std::size_t(got);
+        } else if (got == 0 || errno != EINTR) {
+          if (got < 0) error = errno;
+          break;
+        }
+      }
+      if (done < want) end = std::min(end, begin + done);
+    }
+    if (error != 0) {
+      errno = error;
+      fail("cannot read");
+    }
+    if (::lseek(fd_, off_t(start_ + offset + end), SEEK_SET) < 0) fail("cannot read");
+    return end;
   }
   // Up to n bytes, fewer only at the end.
   std::size_t read_fully(char* to, std::size_t n) {
@@ -106,6 +142,7 @@ class InputBytes final : public ByteSource {
   }
   std::string name_;
   int fd_ = 0;  // standard input unless a path is opened
+  std::uint64_t start_ = 0;  // a regular file's offset where reading began
   std::uint64_t size_ = 0;
 };
 
@@ -137,7 +174,7 @@ class TextBuilder final : public ByteSink {
                            std::to_string(compressed) +
                            "), as a decompression bomb does; DCSGRID_MAX_EXPANSION raises this bound");
   }
-  std::string take() {
+  TextBuffer take() {
     text_.resize(used_);
     return std::move(text_);
   }
@@ -146,10 +183,7 @@ class TextBuilder final : public ByteSink {
   // Below this much text, no ratio is judged: small files of repeated lines compress well.
   static constexpr std::uint64_t kExpansionFloor = std::uint64_t(64) << 20;
 
-  void grow(std::size_t capacity) {
-    text_.reserve(std::min<std::uint64_t>(capacity, limits_.max_text_bytes + 1));
-    advise_huge_pages(text_.data(), text_.capacity());
-  }
+  void grow(std::size_t capacity) { text_.reserve(std::min<std::uint64_t>(capacity, limits_.max_text_bytes + 1)); }
   [[noreturn]] void refuse_size(std::uint64_t bytes) const {
     throw InputError(name_, 0,
                      "holds " +
@@ -185,7 +219,7 @@ class TextBuilder final : public ByteSink {
   std::string name_;
   bool decompressed_;
   InputLimits limits_;
-  std::string text_;
+  TextBuffer text_;
   std::size_t used_ = 0;
 };
 
@@ -204,25 +238,38 @@ void check_compression_label(const std::filesystem::path& path, const std::strin
                        "; rename it to match its content, or compress it with " + kind);
 }
 
-// The plain text after `head`, read straight into the text in pieces: a small first one, so that
-// a binary file is refused before much of it is read, then large ones for a regular file.
-std::string read_plain(InputBytes& input, const std::string& name, std::string_view head) {
+// The plain text after `head`, read straight into the text: a small first piece, so that a
+// binary file is refused before much of it is read; then the rest of a regular file's size at
+// once, by every core; then, in pieces, what a file that grew meanwhile or a pipe still holds.
+TextBuffer read_plain(InputBytes& input, const std::string& name, std::string_view head) {
   const std::uint64_t size = input.size();
   TextBuilder text(name, false, size);
   std::copy(head.begin(), head.end(), text.room(head.size()));
   text.wrote(head.size(), 0);
   std::uint64_t done = head.size();
-  // A regular file: 1 MiB, then the rest in 64 MiB pieces; a pipe: 64 KiB doubled to 1 MiB.
-  std::size_t piece = size ? std::size_t(1) << 20 : std::size_t(64) << 10;
+  if (size > done) {
+    const std::size_t first = std::size_t(std::min<std::uint64_t>(std::uint64_t(1) << 20, size - done));
+    const std::size_t got = input.read_fully(text.room(first), first);
+    text.wrote(got, 0);
+    done += got;
+    if (got == first && size > done) {
+      const std::size_t rest = std::size_t(size - done);
+      const std::size_t read = input.read_in_parallel(text.room(rest), rest, done);
+      text.wrote(read, 0);
+      done += read;
+    }
+  }
+  // A regular file's pieces stop one byte past its size: the text never outgrows its buffer
+  // unless the file grew. A pipe's pieces: 64 KiB doubled to 1 MiB.
+  std::size_t piece = size ? std::size_t(64) << 20 : std::size_t(64) << 10;
   for (;;) {
-    // A regular file's pieces stop one byte past its size: the text never outgrows its buffer.
     const std::size_t want =
         size && done <= size ? std::size_t(std::min<std::uint64_t>(piece, size + 1 - done)) : piece;
     const std::size_t got = input.read_fully(text.room(want), want);
     text.wrote(got, 0);
     done += got;
     if (got < want) break;
-    piece = size ? std::size_t(64) << 20 : std::min(2 * piece, std::size_t(1) << 20);
+    if (!size) piece = std::min(2 * piece, std::size_t(1) << 20);
   }
   return text.take();
 }

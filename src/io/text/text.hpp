@@ -9,11 +9,13 @@
 #include <string_view>
 #include <vector>
 
+#include "dcsgrid/io/text/text_buffer.hpp"
+
 namespace dcsgrid::io::detail {
 
 struct TextFile {
   std::string name;  // as given, for messages
-  std::string data;
+  TextBuffer data;
 };
 
 // Asks for 2 MiB pages over the whole 2 MiB pages inside [begin, begin + bytes), before the

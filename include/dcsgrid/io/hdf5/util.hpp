@@ -90,6 +90,9 @@ void write_attribute(hid_t object, const std::string& name,
 // A 3×3 attribute, one row a vector.
 void write_attribute(hid_t object, const std::string& name, const Mat3& value, const std::filesystem::path& file);
 bool has_attribute(hid_t object, const std::string& name, const std::filesystem::path& file);
+// The text attribute `name` written anew, an existing one of that name deleted first.
+void replace_attribute(hid_t object, const std::string& name, const std::string& value,
+                       const std::filesystem::path& file);
 
 // Readers for the same; they throw InputError naming the file and attribute when it is missing
 // or holds the wrong kind or number of values. Numbers convert (an int attribute reads as double);

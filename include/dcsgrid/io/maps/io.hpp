@@ -127,6 +127,9 @@ class MapStreamWriter {
   virtual void read_planes(std::size_t map, std::int64_t z_begin, std::int64_t planes, float* out) = 0;
   // A string attribute of the whole file (e.g. a JSON report).
   virtual void add_root_attribute(const std::string& name, const std::string& value) = 0;
+  // A text attribute of map number `map` (one of its metadata fields, such as input_sha256),
+  // replacing the value it was created with.
+  virtual void replace_map_attribute(std::size_t map, const std::string& name, const std::string& value) = 0;
   // Completes the files under their temporary names; publish() then renames them into place, so
   // that several outputs of one run can appear together.
   virtual void finish_unpublished() = 0;
@@ -151,6 +154,7 @@ class Hdf5MapWriter final : public MapStreamWriter {
   void read_planes(std::size_t map, std::int64_t z_begin, std::int64_t planes, float* out) override;
   // On the file's root group.
   void add_root_attribute(const std::string& name, const std::string& value) override;
+  void replace_map_attribute(std::size_t map, const std::string& name, const std::string& value) override;
   // finish_unpublished() then publish().
   void finish();
   void finish_unpublished() override;

@@ -20,6 +20,7 @@
 
 #include "dcsgrid/core/atoms.hpp"
 #include "dcsgrid/core/cell.hpp"
+#include "dcsgrid/io/text/text_buffer.hpp"
 
 namespace dcsgrid::io {
 
@@ -99,7 +100,7 @@ std::vector<ModelRead> read_each_model(const std::filesystem::path& path,
 // offset and line), corrupt compressed data, text beyond the input limits
 // ($DCSGRID_MAX_INPUT_BYTES, by default half the memory; $DCSGRID_MAX_EXPANSION, by default 100
 // times the compressed size once past 64 MiB).
-std::string read_text_input(const std::filesystem::path& path);
+TextBuffer read_text_input(const std::filesystem::path& path);
 
 // Atoms far from all the others, as a coordinate typed wrong (99999) makes: those beyond a gap
 // of more than min_gap Å in the atoms' distances from a central point (their sampled per-axis
