@@ -200,8 +200,8 @@ TEST(AtomicFileDeathTest, ExitRemovesLiveTemporaries) {
   fs::remove_all(dir);
 }
 
-// A map's space is reserved in its file system before the map is written (the file's blocks
-// counted by stat), the file's size and content untouched; a writer's bytes go in as before.
+// Maps' space is reserved in their file system before they are written (the file's blocks
+// counted by stat), the file's size and content untouched.
 TEST(SpaceReservation, BlocksAreAllocatedAndTheFileKeptAsItWas) {
   for (const fs::path dir : {test::temp_dir("reserve"), fs::path("/dev/shm") / ("dcsgrid-reserve-" + std::to_string(::getpid()))}) {
     fs::create_directories(dir);
@@ -209,18 +209,21 @@ TEST(SpaceReservation, BlocksAreAllocatedAndTheFileKeptAsItWas) {
     write_file(file, "head");
     const std::uint64_t bytes = std::uint64_t(24) << 20;
     {
-      io::SpaceReservation reservation(file, bytes);
-      reservation.wait();
-      if (reservation.reserved() == 0) {
+      // Two maps' ranges, one after the other, as a file of two maps reserves them.
+      io::SpaceReservation first(file, 0, bytes), second(file, bytes, bytes);
+      first.wait();
+      second.wait();
+      if (first.reserved() == 0) {
         std::printf("%s: no fallocate there, nothing to check\n", dir.c_str());
         fs::remove_all(dir);
         continue;
       }
-      EXPECT_EQ(reservation.reserved(), bytes);
+      EXPECT_EQ(first.reserved(), bytes);
+      EXPECT_EQ(second.reserved(), bytes);
     }
     struct stat st {};
     ASSERT_EQ(::stat(file.c_str(), &st), 0);
-    EXPECT_GE(std::uint64_t(st.st_blocks) * 512, bytes) << dir;
+    EXPECT_GE(std::uint64_t(st.st_blocks) * 512, 2 * bytes) << dir;
     EXPECT_EQ(fs::file_size(file), 4u);
     EXPECT_EQ(read_file(file), "head");
     fs::remove_all(dir);

@@ -7,8 +7,8 @@
 
 namespace dcsgrid::io {
 
-SpaceReservation::SpaceReservation(const std::filesystem::path& path, std::uint64_t bytes)
-    : thread_([this, path, bytes] {
+SpaceReservation::SpaceReservation(const std::filesystem::path& path, std::uint64_t offset, std::uint64_t bytes)
+    : thread_([this, path, offset, bytes] {
         const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
         if (fd < 0) return;
         // In pieces, so that a write waiting for the file (the reservation holds it meanwhile)
@@ -16,7 +16,7 @@ SpaceReservation::SpaceReservation(const std::filesystem::path& path, std::uint6
         constexpr std::uint64_t kPiece = std::uint64_t(64) << 20;
         for (std::uint64_t at = 0; at < bytes && !stop_.load(); at += kPiece) {
           const std::uint64_t n = std::min(kPiece, bytes - at);
-          if (::fallocate(fd, FALLOC_FL_KEEP_SIZE, off_t(at), off_t(n)) != 0) break;
+          if (::fallocate(fd, FALLOC_FL_KEEP_SIZE, off_t(offset + at), off_t(n)) != 0) break;
           reserved_.store(at + n);
         }
         ::close(fd);

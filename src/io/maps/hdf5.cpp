@@ -2,9 +2,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <system_error>
 #include <type_traits>
+#include <vector>
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/io/files/atomic_file.hpp"
@@ -163,7 +165,7 @@ struct Hdf5MapWriter::Impl {
   // With every_rank, rank 0 names the temporary and every rank holds it; only rank 0 writes the
   // sidecar.
   std::optional<AtomicFile> h5, xmf;
-  std::optional<SpaceReservation> reservation;  // of every map's bytes, while the caller computes
+  std::vector<std::unique_ptr<SpaceReservation>> reservations;  // a map's bytes each, while the caller computes
   bool every_rank = false;
   bool root = true;  // the process that names, publishes or removes the temporaries
   GridSpec grid;
@@ -221,12 +223,15 @@ struct Hdf5MapWriter::Impl {
     hdf5::write_map_attributes(dataset.get(), grid, map_meta, hdf5::kMapAxisOrder, path);
     hdf5::attach_coordinates(file.get(), dataset.get(), grid, std::nullopt, path);
     streams.push_back({name, std::move(dataset), std::vector<std::uint8_t>(std::size_t(grid.nz()), 0)});
-    // The file will hold at least every map's values: their space is reserved from the start
-    // (compressed ones have no size known ahead; every rank's file is allocated by HDF5 itself).
-    if (!every_rank && !options.compress) {
-      reservation.reset();
-      reservation.emplace(temp_path(), streams.size() * grid_bytes(grid));
-    }
+    // The file will hold at least every map's values: a large map's space is reserved from the
+    // start, as the map after the maps before it (compressed maps have no size known ahead; every
+    // rank's file is allocated by HDF5 itself; a small map is written in a few milliseconds, which
+    // a reservation beside the writes would only delay).
+    constexpr std::uint64_t kReservedFrom = std::uint64_t(64) << 20;
+    const std::uint64_t map_bytes = grid_bytes(grid);
+    if (!every_rank && !options.compress && map_bytes >= kReservedFrom)
+      reservations.push_back(
+          std::make_unique<SpaceReservation>(temp_path(), (streams.size() - 1) * map_bytes, map_bytes));
     return streams.size() - 1;
   }
   // Reads or writes planes [z_begin, z_begin+planes) of a stream; with every_rank, a write may

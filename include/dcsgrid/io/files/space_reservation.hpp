@@ -11,16 +11,17 @@ namespace dcsgrid::io {
 
 class SpaceReservation {
  public:
-  // Reserves bytes [0, bytes) of the file at `path` (fallocate, the file's size kept: the
-  // caller's writes must reach past them all, or the rest stays reserved until the file goes).
-  // A hint: a file system that cannot reserve, or a full one, is left for the writes to report.
-  SpaceReservation(const std::filesystem::path& path, std::uint64_t bytes);
+  // Reserves bytes [offset, offset + bytes) of the file at `path` (fallocate, the file's size
+  // kept: the caller's writes must reach past them, or the rest stays reserved until the file
+  // goes). A hint: a file system that cannot reserve, or a full one, is left for the writes to
+  // report.
+  SpaceReservation(const std::filesystem::path& path, std::uint64_t offset, std::uint64_t bytes);
   // Stops between pieces and waits for the thread.
   ~SpaceReservation();
   SpaceReservation(const SpaceReservation&) = delete;
   SpaceReservation& operator=(const SpaceReservation&) = delete;
 
-  // Bytes reserved so far (all of them once the thread is done).
+  // Bytes reserved so far from `offset` on (all of them once the thread is done).
   std::uint64_t reserved() const { return reserved_.load(); }
   void wait() {
     if (thread_.joinable()) thread_.join();
