@@ -29,10 +29,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_batch_trajectory import prepare_trajectory  # noqa: E402  (the same DCD and topology)
+from timed_run import run_json  # noqa: E402
 
 CASES = {
     "writer-bound": ["--device", "cpu", "--method", "cutoff", "--cutoff", "1"],
@@ -57,12 +57,7 @@ def run_batch(binary, case, topology, dcd, work):
     out = os.path.join(work, "batch.h5")
     command = [binary, "batch", topology, dcd, "-o", out, "--spacing", "1", "--json", "-q",
                "--overwrite"] + CASES[case]
-    t0 = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    if done.returncode != 0:
-        raise SystemExit("%s failed (status %d): %s" % (" ".join(command), done.returncode, done.stderr[-2000:]))
-    r = json.loads(done.stdout)
+    wall, r = run_json(command)
     file_bytes = os.path.getsize(out)
     os.remove(out)
     dims = r["grid"]["dims"]

@@ -16,21 +16,19 @@ usage: bench_job_comparison.py --dcsgrid BUILD/dcsgrid [--structure /usr/share/a
 import argparse
 import json
 import os
-import subprocess
+import sys
 import tempfile
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timed_run import run_json  # noqa: E402
 
 
 def run(a, methods, out):
     command = [a.dcsgrid, a.structure, "-o", out, "--spacing", str(a.spacing), "--method", methods,
                "--device", a.device, "--json", "-q"]
-    t0 = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    if done.returncode != 0:
-        raise SystemExit("%s failed (status %d): %s" % (" ".join(command), done.returncode, done.stderr[-2000:]))
+    wall, report = run_json(command)
     os.remove(out)
-    return wall, json.loads(done.stdout)
+    return wall, report
 
 
 def main():

@@ -22,9 +22,10 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from timed_run import run_json  # noqa: E402
 
 
 def water_box(atoms, work):
@@ -37,12 +38,7 @@ def water_box(atoms, work):
 
 def run(binary, structure, out, a):
     command = [binary, structure, "-o", out, "--method", a.method, "--spacing", str(a.spacing), "--json", "-q"]
-    t0 = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    if done.returncode != 0:
-        raise SystemExit("%s failed (status %d): %s" % (" ".join(command), done.returncode, done.stderr[-2000:]))
-    report = json.loads(done.stdout)
+    wall, report = run_json(command)
     span = {t["stage"]: (t["begin"], t["end"]) for t in report["timeline"]}
     passes = [p for p in report["timeline"] if p["stage"].endswith("(compute and write)")]
     seconds = report["passes"][0]["seconds"]
