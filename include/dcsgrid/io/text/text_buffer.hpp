@@ -24,7 +24,6 @@ class TextBuffer {
   std::size_t size() const { return size_; }
   char& operator[](std::size_t i) { return bytes_[i]; }
   char operator[](std::size_t i) const { return bytes_[i]; }
-  bool empty() const { return size_ == 0; }
   std::size_t find(std::string_view what, std::size_t from = 0) const { return view().find(what, from); }
   std::size_t find(char c, std::size_t from = 0) const { return view().find(c, from); }
 
