@@ -117,15 +117,15 @@ std::vector<float> interpolate_at(const GridSpec& grid, const float* map, const 
                                   std::vector<std::size_t>& outside) {
   check_sizes(grid, points.size());
   std::vector<float> out(points.size());
-  std::size_t missing = 0;
-#pragma omp parallel for num_threads(team_size()) schedule(static) reduction(+ : missing)
+  std::vector<char> off_grid(points.size(), 0);
+#pragma omp parallel for num_threads(team_size()) schedule(static)
   for (std::int64_t p = 0; p < std::int64_t(points.size()); ++p) {
     const auto& x = points[std::size_t(p)];
     std::int32_t columns[8];
     float weights[8];
     if (!trilinear_weights(grid, {x[0], x[1], x[2]}, columns, weights)) {
       out[std::size_t(p)] = std::numeric_limits<float>::quiet_NaN();
-      ++missing;
+      off_grid[std::size_t(p)] = 1;
       continue;
     }
     float sum = 0.0f;  // spmv_cpu's sum of the row
@@ -133,12 +133,8 @@ std::vector<float> interpolate_at(const GridSpec& grid, const float* map, const 
     out[std::size_t(p)] = sum;
   }
   outside.clear();
-  std::array<std::int64_t, 3> lower;
-  std::array<double, 3> t;
-  if (missing)
-    for (std::size_t p = 0; p < points.size(); ++p)
-      if (std::isnan(out[p]) && !locate_point(grid, {points[p][0], points[p][1], points[p][2]}, lower, t))
-        outside.push_back(p);
+  for (std::size_t p = 0; p < points.size(); ++p)
+    if (off_grid[p]) outside.push_back(p);
   return out;
 }
 
