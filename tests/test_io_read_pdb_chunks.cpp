@@ -345,6 +345,10 @@ TEST(IoReadPdbChunks, ConnectionRecordsArePaddedAsGemmiKeepsThem) {
       {record(90) + "\n", 91},
       {record(74) + std::string("\0", 1) + std::string(30, 'y') + "\n", 80},
   };
+  // An empty text stays empty (UBSan, tools/sanitize.sh, once caught a copy from it into no buffer).
+  io::TextBuffer empty{std::string_view()};
+  io::detail::pad_short_connection_records(empty);
+  EXPECT_EQ(empty.size(), 0u);
   for (const Case& c : cases) {
     io::TextBuffer buffer(c.line + "END\n");
     io::detail::pad_short_connection_records(buffer);

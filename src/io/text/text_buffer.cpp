@@ -10,7 +10,7 @@ namespace dcsgrid::io {
 TextBuffer::TextBuffer(std::string_view text) {
   reserve(text.size());
   resize(text.size());
-  std::memcpy(bytes_.get(), text.data(), text.size());
+  if (!text.empty()) std::memcpy(bytes_.get(), text.data(), text.size());  // an empty text has no bytes_
 }
 
 void TextBuffer::reserve(std::size_t capacity) {
