@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -61,6 +62,35 @@ TEST(CudaDeviceMap, RunOnDeviceGivesRunsMapBitForBit) {
     EXPECT_EQ(maps.size(), 1u);
     EXPECT_GE(again.map->points(), larger.grid.point_count());
     EXPECT_TRUE(download(*again.map, larger.grid.point_count()) == engine::compute_grid(*backend, larger));
+  }
+}
+
+// A backend that keeps set-up between runs (batch's frame workers) reuses the direct method's atom
+// buffers: frames of more atoms grow them, frames of fewer must still read only their own atoms
+// (tiles of the padded count, not of the kept capacity). Each frame's map equals a fresh backend's
+// bit for bit, through run_on_device and run() alike.
+TEST(CudaDeviceMap, KeptAtomBuffersGiveEachFrameItsOwnMap) {
+  DCSGRID_REQUIRE_GPU();
+  GridSpec grid;
+  grid.origin = {-1, -1, -1};
+  grid.spacing = {0.8, 0.8, 0.8};
+  grid.dims = {23, 21, 19};
+  const auto kept = engine::make_backend("gpu", {0});
+  kept->keep_setup = true;
+  engine::DeviceMaps maps;
+  std::uint64_t seed = 40;
+  for (const std::size_t n : {300u, 1000u, 37u, 1000u, 299u}) {
+    SCOPED_TRACE(n);
+    const AtomSet atoms = random_atoms(n, Box{{0, 0, 0}, {16, 15, 14}}, ++seed);
+    engine::PotentialRequest r;
+    r.atoms = &atoms;
+    r.grid = grid;
+    r.physics = test_physics();
+    r.method = engine::Method::direct;
+    const std::vector<float> fresh = engine::compute_grid(*engine::make_backend("gpu", {0}), r);
+    const engine::OnDeviceRun run = kept->run_on_device(r, maps);
+    EXPECT_TRUE(download(*run.map, grid.point_count()) == fresh);
+    EXPECT_TRUE(engine::compute_grid(*kept, r) == fresh);
   }
 }
 

@@ -6,6 +6,7 @@
 #include "dcsgrid/analysis/surface.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -97,9 +98,8 @@ void refine_near_zero(const SurfaceEvaluator& ev, SurfaceField& field) {
         if (std::abs(field.value[n]) < close) {
           ev.gather(n, local);
           ev.set_edge(n, n, local);
-          const std::size_t plane = std::size_t(g.n[0]) * g.n[1];
-          field.value[n] = float(ev.value(g.position(std::int64_t(n % g.n[0]), std::int64_t(n / g.n[0] % g.n[1]),
-                                                     std::int64_t(n / plane)), local));
+          const std::array<std::int64_t, 3> node = g.ijk(n);
+          field.value[n] = float(ev.value(g.position(node[0], node[1], node[2]), local));
         }
   }
 }

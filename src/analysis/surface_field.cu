@@ -36,9 +36,8 @@ struct Node {
   std::int64_t i, j, k;
 };
 __device__ Node node_of(const FieldGrid& g, std::size_t n) {
-  const std::size_t plane = std::size_t(g.n[0]) * std::size_t(g.n[1]);
-  return {std::int64_t(n % std::size_t(g.n[0])), std::int64_t(n / std::size_t(g.n[0]) % std::size_t(g.n[1])),
-          std::int64_t(n / plane)};
+  const auto [i, j, k] = g.ijk(n);
+  return {i, j, k};
 }
 
 __device__ Vec3 position_of(const AtomBall& a) { return {a.x, a.y, a.z}; }

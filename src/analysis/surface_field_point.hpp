@@ -34,6 +34,11 @@ struct FieldGrid {
   DCSGRID_HD Vec3 position(std::int64_t i, std::int64_t j, std::int64_t k) const {
     return {origin[0] + h * double(i), origin[1] + h * double(j), origin[2] + h * double(k)};
   }
+  // Node n's indices (x fastest), the inverse of at().
+  DCSGRID_HD std::array<std::int64_t, 3> ijk(std::size_t node) const {
+    const std::size_t nx = std::size_t(n[0]), ny = std::size_t(n[1]);
+    return {std::int64_t(node % nx), std::int64_t(node / nx % ny), std::int64_t(node / (nx * ny))};
+  }
   // From node i along axis d to c.
   DCSGRID_HD double offset(int d, std::int64_t i, double c) const { return origin[d] + h * double(i) - c; }
   // The first and last node along axis d within reach of c (unclamped).

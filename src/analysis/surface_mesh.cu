@@ -143,10 +143,8 @@ struct Evaluator {
 };
 
 __device__ Vec3 node_position(const FieldGrid& g, std::size_t n, std::int64_t ijk[3]) {
-  const std::size_t plane = std::size_t(g.n[0]) * std::size_t(g.n[1]);
-  ijk[0] = std::int64_t(n % std::size_t(g.n[0]));
-  ijk[1] = std::int64_t(n / std::size_t(g.n[0]) % std::size_t(g.n[1]));
-  ijk[2] = std::int64_t(n / plane);
+  const std::array<std::int64_t, 3> node = g.ijk(n);
+  for (int d = 0; d < 3; ++d) ijk[d] = node[d];
   return g.position(ijk[0], ijk[1], ijk[2]);
 }
 

@@ -39,7 +39,7 @@ std::unique_ptr<DeviceMethod> uncached(const PotentialRequest& request, cudaStre
 }
 // Indexed by Method; nullptr where the CUDA backend has no implementation.
 constexpr std::array<DeviceMethodFactory, 6> kDeviceMethods{
-    uncached<make_direct_method>,         // direct
+    make_direct_method,                   // direct
     uncached<make_cutoff_device_method>,  // cutoff
     uncached<make_msm_device_method>,     // msm
     make_ewald_device_method,             // ewald

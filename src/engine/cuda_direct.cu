@@ -5,6 +5,7 @@
 
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/engine/cuda_direct.cuh"
+#include "dcsgrid/engine/method_cache.hpp"
 
 namespace dcsgrid::engine {
 
@@ -32,30 +33,59 @@ LocalFrame local_frame(const GridSpec& grid) {
   return f;
 }
 
-std::vector<float4> atoms_in_frame(const AtomSet& atoms, const LocalFrame& frame,
-                                   std::size_t count) {
-  std::vector<float4> out(std::max(count, atoms.size()),
-                          make_float4(kFarAway, kFarAway, kFarAway, 0.0f));
+void atoms_in_frame(const AtomSet& atoms, const LocalFrame& frame, std::span<float4> out) {
+  if (out.size() < atoms.size()) throw Error("atoms_in_frame: the output holds fewer entries than the atoms");
   for (std::size_t i = 0; i < atoms.size(); ++i)
     out[i] = make_float4(float(double(atoms.x[i]) - frame.centre[0]),
                          float(double(atoms.y[i]) - frame.centre[1]),
                          float(double(atoms.z[i]) - frame.centre[2]), atoms.q[i]);
+  std::fill(out.begin() + std::ptrdiff_t(atoms.size()), out.end(),
+            make_float4(kFarAway, kFarAway, kFarAway, 0.0f));
+}
+
+std::vector<float4> atoms_in_frame(const AtomSet& atoms, const LocalFrame& frame,
+                                   std::size_t count) {
+  std::vector<float4> out(std::max(count, atoms.size()));
+  atoms_in_frame(atoms, frame, out);
   return out;
 }
 
-DeviceAtoms upload_atoms(const AtomSet& atoms, const GridSpec& grid, cudaStream_t stream) {
+namespace {
+
+// The atoms padded to whole tiles; throws Error when there are none or too many.
+std::size_t padded_atom_count(const AtomSet& atoms) {
   if (atoms.empty()) throw Error("no atoms to upload");
   if (atoms.size() > std::size_t(INT_MAX) - kDirectTileAtoms)
     throw Error("too many atoms for the CUDA direct engine: " + std::to_string(atoms.size()));
-  const std::size_t padded = std::size_t(round_up(std::int64_t(atoms.size()), kDirectTileAtoms));
+  return std::size_t(round_up(std::int64_t(atoms.size()), kDirectTileAtoms));
+}
+
+}  // namespace
+
+DeviceAtoms upload_atoms(const AtomSet& atoms, const GridSpec& grid, cudaStream_t stream) {
+  const std::size_t padded = padded_atom_count(atoms);
   const std::vector<float4> host = atoms_in_frame(atoms, local_frame(grid), padded);
   DeviceAtoms d;
   d.count = atoms.size();
+  d.padded = padded;
   d.data.resize(padded);
   DCSGRID_CUDA_CHECK(
       cudaMemcpyAsync(d.data.data(), host.data(), d.data.bytes(), cudaMemcpyHostToDevice, stream));
   DCSGRID_CUDA_CHECK(cudaStreamSynchronize(stream));
   return d;
+}
+
+void upload_atoms(const AtomSet& atoms, const GridSpec& grid, cudaStream_t stream, AtomUpload& upload) {
+  const std::size_t padded = padded_atom_count(atoms);
+  upload.copied.synchronize();
+  if (upload.staging.size() < padded) upload.staging = cuda::PinnedBuffer<float4>(padded);
+  if (upload.atoms.data.size() < padded) upload.atoms.data.resize(padded);
+  atoms_in_frame(atoms, local_frame(grid), std::span<float4>(upload.staging.data(), padded));
+  DCSGRID_CUDA_CHECK(cudaMemcpyAsync(upload.atoms.data.data(), upload.staging.data(), padded * sizeof(float4),
+                                     cudaMemcpyHostToDevice, stream));
+  upload.copied.record(stream);
+  upload.atoms.count = atoms.size();
+  upload.atoms.padded = padded;
 }
 
 SlabLayout direct_layout(const DirectConfig& config, const GridSpec& grid) {
@@ -111,30 +141,34 @@ namespace {
 
 class DirectMethod final : public DeviceMethod {
  public:
-  DirectMethod(const PotentialRequest& request, cudaStream_t stream)
+  // With a cache (a batch's frames), the atoms go through the AtomUpload it keeps; without, a run
+  // uploads once from pageable memory (pinning a large structure's copy would cost more).
+  DirectMethod(const PotentialRequest& request, cudaStream_t stream, MethodCache* cache)
       : grid_(request.grid),
         kernel_(make_pair_kernel(request.physics)),
         config_(direct_config_for(request.grid)),
-        atoms_(upload_atoms(*request.atoms, request.grid, stream)) {
+        upload_(cache, "atoms", [] { return std::make_unique<AtomUpload>(); }) {
     direct_config_index<LibraryDirectConfigs>(config_);  // fail now, not at the first slab
+    if (cache) upload_atoms(*request.atoms, request.grid, stream, *upload_);
+    else upload_->atoms = upload_atoms(*request.atoms, request.grid, stream);
   }
   SlabLayout layout() const override { return direct_layout(config_, grid_); }
   void enqueue(Slab slab, float* out, cudaStream_t stream) override {
-    launch_direct(config_, kernel_, atoms_, grid_, slab, out, stream);
+    launch_direct(config_, kernel_, upload_->atoms, grid_, slab, out, stream);
   }
 
  private:
   GridSpec grid_;
   PairKernel kernel_;
   DirectConfig config_;
-  DeviceAtoms atoms_;
+  Cached<AtomUpload> upload_;
 };
 
 }  // namespace
 
 std::unique_ptr<DeviceMethod> make_direct_method(const PotentialRequest& request,
-                                                 cudaStream_t stream) {
-  return std::make_unique<DirectMethod>(request, stream);
+                                                 cudaStream_t stream, MethodCache* cache) {
+  return std::make_unique<DirectMethod>(request, stream, cache);
 }
 
 }  // namespace dcsgrid::engine

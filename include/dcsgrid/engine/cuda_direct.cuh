@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "dcsgrid/core/atoms.hpp"
@@ -32,15 +33,31 @@ LocalFrame local_frame(const GridSpec& grid);
 // exactly zero whatever the pair form).
 std::vector<float4> atoms_in_frame(const AtomSet& atoms, const LocalFrame& frame,
                                    std::size_t count);
+// The same into out (at least atoms.size() entries), padded to its end.
+void atoms_in_frame(const AtomSet& atoms, const LocalFrame& frame, std::span<float4> out);
 
 // Atoms on one device, in the grid's local frame, padded to whole tiles of kDirectTileAtoms.
 struct DeviceAtoms {
-  cuda::DeviceBuffer<float4> data;
-  std::size_t count = 0;  // real atoms
-  int tiles() const { return int(data.size() / kDirectTileAtoms); }
+  cuda::DeviceBuffer<float4> data;  // at least `padded` entries
+  std::size_t count = 0;            // real atoms
+  std::size_t padded = 0;           // count rounded up to whole tiles: what the kernels read
+  int tiles() const { return int(padded / kDirectTileAtoms); }
 };
 // Copies on stream and waits for the copy. Throws Error beyond 2^31 atoms.
 DeviceAtoms upload_atoms(const AtomSet& atoms, const GridSpec& grid, cudaStream_t stream);
+
+// What the runs of one device keep between frames (MethodCache): the atoms' device buffer, grown
+// when a frame has more atoms, and the pinned host copy they are uploaded from. A frame then
+// neither allocates nor frees device memory (cudaFree waits for the whole device, the work of
+// every frame worker on it) and its upload does not wait.
+struct AtomUpload {
+  DeviceAtoms atoms;
+  cuda::PinnedBuffer<float4> staging;
+  cuda::Event copied{cudaEventDisableTiming | cudaEventBlockingSync};  // the staging's last copy
+};
+// Enqueues the atoms' copy into upload.atoms on stream, without waiting for it (the next upload
+// into the same AtomUpload waits before it writes the staging again). Throws as upload_atoms.
+void upload_atoms(const AtomSet& atoms, const GridSpec& grid, cudaStream_t stream, AtomUpload& upload);
 
 // Padded device layout of a slab for config: x to whole tiles of tile_x(), y to tile_y().
 SlabLayout direct_layout(const DirectConfig& config, const GridSpec& grid);
@@ -55,9 +72,11 @@ void launch_direct(const DirectConfig& config, const PairKernel& kernel, const D
                    const GridSpec& grid, Slab slab, float* out, cudaStream_t stream);
 
 // The direct method of the CUDA backend on the current device, running
-// direct_config_for(request.grid): uploads the atoms once.
+// direct_config_for(request.grid): uploads the atoms once, through the AtomUpload that `cache`
+// keeps when it is given.
+class MethodCache;
 std::unique_ptr<DeviceMethod> make_direct_method(const PotentialRequest& request,
-                                                 cudaStream_t stream);
+                                                 cudaStream_t stream, MethodCache* cache = nullptr);
 
 // What one kernel launch reads (internal to the engine's .cu files).
 struct DirectLaunch {
