@@ -619,6 +619,50 @@ TEST(BatchGpu, FramesAndResume) {
   expect_same_bytes(contents(o.output), contents(cut.output));
 }
 
+// Frames computed whole on the GPU and copied to the host once, their statistics taken there: each
+// map equals the slab path's (a fresh GPU backend's run) bit for bit, and each frame's stored
+// statistics equal map_stats of its stored map bit for bit (grids of two statistics blocks and a
+// tail, so the device's lanes, tails and block order are all used).
+TEST(BatchGpu, MapsPassThroughTheDeviceWithTheirStatistics) {
+  DCSGRID_REQUIRE_GPU();
+  const fs::path dir = test::temp_dir("batch-gpu-through");
+  const auto files = write_frames(dir, 5, 11, 400);
+  BatchOptions o = cpu_options(files, dir / "through.h5");
+  o.compute.device = "gpu";
+  o.grid.spacing = 0.2;
+  o.histogram.bins = 33;
+  o.frame_workers = 2;
+  const BatchResult r = run_batch(o);
+  EXPECT_EQ(r.computed, 5u);
+  EXPECT_TRUE(r.maps_through_device);
+  BatchFile file(o.output);
+  ASSERT_GT(file.grid().point_count(), std::size_t(65536));
+  const std::vector<analysis::MapStats> stored = file.stats();
+  const auto backend = engine::make_backend("gpu", {0});
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    SCOPED_TRACE(i);
+    const io::Structure s = io::read_structure(files[i]);
+    engine::PotentialRequest request;
+    request.atoms = &s.atoms;
+    request.grid = file.grid();
+    request.physics = o.compute.physics;
+    request.method = engine::Method::direct;
+    const std::vector<float> map = frame_data(file, i);
+    EXPECT_TRUE(map == engine::compute_grid(*backend, request));
+    const analysis::MapStats host = analysis::map_stats(map, o.histogram);
+    const analysis::MapStats& got = stored.at(i);
+    EXPECT_EQ(got.count, host.count);
+    EXPECT_EQ(got.non_finite, host.non_finite);
+    for (const auto& [a, b] : {std::pair{got.min, host.min}, {got.max, host.max}, {got.mean, host.mean},
+                               {got.stddev, host.stddev}})
+      EXPECT_EQ(std::memcmp(&a, &b, sizeof a), 0) << a << " vs " << b;
+    EXPECT_EQ(got.counts, host.counts);
+    EXPECT_EQ(got.below, host.below);
+    EXPECT_EQ(got.above, host.above);
+  }
+  fs::remove_all(dir);
+}
+
 // Frames dealt to two workers on every GPU (two backends sharing each one): the same file as one
 // worker on GPU 0, and every GPU named.
 TEST(BatchGpu, WorkersOnEveryGpuGiveTheSameFile) {

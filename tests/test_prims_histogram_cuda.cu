@@ -176,12 +176,35 @@ TEST(CudaHistogram, ValuesMatchNaiveFloatLoop) {
       }
 }
 
+// The exact variant bins in double: the naive double loop's counts (histogram_values_cpu's), values
+// at and next to every bin edge included, where float binning may differ.
+TEST(CudaHistogram, ExactValuesMatchNaiveDoubleLoop) {
+  DCSGRID_REQUIRE_GPU();
+  for (const std::uint32_t bins : {1u, 3u, 100u, 1021u, 100000u})
+    for (const std::size_t n : {std::size_t(0), std::size_t(7), std::size_t(1000003)}) {
+      const auto values = make_values(n, bins, 7 * n + bins);
+      const auto expected = naive_value_histogram<double>(values, -2.0, 3.0, bins);
+      const auto d_values = to_device(values);
+      cuda::DeviceBuffer<std::uint32_t> d_counts(std::size_t(bins) + 3);
+      DCSGRID_CUDA_CHECK(cudaMemset(d_counts.data(), 0x5a, d_counts.bytes()));
+      prims::histogram_values_exact_cuda(d_values.data(), n, -2.0, 3.0, bins, d_counts.data(), nullptr);
+      const auto got = to_host(d_counts, std::size_t(bins) + 3);
+      EXPECT_EQ(std::vector<std::uint64_t>(got.begin(), got.end()), expected) << "bins=" << bins << " n=" << n;
+      if (n > 0) {
+        const prims::ValueHistogram cpu = prims::histogram_values_cpu(values.data(), n, -2.0, 3.0, bins);
+        EXPECT_TRUE(std::equal(cpu.counts.begin(), cpu.counts.end(), got.begin())) << "bins=" << bins;
+      }
+    }
+}
+
 TEST(CudaHistogram, BadArgumentsAreErrors) {
   DCSGRID_REQUIRE_GPU();
   cuda::DeviceBuffer<std::uint32_t> counts(8);
   EXPECT_THROW(prims::histogram_values_cuda(nullptr, 0, 1.0f, 1.0f, 4, counts.data(), nullptr), Error);
   EXPECT_THROW(prims::histogram_values_cuda(nullptr, 0, 0.0f, INFINITY, 4, counts.data(), nullptr), Error);
   EXPECT_THROW(prims::histogram_values_cuda(nullptr, 0, 0.0f, 1.0f, 0, counts.data(), nullptr), Error);
+  EXPECT_THROW(prims::histogram_values_exact_cuda(nullptr, 0, 1.0, 1.0, 4, counts.data(), nullptr), Error);
+  EXPECT_THROW(prims::histogram_values_exact_cuda(nullptr, 0, 0.0, 1.0, 0, counts.data(), nullptr), Error);
   const HistogramMethod per_warp{HistogramCopies::per_warp, HistogramAggregation::adaptive};
   cuda::DeviceBuffer<std::uint32_t> keys(4), many(1u << 20);
   EXPECT_THROW(prims::histogram_cuda(keys.data(), 4, many.data(), 1u << 20, per_warp, nullptr), Error);

@@ -1,15 +1,18 @@
 // Map statistics: block partial sums in double combined in block order (deterministic for any
-// thread count), the histogram from prims' histogram_values_cpu.
+// thread count; stats_blocks.hpp), the histogram from prims' histogram_values_cpu.
 #include "dcsgrid/analysis/stats.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <cmath>
 
 #include <spdlog/fmt/fmt.h>
 
 #include "batch_hdf5.hpp"
+#include "stats_blocks.hpp"
 #include "dcsgrid/analysis/batch_file.hpp"
+#include "dcsgrid/analysis/device_stats.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
 #include "dcsgrid/io/files/atomic_file.hpp"
@@ -23,22 +26,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::size_t kBlock = std::size_t(1) << 16;
-
-struct Partial {
-  std::size_t count = 0, nan = 0, neg_inf = 0, pos_inf = 0;
-  double min = INFINITY, max = -INFINITY, sum = 0;
-};
+using detail::kStatsBlock;
+using detail::kStatsLanes;
+using detail::StatsLane;
+using detail::StatsPartial;
 
 // A block is summed in 8 lanes of GCC/Clang vector types, combined in lane order: scalar loops
 // with branches ran at 4 ns a value (a 1HPV frame on a 1 Å grid: 1.3 ms of stats), and GCC
 // vectorises no form of them that keeps NaN and infinities apart. The order depends on the block
-// only, not on the threads.
+// only, not on the threads (stats_blocks.hpp).
 using Floats = float __attribute__((vector_size(32)));
 using Doubles = double __attribute__((vector_size(32)));
 using Ints = std::int32_t __attribute__((vector_size(32)));
-using Longs = std::int64_t __attribute__((vector_size(32)));
-constexpr std::size_t kLanes = 8;
+static_assert(sizeof(Floats) / sizeof(float) == kStatsLanes);
 
 Floats load(const float* v) {
   Floats x;
@@ -47,12 +47,13 @@ Floats load(const float* v) {
 }
 Doubles low_half(Floats x) { return __builtin_convertvector(__builtin_shufflevector(x, x, 0, 1, 2, 3), Doubles); }
 Doubles high_half(Floats x) { return __builtin_convertvector(__builtin_shufflevector(x, x, 4, 5, 6, 7), Doubles); }
+using Longs = std::int64_t __attribute__((vector_size(32)));
 Longs low_half(Ints m) { return __builtin_convertvector(__builtin_shufflevector(m, m, 0, 1, 2, 3), Longs); }
 Longs high_half(Ints m) { return __builtin_convertvector(__builtin_shufflevector(m, m, 4, 5, 6, 7), Longs); }
 // -1 where x is finite (x - x is 0 there, NaN for NaN and ±inf), else 0.
 Ints finite_mask(Floats x) { return x - x == 0; }
 
-void add_value(Partial& p, float x) {
+void add_value(StatsPartial& p, float x) {
   if (std::isfinite(x)) {
     ++p.count;
     p.sum += x;
@@ -63,12 +64,12 @@ void add_value(Partial& p, float x) {
   }
 }
 
-Partial block_partial(const float* v, std::size_t begin, std::size_t end) {
+StatsPartial block_partial(const float* v, std::size_t begin, std::size_t end) {
   Doubles sum_low{}, sum_high{};
   Floats lo = Floats{} + INFINITY, hi = Floats{} - INFINITY;
   Ints count{}, nan{}, neg_inf{};
-  std::size_t i = begin;
-  for (; i + kLanes <= end; i += kLanes) {
+  const std::size_t in_lanes = detail::lane_values(begin, end);
+  for (std::size_t i = begin; i < begin + in_lanes; i += kStatsLanes) {
     const Floats x = load(v + i);
     const Ints f = finite_mask(x);
     const Floats kept = f ? x : Floats{};
@@ -80,46 +81,37 @@ Partial block_partial(const float* v, std::size_t begin, std::size_t end) {
     nan -= x != x;
     neg_inf -= x == -INFINITY;
   }
-  Partial p;
-  for (std::size_t l = 0; l < kLanes; ++l) {
-    p.sum += l < 4 ? sum_low[l] : sum_high[l - 4];
-    p.min = std::min(p.min, double(lo[l]));
-    p.max = std::max(p.max, double(hi[l]));
-    p.count += std::size_t(count[l]);
-    p.nan += std::size_t(nan[l]);
-    p.neg_inf += std::size_t(neg_inf[l]);
-  }
-  p.pos_inf = (i - begin) - p.count - p.nan - p.neg_inf;  // the rest of the lanes' values
-  for (; i < end; ++i) add_value(p, v[i]);
-  return p;
+  std::array<StatsLane, kStatsLanes> lanes;
+  for (std::size_t l = 0; l < kStatsLanes; ++l)
+    lanes[l] = {l < 4 ? sum_low[l] : sum_high[l - 4], lo[l], hi[l], std::uint32_t(count[l]),
+                std::uint32_t(nan[l]), std::uint32_t(neg_inf[l])};
+  return detail::combine_lanes(lanes, in_lanes, v + begin + in_lanes, end - begin - in_lanes);
 }
 
 // Sum of (x - mean)^2 over the finite values of [begin, end), in lanes as block_partial.
 double block_squares(const float* v, std::size_t begin, std::size_t end, double mean) {
   Doubles sum_low{}, sum_high{};
-  std::size_t i = begin;
-  for (; i + kLanes <= end; i += kLanes) {
+  const std::size_t in_lanes = detail::lane_values(begin, end);
+  for (std::size_t i = begin; i < begin + in_lanes; i += kStatsLanes) {
     const Floats x = load(v + i);
     const Ints f = finite_mask(x);
     const Doubles d_low = low_half(x) - mean, d_high = high_half(x) - mean;
     sum_low += low_half(f) ? d_low * d_low : Doubles{};
     sum_high += high_half(f) ? d_high * d_high : Doubles{};
   }
-  double total = 0;
-  for (std::size_t l = 0; l < 4; ++l) total += sum_low[l] + sum_high[l];
-  for (; i < end; ++i)
-    if (std::isfinite(v[i])) total += (double(v[i]) - mean) * (double(v[i]) - mean);
-  return total;
+  std::array<double, kStatsLanes> lanes;
+  for (std::size_t l = 0; l < kStatsLanes; ++l) lanes[l] = l < 4 ? sum_low[l] : sum_high[l - 4];
+  return detail::combine_square_lanes(lanes, v + begin + in_lanes, end - begin - in_lanes, mean);
 }
 
 // Runs block(b, begin, end) for every block of n values on OpenMP threads, then returns the
 // per-block results in block order.
 template <typename T, typename F>
 std::vector<T> per_block(std::size_t n, F&& block) {
-  const std::size_t blocks = (n + kBlock - 1) / kBlock;
+  const std::size_t blocks = (n + kStatsBlock - 1) / kStatsBlock;
   std::vector<T> out(blocks);
 #pragma omp parallel for num_threads(team_size()) schedule(static)
-  for (std::size_t b = 0; b < blocks; ++b) out[b] = block(b * kBlock, std::min(n, (b + 1) * kBlock));
+  for (std::size_t b = 0; b < blocks; ++b) out[b] = block(b * kStatsBlock, std::min(n, (b + 1) * kStatsBlock));
   return out;
 }
 
@@ -154,14 +146,38 @@ void validate(const HistogramOptions& o) {
     throw Error(fmt::format("histogram range [{}, {}] must be finite with low < high", o.lo, o.hi));
 }
 
-MapStats map_stats(std::span<const float> values, const HistogramOptions& options) {
-  validate(options);
-  const std::size_t n = values.size();
-  const float* v = values.data();
-  const std::vector<Partial> partials = per_block<Partial>(
-      n, [&](std::size_t b, std::size_t e) { return block_partial(v, b, e); });
-  Partial all;
-  for (const Partial& p : partials) {
+namespace detail {
+
+StatsPartial combine_lanes(std::span<const StatsLane, kStatsLanes> lanes, std::size_t in_lanes,
+                           const float* tail, std::size_t tail_count) {
+  StatsPartial p;
+  for (const StatsLane& l : lanes) {
+    p.sum += l.sum;
+    p.min = std::min(p.min, double(l.lo));
+    p.max = std::max(p.max, double(l.hi));
+    p.count += l.count;
+    p.nan += l.nan;
+    p.neg_inf += l.neg_inf;
+  }
+  p.pos_inf = in_lanes - p.count - p.nan - p.neg_inf;  // the rest of the lanes' values
+  for (std::size_t i = 0; i < tail_count; ++i) add_value(p, tail[i]);
+  return p;
+}
+
+double combine_square_lanes(std::span<const double, kStatsLanes> lanes, const float* tail,
+                            std::size_t tail_count, double mean) {
+  double total = 0;
+  for (std::size_t l = 0; l < 4; ++l) total += lanes[l] + lanes[l + 4];
+  for (std::size_t i = 0; i < tail_count; ++i)
+    if (std::isfinite(tail[i])) total += (double(tail[i]) - mean) * (double(tail[i]) - mean);
+  return total;
+}
+
+MapStats stats_from_blocks(std::span<const StatsPartial> blocks, const HistogramOptions& options,
+                           const std::function<std::vector<double>(double mean)>& squares,
+                           const std::function<prims::ValueHistogram(double lo, double hi, std::uint32_t bins)>& histogram) {
+  StatsPartial all;
+  for (const StatsPartial& p : blocks) {
     all.count += p.count;
     all.nan += p.nan;
     all.neg_inf += p.neg_inf;
@@ -177,10 +193,8 @@ MapStats map_stats(std::span<const float> values, const HistogramOptions& option
     s.min = all.min;
     s.max = all.max;
     s.mean = all.sum / double(all.count);
-    const std::vector<double> squares = per_block<double>(
-        n, [&](std::size_t b, std::size_t e) { return block_squares(v, b, e, s.mean); });
     double m2 = 0;
-    for (double q : squares) m2 += q;
+    for (double q : squares(s.mean)) m2 += q;
     s.stddev = std::sqrt(m2 / double(all.count));
   } else {
     s.min = s.max = s.mean = s.stddev = NAN;
@@ -199,8 +213,7 @@ MapStats map_stats(std::span<const float> values, const HistogramOptions& option
       hi += widening;
     }
   }
-  const prims::ValueHistogram h =
-      prims::histogram_values_cpu(v, n, lo, hi, std::uint32_t(options.bins));
+  const prims::ValueHistogram h = histogram(lo, hi, std::uint32_t(options.bins));
   s.counts = h.counts;
   // Infinities land in under/overflow; they are not finite values outside the range.
   s.below = h.underflow - all.neg_inf;
@@ -212,6 +225,32 @@ MapStats map_stats(std::span<const float> values, const HistogramOptions& option
   s.edges.resize(std::size_t(options.bins) + 1);
   for (int b = 0; b <= options.bins; ++b) s.edges[std::size_t(b)] = lo + (hi - lo) * b / options.bins;
   return s;
+}
+
+}  // namespace detail
+
+#ifndef DCSGRID_HAVE_CUDA
+// device_stats.cu in CUDA builds.
+struct DeviceMapStats::Impl {};
+DeviceMapStats::DeviceMapStats() = default;
+DeviceMapStats::~DeviceMapStats() = default;
+MapStats DeviceMapStats::compute(const engine::DeviceMap&, std::size_t, const HistogramOptions&) {
+  throw Error("statistics of a map on a GPU need a build with CUDA");
+}
+#endif
+
+MapStats map_stats(std::span<const float> values, const HistogramOptions& options) {
+  validate(options);
+  const std::size_t n = values.size();
+  const float* v = values.data();
+  const std::vector<StatsPartial> partials = per_block<StatsPartial>(
+      n, [&](std::size_t b, std::size_t e) { return block_partial(v, b, e); });
+  return detail::stats_from_blocks(
+      partials, options,
+      [&](double mean) {
+        return per_block<double>(n, [&](std::size_t b, std::size_t e) { return block_squares(v, b, e, mean); });
+      },
+      [&](double lo, double hi, std::uint32_t bins) { return prims::histogram_values_cpu(v, n, lo, hi, bins); });
 }
 
 nlohmann::json MapStats::to_json() const {

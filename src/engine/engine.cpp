@@ -3,6 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <utility>
+
+#ifdef DCSGRID_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 #include <spdlog/fmt/fmt.h>
 
@@ -165,6 +170,32 @@ RunStats Backend::run(const PotentialRequest& request, const SlabSink& sink,
 
 OnDeviceRun Backend::run_on_device(const PotentialRequest& /*request*/, DeviceMaps& /*maps*/) {
   throw Error("the " + name() + " backend cannot keep a map on a GPU");
+}
+
+PinnedHostMemory::PinnedHostMemory(std::span<float> range) {
+#ifdef DCSGRID_HAVE_CUDA
+  if (range.empty() || cudaHostRegister(range.data(), range.size_bytes(), cudaHostRegisterDefault) != cudaSuccess) {
+    cudaGetLastError();  // not locked: copies take the slower path
+    return;
+  }
+  pinned_ = range.data();
+#else
+  (void)range;
+#endif
+}
+
+PinnedHostMemory::~PinnedHostMemory() {
+#ifdef DCSGRID_HAVE_CUDA
+  if (pinned_) cudaHostUnregister(pinned_);
+#endif
+}
+
+PinnedHostMemory& PinnedHostMemory::operator=(PinnedHostMemory&& o) noexcept {
+  if (this != &o) {
+    PinnedHostMemory old(std::move(*this));
+    pinned_ = std::exchange(o.pinned_, nullptr);
+  }
+  return *this;
 }
 
 RunStats run_in_slabs(const GridSpec& grid, std::size_t slab_bytes,

@@ -36,6 +36,20 @@ struct ValueBinner {
   }
 };
 
+// histogram_values_cpu's binning (histogram_cpu.cpp's bin_value_block), step for step in double;
+// __dsub_rn and __dmul_rn so that no build fuses them.
+struct ExactValueBinner {
+  double lo, hi, scale, top;
+  std::uint32_t bins;
+  __device__ std::uint32_t operator()(float v) const {
+    const double t = __dmul_rn(__dsub_rn(double(v), lo), scale);
+    std::uint32_t key = std::uint32_t(std::int32_t(t > 0 ? (t < top ? t : top) : 0.0));
+    key = t < 0 ? bins : key;
+    key = double(v) >= hi ? bins + 1 : key;
+    return v != v ? bins + 2 : key;
+  }
+};
+
 constexpr int copies_per_block(HistogramCopies c) {
   return c == HistogramCopies::per_warp ? hist_warps : c == HistogramCopies::per_block ? 1 : 0;
 }
@@ -207,6 +221,17 @@ void histogram_values_cuda(const float* d_values, std::size_t n, float lo, float
                            cudaStream_t stream) {
   const ValueBinner binner = make_binner(lo, hi, bins);
   count<float, float4>(d_values, n, binner, bins + 3, d_counts, method, stream);
+}
+
+void histogram_values_exact_cuda(const float* d_values, std::size_t n, double lo, double hi,
+                                 std::uint32_t bins, std::uint32_t* d_counts, cudaStream_t stream) {
+  if (!(std::isfinite(lo) && std::isfinite(hi) && lo < hi))
+    throw Error("histogram_values_exact_cuda: need finite lo < hi, got [" + std::to_string(lo) + ", " +
+                std::to_string(hi) + ")");
+  if (bins == 0 || bins > (std::uint32_t(1) << 31))
+    throw Error("histogram_values_exact_cuda: need 1 to 2^31 bins, got " + std::to_string(bins));
+  const ExactValueBinner binner{lo, hi, bins / (hi - lo), double(bins - 1), bins};
+  count<float, float4>(d_values, n, binner, bins + 3, d_counts, histogram_cuda_default_method(bins + 3), stream);
 }
 
 void histogram_values_cuda(const float* d_values, std::size_t n, float lo, float hi,

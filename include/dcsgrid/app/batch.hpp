@@ -118,6 +118,9 @@ struct BatchResult {
   double engine_setup = 0, engine_kernels = 0;
   // The frames' maps stayed on the GPUs (--average's sums were added there).
   bool maps_on_device = false;
+  // Each frame's map was computed whole on its GPU, its statistics taken there, and copied to the
+  // host once (methods that need no host work, on backends of one GPU each).
+  bool maps_through_device = false;
   nlohmann::json to_json() const;
 };
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -144,6 +145,13 @@ class CudaDeviceMap final : public DeviceMap {
   const float* data() const override { return buffer_.data(); }
   float* data() { return buffer_.data(); }
   std::size_t points() const override { return buffer_.size(); }
+  void copy_to_host(std::span<float> out) const override {
+    if (out.size() > points())
+      throw Error("CudaDeviceMap::copy_to_host: " + std::to_string(out.size()) + " values asked of a map of " +
+                  std::to_string(points()));
+    const cuda::OnDevice on(device_);
+    DCSGRID_CUDA_CHECK(cudaMemcpy(out.data(), data(), out.size_bytes(), cudaMemcpyDeviceToHost));
+  }
 
  private:
   int device_ = 0;

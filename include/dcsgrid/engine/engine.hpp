@@ -5,8 +5,10 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "dcsgrid/core/atoms.hpp"
@@ -113,9 +115,29 @@ class DeviceMap {
   virtual int device() const = 0;  // the CUDA device it is on
   virtual const float* data() const = 0;  // device memory, points() floats
   virtual std::size_t points() const = 0;
+  // Copies the first out.size() values (at most points()) into host memory and waits for them.
+  virtual void copy_to_host(std::span<float> out) const = 0;
 };
 // A caller's maps for runs on any of several devices: at most one a device, indexed by its id.
 using DeviceMaps = std::vector<std::unique_ptr<DeviceMap>>;
+
+// Page-locks a range of host memory while it lives (cudaHostRegister, in CUDA builds), so that
+// DeviceMap::copy_to_host fills it at the link's speed. Where locking fails, and without CUDA, the
+// memory stays as it was: copies still work, more slowly. The range must outlive it.
+class PinnedHostMemory {
+ public:
+  PinnedHostMemory() = default;
+  explicit PinnedHostMemory(std::span<float> range);
+  ~PinnedHostMemory();
+  PinnedHostMemory(PinnedHostMemory&& o) noexcept : pinned_(std::exchange(o.pinned_, nullptr)) {}
+  PinnedHostMemory& operator=(PinnedHostMemory&& o) noexcept;
+  PinnedHostMemory(const PinnedHostMemory&) = delete;
+  PinnedHostMemory& operator=(const PinnedHostMemory&) = delete;
+  bool pinned() const { return pinned_ != nullptr; }
+
+ private:
+  void* pinned_ = nullptr;
+};
 
 // A grid point whose value is not finite (the first, by index).
 struct NonFiniteValue {

@@ -68,6 +68,11 @@ void histogram_values_cuda(const float* d_values, std::size_t n, float lo, float
 void histogram_values_cuda(const float* d_values, std::size_t n, float lo, float hi,
                            std::uint32_t bins, std::uint32_t* d_counts, HistogramMethod method,
                            cudaStream_t stream);
+// Float values binned exactly as histogram_values_cpu does, in double (so the same counts, where
+// histogram_values_cuda's float binning may place a value near an edge in the next bin). d_counts
+// as above. Throws dcsgrid::Error as histogram_values_cpu does.
+void histogram_values_exact_cuda(const float* d_values, std::size_t n, double lo, double hi,
+                                 std::uint32_t bins, std::uint32_t* d_counts, cudaStream_t stream);
 #endif
 
 }  // namespace dcsgrid::prims

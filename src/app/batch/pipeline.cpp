@@ -19,6 +19,7 @@
 
 #include "app/batch/queue.hpp"
 #include "app/clock.hpp"
+#include "dcsgrid/analysis/device_stats.hpp"
 #include "dcsgrid/analysis/stats.hpp"
 #include "dcsgrid/core/error.hpp"
 #include "dcsgrid/core/threads.hpp"
@@ -41,17 +42,20 @@ struct ReadItem {
 constexpr std::size_t kMaxWriteGroup = 32;
 
 // A frame's map: on the host, or (maps on the device) on the GPU of whichever worker computed it,
-// in that device's map of `device`.
+// in that device's map of `device`. Maps that pass through the device are computed there, then
+// copied into `host`, page-locked for that copy.
 struct FrameBuffer {
   std::vector<float> host;
   engine::DeviceMaps device;
+  engine::PinnedHostMemory pinned;
 };
 
 struct ComputedItem {
   std::size_t index = 0;
   FrameBuffer buffer;
   const engine::DeviceMap* on_device = nullptr;  // the map, where it stayed on a GPU
-  MapStats stats;  // filled by the stats stage when stats are on
+  MapStats stats;  // filled by the stats stage when stats are on, or on the device
+  bool stats_taken = false;  // on the device, as the map passed through it
   std::size_t atom_count = 0;
   double total_charge = 0;
   // A solved method's (pb) energies, kJ/mol: NaN for the others.
@@ -99,9 +103,14 @@ class Pipeline {
   // Computes the frames `frames` hands out, `total` of them in this process at most.
   void run(FrameDispenser& frames, std::size_t total, BatchResult& result) {
     on_device_ = maps_stay_on_device();
+    through_device_ = !on_device_ && maps_pass_through_device();
     result.maps_on_device = on_device_;
-    for (std::size_t i = 0; i < frame_buffers(options_.queue_depth, workers_); ++i)
-      free_buffers_.push(FrameBuffer{on_device_ ? std::vector<float>() : std::vector<float>(file_.grid().point_count()), {}});
+    result.maps_through_device = through_device_;
+    for (std::size_t i = 0; i < frame_buffers(options_.queue_depth, workers_); ++i) {
+      FrameBuffer buffer{on_device_ ? std::vector<float>() : std::vector<float>(file_.grid().point_count()), {}, {}};
+      if (through_device_) buffer.pinned = engine::PinnedHostMemory(buffer.host);
+      free_buffers_.push(std::move(buffer));
+    }
     const auto t0 = clock_type::now();
     // OpenMP's thread count is per thread: a new thread starts from the default (every core).
     // Every stage that runs OpenMP loops (the parallel text parse, the engine, the statistics)
@@ -181,6 +190,19 @@ class Pipeline {
     const std::size_t kept = frame_buffers(options_.queue_depth, workers_) * grid_bytes(file_.grid()) + sink_bytes;
     return std::ranges::all_of(backends_, [&](const auto& b) { return b->computes_on_device(request, kept); });
   }
+  // Frames are computed whole on the GPUs and copied to the host once (rather than slab by slab
+  // through the backend's pinned buffers, a thread and a hand-off a frame), with their statistics
+  // taken there, when every worker's backend can keep the buffers' maps and the method needs no
+  // host work; each frame's grid has the file's point count (the --average sink's periodic frames
+  // may not, but they stay on the device).
+  bool maps_pass_through_device() const {
+    if (file_.grid().point_count() > analysis::DeviceMapStats::kMaxPoints) return false;
+    const AtomSet no_atoms;
+    const engine::PotentialRequest request =
+        make_request(options_.compute, options_.compute.methods.front(), no_atoms, file_.grid());
+    const std::size_t kept = frame_buffers(options_.queue_depth, workers_) * grid_bytes(file_.grid());
+    return std::ranges::all_of(backends_, [&](const auto& b) { return b->computes_on_device(request, kept); });
+  }
 
   void abort_all() {
     read_q_.abort();
@@ -223,6 +245,7 @@ class Pipeline {
   }
 
   void compute_stage(engine::Backend& backend, WorkerTimes& times) {
+    analysis::DeviceMapStats device_stats;  // for maps that pass through the device
     const AtomSet no_atoms;
     engine::PotentialRequest request =
         make_request(options_.compute, options_.compute.methods.front(), no_atoms, file_.grid());
@@ -250,7 +273,7 @@ class Pipeline {
             request.grid = file_.grid_for_cell(item->index, *request.cell);
           }
           out.cell = periodic_ ? request.cell : item->frame.cell;
-          const engine::RunStats stats = compute_frame(backend, request, *buffer, out);
+          const engine::RunStats stats = compute_frame(backend, request, *buffer, out, device_stats);
           if (times.device.empty()) times.device = stats.device;
           if (stats.solver) {
             out.energy_kj_per_mol = stats.solver->energy_kj_per_mol;
@@ -273,13 +296,21 @@ class Pipeline {
 
   // The frame's map into `buffer`: its host vector, or its map on the backend's GPU (out.on_device).
   engine::RunStats compute_frame(engine::Backend& backend, const engine::PotentialRequest& request,
-                                 FrameBuffer& buffer, ComputedItem& out) {
+                                 FrameBuffer& buffer, ComputedItem& out, analysis::DeviceMapStats& device_stats) {
     static const std::string what = "frame's map";
-    if (on_device_) {
+    if (on_device_ || through_device_) {
       engine::OnDeviceRun run = backend.run_on_device(request, buffer.device);
       if (run.first_non_finite && !request.allow_non_finite)
         throw non_finite_error(what, request.grid, *run.first_non_finite);
-      out.on_device = run.map;
+      if (on_device_) {
+        out.on_device = run.map;
+      } else {
+        if (options_.stats) {
+          out.stats = device_stats.compute(*run.map, buffer.host.size(), options_.histogram);
+          out.stats_taken = true;
+        }
+        run.map->copy_to_host(buffer.host);
+      }
       return std::move(run.stats);
     }
     const std::size_t plane = request.grid.plane_size();
@@ -293,7 +324,7 @@ class Pipeline {
   // Each computed frame's statistics, off the writer's path (the writer then only writes).
   void stats_stage(double& busy) {
     while (auto item = computed_q_.pop()) {
-      if (options_.stats && item->error.empty()) {
+      if (options_.stats && item->error.empty() && !item->stats_taken) {
         const auto t0 = clock_type::now();
         item->stats = map_stats(item->buffer.host, options_.histogram);
         busy += seconds_since(t0);
@@ -393,6 +424,7 @@ class Pipeline {
   BoundedQueue<ComputedItem> computed_q_, analysed_q_;
   BoundedQueue<FrameBuffer> free_buffers_;
   bool on_device_ = false;  // the frames' maps stay on the GPUs (maps_stay_on_device)
+  bool through_device_ = false;  // they are computed whole there (maps_pass_through_device)
   double read_busy_ = 0, write_busy_ = 0;
   // In order: the frames read, in dispatch order, not yet written; the frames that arrived at the
   // writer before an earlier one; one worker at a time takes a frame and its buffer.

@@ -235,6 +235,7 @@ nlohmann::json BatchResult::to_json() const {
                             {"stats", share(stats_busy)}, {"write", share(write_busy)}}},
       {"engine_seconds", {{"setup", engine_setup}, {"kernels", engine_kernels}}},
       {"maps_on_device", maps_on_device},
+      {"maps_through_device", maps_through_device},
   };
 }
 
