@@ -74,7 +74,16 @@ unsigned blocks_for(std::size_t lanes) { return unsigned((lanes + kThreads - 1) 
 struct DeviceMapStats::Impl {
   explicit Impl(int device) : device(device) {}
   int device;
-  cuda::Stream stream;
+  // Its kernels are a few blocks each, latency-bound, and run beside the frame workers' kernels:
+  // scheduled first, they do not wait for those.
+  cuda::Stream stream{cuda::Stream::Priority::highest};
+  // Waited on three times a frame by a batch's frame workers: blocking, not spinning on cores the
+  // reader and the writer need.
+  cuda::Event done{cudaEventDisableTiming | cudaEventBlockingSync};
+  void wait() {
+    done.record(stream.get());
+    done.synchronize();
+  }
   cuda::DeviceBuffer<StatsLane> lanes;
   cuda::DeviceBuffer<double> squares;
   cuda::DeviceBuffer<std::uint32_t> counts;
@@ -127,7 +136,7 @@ MapStats DeviceMapStats::compute(const engine::DeviceMap& map, std::size_t point
   if (tail_count)
     DCSGRID_CUDA_CHECK(cudaMemcpyAsync(m.tail.data(), v + tail_begin, tail_count * sizeof(float),
                                        cudaMemcpyDeviceToHost, stream));
-  m.stream.synchronize();
+  m.wait();
   const auto block_tail = [&](std::size_t b) { return b + 1 == blocks ? tail_count : 0; };
   std::vector<detail::StatsPartial> partials(blocks);
   for (std::size_t b = 0; b < blocks; ++b)
@@ -141,7 +150,7 @@ MapStats DeviceMapStats::compute(const engine::DeviceMap& map, std::size_t point
         DCSGRID_CHECK_LAUNCH();
         DCSGRID_CUDA_CHECK(cudaMemcpyAsync(m.host_squares.data(), m.squares.data(), lanes * sizeof(double),
                                            cudaMemcpyDeviceToHost, stream));
-        m.stream.synchronize();
+        m.wait();
         std::vector<double> sums(blocks);
         for (std::size_t b = 0; b < blocks; ++b)
           sums[b] = detail::combine_square_lanes(
@@ -158,7 +167,7 @@ MapStats DeviceMapStats::compute(const engine::DeviceMap& map, std::size_t point
         prims::histogram_values_exact_cuda(v, points, lo, hi, bins, m.counts.data(), stream);
         DCSGRID_CUDA_CHECK(cudaMemcpyAsync(m.host_counts.data(), m.counts.data(), counters * sizeof(std::uint32_t),
                                            cudaMemcpyDeviceToHost, stream));
-        m.stream.synchronize();
+        m.wait();
         prims::ValueHistogram h;
         h.lo = lo;
         h.hi = hi;

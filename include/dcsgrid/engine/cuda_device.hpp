@@ -65,7 +65,15 @@ inline std::vector<int> resolve_devices(const std::vector<int>& ids) {
 // A stream that does not synchronise with the legacy default stream.
 class Stream {
  public:
+  enum class Priority { normal, highest };
   Stream() { DCSGRID_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  // highest: the device's greatest priority, whose blocks are scheduled before those of streams
+  // already queued (small, latency-bound work beside other kernels).
+  explicit Stream(Priority priority) {
+    int least = 0, greatest = 0;
+    if (priority == Priority::highest) DCSGRID_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    DCSGRID_CUDA_CHECK(cudaStreamCreateWithPriority(&s_, cudaStreamNonBlocking, greatest));
+  }
   ~Stream() {
     if (s_) cudaStreamDestroy(s_);
   }
@@ -150,7 +158,11 @@ class CudaDeviceMap final : public DeviceMap {
       throw Error("CudaDeviceMap::copy_to_host: " + std::to_string(out.size()) + " values asked of a map of " +
                   std::to_string(points()));
     const cuda::OnDevice on(device_);
-    DCSGRID_CUDA_CHECK(cudaMemcpy(out.data(), data(), out.size_bytes(), cudaMemcpyDeviceToHost));
+    // A blocking wait: a batch's frame workers copy a map each frame, beside the reader and writer.
+    cuda::Event copied(cudaEventDisableTiming | cudaEventBlockingSync);
+    DCSGRID_CUDA_CHECK(cudaMemcpyAsync(out.data(), data(), out.size_bytes(), cudaMemcpyDeviceToHost, cudaStreamPerThread));
+    copied.record(cudaStreamPerThread);
+    copied.synchronize();
   }
 
  private:
