@@ -224,12 +224,13 @@ struct Hdf5MapWriter::Impl {
     hdf5::attach_coordinates(file.get(), dataset.get(), grid, std::nullopt, path);
     streams.push_back({name, std::move(dataset), std::vector<std::uint8_t>(std::size_t(grid.nz()), 0)});
     // The file will hold at least every map's values: a large map's space is reserved from the
-    // start, as the map after the maps before it (compressed maps have no size known ahead; every
-    // rank's file is allocated by HDF5 itself; a small map is written in a few milliseconds, which
-    // a reservation beside the writes would only delay).
+    // start, as the map after the maps before it, and so is every map after the first (written
+    // once the passes before it are done: a method compared with direct). Compressed maps have
+    // no size known ahead; every rank's file is allocated by HDF5 itself; a small first map is
+    // written in a few milliseconds, which a reservation beside the writes would only delay.
     constexpr std::uint64_t kReservedFrom = std::uint64_t(64) << 20;
     const std::uint64_t map_bytes = grid_bytes(grid);
-    if (!every_rank && !options.compress && map_bytes >= kReservedFrom)
+    if (!every_rank && !options.compress && (map_bytes >= kReservedFrom || streams.size() > 1))
       reservations.push_back(
           std::make_unique<SpaceReservation>(temp_path(), (streams.size() - 1) * map_bytes, map_bytes));
     return streams.size() - 1;
