@@ -72,6 +72,14 @@ BatchOptions cpu_options(const std::vector<std::string>& inputs, const fs::path&
   return o;
 }
 
+#ifdef DCSGRID_HAVE_CUDA
+BatchOptions gpu_options(const std::vector<std::string>& inputs, const fs::path& output) {
+  BatchOptions o = cpu_options(inputs, output);
+  o.compute.device = "gpu";
+  return o;
+}
+#endif
+
 std::vector<float> frame_data(const BatchFile& file, std::size_t i) {
   std::vector<float> out(file.grid().point_count());
   file.read_frame(i, out.data());
@@ -586,8 +594,7 @@ TEST(BatchGpu, FramesAndResume) {
   DCSGRID_REQUIRE_GPU();
   const fs::path dir = test::temp_dir("batch-gpu");
   const auto files = write_frames(dir, 4, 3, 200);
-  BatchOptions o = cpu_options(files, dir / "reference.h5");
-  o.compute.device = "gpu";
+  BatchOptions o = gpu_options(files, dir / "reference.h5");
   const BatchResult r = run_batch(o);
   EXPECT_EQ(r.computed, 4u);
   EXPECT_NE(r.device.find("cuda"), std::string::npos) << r.device;
@@ -627,8 +634,7 @@ TEST(BatchGpu, MapsPassThroughTheDeviceWithTheirStatistics) {
   DCSGRID_REQUIRE_GPU();
   const fs::path dir = test::temp_dir("batch-gpu-through");
   const auto files = write_frames(dir, 5, 11, 400);
-  BatchOptions o = cpu_options(files, dir / "through.h5");
-  o.compute.device = "gpu";
+  BatchOptions o = gpu_options(files, dir / "through.h5");
   o.grid.spacing = 0.2;
   o.histogram.bins = 33;
   o.frame_workers = 2;
@@ -669,12 +675,10 @@ TEST(BatchGpu, WorkersOnEveryGpuGiveTheSameFile) {
   DCSGRID_REQUIRE_GPU();
   const fs::path dir = test::temp_dir("batch-gpu-workers");
   const auto files = write_frames(dir, 9, 7, 300);
-  BatchOptions one = cpu_options(files, dir / "one.h5");
-  one.compute.device = "gpu";
+  BatchOptions one = gpu_options(files, dir / "one.h5");
   one.compute.gpus = {0};
   run_batch(one);
-  BatchOptions every = cpu_options(files, dir / "every.h5");
-  every.compute.device = "gpu";
+  BatchOptions every = gpu_options(files, dir / "every.h5");
   const int gpus = engine::cuda_device_count();
   every.frame_workers = 2 * std::size_t(gpus);
   const BatchResult r = run_batch(every);
@@ -694,11 +698,9 @@ TEST(BatchGpu, AverageAddsTheFramesOnTheDevice) {
   DCSGRID_REQUIRE_GPU();
   const fs::path dir = test::temp_dir("batch-gpu-average");
   const std::vector<std::string> files = write_frames_one_bad(dir, 7, 13, 150, 2);
-  BatchOptions all = cpu_options(files, dir / "all.h5");
-  all.compute.device = "gpu";
+  BatchOptions all = gpu_options(files, dir / "all.h5");
   run_batch(all);
-  BatchOptions average = cpu_options(files, dir / "mean.h5");
-  average.compute.device = "gpu";
+  BatchOptions average = gpu_options(files, dir / "mean.h5");
   average.average = average.average_std = true;
   average.frame_workers = 2;
   const BatchResult r = run_batch(average);
@@ -743,8 +745,7 @@ TEST(BatchGpu, AverageOnEveryGpuIsOneGpusBitForBit) {
   const std::vector<std::string> files = write_frames(dir, 9, 29, 200);
   std::vector<io::MapFile> means, stds;
   for (const bool every : {false, true}) {
-    BatchOptions o = cpu_options(files, dir / (every ? "every.h5" : "one.h5"));
-    o.compute.device = "gpu";
+    BatchOptions o = gpu_options(files, dir / (every ? "every.h5" : "one.h5"));
     o.average = o.average_std = true;
     if (every) o.frame_workers = 2 * std::size_t(engine::cuda_device_count());
     else o.compute.gpus = {0};
@@ -768,8 +769,7 @@ TEST(BatchGpu, ResumedAverageIsTheUninterruptedOne) {
   const fs::path dir = test::temp_dir("batch-gpu-average-resume");
   const std::vector<std::string> files = write_frames(dir, 6, 19, 150);
   const std::vector<char> good = test::file_bytes(files[3]);
-  BatchOptions whole = cpu_options(files, dir / "whole.h5");
-  whole.compute.device = "gpu";
+  BatchOptions whole = gpu_options(files, dir / "whole.h5");
   whole.average = whole.average_std = true;
   ASSERT_TRUE(run_batch(whole).maps_on_device);
   BatchOptions stopped = whole;

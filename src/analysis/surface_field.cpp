@@ -210,8 +210,8 @@ bool SurfaceEvaluator::ses() const { return !field_.samples.empty(); }
 
 void SurfaceEvaluator::gather(std::size_t node, Local& local) const {
   const FieldGrid& g = field_.grid;
-  const std::size_t plane = std::size_t(g.n[0]) * g.n[1];
-  const Vec3 x = g.position(std::int64_t(node % g.n[0]), std::int64_t(node / g.n[0] % g.n[1]), std::int64_t(node / plane));
+  const std::array<std::int64_t, 3> ijk = g.ijk(node);
+  const Vec3 x = g.position(ijk[0], ijk[1], ijk[2]);
   cells_.near(x, options_.probe_radius + std::sqrt(3.0) * g.h + 1e-6, atoms_.size(), local.atoms);
   local.samples = {-1, -1};
 }
