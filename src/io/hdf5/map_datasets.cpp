@@ -484,15 +484,13 @@ void write_hyperslab(hid_t dataset, const std::vector<hsize_t>& start,
 }
 
 // The dataset's partial edge chunk, the block's last `values` values, zero-padded to a whole
-// chunk of `chunk_values` for a direct write, in `chunk`. Through the chunk cache, HDF5 first read
-// the chunk from the file (a hole there: the kernel zeroed pages ahead of it), 44% of a batch
-// run's time on 1HPV frames (79 planes, chunks of 40). One chunk: at most about 1 MiB (map_chunk).
-const float* padded_edge_chunk(const float* data, std::size_t values, std::size_t chunk_values,
-                               std::vector<float>& chunk) {
-  chunk.resize(chunk_values);
+// chunk of `chunk_values` for a direct write. Through the chunk cache, HDF5 first read the chunk
+// from the file (a hole there: the kernel zeroed pages ahead of it), 44% of a batch run's time
+// on 1HPV frames (79 planes, chunks of 40). One chunk: at most about 1 MiB (map_chunk).
+std::vector<float> padded_edge_chunk(const float* data, std::size_t values, std::size_t chunk_values) {
+  std::vector<float> chunk(chunk_values, 0.0f);
   std::copy_n(data, values, chunk.begin());
-  std::fill(chunk.begin() + std::ptrdiff_t(values), chunk.end(), 0.0f);
-  return chunk.data();
+  return chunk;
 }
 
 }  // namespace
@@ -532,10 +530,7 @@ void write_block(hid_t dataset, const std::vector<hsize_t>& start, const std::ve
   // block first, so that they are encoded together, on every core.
   std::vector<std::vector<hsize_t>> chunk_at;
   std::vector<const float*> chunk_values;
-  // Edge chunks' zero-padded copies, kept by the thread: a batch's writer pads one a frame, and
-  // a new buffer each time was zero-filled whole before the copy.
-  thread_local std::vector<std::vector<float>> padded;
-  std::size_t padded_used = 0;
+  std::vector<std::vector<float>> padded;  // edge chunks, zero-padded copies
   const auto store = [&] {
     if (chunk_at.empty()) return;
     std::vector<std::vector<unsigned char>> encoded;
@@ -547,7 +542,7 @@ void write_block(hid_t dataset, const std::vector<hsize_t>& start, const std::ve
     }
     chunk_at.clear();
     chunk_values.clear();
-    padded_used = 0;
+    padded.clear();
   };
   std::vector<hsize_t> at(start), piece(count);
   for (hsize_t o = 0; o < outer; ++o) {
@@ -573,9 +568,8 @@ void write_block(hid_t dataset, const std::vector<hsize_t>& start, const std::ve
     through_cache(a, first);
     for (hsize_t z = first; z < last; z += c) direct_write(z, row + (z - a) * inner);
     if (a <= last && last == whole_end && b == dims[split] && last < b) {
-      if (padded.size() == padded_used) padded.emplace_back();
-      direct_write(last, padded_edge_chunk(row + (last - a) * inner, (b - last) * inner, c * inner,
-                                           padded[padded_used++]));
+      padded.push_back(padded_edge_chunk(row + (last - a) * inner, (b - last) * inner, c * inner));
+      direct_write(last, padded.back().data());
     } else {
       through_cache(last, b);
     }
