@@ -184,11 +184,7 @@ class Pipeline {
   bool maps_stay_on_device() const {
     const std::size_t sink_bytes = file_.device_bytes();
     if (sink_bytes == 0 || options_.stats) return false;
-    const AtomSet no_atoms;
-    const engine::PotentialRequest request =
-        make_request(options_.compute, options_.compute.methods.front(), no_atoms, file_.grid());
-    const std::size_t kept = frame_buffers(options_.queue_depth, workers_) * grid_bytes(file_.grid()) + sink_bytes;
-    return std::ranges::all_of(backends_, [&](const auto& b) { return b->computes_on_device(request, kept); });
+    return backends_keep_maps(sink_bytes);
   }
   // Frames are computed whole on the GPUs and copied to the host once (rather than slab by slab
   // through the backend's pinned buffers, a thread and a hand-off a frame), with their statistics
@@ -197,10 +193,15 @@ class Pipeline {
   // may not, but they stay on the device).
   bool maps_pass_through_device() const {
     if (file_.grid().point_count() > analysis::DeviceMapStats::kMaxPoints) return false;
+    return backends_keep_maps(0);
+  }
+  // Whether every worker's backend computes the method on its device while the frame buffers' maps
+  // and `other_bytes` more are kept there.
+  bool backends_keep_maps(std::size_t other_bytes) const {
     const AtomSet no_atoms;
     const engine::PotentialRequest request =
         make_request(options_.compute, options_.compute.methods.front(), no_atoms, file_.grid());
-    const std::size_t kept = frame_buffers(options_.queue_depth, workers_) * grid_bytes(file_.grid());
+    const std::size_t kept = frame_buffers(options_.queue_depth, workers_) * grid_bytes(file_.grid()) + other_bytes;
     return std::ranges::all_of(backends_, [&](const auto& b) { return b->computes_on_device(request, kept); });
   }
 
