@@ -133,7 +133,6 @@ class PinnedHostMemory {
   PinnedHostMemory& operator=(PinnedHostMemory&& o) noexcept;
   PinnedHostMemory(const PinnedHostMemory&) = delete;
   PinnedHostMemory& operator=(const PinnedHostMemory&) = delete;
-  bool pinned() const { return pinned_ != nullptr; }
 
  private:
   void* pinned_ = nullptr;
